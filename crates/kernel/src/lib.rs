@@ -1,0 +1,1 @@
+//! Runs XDP programs in the running Linux kernel.

@@ -1,0 +1,35 @@
+//! The userspace view of a program's maps, shared by every backend.
+
+use hwxdp_object::MapSpec;
+use thiserror::Error;
+
+/// A map operation failed; `errno` is what the kernel's `bpf()` syscall or helper would return (positive).
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("map {map}: {message} (errno {errno})")]
+pub struct MapError {
+    /// Name of the map.
+    pub map: String,
+    /// The kernel errno (e.g. 2 for ENOENT, 7 for E2BIG, 17 for EEXIST, 22 for EINVAL).
+    pub errno: i32,
+    /// What went wrong, in a few lower-case words.
+    pub message: String,
+}
+
+/// The maps of one program as userspace sees them through `bpf()`: keys and values as bytes.
+///
+/// Per-CPU maps show, as the syscall does, one value per possible CPU, each padded to a multiple of 8 bytes, back to
+/// back. Map indices follow [`hwxdp_object::ObjectSpec::maps`].
+pub trait MapStore {
+    /// The map definitions, in object order.
+    fn specs(&self) -> &[MapSpec];
+    /// Number of possible CPUs per-CPU values are shown for.
+    fn possible_cpus(&self) -> usize;
+    /// `BPF_MAP_LOOKUP_ELEM`.
+    fn lookup(&mut self, map: usize, key: &[u8]) -> Result<Option<Vec<u8>>, MapError>;
+    /// `BPF_MAP_UPDATE_ELEM` with `BPF_ANY`/`BPF_NOEXIST`/`BPF_EXIST` flags.
+    fn update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> Result<(), MapError>;
+    /// `BPF_MAP_DELETE_ELEM`.
+    fn delete(&mut self, map: usize, key: &[u8]) -> Result<(), MapError>;
+    /// Every entry, sorted by key bytes. Maps whose contents userspace cannot list (RINGBUF, XSKMAP) give an empty list.
+    fn entries(&mut self, map: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, MapError>;
+}

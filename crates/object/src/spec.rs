@@ -1,0 +1,88 @@
+//! The parsed form of an object.
+
+use hwxdp_ebpf::Insn;
+
+/// Everything hwxdp needs from one ELF object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectSpec {
+    /// Programs in section order.
+    pub programs: Vec<ProgramSpec>,
+    /// Maps, user-defined ones first in symbol order, then the global-data maps.
+    pub maps: Vec<MapSpec>,
+    /// Content of the `license` section, without the trailing NUL.
+    pub license: String,
+}
+
+/// One program, ready to run.
+///
+/// In `insns`, every map reference is resolved to an index into [`ObjectSpec::maps`]:
+/// - `lddw rX, map` has `src == PSEUDO_MAP_FD` and `imm == map index`;
+/// - `lddw rX, &global + off` has `src == PSEUDO_MAP_VALUE`, `imm & 0xffff_ffff == map index` and `imm >> 32 == off`.
+///
+/// bpf-to-bpf calls (`src == PSEUDO_CALL`) are linked: the callees are appended after the program's own code, as libbpf
+/// does, and each call's `imm` is the slot offset to the callee relative to the slot after the call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramSpec {
+    /// The function name (the symbol), e.g. `xdp_prog`.
+    pub name: String,
+    /// The ELF section, e.g. `xdp` or `xdp/acl`.
+    pub section: String,
+    /// Instructions, with callees appended.
+    pub insns: Vec<Insn>,
+    /// Number of instructions that belong to the program itself (the rest are linked callees).
+    pub own_len: usize,
+    /// Function symbols by starting instruction index within `insns` (the program itself at 0), for listings.
+    pub functions: Vec<(usize, String)>,
+}
+
+/// What a map holds, as the kernel sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapSpec {
+    /// The symbol name for maps, or the section name (`.rodata`, `.data`, `.bss`, `.rodata.str1.1`, ...) for globals.
+    pub name: String,
+    /// `enum bpf_map_type` value (e.g. 1 for HASH, 2 for ARRAY).
+    pub map_type: u32,
+    /// Key size in bytes.
+    pub key_size: u32,
+    /// Value size in bytes.
+    pub value_size: u32,
+    /// Maximum number of entries.
+    pub max_entries: u32,
+    /// `map_flags` (e.g. `BPF_F_NO_PREALLOC`, `BPF_F_RDONLY_PROG`).
+    pub map_flags: u32,
+    /// Where the map came from.
+    pub kind: MapKind,
+    /// Initial contents of the value at key 0 for global-data maps (`.bss` is all zeros), `None` otherwise.
+    pub initial_value: Option<Vec<u8>>,
+}
+
+/// Where a map came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapKind {
+    /// Declared in `SEC(".maps")` with BTF.
+    BtfDefined,
+    /// Declared in the legacy `SEC("maps")` with `struct bpf_map_def`.
+    Legacy,
+    /// A global-data section turned into a single-entry array map.
+    Global,
+}
+
+impl ObjectSpec {
+    /// Finds a program by function name or section name; with `None`, the only program of the object.
+    pub fn program(&self, name: Option<&str>) -> Option<&ProgramSpec> {
+        match name {
+            Some(n) => self
+                .programs
+                .iter()
+                .find(|p| p.name == n)
+                .or_else(|| self.programs.iter().find(|p| p.section == n)),
+            None if self.programs.len() == 1 => self.programs.first(),
+            None => None,
+        }
+    }
+
+    /// Index of the map called `name`.
+    pub fn map_index(&self, name: &str) -> Option<usize> {
+        self.maps.iter().position(|m| m.name == name)
+    }
+}

@@ -1,7 +1,104 @@
 //! Reads an ELF object built by `clang -O2 -g -target bpf` (libbpf conventions) into an [`ObjectSpec`]: the programs
 //! with their bpf-to-bpf calls linked in and their map references resolved to indices into [`ObjectSpec::maps`], and
 //! every map including the `.rodata`/`.data`/`.bss` globals. Pure data: no syscalls.
+//!
+//! The rules follow libbpf: every global function of an executable section other than `.text` is a program, `.text`
+//! holds the sub-programs, relocations of non-code sections (debug info) are ignored, and calls are linked by appending
+//! each reachable callee once after the program. The ELF structures are read with the `object` crate rather than
+//! `aya_obj::Object::parse`, which rejects sections such as `xdp/acl` and is not hardened against malformed input.
 
+mod btf;
+mod code;
+mod core_relo;
+mod elf;
+mod error;
+mod link;
+mod maps;
 mod spec;
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use error::ObjectError;
 pub use spec::*;
+
+use crate::btf::Btf;
+use crate::code::CodeSection;
+use crate::elf::Elf;
+use crate::maps::MapTable;
+
+/// The section of sub-programs, whose functions are only reachable by calls.
+const TEXT_SECTION: &str = ".text";
+
+/// Parses an object from its bytes.
+pub fn parse(bytes: &[u8]) -> Result<ObjectSpec, ObjectError> {
+    let elf = Elf::parse(bytes)?;
+    let btf = elf.section_by_name(".BTF").map(|(_, s)| Btf::parse(s.data));
+    if let Some((_, ext)) = elf.section_by_name(".BTF.ext") {
+        match &btf {
+            Some(Ok(btf)) => core_relo::reject_core_relocations(ext.data, btf)?,
+            Some(Err(e)) => {
+                return Err(ObjectError::Btf {
+                    reason: e.to_string(),
+                })
+            }
+            None => {
+                return Err(ObjectError::Btf {
+                    reason: ".BTF.ext without .BTF".into(),
+                })
+            }
+        }
+    }
+    let maps = MapTable::collect(&elf, btf.as_ref())?;
+    let mut code = BTreeMap::new();
+    for (index, section) in elf.sections.iter().enumerate() {
+        if section.is_code() && !section.data.is_empty() {
+            code.insert(index, CodeSection::read(&elf, index, &maps)?);
+        }
+    }
+    let mut programs = Vec::new();
+    for (&index, section) in &code {
+        if section.name == TEXT_SECTION {
+            continue;
+        }
+        for (function, f) in section.functions.iter().enumerate() {
+            if f.global {
+                programs.push(link::link_program(&code, index, function)?);
+            }
+        }
+    }
+    if programs.is_empty() {
+        return Err(ObjectError::NoPrograms);
+    }
+    Ok(ObjectSpec {
+        programs,
+        maps: maps.specs,
+        license: license(&elf)?,
+    })
+}
+
+/// Reads and parses the object at `path`; errors name the file.
+pub fn load(path: &Path) -> Result<ObjectSpec, ObjectError> {
+    let bytes = std::fs::read(path).map_err(|source| ObjectError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&bytes).map_err(|e| ObjectError::InFile {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })
+}
+
+/// The `license` section up to its NUL; empty when there is none.
+fn license(elf: &Elf<'_>) -> Result<String, ObjectError> {
+    let Some((_, section)) = elf.section_by_name("license") else {
+        return Ok(String::new());
+    };
+    let end = section
+        .data
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or(ObjectError::BadLicense)?;
+    let text = std::str::from_utf8(&section.data[..end]).map_err(|_| ObjectError::BadLicense)?;
+    Ok(text.to_string())
+}

@@ -1,0 +1,263 @@
+//! Map definitions: BTF-defined (`.maps`), legacy (`maps`), and the global-data sections turned into array maps.
+
+use std::collections::HashMap;
+
+use object::elf;
+
+use crate::btf::{u32_at, Btf, BtfType};
+use crate::elf::{Elf, Section};
+use crate::{MapKind, MapSpec, ObjectError};
+
+const BPF_MAP_TYPE_ARRAY: u32 = 2;
+/// libbpf marks `.rodata*` maps read-only for the program.
+const BPF_F_RDONLY_PROG: u32 = 0x80;
+/// `struct bpf_map_def` fields hwxdp reads: type, key_size, value_size, max_entries, map_flags.
+const LEGACY_DEF_FIELDS: usize = 5;
+/// The shortest legacy definition libbpf accepts stops after max_entries.
+const LEGACY_DEF_MIN_LEN: usize = 16;
+
+/// All maps of an object and how relocations find them.
+pub(crate) struct MapTable {
+    /// Maps in index order.
+    pub specs: Vec<MapSpec>,
+    /// User maps by (section index, offset in section).
+    user: HashMap<(usize, u64), usize>,
+    /// Global-data maps by section index.
+    global: HashMap<usize, usize>,
+}
+
+impl MapTable {
+    /// Index of the user map defined at `offset` in `section`.
+    pub fn user_map(&self, section: usize, offset: u64) -> Option<usize> {
+        self.user.get(&(section, offset)).copied()
+    }
+
+    /// Index of the global-data map of `section`.
+    pub fn global_map(&self, section: usize) -> Option<usize> {
+        self.global.get(&section).copied()
+    }
+
+    /// Reads every map: user maps in symbol order, then global-data maps in section order.
+    pub fn collect(
+        elf: &Elf<'_>,
+        btf: Option<&Result<Btf<'_>, ObjectError>>,
+    ) -> Result<Self, ObjectError> {
+        let mut table = MapTable {
+            specs: Vec::new(),
+            user: HashMap::new(),
+            global: HashMap::new(),
+        };
+        for (index, section) in elf.sections.iter().enumerate() {
+            if (section.name == ".maps" || section.name == "maps")
+                && !section.relocations.is_empty()
+            {
+                return Err(ObjectError::BadMap {
+                    map: elf.symbol_name(section.relocations[0].symbol),
+                    reason: format!(
+                        "relocations in section {} (map-in-map initial values) are not supported",
+                        index
+                    ),
+                });
+            }
+        }
+        for sym in &elf.symbols {
+            let Some(sec_index) = sym.section else {
+                continue;
+            };
+            if sym.name.is_empty() || sym.kind == elf::STT_SECTION || sym.kind == elf::STT_FILE {
+                continue;
+            }
+            let Some(section) = elf.sections.get(sec_index) else {
+                continue;
+            };
+            let spec = match section.name.as_str() {
+                ".maps" => btf_map(&sym.name, btf)?,
+                "maps" => legacy_map(&sym.name, section, sym.value, sym.size)?,
+                _ => continue,
+            };
+            table.user.insert((sec_index, sym.value), table.specs.len());
+            table.specs.push(spec);
+        }
+        for (index, section) in elf.sections.iter().enumerate() {
+            if let Some(spec) = global_map(section)? {
+                table.global.insert(index, table.specs.len());
+                table.specs.push(spec);
+            }
+        }
+        Ok(table)
+    }
+}
+
+fn bad_map(map: &str, reason: impl Into<String>) -> ObjectError {
+    ObjectError::BadMap {
+        map: map.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// `.data`, `.rodata`, `.bss` and their `.name.suffix` variants, as libbpf recognises them.
+fn is_global_section(name: &str, prefix: &str) -> bool {
+    name.strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+fn global_map(section: &Section<'_>) -> Result<Option<MapSpec>, ObjectError> {
+    let name = section.name.as_str();
+    let allocated = section.flags & u64::from(elf::SHF_ALLOC) != 0;
+    if !allocated || section.size == 0 {
+        return Ok(None);
+    }
+    let (initial, map_flags) = if is_global_section(name, ".bss") && section.kind == elf::SHT_NOBITS
+    {
+        let len = usize::try_from(section.size).map_err(|_| bad_map(name, "section too large"))?;
+        (vec![0; len], 0)
+    } else if section.kind != elf::SHT_PROGBITS {
+        return Ok(None);
+    } else if is_global_section(name, ".data") {
+        (section.data.to_vec(), 0)
+    } else if is_global_section(name, ".rodata") {
+        (section.data.to_vec(), BPF_F_RDONLY_PROG)
+    } else {
+        return Ok(None);
+    };
+    let value_size =
+        u32::try_from(initial.len()).map_err(|_| bad_map(name, "section too large"))?;
+    if u64::from(value_size) != section.size {
+        return Err(bad_map(name, "section data is shorter than its size"));
+    }
+    Ok(Some(MapSpec {
+        name: name.to_string(),
+        map_type: BPF_MAP_TYPE_ARRAY,
+        key_size: 4,
+        value_size,
+        max_entries: 1,
+        map_flags,
+        kind: MapKind::Global,
+        initial_value: Some(initial),
+    }))
+}
+
+fn legacy_map(
+    name: &str,
+    section: &Section<'_>,
+    offset: u64,
+    size: u64,
+) -> Result<MapSpec, ObjectError> {
+    let start = usize::try_from(offset).map_err(|_| bad_map(name, "definition out of bounds"))?;
+    let len = usize::try_from(size).map_err(|_| bad_map(name, "definition out of bounds"))?;
+    let def = start
+        .checked_add(len)
+        .and_then(|end| section.data.get(start..end))
+        .ok_or_else(|| bad_map(name, "definition out of bounds of section maps"))?;
+    if def.len() < LEGACY_DEF_MIN_LEN {
+        return Err(bad_map(
+            name,
+            format!("struct bpf_map_def of {} bytes is too short", def.len()),
+        ));
+    }
+    let mut fields = [0u32; LEGACY_DEF_FIELDS];
+    for (i, field) in fields.iter_mut().enumerate() {
+        *field = u32_at(def, i * 4).unwrap_or(0);
+    }
+    let [map_type, key_size, value_size, max_entries, map_flags] = fields;
+    Ok(MapSpec {
+        name: name.to_string(),
+        map_type,
+        key_size,
+        value_size,
+        max_entries,
+        map_flags,
+        kind: MapKind::Legacy,
+        initial_value: None,
+    })
+}
+
+/// `__uint(name, N)` is `int (*name)[N]`: N is the array length behind the pointer.
+fn uint_field(btf: &Btf<'_>, map: &str, field: &str, type_id: u32) -> Result<u32, ObjectError> {
+    let not_uint = || bad_map(map, format!("field {field} is not declared with __uint"));
+    let BtfType::Ptr { target } = btf.get(btf.resolve(type_id)?)? else {
+        return Err(not_uint());
+    };
+    match btf.get(btf.resolve(*target)?)? {
+        BtfType::Array { nelems, .. } => Ok(*nelems),
+        _ => Err(not_uint()),
+    }
+}
+
+/// `__type(name, T)` is `T *name`: the size of T.
+fn type_field_size(
+    btf: &Btf<'_>,
+    map: &str,
+    field: &str,
+    type_id: u32,
+) -> Result<u32, ObjectError> {
+    let BtfType::Ptr { target } = btf.get(btf.resolve(type_id)?)? else {
+        return Err(bad_map(
+            map,
+            format!("field {field} is not declared with __type"),
+        ));
+    };
+    let size = btf.size_of(*target)?;
+    u32::try_from(size)
+        .map_err(|_| bad_map(map, format!("{field} type of {size} bytes is too large")))
+}
+
+fn btf_map(name: &str, btf: Option<&Result<Btf<'_>, ObjectError>>) -> Result<MapSpec, ObjectError> {
+    let btf = match btf {
+        Some(Ok(btf)) => btf,
+        Some(Err(e)) => return Err(bad_map(name, format!("cannot read .BTF: {e}"))),
+        None => {
+            return Err(bad_map(
+                name,
+                "no .BTF section to read .maps definitions from",
+            ))
+        }
+    };
+    let entries = btf
+        .datasec(".maps")?
+        .ok_or_else(|| bad_map(name, "no .maps datasec in .BTF"))?;
+    let mut def_type = None;
+    for entry in entries {
+        if let BtfType::Var { name_off, target } = btf.get(entry.type_id)? {
+            if btf.name(*name_off)? == name {
+                def_type = Some(*target);
+                break;
+            }
+        }
+    }
+    let def_type =
+        def_type.ok_or_else(|| bad_map(name, "no variable of that name in the .maps datasec"))?;
+    let BtfType::Composite { members, .. } = btf.get(btf.resolve(def_type)?)? else {
+        return Err(bad_map(name, "definition is not a struct"));
+    };
+    let mut spec = MapSpec {
+        name: name.to_string(),
+        map_type: 0,
+        key_size: 0,
+        value_size: 0,
+        max_entries: 0,
+        map_flags: 0,
+        kind: MapKind::BtfDefined,
+        initial_value: None,
+    };
+    for member in members {
+        let field = btf.name(member.name_off)?;
+        let ty = member.type_id;
+        match field {
+            "type" => spec.map_type = uint_field(btf, name, field, ty)?,
+            "max_entries" => spec.max_entries = uint_field(btf, name, field, ty)?,
+            "map_flags" => spec.map_flags = uint_field(btf, name, field, ty)?,
+            "key_size" => spec.key_size = uint_field(btf, name, field, ty)?,
+            "value_size" => spec.value_size = uint_field(btf, name, field, ty)?,
+            "key" => spec.key_size = type_field_size(btf, name, field, ty)?,
+            "value" => spec.value_size = type_field_size(btf, name, field, ty)?,
+            // An outer map of maps holds inner map ids.
+            "values" => spec.value_size = 4,
+            "pinning" | "numa_node" | "map_extra" => {
+                uint_field(btf, name, field, ty)?;
+            }
+            other => return Err(bad_map(name, format!("unknown field {other}"))),
+        }
+    }
+    Ok(spec)
+}

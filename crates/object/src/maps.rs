@@ -15,6 +15,9 @@ const BPF_F_RDONLY_PROG: u32 = 0x80;
 const LEGACY_DEF_FIELDS: usize = 5;
 /// The shortest legacy definition libbpf accepts stops after max_entries.
 const LEGACY_DEF_MIN_LEN: usize = 16;
+/// `.bss` has no bytes in the file, so its size is bounded here rather than by the input: a corrupt header must not
+/// make us allocate gigabytes. Far above what a BPF program's globals use.
+const MAX_GLOBAL_SECTION: u64 = 64 << 20;
 
 /// All maps of an object and how relocations find them.
 pub(crate) struct MapTable {
@@ -106,6 +109,15 @@ fn global_map(section: &Section<'_>) -> Result<Option<MapSpec>, ObjectError> {
     let allocated = section.flags & u64::from(elf::SHF_ALLOC) != 0;
     if !allocated || section.size == 0 {
         return Ok(None);
+    }
+    if section.size > MAX_GLOBAL_SECTION {
+        return Err(bad_map(
+            name,
+            format!(
+                "section of {} bytes exceeds {MAX_GLOBAL_SECTION}",
+                section.size
+            ),
+        ));
     }
     let (initial, map_flags) = if is_global_section(name, ".bss") && section.kind == elf::SHT_NOBITS
     {

@@ -18,7 +18,15 @@ fn maps_object() -> (common::Built, ObjectSpec) {
     (built, spec)
 }
 
-fn user_map(name: &str, map_type: u32, key: u32, value: u32, entries: u32, flags: u32, kind: MapKind) -> MapSpec {
+fn user_map(
+    name: &str,
+    map_type: u32,
+    key: u32,
+    value: u32,
+    entries: u32,
+    flags: u32,
+    kind: MapKind,
+) -> MapSpec {
     MapSpec {
         name: name.into(),
         map_type,
@@ -50,7 +58,16 @@ fn user_maps_come_first_in_symbol_order_then_globals_in_section_order() {
     let names: Vec<&str> = spec.maps.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(
         names,
-        ["flows", "stats", "legacy_counts", "ports", ".rodata", ".data", ".bss", ".rodata.str1.1"]
+        [
+            "flows",
+            "stats",
+            "legacy_counts",
+            "ports",
+            ".rodata",
+            ".data",
+            ".bss",
+            ".rodata.str1.1"
+        ]
     );
 }
 
@@ -58,11 +75,31 @@ fn user_maps_come_first_in_symbol_order_then_globals_in_section_order() {
 fn btf_and_legacy_definitions_are_read() {
     let (_built, spec) = maps_object();
     // struct flow_key is 4 + 4 + 2 + 2 + 1 bytes padded to 16.
-    assert_eq!(spec.maps[0], user_map("flows", HASH, 16, 8, 1024, BPF_F_NO_PREALLOC, MapKind::BtfDefined));
-    assert_eq!(spec.maps[1], user_map("stats", ARRAY, 4, 24, 8, 0, MapKind::BtfDefined));
-    assert_eq!(spec.maps[2], user_map("legacy_counts", PERCPU_ARRAY, 4, 8, 4, 0, MapKind::Legacy));
+    assert_eq!(
+        spec.maps[0],
+        user_map(
+            "flows",
+            HASH,
+            16,
+            8,
+            1024,
+            BPF_F_NO_PREALLOC,
+            MapKind::BtfDefined
+        )
+    );
+    assert_eq!(
+        spec.maps[1],
+        user_map("stats", ARRAY, 4, 24, 8, 0, MapKind::BtfDefined)
+    );
+    assert_eq!(
+        spec.maps[2],
+        user_map("legacy_counts", PERCPU_ARRAY, 4, 8, 4, 0, MapKind::Legacy)
+    );
     // struct bpf_devmap_val is an ifindex and a program fd/id union: 8 bytes.
-    assert_eq!(spec.maps[3], user_map("ports", DEVMAP, 4, 8, 16, 0, MapKind::BtfDefined));
+    assert_eq!(
+        spec.maps[3],
+        user_map("ports", DEVMAP, 4, 8, 16, 0, MapKind::BtfDefined)
+    );
 }
 
 #[test]
@@ -70,11 +107,18 @@ fn global_data_sections_become_single_entry_arrays() {
     let (_built, spec) = maps_object();
     let rodata = [42u32.to_le_bytes(), 3u32.to_le_bytes()].concat();
     assert_eq!(spec.maps[4], global(".rodata", rodata, BPF_F_RDONLY_PROG));
-    let data = [7u64.to_le_bytes().as_slice(), 0x1122_3344u32.to_le_bytes().as_slice()].concat();
+    let data = [
+        7u64.to_le_bytes().as_slice(),
+        0x1122_3344u32.to_le_bytes().as_slice(),
+    ]
+    .concat();
     assert_eq!(spec.maps[5], global(".data", data, 0));
     assert_eq!(spec.maps[6], global(".bss", vec![0; 16], 0));
     let strings = b"long packet %d\n\0".to_vec();
-    assert_eq!(spec.maps[7], global(".rodata.str1.1", strings, BPF_F_RDONLY_PROG));
+    assert_eq!(
+        spec.maps[7],
+        global(".rodata.str1.1", strings, BPF_F_RDONLY_PROG)
+    );
     assert_eq!(spec.license, "Dual BSD/GPL");
     assert_eq!(spec.map_index(".bss"), Some(6));
 }
@@ -104,7 +148,10 @@ fn every_lddw_relocation_listed_by_objdump_is_resolved() {
     let relocs = common::objdump_relocs(&built.path);
     assert_eq!(relocs.len(), 11, "{relocs:?}");
     for reloc in relocs {
-        assert_eq!((reloc.section.as_str(), reloc.kind.as_str()), ("xdp", "R_BPF_64_64"));
+        assert_eq!(
+            (reloc.section.as_str(), reloc.kind.as_str()),
+            ("xdp", "R_BPF_64_64")
+        );
         let insn = prog.insns[common::insn_at_slot(&prog.insns, reloc.slot)];
         assert_eq!(insn.code, LD_DW_IMM, "slot {}", reloc.slot);
         let (map, offset) = expected_reference(&reloc.symbol);
@@ -130,7 +177,10 @@ fn known_slots_carry_the_right_references() {
     assert_eq!(prog.section, "xdp");
     // Slot 2: r1 = &shift, the second u32 of .rodata (map 4).
     let shift = prog.insns[2];
-    assert_eq!((shift.dst, shift.src, shift.imm), (1, PSEUDO_MAP_VALUE, 4 | (4 << 32)));
+    assert_eq!(
+        (shift.dst, shift.src, shift.imm),
+        (1, PSEUDO_MAP_VALUE, 4 | (4 << 32))
+    );
     // Slot 44 (instruction 40 after four earlier lddw): r1 = &flows.
     let flows = prog.insns[common::insn_at_slot(&prog.insns, 44)];
     assert_eq!((flows.dst, flows.src, flows.imm), (1, PSEUDO_MAP_FD, 0));

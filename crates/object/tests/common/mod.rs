@@ -26,22 +26,34 @@ impl Drop for Built {
 }
 
 fn run(cmd: &mut Command, what: &str) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {what} ({e}): install clang/llvm, these tests need them"));
-    assert!(out.status.success(), "{what} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("cannot run {what} ({e}): install clang/llvm, these tests need them")
+    });
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Compiles `tests/fixtures/<name>.c` with `clang -O2 -g -target bpf -c`, or with `extra` flags instead of the target.
 pub fn compile_with(name: &str, target: &[&str]) -> Built {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format!("{name}.c"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(format!("{name}.c"));
     let dir = std::env::temp_dir().join(format!("hwxdp-object-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create temp dir");
     let n = NEXT_OBJECT.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!("{name}-{n}.o"));
     run(
-        Command::new("clang").args(["-O2", "-g"]).args(target).arg("-c").arg(&src).arg("-o").arg(&path),
+        Command::new("clang")
+            .args(["-O2", "-g"])
+            .args(target)
+            .arg("-c")
+            .arg(&src)
+            .arg("-o")
+            .arg(&path),
         "clang",
     );
     let bytes = std::fs::read(&path).expect("read compiled object");
@@ -68,7 +80,10 @@ pub struct ListedReloc {
 
 /// The relocations of code sections, from `llvm-objdump -dr`.
 pub fn objdump_relocs(path: &Path) -> Vec<ListedReloc> {
-    let text = run(Command::new("llvm-objdump").arg("-dr").arg(path), "llvm-objdump");
+    let text = run(
+        Command::new("llvm-objdump").arg("-dr").arg(path),
+        "llvm-objdump",
+    );
     let mut section = String::new();
     let mut relocs = Vec::new();
     for line in text.lines() {
@@ -78,7 +93,8 @@ pub fn objdump_relocs(path: &Path) -> Vec<ListedReloc> {
         }
         let fields: Vec<&str> = line.split_whitespace().collect();
         if fields.len() == 3 && fields[1].starts_with("R_BPF") {
-            let offset = u64::from_str_radix(fields[0].trim_end_matches(':'), 16).expect("hex offset");
+            let offset =
+                u64::from_str_radix(fields[0].trim_end_matches(':'), 16).expect("hex offset");
             relocs.push(ListedReloc {
                 section: section.clone(),
                 slot: (offset / 8) as usize,

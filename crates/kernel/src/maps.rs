@@ -1,0 +1,243 @@
+//! The userspace view of the loaded maps, through the `bpf()` syscall.
+
+use crate::KernelProgram;
+use hwxdp_maps::{MapError, MapStore};
+use hwxdp_object::MapSpec;
+use libbpf_rs::libbpf_sys;
+use std::os::fd::AsRawFd;
+
+const PROG_ARRAY: u32 = libbpf_sys::BPF_MAP_TYPE_PROG_ARRAY;
+
+/// Map types whose values the syscall shows once per possible CPU.
+fn is_percpu(map_type: u32) -> bool {
+    matches!(
+        map_type,
+        libbpf_sys::BPF_MAP_TYPE_PERCPU_HASH
+            | libbpf_sys::BPF_MAP_TYPE_PERCPU_ARRAY
+            | libbpf_sys::BPF_MAP_TYPE_LRU_PERCPU_HASH
+            | libbpf_sys::BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE
+    )
+}
+
+/// Map types whose contents userspace cannot list with lookups.
+fn is_unlistable(map_type: u32) -> bool {
+    matches!(
+        map_type,
+        libbpf_sys::BPF_MAP_TYPE_RINGBUF
+            | libbpf_sys::BPF_MAP_TYPE_USER_RINGBUF
+            | libbpf_sys::BPF_MAP_TYPE_XSKMAP
+            | libbpf_sys::BPF_MAP_TYPE_PERF_EVENT_ARRAY
+    )
+}
+
+fn map_error(spec: &MapSpec, errno: i32, message: impl Into<String>) -> MapError {
+    MapError {
+        map: spec.name.clone(),
+        errno,
+        message: message.into(),
+    }
+}
+
+impl KernelProgram {
+    fn map_spec(&self, map: usize) -> Result<&MapSpec, MapError> {
+        self.specs.get(map).ok_or_else(|| MapError {
+            map: format!("#{map}"),
+            errno: libc::EINVAL,
+            message: format!(
+                "no map with index {map}, the object has {}",
+                self.specs.len()
+            ),
+        })
+    }
+
+    /// Bytes of a value as the syscall shows it: per-CPU values are padded to 8 bytes, once per possible CPU.
+    fn syscall_value_size(&self, spec: &MapSpec) -> usize {
+        let value_size = spec.value_size as usize;
+        if is_percpu(spec.map_type) {
+            value_size.div_ceil(8) * 8 * self.possible_cpus
+        } else {
+            value_size
+        }
+    }
+
+    fn check_key(&self, spec: &MapSpec, key: &[u8]) -> Result<(), MapError> {
+        if key.len() != spec.key_size as usize {
+            return Err(map_error(
+                spec,
+                libc::EINVAL,
+                format!(
+                    "key of {} bytes, the map's keys have {}",
+                    key.len(),
+                    spec.key_size
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A `PROG_ARRAY` value from hwxdp's program index (into `ObjectSpec::programs`) to the kernel's program fd.
+    fn program_fd_value(&self, spec: &MapSpec, value: &[u8]) -> Result<Vec<u8>, MapError> {
+        let index = value_u32(spec, value)?;
+        let program = self
+            .programs
+            .get(index as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| {
+                map_error(
+                    spec,
+                    libc::EINVAL,
+                    format!("program index {index} is not a loaded xdp program"),
+                )
+            })?;
+        Ok((program.fd.as_raw_fd() as u32).to_ne_bytes().to_vec())
+    }
+
+    /// A `PROG_ARRAY` value from the kernel's program id back to hwxdp's program index.
+    fn program_index_value(&self, spec: &MapSpec, value: &[u8]) -> Result<Vec<u8>, MapError> {
+        let id = value_u32(spec, value)?;
+        let index = self
+            .programs
+            .iter()
+            .position(|p| p.as_ref().is_some_and(|p| p.id == id))
+            .ok_or_else(|| {
+                map_error(
+                    spec,
+                    libc::EINVAL,
+                    format!("program id {id} is not one of the object's"),
+                )
+            })?;
+        Ok((index as u32).to_ne_bytes().to_vec())
+    }
+
+    fn fd(&self, map: usize) -> Result<i32, MapError> {
+        let spec = self.map_spec(map)?;
+        self.maps
+            .get(map)
+            .map(|fd| fd.as_raw_fd())
+            .ok_or_else(|| map_error(spec, libc::EBADF, "map has no fd"))
+    }
+
+    /// The next key after `key` (the first with `None`), or `None` at the end.
+    fn next_key(&self, map: usize, key: Option<&[u8]>) -> Result<Option<Vec<u8>>, MapError> {
+        let spec = self.map_spec(map)?;
+        let fd = self.fd(map)?;
+        let mut next = vec![0u8; spec.key_size as usize];
+        let key_ptr = key.map_or(std::ptr::null(), |k| k.as_ptr().cast());
+        // SAFETY: `key` (when given) and `next` are live buffers of the map's key size.
+        let rc = unsafe { libbpf_sys::bpf_map_get_next_key(fd, key_ptr, next.as_mut_ptr().cast()) };
+        match rc {
+            0 => Ok(Some(next)),
+            rc if -rc == libc::ENOENT => Ok(None),
+            rc => Err(map_error(spec, -rc, "get next key failed")),
+        }
+    }
+}
+
+fn value_u32(spec: &MapSpec, value: &[u8]) -> Result<u32, MapError> {
+    let bytes: [u8; 4] = value.try_into().map_err(|_| {
+        map_error(
+            spec,
+            libc::EINVAL,
+            format!("value of {} bytes, expected 4", value.len()),
+        )
+    })?;
+    Ok(u32::from_ne_bytes(bytes))
+}
+
+impl MapStore for KernelProgram {
+    fn specs(&self) -> &[MapSpec] {
+        &self.specs
+    }
+
+    fn possible_cpus(&self) -> usize {
+        self.possible_cpus
+    }
+
+    fn lookup(&mut self, map: usize, key: &[u8]) -> Result<Option<Vec<u8>>, MapError> {
+        let spec = self.map_spec(map)?;
+        self.check_key(spec, key)?;
+        let fd = self.fd(map)?;
+        let mut value = vec![0u8; self.syscall_value_size(spec)];
+        // SAFETY: `key` has the map's key size and `value` the size the syscall writes for this map.
+        let rc = unsafe {
+            libbpf_sys::bpf_map_lookup_elem(fd, key.as_ptr().cast(), value.as_mut_ptr().cast())
+        };
+        match rc {
+            0 if spec.map_type == PROG_ARRAY => self.program_index_value(spec, &value).map(Some),
+            0 => Ok(Some(value)),
+            rc if -rc == libc::ENOENT => Ok(None),
+            rc => Err(map_error(spec, -rc, "lookup failed")),
+        }
+    }
+
+    fn update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> Result<(), MapError> {
+        let spec = self.map_spec(map)?;
+        self.check_key(spec, key)?;
+        let expected = self.syscall_value_size(spec);
+        if value.len() != expected {
+            return Err(map_error(
+                spec,
+                libc::EINVAL,
+                format!(
+                    "value of {} bytes, the syscall takes {expected}",
+                    value.len()
+                ),
+            ));
+        }
+        let value = if spec.map_type == PROG_ARRAY {
+            self.program_fd_value(spec, value)?
+        } else {
+            value.to_vec()
+        };
+        let fd = self.fd(map)?;
+        // SAFETY: `key` has the map's key size and `value` the size the syscall reads for this map.
+        let rc = unsafe {
+            libbpf_sys::bpf_map_update_elem(fd, key.as_ptr().cast(), value.as_ptr().cast(), flags)
+        };
+        if rc < 0 {
+            return Err(map_error(spec, -rc, "update failed"));
+        }
+        Ok(())
+    }
+
+    fn delete(&mut self, map: usize, key: &[u8]) -> Result<(), MapError> {
+        let spec = self.map_spec(map)?;
+        self.check_key(spec, key)?;
+        let fd = self.fd(map)?;
+        // SAFETY: `key` has the map's key size.
+        let rc = unsafe { libbpf_sys::bpf_map_delete_elem(fd, key.as_ptr().cast()) };
+        if rc < 0 {
+            return Err(map_error(spec, -rc, "delete failed"));
+        }
+        Ok(())
+    }
+
+    fn entries(&mut self, map: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, MapError> {
+        let spec = self.map_spec(map)?;
+        if is_unlistable(spec.map_type) {
+            return Ok(Vec::new());
+        }
+        let max_entries = spec.max_entries as usize;
+        let mut entries = Vec::new();
+        let mut visited = 0usize;
+        let mut key = self.next_key(map, None)?;
+        while let Some(k) = key {
+            visited += 1;
+            // Empty slots of PROG_ARRAY and DEVMAP have keys but no value.
+            if let Some(value) = self.lookup(map, &k)? {
+                entries.push((k.clone(), value));
+            }
+            // A map changing under us could make get_next_key cycle; a map never holds more than max_entries.
+            if visited > max_entries {
+                return Err(map_error(
+                    self.map_spec(map)?,
+                    libc::EAGAIN,
+                    "map changed while being listed",
+                ));
+            }
+            key = self.next_key(map, Some(&k))?;
+        }
+        entries.sort();
+        Ok(entries)
+    }
+}

@@ -1,1 +1,51 @@
-fn main() {}
+//! `hwxdp`: run unmodified clang-built XDP programs on the reference machine and FPGA NIC models, checked against the
+//! Linux kernel.
+
+mod cmd_disasm;
+mod cmd_gen;
+mod cmd_run;
+mod cmd_verify;
+mod common;
+mod progress;
+mod rss;
+mod trace;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Run eBPF/XDP programs the way FPGA NICs would, and check every answer against the Linux kernel.
+#[derive(Parser)]
+#[command(name = "hwxdp", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a program's instructions as `llvm-objdump -d` does.
+    Disasm(cmd_disasm::Args),
+    /// Run a trace through a program: one pcap per verdict, stats.json, optional map dump.
+    Run(cmd_run::Args),
+    /// Run a trace through the kernel (BPF_PROG_TEST_RUN) and the reference machine and compare packets and maps.
+    Verify(cmd_verify::Args),
+    /// Write a trace (and map preloads) that exercises a program.
+    Gen(cmd_gen::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Disasm(args) => cmd_disasm::run(args),
+        Command::Run(args) => cmd_run::run(args),
+        Command::Verify(args) => cmd_verify::run(args),
+        Command::Gen(args) => cmd_gen::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("hwxdp: {}", common::one_line(&err));
+            ExitCode::from(2)
+        }
+    }
+}

@@ -3,10 +3,23 @@
 //! Addresses are region-tagged (see [`region`]), so every access is checked against the region it points into and any
 //! fault ends the program with `XDP_ABORTED` and a diagnostic, never a panic.
 
+pub mod alu;
 mod backend;
 mod buff;
+mod exec;
+mod fault;
+pub mod helpers;
+mod machine;
+mod prepare;
+pub mod printk;
+pub mod region;
 mod verdict;
 
 pub use backend::*;
 pub use buff::*;
+pub use exec::{MAX_CALL_FRAMES, MAX_TAIL_CALLS, STACK_BYTES};
+pub use fault::*;
+pub use hwxdp_maps as maps;
+pub use machine::*;
+pub use prepare::Program;
 pub use verdict::*;

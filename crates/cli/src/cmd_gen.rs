@@ -1,0 +1,68 @@
+//! `hwxdp gen`: a trace and map preloads that exercise a program.
+
+use crate::common::{self, ProgramArgs};
+use crate::trace;
+use anyhow::{Context, Result};
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `hwxdp gen`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    program: ProgramArgs,
+    /// Directory for trace.pcap and, when the program needs table entries, maps.json.
+    #[arg(short = 'o', long = "out")]
+    out: PathBuf,
+    /// Number of packets.
+    #[arg(long, short = 'n', default_value_t = 1000)]
+    packets: usize,
+    /// Seed: the same seed gives the same trace.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// Nanoseconds between generated packets (one million packets per second).
+const GAP_NS: u64 = 1_000;
+/// Time of the first generated packet: 2024-01-01T00:00:00Z.
+const START_NS: u64 = 1_704_067_200_000_000_000;
+
+/// Runs `hwxdp gen`.
+pub fn run(args: Args) -> Result<ExitCode> {
+    let loaded = common::load_object(&args.program.object)?;
+    let object = args.program.object.display().to_string();
+    let program = match &args.program.program {
+        Some(name) => loaded.spec.program(Some(name)),
+        None => loaded
+            .spec
+            .program(None)
+            .or_else(|| loaded.spec.programs.iter().find(|p| p.section.starts_with("xdp"))),
+    }
+    .with_context(|| format!("{object}: no such program (use --program NAME)"))?;
+    let workload = hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed).context(object)?;
+    common::create_dir(&args.out)?;
+    let pcap = args.out.join("trace.pcap");
+    let mut writer = trace::Writer::create(&pcap)?;
+    for (i, packet) in workload.packets.iter().enumerate() {
+        writer.write(START_NS + i as u64 * GAP_NS, packet)?;
+    }
+    writer.finish()?;
+    println!("{}: {}", program.name, workload.description);
+    println!("wrote {} ({} packets)", pcap.display(), workload.packets.len());
+    if !workload.preload.is_empty() {
+        let mut maps: Map<String, Value> = Map::new();
+        for p in &workload.preload {
+            let hex = |b: &[u8]| b.iter().map(|x| format!("0x{x:02x}")).collect::<Vec<_>>();
+            let entry = json!({ "key": hex(&p.key), "value": hex(&p.value) });
+            match maps.entry(p.map.clone()).or_insert_with(|| Value::Array(Vec::new())) {
+                Value::Array(list) => list.push(entry),
+                _ => unreachable!("every map entry is created as an array"),
+            }
+        }
+        let path = args.out.join("maps.json");
+        common::write_json(&path, &Value::Object(maps))?;
+        println!("wrote {} ({} entries)", path.display(), workload.preload.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,175 @@
+//! `hwxdp run`: a trace through a program on the reference machine.
+
+use crate::common::{self, ProgramArgs, TraceArgs};
+use crate::{progress, trace};
+use anyhow::{Context, Result};
+use hwxdp_xdp::{Clock, Config, Machine, Verdict, XdpBuff};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `hwxdp run`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    program: ProgramArgs,
+    #[command(flatten)]
+    trace: TraceArgs,
+    /// Directory for aborted/drop/pass/tx/redirect.pcap and stats.json.
+    #[arg(short = 'o', long = "out")]
+    out: PathBuf,
+    /// Also write the maps after the last packet to OUT/maps.json (bpftool JSON shape).
+    #[arg(long)]
+    dump_maps: bool,
+    /// Write the slot index of every executed instruction, one JSON line per packet, to this file.
+    #[arg(long)]
+    insn_trace: Option<PathBuf>,
+    /// Seed of bpf_get_prandom_u32.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(Serialize, Default)]
+struct InsnStats {
+    min: u64,
+    mean: f64,
+    max: u64,
+}
+
+#[derive(Serialize)]
+struct Stats {
+    object: String,
+    program: String,
+    packets: usize,
+    skipped: usize,
+    verdicts: BTreeMap<&'static str, usize>,
+    insns_per_packet: InsnStats,
+    paths: usize,
+    faults: usize,
+    first_faults: Vec<String>,
+}
+
+/// Runs `hwxdp run`.
+pub fn run(args: Args) -> Result<ExitCode> {
+    let loaded = common::load_object(&args.program.object)?;
+    let packets = common::load_trace(&args.trace)?;
+    let config = Config {
+        possible_cpus: hwxdp_kernel::possible_cpus().unwrap_or(1),
+        clock: Clock::Virtual,
+        seed: args.seed,
+        record_trace: args.insn_trace.is_some(),
+        ..Config::default()
+    };
+    let mut machine = Machine::new(&loaded.spec, args.program.program.as_deref(), &config)
+        .with_context(|| args.program.object.display().to_string())?;
+    if let Some(path) = &args.trace.maps {
+        let file = common::load_maps(path)?;
+        hwxdp_maps::json::preload(machine.maps_mut(), &file).with_context(|| path.display().to_string())?;
+    }
+    common::create_dir(&args.out)?;
+    let mut writers = BTreeMap::new();
+    for v in Verdict::NAMED {
+        let path = args.out.join(format!("{}.pcap", v.bucket()));
+        writers.insert(v.bucket(), trace::Writer::create(&path)?);
+    }
+    let mut insn_trace = match &args.insn_trace {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("{}: cannot create", p.display()))?,
+        )),
+        None => None,
+    };
+    let mut printk = Vec::new();
+    let mut verdicts: BTreeMap<&'static str, usize> = Verdict::NAMED.iter().map(|v| (v.bucket(), 0)).collect();
+    let (mut min, mut max, mut total, mut ran) = (u64::MAX, 0u64, 0u64, 0usize);
+    let mut paths = HashSet::new();
+    let mut faults = (0usize, Vec::new());
+    let mut skipped = 0;
+    let mut buff = XdpBuff::new(&[0; 64]).expect("a 64-byte frame fits");
+    let bar = progress::packets(packets.len(), "run");
+    for (i, packet) in packets.iter().enumerate() {
+        bar.inc(1);
+        if let Err(e) = buff.reset(&packet.data) {
+            eprintln!("hwxdp: packet {i}: skipped: {e}");
+            skipped += 1;
+            continue;
+        }
+        machine.set_time(packet.time_ns);
+        let md = common::metadata(&args.trace, &packet.data);
+        let outcome = machine.run_packet(&mut buff, &md);
+        let verdict = outcome.verdict();
+        *verdicts.entry(verdict.bucket()).or_default() += 1;
+        if let Some(w) = writers.get_mut(verdict.bucket()) {
+            w.write(packet.time_ns, buff.data())?;
+        }
+        ran += 1;
+        min = min.min(outcome.insns);
+        max = max.max(outcome.insns);
+        total += outcome.insns;
+        paths.insert(outcome.path);
+        if let Some(f) = &outcome.fault {
+            faults.0 += 1;
+            if faults.1.len() < 10 {
+                faults.1.push(format!("packet {i}: {f}"));
+            }
+        }
+        printk.extend(outcome.printk.iter().map(|l| format!("packet {i}: {l}")));
+        if let Some(out) = insn_trace.as_mut() {
+            let slots: Vec<String> = outcome.trace.iter().map(|(p, s)| format!("[{p},{s}]")).collect();
+            writeln!(out, "{{\"packet\":{i},\"insns\":[{}]}}", slots.join(","))?;
+        }
+    }
+    bar.finish_and_clear();
+    for (_, w) in writers {
+        w.finish()?;
+    }
+    if let Some(mut out) = insn_trace {
+        out.flush()?;
+    }
+    if !printk.is_empty() {
+        std::fs::write(args.out.join("trace_printk.txt"), printk.join("\n") + "\n")?;
+    }
+    if args.dump_maps {
+        let dump = hwxdp_maps::json::dump(machine.maps_mut())?;
+        common::write_json(&args.out.join("maps.json"), &dump)?;
+    }
+    let stats = Stats {
+        object: args.program.object.display().to_string(),
+        program: machine.entry().name.clone(),
+        packets: ran,
+        skipped,
+        verdicts,
+        insns_per_packet: if ran == 0 {
+            InsnStats::default()
+        } else {
+            InsnStats {
+                min,
+                mean: total as f64 / ran as f64,
+                max,
+            }
+        },
+        paths: paths.len(),
+        faults: faults.0,
+        first_faults: faults.1,
+    };
+    common::write_json(&args.out.join("stats.json"), &stats)?;
+    print_summary(&stats, &args.out);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_summary(stats: &Stats, out: &std::path::Path) {
+    let counts: Vec<String> = stats.verdicts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    println!("{}: {} packets: {}", stats.program, stats.packets, counts.join(", "));
+    println!(
+        "instructions per packet: min {} mean {:.1} max {}; {} distinct paths",
+        stats.insns_per_packet.min, stats.insns_per_packet.mean, stats.insns_per_packet.max, stats.paths
+    );
+    if stats.skipped > 0 {
+        println!("{} packets skipped (not a valid XDP frame)", stats.skipped);
+    }
+    for f in &stats.first_faults {
+        println!("fault: {f}");
+    }
+    println!("wrote {}", out.display());
+}

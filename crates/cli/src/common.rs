@@ -1,0 +1,93 @@
+//! What the subcommands share: loading objects, reading map files, per-packet metadata.
+
+use crate::{rss, trace};
+use anyhow::{Context, Result};
+use hwxdp_maps::json::{self, MapsFile};
+use hwxdp_object::ObjectSpec;
+use hwxdp_xdp::XdpMd;
+use std::path::{Path, PathBuf};
+
+/// The object and program to run.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ProgramArgs {
+    /// BPF object built with `clang -O2 -g -target bpf`.
+    pub object: PathBuf,
+    /// Program to run, by function or section name (needed when the object has several XDP programs).
+    #[arg(long, short = 'p')]
+    pub program: Option<String>,
+}
+
+/// Where packets come from and what they arrive with.
+#[derive(clap::Args, Clone, Debug)]
+pub struct TraceArgs {
+    /// Packets to run (pcap or pcapng, Ethernet).
+    #[arg(long)]
+    pub pcap: PathBuf,
+    /// Map entries to load before the first packet, in the JSON shape of `bpftool map dump -j`, keyed by map name.
+    #[arg(long)]
+    pub maps: Option<PathBuf>,
+    /// `ingress_ifindex` every packet arrives with (1 is the loopback device).
+    #[arg(long, default_value_t = 1)]
+    pub ifindex: u32,
+    /// Receive queues: `rx_queue_index` is chosen per packet by an RSS hash of its addresses and ports, as a NIC does.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub rx_queues: u32,
+}
+
+/// An object read from disk.
+pub struct Loaded {
+    /// The ELF bytes.
+    pub elf: Vec<u8>,
+    /// What was parsed from them.
+    pub spec: ObjectSpec,
+}
+
+/// Reads and parses an object.
+pub fn load_object(path: &Path) -> Result<Loaded> {
+    let elf = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let spec = hwxdp_object::parse(&elf).with_context(|| path.display().to_string())?;
+    Ok(Loaded { elf, spec })
+}
+
+/// Reads a `--maps` file.
+pub fn load_maps(path: &Path) -> Result<MapsFile> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    json::parse(&text).with_context(|| path.display().to_string())
+}
+
+/// Reads the trace of `--pcap`.
+pub fn load_trace(args: &TraceArgs) -> Result<Vec<trace::TracePacket>> {
+    trace::read(&args.pcap)
+}
+
+/// The `struct xdp_md` a packet arrives with.
+pub fn metadata(args: &TraceArgs, frame: &[u8]) -> XdpMd {
+    XdpMd {
+        ingress_ifindex: args.ifindex,
+        rx_queue_index: rss::queue(frame, args.rx_queues),
+    }
+}
+
+/// An error and its causes on one line.
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+    }
+    parts.join(": ").replace('\n', " ")
+}
+
+/// Creates the output directory.
+pub fn create_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create directory", dir.display()))
+}
+
+/// Writes JSON with a trailing newline.
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))
+}

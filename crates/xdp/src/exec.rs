@@ -1,0 +1,437 @@
+//! The interpreter loop and memory access through region-tagged addresses.
+
+use crate::alu;
+use crate::fault::{Fault, FaultKind};
+use crate::machine::{Env, Machine, Outcome};
+use crate::prepare::{Op, Program};
+use crate::region::{self, Region};
+use crate::{XdpBuff, XdpMd};
+use hwxdp_ebpf::*;
+use hwxdp_maps::Maps;
+
+/// Deepest bpf-to-bpf call nesting the kernel allows.
+pub const MAX_CALL_FRAMES: usize = 8;
+/// Stack bytes for all frames.
+pub const STACK_BYTES: usize = STACK_SIZE * MAX_CALL_FRAMES;
+/// Tail calls one packet may make (`MAX_TAIL_CALL_CNT`).
+pub const MAX_TAIL_CALLS: u32 = 33;
+
+/// Offsets of the fields of `struct xdp_md`.
+const CTX_DATA: u64 = 0;
+const CTX_DATA_END: u64 = 4;
+const CTX_DATA_META: u64 = 8;
+const CTX_INGRESS_IFINDEX: u64 = 12;
+const CTX_RX_QUEUE_INDEX: u64 = 16;
+const CTX_EGRESS_IFINDEX: u64 = 20;
+
+struct Frame {
+    program: usize,
+    return_pc: usize,
+    saved: [u64; 4],
+}
+
+/// The state of one packet's run.
+pub(crate) struct Vm<'a> {
+    pub regs: [u64; NUM_REGS],
+    programs: &'a [Result<Program, crate::fault::LoadError>],
+    program: usize,
+    pub buff: &'a mut XdpBuff,
+    pub maps: &'a mut Maps,
+    pub env: &'a mut Env,
+    pub stack: &'a mut [u8],
+    md: XdpMd,
+    frames: Vec<Frame>,
+    stack_used: usize,
+    pub tail_calls: u32,
+    pub outcome: Outcome,
+    /// Set by `bpf_tail_call` when it succeeds: the program to continue in.
+    pub tail_call_to: Option<usize>,
+    last_pc: usize,
+}
+
+impl<'a> Vm<'a> {
+    pub fn new(machine: &'a mut Machine, buff: &'a mut XdpBuff, md: &XdpMd) -> Self {
+        Vm {
+            regs: [0; NUM_REGS],
+            programs: &machine.programs,
+            program: machine.entry,
+            buff,
+            maps: &mut machine.maps,
+            env: &mut machine.env,
+            stack: &mut machine.stack,
+            md: *md,
+            frames: Vec::new(),
+            stack_used: STACK_SIZE,
+            tail_calls: 0,
+            outcome: Outcome::default(),
+            tail_call_to: None,
+            last_pc: 0,
+        }
+    }
+
+    fn current(&self) -> &'a Program {
+        match &self.programs[self.program] {
+            Ok(p) => p,
+            Err(_) => unreachable!("only prepared programs are entered"),
+        }
+    }
+
+    /// Runs to the final exit or a fault.
+    pub fn run(mut self) -> Outcome {
+        self.regs[1] = region::context();
+        self.regs[10] = region::stack(STACK_SIZE);
+        self.outcome.path = mix(0xcbf2_9ce4_8422_2325, self.program as u64);
+        let result = self.execute();
+        if let Err(kind) = result {
+            let (program, insn) = self.fault_site();
+            self.outcome.fault = Some(Fault { program, insn, kind });
+        } else {
+            self.outcome.retval = self.regs[0] as u32;
+        }
+        self.stack[..self.stack_used].fill(0);
+        self.outcome
+    }
+
+    /// True if program `index` exists and was prepared without error (a tail call target).
+    pub fn program_ok(&self, index: usize) -> bool {
+        matches!(self.programs.get(index), Some(Ok(_)))
+    }
+
+    fn fault_site(&self) -> (String, usize) {
+        let p = self.current();
+        let pc = self.last_pc.min(p.len().saturating_sub(1));
+        (p.name.clone(), if p.is_empty() { 0 } else { p.slot(pc) })
+    }
+}
+
+/// Mixes a value into a path hash (FNV-1a style over 64-bit words).
+#[inline]
+fn mix(hash: u64, value: u64) -> u64 {
+    (hash ^ value).wrapping_mul(0x0000_0100_0000_01b3)
+}
+
+impl Vm<'_> {
+    fn execute(&mut self) -> Result<(), FaultKind> {
+        let mut program = self.current();
+        let mut ops: &[Op] = &program.ops;
+        let mut pc = 0usize;
+        let budget = self.env.budget;
+        loop {
+            let Some(op) = ops.get(pc) else {
+                self.last_pc = pc.saturating_sub(1);
+                return Err(FaultKind::FellOff);
+            };
+            self.last_pc = pc;
+            self.outcome.insns += 1;
+            if self.outcome.insns > budget {
+                return Err(FaultKind::Budget { budget });
+            }
+            if self.env.record_trace {
+                self.outcome.trace.push((self.program as u16, program.slots[pc]));
+            }
+            pc += 1;
+            let dst = op.dst as usize;
+            let src = op.src as usize;
+            match op.code & 0x07 {
+                CLASS_ALU64 | CLASS_ALU => {
+                    let wide = op.code & 0x07 == CLASS_ALU64;
+                    let operation = op.code & 0xf0;
+                    let x = op.code & SRC_X != 0;
+                    let value = if operation == ALU_END {
+                        // ALU64 END is the unconditional bswap; in ALU the source bit picks be (X) or le (K).
+                        let swap = wide || x;
+                        alu::endian(self.regs[dst], op.imm, swap)
+                    } else {
+                        let s = if x { self.regs[src] } else { op.imm as u64 };
+                        if wide {
+                            alu::alu64(operation, op.off, self.regs[dst], s)
+                        } else {
+                            alu::alu32(operation, op.off, self.regs[dst], s)
+                        }
+                    };
+                    self.regs[dst] = value.ok_or_else(|| invalid(op))?;
+                }
+                CLASS_JMP | CLASS_JMP32 => {
+                    let wide = op.code & 0x07 == CLASS_JMP;
+                    match op.code & 0xf0 {
+                        JMP_JA => pc = op.target as usize,
+                        JMP_EXIT => match self.frames.pop() {
+                            Some(frame) => {
+                                self.regs[6..10].copy_from_slice(&frame.saved);
+                                self.regs[10] -= STACK_SIZE as u64;
+                                self.program = frame.program;
+                                program = self.current();
+                                ops = &program.ops;
+                                pc = frame.return_pc;
+                            }
+                            None => return Ok(()),
+                        },
+                        JMP_CALL if op.src == PSEUDO_CALL => {
+                            if self.frames.len() + 1 >= MAX_CALL_FRAMES {
+                                return Err(FaultKind::CallDepth { max: MAX_CALL_FRAMES });
+                            }
+                            let mut saved = [0; 4];
+                            saved.copy_from_slice(&self.regs[6..10]);
+                            self.frames.push(Frame {
+                                program: self.program,
+                                return_pc: pc,
+                                saved,
+                            });
+                            self.regs[10] += STACK_SIZE as u64;
+                            self.stack_used = self.stack_used.max((self.frames.len() + 1) * STACK_SIZE);
+                            pc = op.target as usize;
+                            self.outcome.path = mix(self.outcome.path, pc as u64);
+                        }
+                        JMP_CALL => {
+                            self.regs[0] = crate::helpers::call(self, op.imm32())?;
+                            if let Some(next) = self.tail_call_to.take() {
+                                self.program = next;
+                                program = self.current();
+                                ops = &program.ops;
+                                pc = 0;
+                                self.outcome.path = mix(self.outcome.path, 1 << 32 | next as u64);
+                            }
+                        }
+                        cond => {
+                            let b = if op.code & SRC_X != 0 { self.regs[src] } else { op.imm as u64 };
+                            let taken = alu::condition(cond, wide, self.regs[dst], b).ok_or_else(|| invalid(op))?;
+                            if taken {
+                                pc = op.target as usize;
+                            }
+                            self.outcome.path = mix(self.outcome.path, (pc as u64) << 1 | taken as u64);
+                        }
+                    }
+                }
+                CLASS_LDX => {
+                    let size = size_of(op.code);
+                    let addr = self.regs[src].wrapping_add(op.off as i64 as u64);
+                    let v = self.load(addr, size)?;
+                    self.regs[dst] = if op.code & 0xe0 == MODE_MEMSX {
+                        sign_extend(v, size)
+                    } else {
+                        v
+                    };
+                }
+                CLASS_ST => {
+                    let addr = self.regs[dst].wrapping_add(op.off as i64 as u64);
+                    self.store(addr, size_of(op.code), op.imm as u64)?;
+                }
+                CLASS_STX if op.code & 0xe0 == MODE_ATOMIC => self.atomic(op)?,
+                CLASS_STX => {
+                    let addr = self.regs[dst].wrapping_add(op.off as i64 as u64);
+                    self.store(addr, size_of(op.code), self.regs[src])?;
+                }
+                _ => {
+                    // CLASS_LD: lddw and the legacy packet loads.
+                    if op.code == LD_DW_IMM {
+                        self.regs[dst] = match op.src {
+                            PSEUDO_MAP_FD => region::map_handle((op.imm & 0xffff_ffff) as usize),
+                            PSEUDO_MAP_VALUE => {
+                                region::map_value((op.imm & 0xffff_ffff) as usize, 0, (op.imm >> 32) as u32)
+                            }
+                            _ => op.imm as u64,
+                        };
+                    } else if !self.legacy_load(op)? {
+                        // Out-of-bounds legacy loads end the program with 0, as in the kernel.
+                        self.regs[0] = 0;
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    /// `BPF_LD | BPF_ABS/BPF_IND`: a big-endian load from the packet data into r0. Returns false when out of bounds.
+    fn legacy_load(&mut self, op: &Op) -> Result<bool, FaultKind> {
+        let size = size_of(op.code);
+        let base = match op.code & 0xe0 {
+            MODE_ABS => 0i64,
+            MODE_IND => self.regs[op.src as usize] as u32 as i32 as i64,
+            _ => return Err(invalid(op)),
+        };
+        if size == 8 {
+            return Err(invalid(op));
+        }
+        let (_, data, end) = self.buff.offsets();
+        let start = data as i64 + base + op.imm32() as i64;
+        if start < data as i64 || start + size as i64 > end as i64 {
+            return Ok(false);
+        }
+        let bytes = &self.buff.frame()[start as usize..start as usize + size];
+        self.regs[0] = bytes.iter().fold(0u64, |acc, &b| acc << 8 | b as u64);
+        Ok(true)
+    }
+
+    fn atomic(&mut self, op: &Op) -> Result<(), FaultKind> {
+        let size = size_of(op.code);
+        if size != 4 && size != 8 {
+            return Err(invalid(op));
+        }
+        let addr = self.regs[op.dst as usize].wrapping_add(op.off as i64 as u64);
+        let old = self.load(addr, size)?;
+        let src = op.src as usize;
+        let operand = if size == 4 { self.regs[src] as u32 as u64 } else { self.regs[src] };
+        let imm = op.imm32();
+        if imm == ATOMIC_CMPXCHG {
+            let expected = if size == 4 { self.regs[0] as u32 as u64 } else { self.regs[0] };
+            if old == expected {
+                self.store(addr, size, operand)?;
+            }
+            self.regs[0] = old;
+            return Ok(());
+        }
+        let new = alu::atomic_rmw(imm, old, operand).ok_or_else(|| invalid(op))?;
+        if imm & !ATOMIC_FETCH == 0xe0 && imm & ATOMIC_FETCH == 0 {
+            return Err(invalid(op));
+        }
+        self.store(addr, size, new)?;
+        if imm & ATOMIC_FETCH != 0 {
+            self.regs[src] = old;
+        }
+        Ok(())
+    }
+}
+
+fn invalid(op: &Op) -> FaultKind {
+    FaultKind::Helper {
+        helper: "decode",
+        message: format!("invalid instruction {:#04x} (imm {})", op.code, op.imm),
+    }
+}
+
+#[inline]
+fn size_of(code: u8) -> usize {
+    match code & 0x18 {
+        SIZE_W => 4,
+        SIZE_H => 2,
+        SIZE_B => 1,
+        _ => 8,
+    }
+}
+
+#[inline]
+fn sign_extend(v: u64, size: usize) -> u64 {
+    match size {
+        1 => v as i8 as i64 as u64,
+        2 => v as i16 as i64 as u64,
+        4 => v as i32 as i64 as u64,
+        _ => v,
+    }
+}
+
+#[inline]
+fn read_le(bytes: &[u8]) -> u64 {
+    let mut v = [0u8; 8];
+    v[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(v)
+}
+
+impl Vm<'_> {
+    /// Loads `size` bytes (little-endian) from `addr`.
+    #[inline]
+    pub fn load(&mut self, addr: u64, size: usize) -> Result<u64, FaultKind> {
+        if region::region(addr) == Region::Context {
+            return self.load_ctx(addr, size);
+        }
+        let bytes = self.bytes(addr, size, "load")?;
+        Ok(read_le(bytes))
+    }
+
+    /// Stores the low `size` bytes of `value` (little-endian) at `addr`.
+    #[inline]
+    pub fn store(&mut self, addr: u64, size: usize, value: u64) -> Result<(), FaultKind> {
+        let bytes = self.bytes(addr, size, "store")?;
+        bytes.copy_from_slice(&value.to_le_bytes()[..size]);
+        Ok(())
+    }
+
+    /// Copies `out.len()` bytes from `addr` (helpers reading keys, values, buffers).
+    pub fn read_into(&mut self, addr: u64, out: &mut [u8]) -> Result<(), FaultKind> {
+        let bytes = self.bytes(addr, out.len(), "load")?;
+        out.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Copies `data` to `addr`.
+    pub fn write_from(&mut self, addr: u64, data: &[u8]) -> Result<(), FaultKind> {
+        self.bytes(addr, data.len(), "store")?.copy_from_slice(data);
+        Ok(())
+    }
+
+    /// The `size` bytes at `addr`, checked against the bounds of the region the address points into.
+    pub fn bytes(&mut self, addr: u64, size: usize, access: &'static str) -> Result<&mut [u8], FaultKind> {
+        let off = region::offset(addr) as usize;
+        let oob = |why: String| FaultKind::OutOfBounds {
+            access,
+            size,
+            addr: region::describe(addr),
+            why,
+        };
+        match region::region(addr) {
+            Region::Packet => {
+                let (meta, _, end) = self.buff.offsets();
+                if off < meta || off + size > end {
+                    return Err(oob(format!("packet is frame+{meta}..frame+{end}")));
+                }
+                Ok(&mut self.buff.frame_mut()[off..off + size])
+            }
+            Region::Stack => {
+                let top = region::offset(self.regs[10]) as usize;
+                if off + size > top || off + size > STACK_BYTES {
+                    return Err(oob(format!("stack ends at stack+{top}")));
+                }
+                Ok(&mut self.stack[off..off + size])
+            }
+            Region::MapValue => {
+                let (map, slot, voff) = region::split_map_value(addr);
+                let value = self
+                    .maps
+                    .try_value_mut(map, slot)
+                    .ok_or_else(|| oob("no such map value".to_string()))?;
+                let len = value.len();
+                let voff = voff as usize;
+                if voff + size > len {
+                    return Err(oob(format!("value is {len} bytes")));
+                }
+                Ok(&mut value[voff..voff + size])
+            }
+            Region::Context => Err(FaultKind::NotAPointer {
+                access,
+                size,
+                addr: format!("{} (only whole fields of xdp_md can be read)", region::describe(addr)),
+            }),
+            Region::MapHandle | Region::None => Err(FaultKind::NotAPointer {
+                access,
+                size,
+                addr: region::describe(addr),
+            }),
+        }
+    }
+
+    fn load_ctx(&mut self, addr: u64, size: usize) -> Result<u64, FaultKind> {
+        let (meta, data, end) = self.buff.offsets();
+        let field = region::offset(addr);
+        if size != 4 {
+            return Err(FaultKind::NotAPointer {
+                access: "load",
+                size,
+                addr: format!("{} (xdp_md fields are read as u32)", region::describe(addr)),
+            });
+        }
+        Ok(match field {
+            CTX_DATA => region::packet(data),
+            CTX_DATA_END => region::packet(end),
+            CTX_DATA_META => region::packet(meta),
+            CTX_INGRESS_IFINDEX => self.md.ingress_ifindex as u64,
+            CTX_RX_QUEUE_INDEX => self.md.rx_queue_index as u64,
+            CTX_EGRESS_IFINDEX => 0,
+            _ => {
+                return Err(FaultKind::NotAPointer {
+                    access: "load",
+                    size,
+                    addr: format!("{} (no such xdp_md field)", region::describe(addr)),
+                })
+            }
+        })
+    }
+}

@@ -1,0 +1,98 @@
+//! Why a program was stopped, and why a program cannot be run at all.
+
+use thiserror::Error;
+
+/// A run-time fault: the program ends with `XDP_ABORTED` and this diagnostic. `insn` is the slot index, as
+/// `llvm-objdump -d` numbers instructions, within the program named by `program`.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("{program}: instruction {insn}: {kind}")]
+pub struct Fault {
+    /// Name of the program that was running (differs from the entry program after a tail call).
+    pub program: String,
+    /// Slot index of the faulting instruction.
+    pub insn: usize,
+    /// What happened.
+    pub kind: FaultKind,
+}
+
+/// What went wrong at run time.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum FaultKind {
+    /// A load or store outside the region its address points into.
+    #[error("{access} of {size} bytes at {addr} is out of bounds ({why})")]
+    OutOfBounds {
+        /// `load` or `store`.
+        access: &'static str,
+        /// Access size.
+        size: usize,
+        /// The address, described.
+        addr: String,
+        /// The bounds it broke.
+        why: String,
+    },
+    /// An access through something that is not a pointer (NULL included).
+    #[error("{access} of {size} bytes through {addr}")]
+    NotAPointer {
+        /// `load` or `store`.
+        access: &'static str,
+        /// Access size.
+        size: usize,
+        /// The value used as address, described.
+        addr: String,
+    },
+    /// A helper was given an argument it cannot use.
+    #[error("helper {helper}: {message}")]
+    Helper {
+        /// Helper name.
+        helper: &'static str,
+        /// What was wrong.
+        message: String,
+    },
+    /// The instruction budget ran out: the program loops, or is far longer than any verified program could run.
+    #[error("instruction budget of {budget} exhausted")]
+    Budget {
+        /// The budget.
+        budget: u64,
+    },
+    /// bpf-to-bpf calls nested deeper than the kernel allows.
+    #[error("call depth exceeds {max} frames")]
+    CallDepth {
+        /// The limit.
+        max: usize,
+    },
+    /// The jump or fall-through left the program.
+    #[error("execution left the program")]
+    FellOff,
+}
+
+/// A program the reference machine cannot run, found before any packet.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum LoadError {
+    /// No program of that name or section.
+    #[error("no program {wanted:?} in the object (programs: {available})")]
+    NoSuchProgram {
+        /// What was asked for.
+        wanted: String,
+        /// The programs there are.
+        available: String,
+    },
+    /// The object has several programs and none was chosen.
+    #[error("the object has several programs, choose one with --program (programs: {available})")]
+    Ambiguous {
+        /// The programs there are.
+        available: String,
+    },
+    /// Something in the program the machine does not support.
+    #[error("{program}: instruction {insn}: {message}")]
+    Unsupported {
+        /// Program name.
+        program: String,
+        /// Slot index.
+        insn: usize,
+        /// What is unsupported.
+        message: String,
+    },
+    /// The maps could not be created.
+    #[error("{0}")]
+    Map(#[from] hwxdp_maps::MapError),
+}

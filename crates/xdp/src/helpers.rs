@@ -1,0 +1,313 @@
+//! Kernel helper functions, by the kernel's helper ids, with the kernel's semantics and return values.
+
+use crate::exec::{Vm, MAX_TAIL_CALLS};
+use crate::fault::FaultKind;
+use crate::machine::Clock;
+use crate::region::{self, Region};
+use crate::{printk, Verdict};
+
+/// The helpers the reference machine implements: (kernel id, name).
+pub const HELPERS: &[(i32, &str)] = &[
+    (1, "bpf_map_lookup_elem"),
+    (2, "bpf_map_update_elem"),
+    (3, "bpf_map_delete_elem"),
+    (5, "bpf_ktime_get_ns"),
+    (6, "bpf_trace_printk"),
+    (7, "bpf_get_prandom_u32"),
+    (8, "bpf_get_smp_processor_id"),
+    (12, "bpf_tail_call"),
+    (23, "bpf_redirect"),
+    (28, "bpf_csum_diff"),
+    (44, "bpf_xdp_adjust_head"),
+    (51, "bpf_redirect_map"),
+    (54, "bpf_xdp_adjust_meta"),
+    (65, "bpf_xdp_adjust_tail"),
+    (93, "bpf_spin_lock"),
+    (94, "bpf_spin_unlock"),
+    (130, "bpf_ringbuf_output"),
+    (131, "bpf_ringbuf_reserve"),
+    (132, "bpf_ringbuf_submit"),
+    (133, "bpf_ringbuf_discard"),
+    (188, "bpf_xdp_get_buff_len"),
+    (189, "bpf_xdp_load_bytes"),
+    (190, "bpf_xdp_store_bytes"),
+];
+
+/// The name of a supported helper.
+pub fn helper_name(id: i32) -> Option<&'static str> {
+    HELPERS.iter().find(|(i, _)| *i == id).map(|(_, n)| *n)
+}
+
+const EINVAL: u64 = (-22i64) as u64;
+const EFAULT: u64 = (-14i64) as u64;
+const EAGAIN: u64 = (-11i64) as u64;
+/// Flags of `bpf_redirect_map` for devmaps: broadcast and exclude-ingress.
+const BPF_F_BROADCAST: u64 = 1 << 3;
+const BPF_F_EXCLUDE_INGRESS: u64 = 1 << 4;
+/// The wake-up flags of ring buffer helpers.
+const BPF_RB_NO_WAKEUP: u64 = 1;
+const BPF_RB_FORCE_WAKEUP: u64 = 2;
+/// `BPF_MAP_TYPE_DEVMAP` and `BPF_MAP_TYPE_DEVMAP_HASH`.
+const DEVMAP_TYPES: [u32; 2] = [14, 25];
+const REDIRECT_TYPES: [u32; 4] = [14, 25, 16, 17];
+const PROG_ARRAY: u32 = 3;
+const RINGBUF: u32 = 27;
+
+fn fault(helper: &'static str, message: impl Into<String>) -> FaultKind {
+    FaultKind::Helper {
+        helper,
+        message: message.into(),
+    }
+}
+
+/// Calls helper `id` with the arguments in r1-r5 and returns r0.
+pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
+    let [_, a1, a2, a3, a4, a5, ..] = vm.regs;
+    let name = helper_name(id).unwrap_or("unknown");
+    match id {
+        1 => {
+            let map = map_arg(vm, name, a1, None)?;
+            let key = read_arg(vm, a2, vm.maps.specs()[map].key_size as usize)?;
+            Ok(match vm.maps.lookup_slot(map, &key) {
+                Some(slot) => region::map_value(map, slot, 0),
+                None => 0,
+            })
+        }
+        2 => {
+            let map = map_arg(vm, name, a1, None)?;
+            let spec = &vm.maps.specs()[map];
+            let (ks, vs) = (spec.key_size as usize, spec.value_size as usize);
+            let key = read_arg(vm, a2, ks)?;
+            let value = read_arg(vm, a3, vs)?;
+            Ok(vm.maps.prog_update(map, &key, &value, a4) as u64)
+        }
+        3 => {
+            let map = map_arg(vm, name, a1, None)?;
+            let key = read_arg(vm, a2, vm.maps.specs()[map].key_size as usize)?;
+            Ok(vm.maps.prog_delete(map, &key) as u64)
+        }
+        5 => Ok(match vm.env.clock {
+            Clock::Virtual => vm.env.packet_time.wrapping_add(vm.outcome.insns),
+            Clock::Monotonic => monotonic_ns(),
+        }),
+        6 => {
+            let len = a2 as usize;
+            let fmt = read_arg(vm, a1, len)?;
+            match printk::format(&fmt, &[a3, a4, a5], |addr, out| string_at(vm, addr, out)) {
+                Some(line) => {
+                    let n = line.len() as u64;
+                    vm.outcome.printk.push(line);
+                    Ok(n)
+                }
+                None => Ok(EINVAL),
+            }
+        }
+        7 => {
+            // xorshift64*: any fixed generator will do, the kernel's output cannot be matched anyway.
+            let mut x = vm.env.rng;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            vm.env.rng = x;
+            Ok((x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32 as u64)
+        }
+        8 => Ok(vm.env.cpu as u64),
+        12 => {
+            let map = map_arg(vm, name, a2, Some(&[PROG_ARRAY]))?;
+            if vm.tail_calls < MAX_TAIL_CALLS {
+                if let Some(prog) = vm.maps.prog_array_get(map, a3 as u32) {
+                    let prog = prog as usize;
+                    if vm.program_ok(prog) {
+                        vm.tail_calls += 1;
+                        vm.tail_call_to = Some(prog);
+                        vm.regs[1] = region::context();
+                    } else {
+                        return Err(fault(name, format!("program {prog} in the program array cannot run")));
+                    }
+                }
+            }
+            // On failure the kernel falls through without touching r0.
+            Ok(vm.regs[0])
+        }
+        23 => {
+            if a2 != 0 {
+                return Ok(Verdict::Aborted.retval() as u64);
+            }
+            vm.outcome.redirect = Some((None, a1 as u32 as u64));
+            Ok(Verdict::Redirect.retval() as u64)
+        }
+        28 => csum_diff(vm, a1, a2, a3, a4, a5),
+        44 => Ok(vm.buff.adjust_head(a2 as i32 as i64) as u64),
+        51 => {
+            let map = map_arg(vm, name, a1, Some(&REDIRECT_TYPES))?;
+            let action_mask = 3;
+            let map_flags = if DEVMAP_TYPES.contains(&vm.maps.specs()[map].map_type) {
+                BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS
+            } else {
+                0
+            };
+            if a3 & !(action_mask | map_flags) != 0 {
+                return Ok(Verdict::Aborted.retval() as u64);
+            }
+            let key = a2 as u32;
+            if !vm.maps.redirect_lookup(map, key) && a3 & BPF_F_BROADCAST == 0 {
+                return Ok(a3 & action_mask);
+            }
+            vm.outcome.redirect = Some((Some(map), key as u64));
+            Ok(Verdict::Redirect.retval() as u64)
+        }
+        54 => Ok(vm.buff.adjust_meta(a2 as i32 as i64) as u64),
+        65 => Ok(vm.buff.adjust_tail(a2 as i32 as i64) as u64),
+        93 | 94 => {
+            if region::region(a1) != Region::MapValue {
+                return Err(fault(name, format!("lock at {} is not in a map value", region::describe(a1))));
+            }
+            vm.bytes(a1, 4, "load")?;
+            Ok(0)
+        }
+        130 => {
+            let map = map_arg(vm, name, a1, Some(&[RINGBUF]))?;
+            if a4 & !(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP) != 0 {
+                return Ok(EINVAL);
+            }
+            let data = read_arg(vm, a2, a3 as usize)?;
+            let r = vm.maps.ringbuf_output(map, &data, a4);
+            Ok(if r < 0 { EAGAIN } else { r as u64 })
+        }
+        131 => {
+            let map = map_arg(vm, name, a1, Some(&[RINGBUF]))?;
+            Ok(match vm.maps.ringbuf_reserve(map, a2, a3) {
+                Some(slot) => region::map_value(map, slot, 0),
+                None => 0,
+            })
+        }
+        132 | 133 => {
+            if region::region(a1) != Region::MapValue {
+                return Err(fault(name, format!("{} is not a ring buffer record", region::describe(a1))));
+            }
+            let (map, slot, off) = region::split_map_value(a1);
+            if off != 0 || vm.maps.specs().get(map).map(|m| m.map_type) != Some(RINGBUF) {
+                return Err(fault(name, format!("{} is not a ring buffer record", region::describe(a1))));
+            }
+            vm.maps.ringbuf_commit(map, slot, id == 133);
+            Ok(0)
+        }
+        188 => {
+            let (_, data, end) = vm.buff.offsets();
+            Ok((end - data) as u64)
+        }
+        189 | 190 => {
+            let (off, len) = (a2 as u32 as usize, a4 as u32 as usize);
+            if off > 0xffff || len > 0xffff {
+                return Ok(EFAULT);
+            }
+            let (_, data, end) = vm.buff.offsets();
+            if off + len > end - data {
+                return Ok(EINVAL);
+            }
+            let at = region::packet(data + off);
+            if id == 189 {
+                let bytes = read_arg(vm, at, len)?;
+                vm.write_from(a3, &bytes)?;
+            } else {
+                let bytes = read_arg(vm, a3, len)?;
+                vm.write_from(at, &bytes)?;
+            }
+            Ok(0)
+        }
+        _ => Err(fault(name, format!("helper {id} is not supported"))),
+    }
+}
+
+/// The map index in a map-handle argument, checked against the map types the helper accepts.
+fn map_arg(vm: &Vm, helper: &'static str, arg: u64, types: Option<&[u32]>) -> Result<usize, FaultKind> {
+    if region::region(arg) != Region::MapHandle {
+        return Err(fault(helper, format!("{} is not a map", region::describe(arg))));
+    }
+    let map = region::offset(arg) as usize;
+    let spec = vm
+        .maps
+        .specs()
+        .get(map)
+        .ok_or_else(|| fault(helper, format!("no map {map}")))?;
+    if let Some(types) = types {
+        if !types.contains(&spec.map_type) {
+            return Err(fault(helper, format!("map {} has type {}", spec.name, spec.map_type)));
+        }
+    }
+    Ok(map)
+}
+
+fn read_arg(vm: &mut Vm, addr: u64, len: usize) -> Result<Vec<u8>, FaultKind> {
+    let mut buf = vec![0; len];
+    vm.read_into(addr, &mut buf)?;
+    Ok(buf)
+}
+
+/// Reads a NUL-terminated string for `%s`, at most `out`'s capacity; unreadable memory gives `None`.
+fn string_at(vm: &mut Vm, addr: u64, max: usize) -> Option<String> {
+    let mut s = Vec::new();
+    for i in 0..max as u64 {
+        let b = vm.load(addr.wrapping_add(i), 1).ok()? as u8;
+        if b == 0 {
+            break;
+        }
+        s.push(b);
+    }
+    Some(String::from_utf8_lossy(&s).into_owned())
+}
+
+/// `bpf_csum_diff`: the one's complement sum of `to` and of the complement of `from`, plus `seed`, computed the way
+/// x86-64's `csum_partial` does (64-bit end-around-carry sum folded to 32 bits), so the raw 32-bit result matches too.
+fn csum_diff(vm: &mut Vm, from: u64, from_size: u64, to: u64, to_size: u64, seed: u64) -> Result<u64, FaultKind> {
+    let (from_size, to_size) = (from_size as u32 as usize, to_size as u32 as usize);
+    if (from_size | to_size) & 3 != 0 || from_size + to_size > 512 {
+        return Ok(EINVAL);
+    }
+    let mut words = Vec::with_capacity((from_size + to_size) / 4);
+    let from_bytes = read_arg(vm, from, from_size)?;
+    let to_bytes = read_arg(vm, to, to_size)?;
+    for w in from_bytes.chunks_exact(4) {
+        words.push(!u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    }
+    for w in to_bytes.chunks_exact(4) {
+        words.push(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    }
+    Ok(csum_partial(&words, seed as u32) as u64)
+}
+
+/// x86-64 `csum_partial` over 32-bit words.
+pub fn csum_partial(words: &[u32], seed: u32) -> u32 {
+    let mut sum: u64 = seed as u64;
+    let add = |sum: u64, v: u64| {
+        let (s, carry) = sum.overflowing_add(v);
+        s + carry as u64
+    };
+    for pair in words.chunks(2) {
+        let lo = pair[0] as u64;
+        let hi = pair.get(1).copied().unwrap_or(0) as u64;
+        sum = add(sum, hi << 32 | lo);
+    }
+    let (s, carry) = ((sum >> 32) as u32).overflowing_add(sum as u32);
+    s + carry as u32
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec to a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csum_partial_folds_like_x86() {
+        assert_eq!(csum_partial(&[], 0x1234), 0x1234);
+        assert_eq!(csum_partial(&[0xffff_ffff, 1], 0), 0xffff_ffff);
+        assert_eq!(csum_partial(&[1, 0xffff_fffe], 0), 0xffff_ffff);
+        assert_eq!(csum_partial(&[0x8000_0000, 0x8000_0000, 0x8000_0000], 0), 0x8000_0001);
+    }
+}

@@ -1,0 +1,208 @@
+//! The reference machine: one object's programs, their maps, and the sources of time and randomness.
+
+use crate::exec::Vm;
+use crate::fault::{Fault, LoadError};
+use crate::prepare::{prepare, Program};
+use crate::{Backend, BackendError, Verdict, XdpBuff, XdpMd};
+use hwxdp_maps::{MapStore, Maps};
+use hwxdp_object::ObjectSpec;
+
+/// Instructions one packet may execute before it is stopped. The kernel's verifier explores at most a million
+/// instructions and rejects unbounded loops, so a verified program never comes near this; the budget exists for
+/// programs the kernel would never load.
+pub const DEFAULT_BUDGET: u64 = 1 << 22;
+
+/// Where `bpf_ktime_get_ns` reads time from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// The time given with each packet ([`Machine::set_time`]) plus one nanosecond per executed instruction: runs
+    /// repeat exactly.
+    Virtual,
+    /// The host's `CLOCK_MONOTONIC`, which is what the kernel's `bpf_ktime_get_ns` reads: for comparing with the kernel.
+    Monotonic,
+}
+
+/// How the machine runs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Number of possible CPUs per-CPU maps hold values for.
+    pub possible_cpus: usize,
+    /// The CPU the program runs on (`bpf_get_smp_processor_id`).
+    pub cpu: usize,
+    /// Source of `bpf_ktime_get_ns`.
+    pub clock: Clock,
+    /// Seed of `bpf_get_prandom_u32`.
+    pub seed: u64,
+    /// Instruction budget per packet.
+    pub budget: u64,
+    /// Record the slot index of every executed instruction.
+    pub record_trace: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            possible_cpus: 1,
+            cpu: 0,
+            clock: Clock::Virtual,
+            seed: 0x5eed,
+            budget: DEFAULT_BUDGET,
+            record_trace: false,
+        }
+    }
+}
+
+/// What happened to one packet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The program's return value (0 on a fault).
+    pub retval: u32,
+    /// Instructions executed, over all programs reached through tail calls.
+    pub insns: u64,
+    /// A hash of the path taken (every branch decision and every program entered): equal paths, equal hashes.
+    pub path: u64,
+    /// Why the program was stopped, if it was.
+    pub fault: Option<Fault>,
+    /// Where `bpf_redirect`/`bpf_redirect_map` sent the packet: (map index or `None` for `bpf_redirect`, key).
+    pub redirect: Option<(Option<usize>, u64)>,
+    /// Lines written with `bpf_trace_printk`.
+    pub printk: Vec<String>,
+    /// Slot indices of executed instructions, as (program index, slot), when [`Config::record_trace`] is set.
+    pub trace: Vec<(u16, u32)>,
+}
+
+impl Outcome {
+    /// The verdict.
+    pub fn verdict(&self) -> Verdict {
+        Verdict::from_retval(self.retval)
+    }
+}
+
+/// Per-run state that is not the program's: time, randomness, CPU.
+#[derive(Clone, Debug)]
+pub(crate) struct Env {
+    pub clock: Clock,
+    pub packet_time: u64,
+    pub rng: u64,
+    pub cpu: u32,
+    pub budget: u64,
+    pub record_trace: bool,
+}
+
+/// The reference machine for one program of an object.
+pub struct Machine {
+    pub(crate) programs: Vec<Result<Program, LoadError>>,
+    pub(crate) entry: usize,
+    pub(crate) maps: Maps,
+    pub(crate) env: Env,
+    pub(crate) stack: Vec<u8>,
+}
+
+impl Machine {
+    /// Prepares program `program` (function or section name; `None` when the object has just one) of `spec`, with
+    /// fresh maps holding the globals' initial values.
+    pub fn new(spec: &ObjectSpec, program: Option<&str>, config: &Config) -> Result<Machine, LoadError> {
+        let available = || {
+            spec.programs
+                .iter()
+                .map(|p| format!("{} in {}", p.name, p.section))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let entry = match program {
+            Some(wanted) => spec
+                .programs
+                .iter()
+                .position(|p| p.name == wanted)
+                .or_else(|| spec.programs.iter().position(|p| p.section == wanted))
+                .ok_or_else(|| LoadError::NoSuchProgram {
+                    wanted: wanted.to_string(),
+                    available: available(),
+                })?,
+            None => {
+                let xdp: Vec<usize> = (0..spec.programs.len())
+                    .filter(|&i| spec.programs[i].section.starts_with("xdp"))
+                    .collect();
+                match (spec.programs.len(), xdp.as_slice()) {
+                    (1, _) => 0,
+                    (_, [only]) => *only,
+                    (0, _) => {
+                        return Err(LoadError::NoSuchProgram {
+                            wanted: "any".into(),
+                            available: "none".into(),
+                        })
+                    }
+                    _ => return Err(LoadError::Ambiguous { available: available() }),
+                }
+            }
+        };
+        let programs: Vec<_> = spec.programs.iter().map(|p| prepare(p, &spec.maps)).collect();
+        if let Err(e) = &programs[entry] {
+            return Err(e.clone());
+        }
+        let mut maps = Maps::new(&spec.maps, config.possible_cpus)?;
+        maps.set_cpu(config.cpu);
+        for (i, m) in spec.maps.iter().enumerate() {
+            if let Some(init) = &m.initial_value {
+                maps.update(i, &0u32.to_le_bytes(), init, 0)?;
+            }
+        }
+        Ok(Machine {
+            programs,
+            entry,
+            maps,
+            env: Env {
+                clock: config.clock,
+                packet_time: 0,
+                rng: config.seed | 1,
+                cpu: config.cpu as u32,
+                budget: config.budget,
+                record_trace: config.record_trace,
+            },
+            stack: vec![0; crate::exec::STACK_BYTES],
+        })
+    }
+
+    /// The program that runs first.
+    pub fn entry(&self) -> &Program {
+        match &self.programs[self.entry] {
+            Ok(p) => p,
+            Err(_) => unreachable!("Machine::new refuses an entry program that does not prepare"),
+        }
+    }
+
+    /// Sets the time of the next packet's arrival, in nanoseconds, for [`Clock::Virtual`].
+    pub fn set_time(&mut self, ns: u64) {
+        self.env.packet_time = ns;
+    }
+
+    /// The maps, with the data-path operations too.
+    pub fn maps_mut(&mut self) -> &mut Maps {
+        &mut self.maps
+    }
+
+    /// Runs one packet through the program. Faults end it with `XDP_ABORTED` and are reported in the outcome; the
+    /// packet buffer holds the packet as the program left it.
+    pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Outcome {
+        let mut vm = Vm::new(self, buff, md);
+        let mut outcome = vm.run();
+        if outcome.fault.is_some() {
+            outcome.retval = 0;
+        }
+        outcome
+    }
+}
+
+impl Backend for Machine {
+    fn name(&self) -> &str {
+        "interp"
+    }
+
+    fn run(&mut self, pkt: &mut XdpBuff, md: &XdpMd) -> Result<Verdict, BackendError> {
+        Ok(self.run_packet(pkt, md).verdict())
+    }
+
+    fn maps(&mut self) -> &mut dyn MapStore {
+        &mut self.maps
+    }
+}

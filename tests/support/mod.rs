@@ -1,0 +1,73 @@
+//! What the end-to-end suites share: running the hwxdp binary, locating built examples, scratch directories.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// What a run of the binary printed.
+pub struct Output {
+    /// Exit status was 0.
+    pub ok: bool,
+    /// The exit code.
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// Both, for assertion messages.
+    pub all: String,
+}
+
+/// Runs `hwxdp ARGS`.
+pub fn hwxdp(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_hwxdp"))
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("the hwxdp binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    Output {
+        ok: out.status.success(),
+        code: out.status.code(),
+        all: format!("$ hwxdp {}\n{stdout}{stderr}", args.join(" ")),
+        stdout,
+        stderr,
+    }
+}
+
+/// The repository's root directory.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The built object of example `name`; fails with a hint when `make examples` has not run.
+pub fn example_object(name: &str) -> String {
+    let path = repo_root().join("build/examples/xdp").join(format!("{name}.o"));
+    assert!(
+        path.exists(),
+        "{} is missing: run `make examples` (make test does) before the differential suite",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+/// A fresh scratch directory under the target directory.
+pub fn scratch_dir(name: &str) -> String {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir.display().to_string()
+}
+
+/// True where the kernel can load and run BPF programs.
+pub fn kernel_available() -> bool {
+    hwxdp_kernel::bpf_available().is_ok()
+}
+
+/// The N of "N packets identical" in verify's output.
+pub fn identical_count(stdout: &str) -> Option<usize> {
+    let at = stdout.find(" packets identical")?;
+    stdout[..at].rsplit(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}

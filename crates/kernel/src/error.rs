@@ -14,11 +14,13 @@ pub enum KernelError {
         /// The last lines libbpf logged.
         log: Vec<String>,
     },
-    /// The object opened but did not load: a map could not be created or the verifier rejected a program.
-    #[error("cannot load object: {message}{}", LogTail(.log))]
+    /// The object opened but did not load: the verifier rejected a program, or a map could not be created.
+    #[error("cannot load {what}: {reason}{}", LogTail(.log))]
     Load {
-        /// libbpf's reason.
-        message: String,
+        /// What failed to load: `program <name>`, `map <name>`, or `object` when libbpf did not say.
+        what: String,
+        /// Why, e.g. `permission denied (errno 13)`.
+        reason: String,
         /// The last 20 lines of the verifier log (or of libbpf's warnings when there is no verifier log).
         log: Vec<String>,
     },

@@ -1,7 +1,8 @@
 //! Loading an object into the kernel and pairing libbpf's maps and programs with the `ObjectSpec`'s.
 
 use crate::cpu::{pin_to_cpu0, possible_cpus};
-use crate::log::{captured_tail, start_capture};
+use crate::error::errno_text;
+use crate::log::{captured_tail, failed_part, start_capture};
 use crate::KernelError;
 use hwxdp_object::{MapKind, MapSpec, ObjectSpec};
 use libbpf_rs::libbpf_sys;
@@ -95,7 +96,8 @@ impl KernelProgram {
         }
         set_globals(&mut open, spec, globals)?;
         let object = open.load().map_err(|e| KernelError::Load {
-            message: e.to_string(),
+            what: failed_part(),
+            reason: reason_of(&e),
             log: captured_tail(),
         })?;
 
@@ -135,6 +137,20 @@ impl KernelProgram {
                 index: self.chosen,
                 reason: "chosen program is not loaded".to_string(),
             })
+    }
+}
+
+/// A libbpf-rs error as `<errno text> (errno N)`: libbpf-rs only shows the errno inside its message (`... (os error
+/// 13)`).
+fn reason_of(error: &libbpf_rs::Error) -> String {
+    let message = error.to_string();
+    let errno = message
+        .rsplit_once("(os error ")
+        .and_then(|(_, rest)| rest.split(')').next())
+        .and_then(|n| n.parse::<i32>().ok());
+    match errno {
+        Some(errno) => format!("{} (errno {errno})", errno_text(errno)),
+        None => message.to_lowercase(),
     }
 }
 

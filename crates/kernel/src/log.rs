@@ -33,6 +33,26 @@ pub(crate) fn captured_tail() -> Vec<String> {
     CAPTURED.with(|c| tail_of(&c.borrow()))
 }
 
+/// What libbpf said failed to load since [`start_capture`]: `program <name>`, `map <name>`, or `object`.
+pub(crate) fn failed_part() -> String {
+    CAPTURED.with(|c| failed_part_of(&c.borrow()))
+}
+
+fn failed_part_of(text: &str) -> String {
+    let quoted_before = |kind: &str, marker: &str| {
+        let end = text.find(marker)?;
+        let start = text[..end].rfind(&format!("{kind} '"))? + kind.len() + 2;
+        text.get(start..end).map(str::to_string)
+    };
+    if let Some(name) = quoted_before("prog", "': BPF program load failed") {
+        format!("program {name}")
+    } else if let Some(name) = quoted_before("map", "': failed to create") {
+        format!("map {name}")
+    } else {
+        "object".to_string()
+    }
+}
+
 fn tail_of(text: &str) -> Vec<String> {
     let body = match (text.rfind(BEGIN), text.rfind(END)) {
         (Some(begin), Some(end)) if begin < end => &text[begin + BEGIN.len()..end],
@@ -48,7 +68,7 @@ fn tail_of(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::tail_of;
+    use super::{failed_part_of, tail_of};
 
     #[test]
     fn keeps_the_end_of_the_verifier_log_only() {
@@ -63,6 +83,15 @@ mod tests {
         assert_eq!(tail.len(), 20);
         assert_eq!(tail.first().map(String::as_str), Some("line 10"));
         assert_eq!(tail.last().map(String::as_str), Some("line 29"));
+    }
+
+    #[test]
+    fn names_the_program_or_map_that_failed() {
+        let prog = "libbpf: prog 'xdp_reject': BPF program load failed: Permission denied\n";
+        assert_eq!(failed_part_of(prog), "program xdp_reject");
+        let map = "libbpf: map 'big': failed to create: Argument list too long(-7)\n";
+        assert_eq!(failed_part_of(map), "map big");
+        assert_eq!(failed_part_of("libbpf: something else\n"), "object");
     }
 
     #[test]

@@ -9,8 +9,8 @@ use hwxdp_xdp::{Backend, Verdict, XdpBuff, XdpMd};
 
 fn load(name: &str) -> KernelProgram {
     require_bpf();
-    KernelProgram::load(&compile("verdicts"), &verdicts_spec(), name)
-        .unwrap_or_else(|e| panic!("load {name}: {e}"))
+    let (elf, spec) = fixture("verdicts");
+    KernelProgram::load(&elf, &spec, name).unwrap_or_else(|e| panic!("load {name}: {e}"))
 }
 
 fn swapped(packet: &[u8]) -> Vec<u8> {
@@ -155,12 +155,9 @@ fn sandbox_rejects_impossible_devices() {
 #[test]
 fn tail_calls_go_through_the_prog_array_by_program_index() {
     let mut prog = load("xdp_tail_entry");
-    let table = 1;
-    let target = verdicts_spec()
-        .programs
-        .iter()
-        .position(|p| p.name == "xdp_tail_target")
-        .expect("target");
+    let (_, spec) = fixture("verdicts");
+    let table = map_index(&spec, "jmp_table");
+    let target = program_index(&spec, "xdp_tail_target");
     assert_eq!(
         prog.test_run(&frame(), &XdpMd::default())
             .expect("run")
@@ -185,11 +182,7 @@ fn tail_calls_go_through_the_prog_array_by_program_index() {
         vec![(u32_bytes(0), u32_bytes(target as u32))]
     );
 
-    let tc = verdicts_spec()
-        .programs
-        .iter()
-        .position(|p| p.name == "tc_other")
-        .expect("tc");
+    let tc = program_index(&spec, "tc_other");
     let err = prog
         .update(table, &u32_bytes(1), &u32_bytes(tc as u32), 0)
         .expect_err("tc_other is not loaded");
@@ -216,8 +209,8 @@ fn bench_reports_a_mean_time_per_run() {
 #[test]
 fn unknown_and_non_xdp_programs_are_not_found() {
     require_bpf();
-    let elf = compile("verdicts");
-    match KernelProgram::load(&elf, &verdicts_spec(), "tc_other") {
+    let (elf, spec) = fixture("verdicts");
+    match KernelProgram::load(&elf, &spec, "tc_other") {
         Err(KernelError::ProgramNotFound { name, available }) => {
             assert_eq!(name, "tc_other");
             assert!(available.contains(&"xdp_swap".to_string()), "{available:?}");
@@ -228,16 +221,17 @@ fn unknown_and_non_xdp_programs_are_not_found() {
         }
         other => panic!("expected ProgramNotFound, got {other:?}"),
     }
-    let err = KernelProgram::load(&elf, &verdicts_spec(), "nope").expect_err("no such program");
+    let err = KernelProgram::load(&elf, &spec, "nope").expect_err("no such program");
     assert!(err.to_string().contains("nope"), "{err}");
 }
 
 #[test]
 fn a_spec_that_disagrees_with_the_object_is_a_map_mismatch() {
     require_bpf();
-    let mut spec = verdicts_spec();
-    spec.maps[0].value_size = 8;
-    match KernelProgram::load(&compile("verdicts"), &spec, "xdp_swap") {
+    let (elf, mut spec) = fixture("verdicts");
+    let md_seen = map_index(&spec, "md_seen");
+    spec.maps[md_seen].value_size = 8;
+    match KernelProgram::load(&elf, &spec, "xdp_swap") {
         Err(KernelError::MapMismatch { map, reason }) => {
             assert_eq!(map, "md_seen");
             assert!(reason.contains("value 4"), "{reason}");
@@ -249,16 +243,22 @@ fn a_spec_that_disagrees_with_the_object_is_a_map_mismatch() {
 #[test]
 fn verifier_rejection_carries_the_verifier_message() {
     require_bpf();
-    let spec = spec(vec![program("xdp_reject", "xdp")], vec![]);
-    match KernelProgram::load(&compile("reject"), &spec, "xdp_reject") {
-        Err(err @ KernelError::Load { .. }) => {
-            let KernelError::Load { log, .. } = &err else {
-                unreachable!()
-            };
+    let (elf, spec) = fixture("reject");
+    let err =
+        KernelProgram::load(&elf, &spec, "xdp_reject").expect_err("the verifier must reject it");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("cannot load program xdp_reject: permission denied (errno 13)"),
+        "{message}"
+    );
+    assert!(message.contains("invalid access to packet"), "{message}");
+    match err {
+        KernelError::Load { what, log, .. } => {
+            assert_eq!(what, "program xdp_reject");
             assert!(!log.is_empty() && log.len() <= 20, "{log:?}");
             assert!(
-                err.to_string().contains("invalid access to packet"),
-                "{err}"
+                log.iter().any(|l| l.contains("invalid access to packet")),
+                "{log:?}"
             );
         }
         other => panic!("expected a load error, got {other:?}"),

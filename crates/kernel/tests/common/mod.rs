@@ -1,20 +1,11 @@
-//! Shared by the kernel tests: fixture compilation, the bpf precondition, hand-written specs.
+//! Shared by the kernel tests: fixture compilation and parsing, the bpf precondition, packets.
 
 #![allow(dead_code)]
 
-use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
+use hwxdp_object::ObjectSpec;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-pub const ARRAY: u32 = 2;
-pub const HASH: u32 = 1;
-pub const PROG_ARRAY: u32 = 3;
-pub const PERCPU_ARRAY: u32 = 6;
-pub const LRU_HASH: u32 = 9;
-pub const LPM_TRIE: u32 = 11;
-pub const DEVMAP: u32 = 14;
-pub const RINGBUF: u32 = 27;
 
 static BUILDS: AtomicUsize = AtomicUsize::new(0);
 
@@ -57,61 +48,25 @@ pub fn require_bpf() {
     }
 }
 
-pub fn program(name: &str, section: &str) -> ProgramSpec {
-    ProgramSpec {
-        name: name.to_string(),
-        section: section.to_string(),
-        insns: Vec::new(),
-        own_len: 0,
-        functions: vec![(0, name.to_string())],
-    }
+/// Builds `tests/fixtures/<name>.c` and parses it with `hwxdp_object::parse`.
+pub fn fixture(name: &str) -> (Vec<u8>, ObjectSpec) {
+    let elf = compile(name);
+    let spec = hwxdp_object::parse(&elf).unwrap_or_else(|e| panic!("parse fixture {name}: {e}"));
+    (elf, spec)
 }
 
-pub fn map(name: &str, map_type: u32, key_size: u32, value_size: u32, max_entries: u32) -> MapSpec {
-    MapSpec {
-        name: name.to_string(),
-        map_type,
-        key_size,
-        value_size,
-        max_entries,
-        map_flags: 0,
-        kind: MapKind::BtfDefined,
-        initial_value: None,
-    }
+/// Index of map `name` in `spec`.
+pub fn map_index(spec: &ObjectSpec, name: &str) -> usize {
+    spec.map_index(name)
+        .unwrap_or_else(|| panic!("no map {name} in {:?}", spec.maps))
 }
 
-pub fn global(section: &str, initial: &[u8]) -> MapSpec {
-    MapSpec {
-        kind: MapKind::Global,
-        initial_value: Some(initial.to_vec()),
-        ..map(section, ARRAY, 4, initial.len() as u32, 1)
-    }
-}
-
-pub fn spec(programs: Vec<ProgramSpec>, maps: Vec<MapSpec>) -> ObjectSpec {
-    ObjectSpec {
-        programs,
-        maps,
-        license: "GPL".to_string(),
-    }
-}
-
-/// `verdicts.c`, as `hwxdp_object::parse` describes it.
-pub fn verdicts_spec() -> ObjectSpec {
-    spec(
-        vec![
-            program("xdp_swap", "xdp"),
-            program("xdp_md_fields", "xdp"),
-            program("xdp_adjust", "xdp"),
-            program("xdp_tail_entry", "xdp"),
-            program("xdp_tail_target", "xdp"),
-            program("tc_other", "tc"),
-        ],
-        vec![
-            map("md_seen", ARRAY, 4, 4, 2),
-            map("jmp_table", PROG_ARRAY, 4, 4, 4),
-        ],
-    )
+/// Index of program `name` in `spec`.
+pub fn program_index(spec: &ObjectSpec, name: &str) -> usize {
+    spec.programs
+        .iter()
+        .position(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no program {name}"))
 }
 
 /// A 64-byte Ethernet frame with distinct MAC addresses and a counting payload.

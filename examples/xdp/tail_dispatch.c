@@ -1,0 +1,99 @@
+/* tail_dispatch: protocol dispatch through tail calls.
+ *
+ * Stands for the chained-program deployments (Katran, Cilium) the hXDP and eBPFlow papers must run. `tail_dispatch`
+ * picks a slot of the `jump_table` PROG_ARRAY by ethertype and tail-calls it: slot 0 holds `tail_ipv4` (swaps MACs and
+ * bounces IPv4 with a TTL above 1 via XDP_TX, passes the rest, drops truncated headers), slot 1 holds `tail_ipv6`
+ * (drops IPv6 with hop limit 0 or 1, passes the rest). ARP asks for slot 2, which is declared but empty, and 802.1Q for
+ * slot 9, beyond the table: both tail calls fail and fall through (ARP passes, VLAN drops; a failed IPv4 or IPv6
+ * tail call would abort). Other ethertypes pass without a tail call; frames shorter than an Ethernet header drop. The table is filled
+ * statically (libbpf's `.values` initialiser), so no preload is needed.
+ *
+ * Trace (crates/gen/src/examples/tail_dispatch.rs): IPv4 with TTL 64, 1 and truncated headers, IPv6 with hop limit
+ * 64, 1 and truncated headers, ARP, VLAN-tagged and other ethertypes, and the generic malformed frames.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+enum jump_slot { SLOT_IPV4 = 0, SLOT_IPV6 = 1, SLOT_ARP = 2, SLOT_VLAN = 9 };
+
+int tail_ipv4(struct xdp_md *ctx);
+int tail_ipv6(struct xdp_md *ctx);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__array(values, int(void *));
+} jump_table SEC(".maps") = {
+	.values = {
+		[SLOT_IPV4] = (void *)&tail_ipv4,
+		[SLOT_IPV6] = (void *)&tail_ipv6,
+	},
+};
+
+SEC("xdp")
+int tail_ipv4(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	__u8 tmp[ETH_ALEN];
+
+	if ((void *)(ip + 1) > data_end)
+		return XDP_DROP;
+	if (ip->ttl <= 1)
+		return XDP_PASS;
+	__builtin_memcpy(tmp, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, tmp, ETH_ALEN);
+	return XDP_TX;
+}
+
+SEC("xdp")
+int tail_ipv6(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct ethhdr *eth = data;
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+	if ((void *)(ip6 + 1) > data_end)
+		return XDP_DROP;
+	if (ip6->hop_limit <= 1)
+		return XDP_DROP;
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int tail_dispatch(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct ethhdr *eth = data;
+
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	switch (eth->h_proto) {
+	case bpf_htons(ETH_P_IP):
+		bpf_tail_call(ctx, &jump_table, SLOT_IPV4);
+		return XDP_ABORTED;
+	case bpf_htons(ETH_P_IPV6):
+		bpf_tail_call(ctx, &jump_table, SLOT_IPV6);
+		return XDP_ABORTED;
+	case bpf_htons(ETH_P_ARP):
+		bpf_tail_call(ctx, &jump_table, SLOT_ARP);
+		return XDP_PASS;
+	case bpf_htons(ETH_P_8021Q):
+		bpf_tail_call(ctx, &jump_table, SLOT_VLAN);
+		return XDP_DROP;
+	default:
+		return XDP_PASS;
+	}
+}
+
+char _license[] SEC("license") = "GPL";

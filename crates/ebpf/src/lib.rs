@@ -4,9 +4,17 @@
 //! Jump and call offsets stay in 8-byte *slots*, as in the encoding, so that indices printed by `llvm-objdump` and by the
 //! kernel's verifier are the indices used everywhere in hwxdp.
 
+pub mod asm;
+pub mod disasm;
+pub mod kind;
 pub mod opcode;
+pub mod valid;
 
+pub use asm::{assemble, AsmError};
+pub use disasm::{format_insn, listing};
+pub use kind::{AluOp, AtomicOp, ByteOrder, CallKind, InsnKind, JmpCond, Source, Width};
 pub use opcode::*;
+pub use valid::{kind, validate, InvalidInsn};
 
 use thiserror::Error;
 
@@ -52,7 +60,13 @@ pub enum DecodeError {
 impl Insn {
     /// Builds an instruction from its fields.
     pub const fn new(code: u8, dst: u8, src: u8, off: i16, imm: i64) -> Self {
-        Insn { code, dst, src, off, imm }
+        Insn {
+            code,
+            dst,
+            src,
+            off,
+            imm,
+        }
     }
 
     /// The instruction class (low three bits of the opcode).
@@ -119,7 +133,7 @@ impl Insn {
 
 /// Decodes a whole instruction stream.
 pub fn decode(bytes: &[u8]) -> Result<Vec<Insn>, DecodeError> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return Err(DecodeError::Length { len: bytes.len() });
     }
     let mut insns = Vec::with_capacity(bytes.len() / 8);

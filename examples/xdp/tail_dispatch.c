@@ -1,15 +1,16 @@
 /* tail_dispatch: protocol dispatch through tail calls.
  *
  * Stands for the chained-program deployments (Katran, Cilium) the hXDP and eBPFlow papers must run. `tail_dispatch`
- * picks a slot of the `jump_table` PROG_ARRAY by ethertype and tail-calls it: slot 0 holds `tail_ipv4` (swaps MACs and
- * bounces IPv4 with a TTL above 1 via XDP_TX, passes the rest, drops truncated headers), slot 1 holds `tail_ipv6`
- * (drops IPv6 with hop limit 0 or 1, passes the rest). ARP asks for slot 2, which is declared but empty, and 802.1Q for
- * slot 9, beyond the table: both tail calls fail and fall through (ARP passes, VLAN drops; a failed IPv4 or IPv6
- * tail call would abort). Other ethertypes pass without a tail call; frames shorter than an Ethernet header drop. The table is filled
- * statically (libbpf's `.values` initialiser), so no preload is needed.
+ * picks a slot of the `jump_table` PROG_ARRAY by ethertype and tail-calls it: slot 0 holds `tail_ipv4` (swaps MACs
+ * and bounces IPv4 with a TTL above 1 via XDP_TX, passes the rest, drops truncated headers), slot 1 holds `tail_ipv6`
+ * (drops IPv6 with hop limit 0 or 1, passes the rest). ARP asks for slot 2, which is empty, and 802.1Q for slot 9,
+ * beyond the table: both tail calls fail and fall through (ARP passes, VLAN drops; a failed IPv4 or IPv6 tail call,
+ * with an empty table, aborts). Other ethertypes pass without a tail call; frames shorter than an Ethernet header
+ * drop. The loader fills the table: hwxdp preloads PROG_ARRAY values as indices into the object's program list.
  *
- * Trace (crates/gen/src/examples/tail_dispatch.rs): IPv4 with TTL 64, 1 and truncated headers, IPv6 with hop limit
- * 64, 1 and truncated headers, ARP, VLAN-tagged and other ethertypes, and the generic malformed frames.
+ * Trace (crates/gen/src/examples/tail_dispatch.rs): `jump_table` is preloaded with slot 0 = `tail_ipv4` and slot
+ * 1 = `tail_ipv6`; the trace sends IPv4 with TTL 64, 2, 1 and 0, IPv6 with the same hop limits, truncated IP headers,
+ * ARP, 802.1Q and 802.1ad tagged frames, other ethertypes, and the generic malformed frames.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -20,20 +21,12 @@
 
 enum jump_slot { SLOT_IPV4 = 0, SLOT_IPV6 = 1, SLOT_ARP = 2, SLOT_VLAN = 9 };
 
-int tail_ipv4(struct xdp_md *ctx);
-int tail_ipv6(struct xdp_md *ctx);
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, 4);
 	__type(key, __u32);
-	__array(values, int(void *));
-} jump_table SEC(".maps") = {
-	.values = {
-		[SLOT_IPV4] = (void *)&tail_ipv4,
-		[SLOT_IPV6] = (void *)&tail_ipv6,
-	},
-};
+	__type(value, __u32);
+} jump_table SEC(".maps");
 
 SEC("xdp")
 int tail_ipv4(struct xdp_md *ctx)

@@ -293,3 +293,38 @@ fn immediate_sources_are_printed_signed() {
     .to_insn();
     assert_eq!(format_insn(&insn), "w1 ^= -1");
 }
+
+#[test]
+fn assembler_reads_llvm19_default_hex_output() {
+    let insns: Vec<Insn> = all_forms().iter().map(InsnKind::to_insn).collect();
+    let obj = llvm_mc("hex", &byte_source(&insns, &[]));
+    let decimal = insn_lines(text_body(&run(
+        "llvm-objdump-19",
+        &["-d", "--no-print-imm-hex", &obj],
+    )));
+    let dump = run("llvm-objdump-19", &["-d", &obj]);
+    // Keep the target labels: the assembler must skip them.
+    let hex_texts: Vec<&str> = text_body(&dump)
+        .lines()
+        .filter(|l| l.starts_with(' '))
+        .filter_map(|l| l.splitn(3, '\t').nth(2))
+        .collect();
+    assert_eq!(hex_texts.len(), insns.len());
+    let mut checked = 0;
+    for ((insn, dec), hex) in insns.iter().zip(&decimal).zip(hex_texts) {
+        // Only where LLVM's text is faithful to the instruction (not lossy, not <unknown>).
+        let faithful = dec.text == format_insn(insn)
+            && assemble(&dec.text).ok().as_deref() == Some(&[*insn][..]);
+        if !faithful {
+            continue;
+        }
+        let ours = assemble(hex).unwrap_or_else(|e| panic!("`{hex}`: {e}"));
+        assert_eq!(encode(&ours), dec.bytes, "`{hex}`");
+        checked += 1;
+    }
+    assert!(
+        checked > insns.len() * 4 / 5,
+        "only {checked} of {} lines checked",
+        insns.len()
+    );
+}

@@ -23,10 +23,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .with_context(|| format!("{object}: no program {name:?}"))?],
         None => loaded.spec.programs.iter().collect(),
     };
-    let file_name = args.program.object.file_name().map(|n| n.to_string_lossy().into_owned());
-    println!("\n{}:\tfile format elf64-bpf", file_name.unwrap_or(object));
+    println!("\n{object}:\tfile format elf64-bpf");
     for program in programs {
-        println!("\nDisassembly of section {}:\n", program.section);
+        print!("\nDisassembly of section {}:\n", program.section);
         // Show instructions as they are in the file: relocated map references go back to their unrelocated form and the
         // relocation is printed beneath, as `llvm-objdump -dr` does.
         let mut relocations = Vec::new();
@@ -39,18 +38,35 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     let map = (insn.imm & 0xffff_ffff) as usize;
                     let name = loaded.spec.maps.get(map).map_or("?", |m| m.name.as_str());
                     relocations.push((i, name.to_string()));
-                    let imm = if insn.src == PSEUDO_MAP_VALUE { insn.imm >> 32 } else { 0 };
-                    Insn { src: 0, imm, ..*insn }
+                    let imm = if insn.src == PSEUDO_MAP_VALUE {
+                        insn.imm >> 32
+                    } else {
+                        0
+                    };
+                    Insn {
+                        src: 0,
+                        imm,
+                        ..*insn
+                    }
                 }
                 _ => *insn,
             })
             .collect();
         let slots = slot_offsets(&shown);
-        let listing = hwxdp_ebpf::disasm::listing(&shown, &program.functions);
+        let symbols: Vec<(usize, String)> = program
+            .functions
+            .iter()
+            .map(|(index, name)| (slots[*index], name.clone()))
+            .collect();
+        let listing = hwxdp_ebpf::disasm::listing(&shown, &symbols);
         let mut pending = relocations.iter().peekable();
         for line in listing.lines() {
             println!("{line}");
-            let slot = line.trim_start().split(':').next().and_then(|s| s.parse::<usize>().ok());
+            let slot = line
+                .trim_start()
+                .split(':')
+                .next()
+                .and_then(|s| s.parse::<usize>().ok());
             if let (Some(slot), Some((i, name))) = (slot, pending.peek()) {
                 if slots[*i] == slot {
                     println!("\t\t{:016x}:  R_BPF_64_64\t{name}", slot * 8);

@@ -34,13 +34,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let object = args.program.object.display().to_string();
     let program = match &args.program.program {
         Some(name) => loaded.spec.program(Some(name)),
-        None => loaded
-            .spec
-            .program(None)
-            .or_else(|| loaded.spec.programs.iter().find(|p| p.section.starts_with("xdp"))),
+        None => loaded.spec.program(None).or_else(|| {
+            loaded
+                .spec
+                .programs
+                .iter()
+                .find(|p| p.section.starts_with("xdp"))
+        }),
     }
     .with_context(|| format!("{object}: no such program (use --program NAME)"))?;
-    let workload = hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed).context(object)?;
+    let workload =
+        hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed).context(object)?;
     common::create_dir(&args.out)?;
     let pcap = args.out.join("trace.pcap");
     let mut writer = trace::Writer::create(&pcap)?;
@@ -49,20 +53,31 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     writer.finish()?;
     println!("{}: {}", program.name, workload.description);
-    println!("wrote {} ({} packets)", pcap.display(), workload.packets.len());
+    println!(
+        "wrote {} ({} packets)",
+        pcap.display(),
+        workload.packets.len()
+    );
     if !workload.preload.is_empty() {
         let mut maps: Map<String, Value> = Map::new();
         for p in &workload.preload {
             let hex = |b: &[u8]| b.iter().map(|x| format!("0x{x:02x}")).collect::<Vec<_>>();
             let entry = json!({ "key": hex(&p.key), "value": hex(&p.value) });
-            match maps.entry(p.map.clone()).or_insert_with(|| Value::Array(Vec::new())) {
+            match maps
+                .entry(p.map.clone())
+                .or_insert_with(|| Value::Array(Vec::new()))
+            {
                 Value::Array(list) => list.push(entry),
                 _ => unreachable!("every map entry is created as an array"),
             }
         }
         let path = args.out.join("maps.json");
         common::write_json(&path, &Value::Object(maps))?;
-        println!("wrote {} ({} entries)", path.display(), workload.preload.len());
+        println!(
+            "wrote {} ({} entries)",
+            path.display(),
+            workload.preload.len()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

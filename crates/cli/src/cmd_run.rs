@@ -66,7 +66,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .with_context(|| args.program.object.display().to_string())?;
     if let Some(path) = &args.trace.maps {
         let file = common::load_maps(path)?;
-        hwxdp_maps::json::preload(machine.maps_mut(), &file).with_context(|| path.display().to_string())?;
+        hwxdp_maps::json::preload(machine.maps_mut(), &file)
+            .with_context(|| path.display().to_string())?;
     }
     common::create_dir(&args.out)?;
     let mut writers = BTreeMap::new();
@@ -81,7 +82,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => None,
     };
     let mut printk = Vec::new();
-    let mut verdicts: BTreeMap<&'static str, usize> = Verdict::NAMED.iter().map(|v| (v.bucket(), 0)).collect();
+    let mut verdicts: BTreeMap<&'static str, usize> =
+        Verdict::NAMED.iter().map(|v| (v.bucket(), 0)).collect();
     let (mut min, mut max, mut total, mut ran) = (u64::MAX, 0u64, 0u64, 0usize);
     let mut paths = HashSet::new();
     let mut faults = (0usize, Vec::new());
@@ -116,7 +118,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         printk.extend(outcome.printk.iter().map(|l| format!("packet {i}: {l}")));
         if let Some(out) = insn_trace.as_mut() {
-            let slots: Vec<String> = outcome.trace.iter().map(|(p, s)| format!("[{p},{s}]")).collect();
+            let slots: Vec<String> = outcome
+                .trace
+                .iter()
+                .map(|(p, s)| format!("[{p},{s}]"))
+                .collect();
             writeln!(out, "{{\"packet\":{i},\"insns\":[{}]}}", slots.join(","))?;
         }
     }
@@ -159,11 +165,23 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 fn print_summary(stats: &Stats, out: &std::path::Path) {
-    let counts: Vec<String> = stats.verdicts.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    println!("{}: {} packets: {}", stats.program, stats.packets, counts.join(", "));
+    let counts: Vec<String> = stats
+        .verdicts
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
+    println!(
+        "{}: {} packets: {}",
+        stats.program,
+        stats.packets,
+        counts.join(", ")
+    );
     println!(
         "instructions per packet: min {} mean {:.1} max {}; {} distinct paths",
-        stats.insns_per_packet.min, stats.insns_per_packet.mean, stats.insns_per_packet.max, stats.paths
+        stats.insns_per_packet.min,
+        stats.insns_per_packet.mean,
+        stats.insns_per_packet.max,
+        stats.paths
     );
     if stats.skipped > 0 {
         println!("{} packets skipped (not a valid XDP frame)", stats.skipped);

@@ -26,8 +26,15 @@ const RINGBUF: u32 = 27;
 pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
     let packets = common::load_trace(&args.trace)?;
-    let preload = args.trace.maps.as_deref().map(common::load_maps).transpose()?;
-    hwxdp_kernel::bpf_available().context("the kernel cannot run BPF programs here, so there is nothing to verify against")?;
+    let preload = args
+        .trace
+        .maps
+        .as_deref()
+        .map(common::load_maps)
+        .transpose()?;
+    hwxdp_kernel::bpf_available().context(
+        "the kernel cannot run BPF programs here, so there is nothing to verify against",
+    )?;
     let object = args.program.object.display().to_string();
 
     let mut devices = vec![(args.trace.ifindex, args.trace.rx_queues)];
@@ -35,11 +42,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         bail!("ifindex 1 is the loopback device, which has one receive queue: give --ifindex N with --rx-queues");
     }
     if let Some(file) = &preload {
-        devices.extend(devmap_targets(&loaded.spec, file).into_iter().map(|i| (i, 1)));
+        devices.extend(
+            devmap_targets(&loaded.spec, file)
+                .into_iter()
+                .map(|i| (i, 1)),
+        );
     }
     devices.sort();
     devices.dedup_by_key(|d| d.0);
-    let _sandbox = Sandbox::enter(&devices).context("cannot set up the interfaces packets arrive on")?;
+    let _sandbox =
+        Sandbox::enter(&devices).context("cannot set up the interfaces packets arrive on")?;
 
     let possible_cpus = hwxdp_kernel::possible_cpus()?;
     let config = Config {
@@ -47,13 +59,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
         clock: Clock::Monotonic,
         ..Config::default()
     };
-    let mut machine = Machine::new(&loaded.spec, args.program.program.as_deref(), &config).context(object.clone())?;
+    let mut machine = Machine::new(&loaded.spec, args.program.program.as_deref(), &config)
+        .context(object.clone())?;
     let name = machine.entry().name.clone();
-    let mut kernel = KernelProgram::load(&loaded.elf, &loaded.spec, &name).context(object.clone())?;
+    let mut kernel =
+        KernelProgram::load(&loaded.elf, &loaded.spec, &name).context(object.clone())?;
     if let Some(file) = &preload {
-        let path = args.trace.maps.as_deref().unwrap_or_else(|| std::path::Path::new("maps"));
-        hwxdp_maps::json::preload(&mut kernel, file).with_context(|| format!("{} (kernel)", path.display()))?;
-        hwxdp_maps::json::preload(machine.maps_mut(), file).with_context(|| path.display().to_string())?;
+        let path = args
+            .trace
+            .maps
+            .as_deref()
+            .unwrap_or_else(|| std::path::Path::new("maps"));
+        hwxdp_maps::json::preload(&mut kernel, file)
+            .with_context(|| format!("{} (kernel)", path.display()))?;
+        hwxdp_maps::json::preload(machine.maps_mut(), file)
+            .with_context(|| path.display().to_string())?;
     }
     let ringbufs: Vec<usize> = (0..loaded.spec.maps.len())
         .filter(|&m| loaded.spec.maps[m].map_type == RINGBUF)
@@ -68,12 +88,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
             continue;
         }
         let md = common::metadata(&args.trace, &packet.data);
-        let k = kernel.test_run(&packet.data, &md).with_context(|| format!("packet {i}"))?;
+        let k = kernel
+            .test_run(&packet.data, &md)
+            .with_context(|| format!("packet {i}"))?;
         let o = machine.run_packet(&mut buff, &md);
         compared += 1;
         let mut problems = Vec::new();
         if k.retval != o.retval {
-            problems.push(format!("verdict: kernel {}, hwxdp {}", k.verdict(), o.verdict()));
+            problems.push(format!(
+                "verdict: kernel {}, hwxdp {}",
+                k.verdict(),
+                o.verdict()
+            ));
         }
         if let Some(f) = &o.fault {
             problems.push(format!("hwxdp stopped the program: {f}"));
@@ -97,7 +123,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         if !problems.is_empty() {
             bar.finish_and_clear();
-            println!("{name}: packet {i} differs ({compared} compared, {} identical before it)", compared - 1);
+            println!(
+                "{name}: packet {i} differs ({compared} compared, {} identical before it)",
+                compared - 1
+            );
             for p in problems {
                 println!("  {p}");
             }
@@ -120,7 +149,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     println!(
         "{name}: {compared} packets identical (verdicts, packet bytes), {} maps identical{}",
         loaded.spec.maps.len(),
-        if skipped > 0 { format!("; {skipped} frames too short or long for XDP skipped") } else { String::new() }
+        if skipped > 0 {
+            format!("; {skipped} frames too short or long for XDP skipped")
+        } else {
+            String::new()
+        }
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -146,12 +179,17 @@ fn devmap_targets(spec: &hwxdp_object::ObjectSpec, file: &MapsFile) -> Vec<u32> 
 
 /// Describes how two packets differ.
 fn byte_diff(kernel: &[u8], ours: &[u8]) -> String {
-    let mut out = format!("packet bytes: kernel {} bytes, hwxdp {} bytes", kernel.len(), ours.len());
+    let mut out = format!(
+        "packet bytes: kernel {} bytes, hwxdp {} bytes",
+        kernel.len(),
+        ours.len()
+    );
     let diffs: Vec<String> = (0..kernel.len().max(ours.len()))
         .filter(|&i| kernel.get(i) != ours.get(i))
         .take(16)
         .map(|i| {
-            let show = |b: Option<&u8>| b.map(|b| format!("{b:02x}")).unwrap_or_else(|| "--".into());
+            let show =
+                |b: Option<&u8>| b.map(|b| format!("{b:02x}")).unwrap_or_else(|| "--".into());
             format!("{i}: {} vs {}", show(kernel.get(i)), show(ours.get(i)))
         })
         .collect();
@@ -167,7 +205,9 @@ fn compare_maps(kernel: &mut dyn MapStore, ours: &mut dyn MapStore) -> Result<Ve
     let mut diffs = Vec::new();
     for m in 0..ours.specs().len() {
         let name = ours.specs()[m].name.clone();
-        let theirs = kernel.entries(m).with_context(|| format!("map {name} (kernel)"))?;
+        let theirs = kernel
+            .entries(m)
+            .with_context(|| format!("map {name} (kernel)"))?;
         let mine = ours.entries(m).with_context(|| format!("map {name}"))?;
         let (mut a, mut b) = (theirs.iter().peekable(), mine.iter().peekable());
         loop {
@@ -175,21 +215,29 @@ fn compare_maps(kernel: &mut dyn MapStore, ours: &mut dyn MapStore) -> Result<Ve
                 (None, None) => break,
                 (Some((ka, va)), Some((kb, vb))) if ka == kb => {
                     if va != vb {
-                        diffs.push(format!("map {name} key {ka:02x?}: kernel {va:02x?}, hwxdp {vb:02x?}"));
+                        diffs.push(format!(
+                            "map {name} key {ka:02x?}: kernel {va:02x?}, hwxdp {vb:02x?}"
+                        ));
                     }
                     a.next();
                     b.next();
                 }
                 (Some((ka, va)), Some((kb, _))) if ka < kb => {
-                    diffs.push(format!("map {name} key {ka:02x?}: kernel {va:02x?}, hwxdp has no entry"));
+                    diffs.push(format!(
+                        "map {name} key {ka:02x?}: kernel {va:02x?}, hwxdp has no entry"
+                    ));
                     a.next();
                 }
                 (Some((ka, va)), None) => {
-                    diffs.push(format!("map {name} key {ka:02x?}: kernel {va:02x?}, hwxdp has no entry"));
+                    diffs.push(format!(
+                        "map {name} key {ka:02x?}: kernel {va:02x?}, hwxdp has no entry"
+                    ));
                     a.next();
                 }
                 (_, Some((kb, vb))) => {
-                    diffs.push(format!("map {name} key {kb:02x?}: kernel has no entry, hwxdp {vb:02x?}"));
+                    diffs.push(format!(
+                        "map {name} key {kb:02x?}: kernel has no entry, hwxdp {vb:02x?}"
+                    ));
                     b.next();
                 }
             }

@@ -51,7 +51,8 @@ pub fn load_object(path: &Path) -> Result<Loaded> {
 
 /// Reads a `--maps` file.
 pub fn load_maps(path: &Path) -> Result<MapsFile> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
     json::parse(&text).with_context(|| path.display().to_string())
 }
 
@@ -82,7 +83,8 @@ pub fn one_line(err: &anyhow::Error) -> String {
 
 /// Creates the output directory.
 pub fn create_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create directory", dir.display()))
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{}: cannot create directory", dir.display()))
 }
 
 /// Writes JSON with a trailing newline.

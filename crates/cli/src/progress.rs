@@ -9,9 +9,10 @@ pub fn packets(len: usize, what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
-    let style = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} packets ({per_sec}, eta {eta})")
-        .map(|s| s.progress_chars("=> "))
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style =
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} packets ({per_sec}, eta {eta})")
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     bar.set_message(what.to_string());
     bar

@@ -4,8 +4,9 @@
 
 /// The default Toeplitz key most NIC drivers ship.
 const KEY: [u8; 40] = [
-    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
-    0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 ];
 
 /// The Toeplitz hash of `input` under the default key.
@@ -44,9 +45,17 @@ fn flow_bytes(frame: &[u8]) -> Vec<u8> {
             let Some(ihl) = frame.get(l3).map(|b| ((b & 0x0f) as usize) * 4) else {
                 return Vec::new();
             };
-            (frame.get(l3 + 12..l3 + 20), frame.get(l3 + 9).copied(), l3 + ihl)
+            (
+                frame.get(l3 + 12..l3 + 20),
+                frame.get(l3 + 9).copied(),
+                l3 + ihl,
+            )
         }
-        0x86dd => (frame.get(l3 + 8..l3 + 40), frame.get(l3 + 6).copied(), l3 + 40),
+        0x86dd => (
+            frame.get(l3 + 8..l3 + 40),
+            frame.get(l3 + 6).copied(),
+            l3 + 40,
+        ),
         _ => return Vec::new(),
     };
     let Some(addrs) = addrs else {
@@ -87,7 +96,11 @@ mod tests {
 
     #[test]
     fn non_ip_and_single_queue_go_to_queue_zero() {
-        let arp = [0u8; 12].iter().chain(&[0x08, 0x06]).copied().collect::<Vec<_>>();
+        let arp = [0u8; 12]
+            .iter()
+            .chain(&[0x08, 0x06])
+            .copied()
+            .collect::<Vec<_>>();
         assert_eq!(queue(&arp, 8), 0);
         assert_eq!(queue(&[0; 64], 1), 0);
     }

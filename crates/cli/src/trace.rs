@@ -32,7 +32,12 @@ pub fn read(path: &Path) -> Result<Vec<TracePacket>> {
     let mut magic = [0u8; 4];
     BufReader::new(&file)
         .read_exact(&mut magic)
-        .with_context(|| format!("{}: not a pcap file (shorter than a header)", path.display()))?;
+        .with_context(|| {
+            format!(
+                "{}: not a pcap file (shorter than a header)",
+                path.display()
+            )
+        })?;
     let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
     if PCAP_MAGICS.contains(&magic) {
         read_pcap(path, file)
@@ -51,15 +56,25 @@ pub fn read(path: &Path) -> Result<Vec<TracePacket>> {
 }
 
 fn read_pcap(path: &Path, file: File) -> Result<Vec<TracePacket>> {
-    let mut reader =
-        PcapReader::new(BufReader::new(file)).with_context(|| format!("{}: bad pcap header", path.display()))?;
+    let mut reader = PcapReader::new(BufReader::new(file))
+        .with_context(|| format!("{}: bad pcap header", path.display()))?;
     let link = reader.header().datalink;
     if link != DataLink::ETHERNET {
-        bail!("{}: link type {:?}, hwxdp needs Ethernet frames", path.display(), link);
+        bail!(
+            "{}: link type {:?}, hwxdp needs Ethernet frames",
+            path.display(),
+            link
+        );
     }
     let mut packets = Vec::new();
     while let Some(packet) = reader.next_packet() {
-        let packet = packet.with_context(|| format!("{}: packet {}: malformed record", path.display(), packets.len()))?;
+        let packet = packet.with_context(|| {
+            format!(
+                "{}: packet {}: malformed record",
+                path.display(),
+                packets.len()
+            )
+        })?;
         packets.push(TracePacket {
             time_ns: packet.timestamp.as_nanos() as u64,
             data: packet.data.into_owned(),
@@ -69,16 +84,26 @@ fn read_pcap(path: &Path, file: File) -> Result<Vec<TracePacket>> {
 }
 
 fn read_pcapng(path: &Path, file: File) -> Result<Vec<TracePacket>> {
-    let mut reader =
-        PcapNgReader::new(BufReader::new(file)).with_context(|| format!("{}: bad pcapng header", path.display()))?;
+    let mut reader = PcapNgReader::new(BufReader::new(file))
+        .with_context(|| format!("{}: bad pcapng header", path.display()))?;
     let mut packets = Vec::new();
     while let Some(block) = reader.next_block() {
-        let block = block.with_context(|| format!("{}: packet {}: malformed block", path.display(), packets.len()))?;
+        let block = block.with_context(|| {
+            format!(
+                "{}: packet {}: malformed block",
+                path.display(),
+                packets.len()
+            )
+        })?;
         let (time_ns, data) = match block {
             Block::EnhancedPacket(p) => (p.timestamp.as_nanos() as u64, p.data.into_owned()),
             Block::SimplePacket(p) => (0, p.data.into_owned()),
             Block::InterfaceDescription(i) if i.linktype != DataLink::ETHERNET => {
-                bail!("{}: link type {:?}, hwxdp needs Ethernet frames", path.display(), i.linktype)
+                bail!(
+                    "{}: link type {:?}, hwxdp needs Ethernet frames",
+                    path.display(),
+                    i.linktype
+                )
             }
             _ => continue,
         };
@@ -96,7 +121,8 @@ pub struct Writer {
 impl Writer {
     /// Creates (or truncates) `path`.
     pub fn create(path: &Path) -> Result<Writer> {
-        let file = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+        let file =
+            File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
         let header = PcapHeader {
             datalink: DataLink::ETHERNET,
             ts_resolution: pcap_file::TsResolution::NanoSecond,

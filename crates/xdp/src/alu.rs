@@ -141,7 +141,11 @@ mod tests {
         assert_eq!(alu64(ALU_DIV, 0, 7, 0), Some(0));
         assert_eq!(alu64(ALU_MOD, 0, 7, 0), Some(7));
         assert_eq!(alu32(ALU_DIV, 0, 0xffff_ffff_0000_0007, 0), Some(0));
-        assert_eq!(alu32(ALU_MOD, 0, 0xffff_ffff_0000_0007, 0), Some(7), "32-bit mod by zero zero-extends");
+        assert_eq!(
+            alu32(ALU_MOD, 0, 0xffff_ffff_0000_0007, 0),
+            Some(7),
+            "32-bit mod by zero zero-extends"
+        );
         assert_eq!(alu64(ALU_DIV, 1, 7, 0), Some(0));
         assert_eq!(alu64(ALU_MOD, 1, (-7i64) as u64, 0), Some((-7i64) as u64));
     }
@@ -151,17 +155,29 @@ mod tests {
         assert_eq!(alu64(ALU_DIV, 1, (-7i64) as u64, 2), Some((-3i64) as u64));
         assert_eq!(alu64(ALU_MOD, 1, (-7i64) as u64, 2), Some((-1i64) as u64));
         assert_eq!(alu64(ALU_MOD, 1, 7, (-2i64) as u64), Some(1));
-        assert_eq!(alu64(ALU_DIV, 1, i64::MIN as u64, (-1i64) as u64), Some(i64::MIN as u64));
+        assert_eq!(
+            alu64(ALU_DIV, 1, i64::MIN as u64, (-1i64) as u64),
+            Some(i64::MIN as u64)
+        );
         assert_eq!(alu64(ALU_MOD, 1, i64::MIN as u64, (-1i64) as u64), Some(0));
-        assert_eq!(alu32(ALU_DIV, 1, i32::MIN as u32 as u64, u64::MAX), Some(i32::MIN as u32 as u64));
-        assert_eq!(alu32(ALU_MOD, 1, (-7i32) as u32 as u64, 2), Some((-1i32) as u32 as u64));
+        assert_eq!(
+            alu32(ALU_DIV, 1, i32::MIN as u32 as u64, u64::MAX),
+            Some(i32::MIN as u32 as u64)
+        );
+        assert_eq!(
+            alu32(ALU_MOD, 1, (-7i32) as u32 as u64, 2),
+            Some((-1i32) as u32 as u64)
+        );
     }
 
     #[test]
     fn shifts_are_masked() {
         assert_eq!(alu64(ALU_LSH, 0, 1, 65), Some(2));
         assert_eq!(alu32(ALU_LSH, 0, 1, 33), Some(2));
-        assert_eq!(alu64(ALU_ARSH, 0, 0x8000_0000_0000_0000, 64 + 63), Some(u64::MAX));
+        assert_eq!(
+            alu64(ALU_ARSH, 0, 0x8000_0000_0000_0000, 64 + 63),
+            Some(u64::MAX)
+        );
         assert_eq!(alu32(ALU_ARSH, 0, 0x8000_0000, 31 + 32), Some(0xffff_ffff));
     }
 
@@ -170,7 +186,10 @@ mod tests {
         assert_eq!(alu32(ALU_ADD, 0, 0xffff_ffff, 1), Some(0));
         assert_eq!(alu32(ALU_NEG, 0, 1, 0), Some(0xffff_ffff));
         assert_eq!(alu32(ALU_MOV, 8, 0, 0x80), Some(0xffff_ff80));
-        assert_eq!(alu64(ALU_MOV, 32, 0, 0x8000_0000), Some(0xffff_ffff_8000_0000));
+        assert_eq!(
+            alu64(ALU_MOV, 32, 0, 0x8000_0000),
+            Some(0xffff_ffff_8000_0000)
+        );
         assert_eq!(alu64(ALU_MOV, 7, 0, 1), None);
     }
 
@@ -179,7 +198,10 @@ mod tests {
         assert_eq!(endian(0x1122_3344_5566_7788, 16, true), Some(0x8877));
         assert_eq!(endian(0x1122_3344_5566_7788, 32, true), Some(0x8877_6655));
         assert_eq!(endian(0x1122_3344_5566_7788, 16, false), Some(0x7788));
-        assert_eq!(endian(0x1122_3344_5566_7788, 64, true), Some(0x8877_6655_4433_2211));
+        assert_eq!(
+            endian(0x1122_3344_5566_7788, 64, true),
+            Some(0x8877_6655_4433_2211)
+        );
         assert_eq!(endian(1, 8, true), None);
     }
 

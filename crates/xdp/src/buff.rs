@@ -183,10 +183,18 @@ mod tests {
         let mut b = XdpBuff::new(&packet(64)).unwrap();
         assert_eq!(b.adjust_head(-216), 0);
         assert_eq!(b.data().len(), 64 + 216);
-        assert_eq!(b.adjust_head(-1), -EINVAL, "the xdp_frame area is off limits");
+        assert_eq!(
+            b.adjust_head(-1),
+            -EINVAL,
+            "the xdp_frame area is off limits"
+        );
         assert_eq!(b.adjust_head(216 + 50), 0);
         assert_eq!(b.data().len(), 14);
-        assert_eq!(b.adjust_head(1), -EINVAL, "less than an Ethernet header would remain");
+        assert_eq!(
+            b.adjust_head(1),
+            -EINVAL,
+            "less than an Ethernet header would remain"
+        );
     }
 
     #[test]
@@ -199,7 +207,11 @@ mod tests {
         assert_eq!(b.adjust_head(-16), 0);
         assert_eq!(b.meta(), &[1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(b.output().len(), 8 + 80);
-        assert_eq!(b.adjust_head(-(216 - 16 - 8) - 1), -EINVAL, "meta must stay out of the xdp_frame area");
+        assert_eq!(
+            b.adjust_head(-(216 - 16 - 8) - 1),
+            -EINVAL,
+            "meta must stay out of the xdp_frame area"
+        );
     }
 
     #[test]
@@ -207,7 +219,10 @@ mod tests {
         let mut b = XdpBuff::new(&packet(64)).unwrap();
         assert_eq!(b.adjust_tail(-10), 0);
         assert_eq!(b.adjust_tail(10), 0);
-        assert!(b.data()[54..].iter().all(|&x| x == 0), "grown bytes are zeroed");
+        assert!(
+            b.data()[54..].iter().all(|&x| x == 0),
+            "grown bytes are zeroed"
+        );
         assert_eq!(b.adjust_tail((MAX_LINEAR - 64) as i64), 0);
         assert_eq!(b.adjust_tail(1), -EINVAL);
         assert_eq!(b.adjust_tail(-((MAX_LINEAR - 14) as i64) - 1), -EINVAL);
@@ -215,8 +230,16 @@ mod tests {
 
     #[test]
     fn rejects_packets_the_kernel_rejects() {
-        assert_eq!(XdpBuff::new(&packet(13)), Err(BuffError::TooShort { len: 13 }));
-        assert_eq!(XdpBuff::new(&packet(MAX_LINEAR + 1)), Err(BuffError::TooLong { len: MAX_LINEAR + 1 }));
+        assert_eq!(
+            XdpBuff::new(&packet(13)),
+            Err(BuffError::TooShort { len: 13 })
+        );
+        assert_eq!(
+            XdpBuff::new(&packet(MAX_LINEAR + 1)),
+            Err(BuffError::TooLong {
+                len: MAX_LINEAR + 1
+            })
+        );
         assert!(XdpBuff::new(&packet(MAX_LINEAR)).is_ok());
     }
 }

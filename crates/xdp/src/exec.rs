@@ -84,7 +84,11 @@ impl<'a> Vm<'a> {
         let result = self.execute();
         if let Err(kind) = result {
             let (program, insn) = self.fault_site();
-            self.outcome.fault = Some(Fault { program, insn, kind });
+            self.outcome.fault = Some(Fault {
+                program,
+                insn,
+                kind,
+            });
         } else {
             self.outcome.retval = self.regs[0] as u32;
         }
@@ -127,7 +131,9 @@ impl Vm<'_> {
                 return Err(FaultKind::Budget { budget });
             }
             if self.env.record_trace {
-                self.outcome.trace.push((self.program as u16, program.slots[pc]));
+                self.outcome
+                    .trace
+                    .push((self.program as u16, program.slots[pc]));
             }
             pc += 1;
             let dst = op.dst as usize;
@@ -168,7 +174,9 @@ impl Vm<'_> {
                         },
                         JMP_CALL if op.src == PSEUDO_CALL => {
                             if self.frames.len() + 1 >= MAX_CALL_FRAMES {
-                                return Err(FaultKind::CallDepth { max: MAX_CALL_FRAMES });
+                                return Err(FaultKind::CallDepth {
+                                    max: MAX_CALL_FRAMES,
+                                });
                             }
                             let mut saved = [0; 4];
                             saved.copy_from_slice(&self.regs[6..10]);
@@ -178,12 +186,13 @@ impl Vm<'_> {
                                 saved,
                             });
                             self.regs[10] += STACK_SIZE as u64;
-                            self.stack_used = self.stack_used.max((self.frames.len() + 1) * STACK_SIZE);
+                            self.stack_used =
+                                self.stack_used.max((self.frames.len() + 1) * STACK_SIZE);
                             pc = op.target as usize;
                             self.outcome.path = mix(self.outcome.path, pc as u64);
                         }
                         JMP_CALL => {
-                            self.regs[0] = crate::helpers::call(self, op.imm32())?;
+                            self.regs[0] = crate::helpers::call(self, op.imm as i32)?;
                             if let Some(next) = self.tail_call_to.take() {
                                 self.program = next;
                                 program = self.current();
@@ -193,12 +202,18 @@ impl Vm<'_> {
                             }
                         }
                         cond => {
-                            let b = if op.code & SRC_X != 0 { self.regs[src] } else { op.imm as u64 };
-                            let taken = alu::condition(cond, wide, self.regs[dst], b).ok_or_else(|| invalid(op))?;
+                            let b = if op.code & SRC_X != 0 {
+                                self.regs[src]
+                            } else {
+                                op.imm as u64
+                            };
+                            let taken = alu::condition(cond, wide, self.regs[dst], b)
+                                .ok_or_else(|| invalid(op))?;
                             if taken {
                                 pc = op.target as usize;
                             }
-                            self.outcome.path = mix(self.outcome.path, (pc as u64) << 1 | taken as u64);
+                            self.outcome.path =
+                                mix(self.outcome.path, (pc as u64) << 1 | taken as u64);
                         }
                     }
                 }
@@ -226,9 +241,11 @@ impl Vm<'_> {
                     if op.code == LD_DW_IMM {
                         self.regs[dst] = match op.src {
                             PSEUDO_MAP_FD => region::map_handle((op.imm & 0xffff_ffff) as usize),
-                            PSEUDO_MAP_VALUE => {
-                                region::map_value((op.imm & 0xffff_ffff) as usize, 0, (op.imm >> 32) as u32)
-                            }
+                            PSEUDO_MAP_VALUE => region::map_value(
+                                (op.imm & 0xffff_ffff) as usize,
+                                0,
+                                (op.imm >> 32) as u32,
+                            ),
                             _ => op.imm as u64,
                         };
                     } else if !self.legacy_load(op)? {
@@ -253,7 +270,7 @@ impl Vm<'_> {
             return Err(invalid(op));
         }
         let (_, data, end) = self.buff.offsets();
-        let start = data as i64 + base + op.imm32() as i64;
+        let start = data as i64 + base + op.imm as i32 as i64;
         if start < data as i64 || start + size as i64 > end as i64 {
             return Ok(false);
         }
@@ -270,10 +287,18 @@ impl Vm<'_> {
         let addr = self.regs[op.dst as usize].wrapping_add(op.off as i64 as u64);
         let old = self.load(addr, size)?;
         let src = op.src as usize;
-        let operand = if size == 4 { self.regs[src] as u32 as u64 } else { self.regs[src] };
-        let imm = op.imm32();
+        let operand = if size == 4 {
+            self.regs[src] as u32 as u64
+        } else {
+            self.regs[src]
+        };
+        let imm = op.imm as i32;
         if imm == ATOMIC_CMPXCHG {
-            let expected = if size == 4 { self.regs[0] as u32 as u64 } else { self.regs[0] };
+            let expected = if size == 4 {
+                self.regs[0] as u32 as u64
+            } else {
+                self.regs[0]
+            };
             if old == expected {
                 self.store(addr, size, operand)?;
             }
@@ -359,7 +384,12 @@ impl Vm<'_> {
     }
 
     /// The `size` bytes at `addr`, checked against the bounds of the region the address points into.
-    pub fn bytes(&mut self, addr: u64, size: usize, access: &'static str) -> Result<&mut [u8], FaultKind> {
+    pub fn bytes(
+        &mut self,
+        addr: u64,
+        size: usize,
+        access: &'static str,
+    ) -> Result<&mut [u8], FaultKind> {
         let off = region::offset(addr) as usize;
         let oob = |why: String| FaultKind::OutOfBounds {
             access,
@@ -398,7 +428,10 @@ impl Vm<'_> {
             Region::Context => Err(FaultKind::NotAPointer {
                 access,
                 size,
-                addr: format!("{} (only whole fields of xdp_md can be read)", region::describe(addr)),
+                addr: format!(
+                    "{} (only whole fields of xdp_md can be read)",
+                    region::describe(addr)
+                ),
             }),
             Region::MapHandle | Region::None => Err(FaultKind::NotAPointer {
                 access,

@@ -5,6 +5,7 @@ use crate::fault::FaultKind;
 use crate::machine::Clock;
 use crate::region::{self, Region};
 use crate::{printk, Verdict};
+use hwxdp_maps::MapStore;
 
 /// The helpers the reference machine implements: (kernel id, name).
 pub const HELPERS: &[(i32, &str)] = &[
@@ -122,7 +123,10 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
                         vm.tail_call_to = Some(prog);
                         vm.regs[1] = region::context();
                     } else {
-                        return Err(fault(name, format!("program {prog} in the program array cannot run")));
+                        return Err(fault(
+                            name,
+                            format!("program {prog} in the program array cannot run"),
+                        ));
                     }
                 }
             }
@@ -160,7 +164,10 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         65 => Ok(vm.buff.adjust_tail(a2 as i32 as i64) as u64),
         93 | 94 => {
             if region::region(a1) != Region::MapValue {
-                return Err(fault(name, format!("lock at {} is not in a map value", region::describe(a1))));
+                return Err(fault(
+                    name,
+                    format!("lock at {} is not in a map value", region::describe(a1)),
+                ));
             }
             vm.bytes(a1, 4, "load")?;
             Ok(0)
@@ -183,11 +190,17 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         }
         132 | 133 => {
             if region::region(a1) != Region::MapValue {
-                return Err(fault(name, format!("{} is not a ring buffer record", region::describe(a1))));
+                return Err(fault(
+                    name,
+                    format!("{} is not a ring buffer record", region::describe(a1)),
+                ));
             }
             let (map, slot, off) = region::split_map_value(a1);
             if off != 0 || vm.maps.specs().get(map).map(|m| m.map_type) != Some(RINGBUF) {
-                return Err(fault(name, format!("{} is not a ring buffer record", region::describe(a1))));
+                return Err(fault(
+                    name,
+                    format!("{} is not a ring buffer record", region::describe(a1)),
+                ));
             }
             vm.maps.ringbuf_commit(map, slot, id == 133);
             Ok(0)
@@ -220,9 +233,17 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
 }
 
 /// The map index in a map-handle argument, checked against the map types the helper accepts.
-fn map_arg(vm: &Vm, helper: &'static str, arg: u64, types: Option<&[u32]>) -> Result<usize, FaultKind> {
+fn map_arg(
+    vm: &Vm,
+    helper: &'static str,
+    arg: u64,
+    types: Option<&[u32]>,
+) -> Result<usize, FaultKind> {
     if region::region(arg) != Region::MapHandle {
-        return Err(fault(helper, format!("{} is not a map", region::describe(arg))));
+        return Err(fault(
+            helper,
+            format!("{} is not a map", region::describe(arg)),
+        ));
     }
     let map = region::offset(arg) as usize;
     let spec = vm
@@ -232,13 +253,20 @@ fn map_arg(vm: &Vm, helper: &'static str, arg: u64, types: Option<&[u32]>) -> Re
         .ok_or_else(|| fault(helper, format!("no map {map}")))?;
     if let Some(types) = types {
         if !types.contains(&spec.map_type) {
-            return Err(fault(helper, format!("map {} has type {}", spec.name, spec.map_type)));
+            return Err(fault(
+                helper,
+                format!("map {} has type {}", spec.name, spec.map_type),
+            ));
         }
     }
     Ok(map)
 }
 
 fn read_arg(vm: &mut Vm, addr: u64, len: usize) -> Result<Vec<u8>, FaultKind> {
+    if len == 0 {
+        // Helpers taking a size accept any pointer, NULL included, with size 0.
+        return Ok(Vec::new());
+    }
     let mut buf = vec![0; len];
     vm.read_into(addr, &mut buf)?;
     Ok(buf)
@@ -259,7 +287,14 @@ fn string_at(vm: &mut Vm, addr: u64, max: usize) -> Option<String> {
 
 /// `bpf_csum_diff`: the one's complement sum of `to` and of the complement of `from`, plus `seed`, computed the way
 /// x86-64's `csum_partial` does (64-bit end-around-carry sum folded to 32 bits), so the raw 32-bit result matches too.
-fn csum_diff(vm: &mut Vm, from: u64, from_size: u64, to: u64, to_size: u64, seed: u64) -> Result<u64, FaultKind> {
+fn csum_diff(
+    vm: &mut Vm,
+    from: u64,
+    from_size: u64,
+    to: u64,
+    to_size: u64,
+    seed: u64,
+) -> Result<u64, FaultKind> {
     let (from_size, to_size) = (from_size as u32 as usize, to_size as u32 as usize);
     if (from_size | to_size) & 3 != 0 || from_size + to_size > 512 {
         return Ok(EINVAL);
@@ -293,7 +328,10 @@ pub fn csum_partial(words: &[u32], seed: u32) -> u32 {
 }
 
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes one timespec to a valid pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -306,8 +344,11 @@ mod tests {
     #[test]
     fn csum_partial_folds_like_x86() {
         assert_eq!(csum_partial(&[], 0x1234), 0x1234);
-        assert_eq!(csum_partial(&[0xffff_ffff, 1], 0), 0xffff_ffff);
+        assert_eq!(csum_partial(&[0xffff_ffff, 1], 0), 1);
         assert_eq!(csum_partial(&[1, 0xffff_fffe], 0), 0xffff_ffff);
-        assert_eq!(csum_partial(&[0x8000_0000, 0x8000_0000, 0x8000_0000], 0), 0x8000_0001);
+        assert_eq!(
+            csum_partial(&[0x8000_0000, 0x8000_0000, 0x8000_0000], 0),
+            0x8000_0001
+        );
     }
 }

@@ -101,7 +101,11 @@ pub struct Machine {
 impl Machine {
     /// Prepares program `program` (function or section name; `None` when the object has just one) of `spec`, with
     /// fresh maps holding the globals' initial values.
-    pub fn new(spec: &ObjectSpec, program: Option<&str>, config: &Config) -> Result<Machine, LoadError> {
+    pub fn new(
+        spec: &ObjectSpec,
+        program: Option<&str>,
+        config: &Config,
+    ) -> Result<Machine, LoadError> {
         let available = || {
             spec.programs
                 .iter()
@@ -132,11 +136,19 @@ impl Machine {
                             available: "none".into(),
                         })
                     }
-                    _ => return Err(LoadError::Ambiguous { available: available() }),
+                    _ => {
+                        return Err(LoadError::Ambiguous {
+                            available: available(),
+                        })
+                    }
                 }
             }
         };
-        let programs: Vec<_> = spec.programs.iter().map(|p| prepare(p, &spec.maps)).collect();
+        let programs: Vec<_> = spec
+            .programs
+            .iter()
+            .map(|p| prepare(p, &spec.maps))
+            .collect();
         if let Err(e) = &programs[entry] {
             return Err(e.clone());
         }
@@ -184,7 +196,7 @@ impl Machine {
     /// Runs one packet through the program. Faults end it with `XDP_ABORTED` and are reported in the outcome; the
     /// packet buffer holds the packet as the program left it.
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Outcome {
-        let mut vm = Vm::new(self, buff, md);
+        let vm = Vm::new(self, buff, md);
         let mut outcome = vm.run();
         if outcome.fault.is_some() {
             outcome.retval = 0;

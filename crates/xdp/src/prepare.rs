@@ -61,16 +61,25 @@ pub fn prepare(spec: &ProgramSpec, maps: &[MapSpec]) -> Result<Program, LoadErro
     let resolve = |slot: usize, rel: i64| -> Result<u32, LoadError> {
         let target = slot as i64 + 1 + rel;
         if target < 0 || target as usize >= total_slots || index_of[target as usize] == u32::MAX {
-            return Err(unsupported(slot, format!("jump to slot {target} is outside the program or inside an lddw")));
+            return Err(unsupported(
+                slot,
+                format!("jump to slot {target} is outside the program or inside an lddw"),
+            ));
         }
         Ok(index_of[target as usize])
     };
     let mut ops = Vec::with_capacity(spec.insns.len());
     for (i, insn) in spec.insns.iter().enumerate() {
         let slot = slot_of[i];
-        if insn.dst as usize >= NUM_REGS || insn.src as usize >= NUM_REGS && !insn.is_lddw() && insn.class() != CLASS_JMP {
-            return Err(unsupported(slot, format!("register out of range in opcode {:#04x}", insn.code)));
+        if insn.dst as usize >= NUM_REGS
+            || insn.src as usize >= NUM_REGS && !insn.is_lddw() && insn.class() != CLASS_JMP
+        {
+            return Err(unsupported(
+                slot,
+                format!("register out of range in opcode {:#04x}", insn.code),
+            ));
         }
+        hwxdp_ebpf::validate(insn).map_err(|e| unsupported(slot, e.to_string()))?;
         let mut target = 0;
         match insn.class() {
             CLASS_JMP | CLASS_JMP32 => {
@@ -82,21 +91,35 @@ pub fn prepare(spec: &ProgramSpec, maps: &[MapSpec]) -> Result<Program, LoadErro
                             if helper_name(insn.imm32()).is_none() {
                                 return Err(unsupported(
                                     slot,
-                                    format!("helper {} is not supported by the reference machine", insn.imm32()),
+                                    format!(
+                                        "helper {} is not supported by the reference machine",
+                                        insn.imm32()
+                                    ),
                                 ));
                             }
                         }
                         PSEUDO_CALL => target = resolve(slot, insn.imm)?,
                         PSEUDO_KFUNC_CALL => {
-                            return Err(unsupported(slot, format!("kfunc call (BTF id {}) is not supported", insn.imm)))
+                            return Err(unsupported(
+                                slot,
+                                format!("kfunc call (BTF id {}) is not supported", insn.imm),
+                            ))
                         }
-                        _ => return Err(unsupported(slot, "callx and unknown call kinds are not supported".into())),
+                        _ => {
+                            return Err(unsupported(
+                                slot,
+                                "callx and unknown call kinds are not supported".into(),
+                            ))
+                        }
                     },
                     JMP_JA if insn.class() == CLASS_JMP32 => target = resolve(slot, insn.imm)?,
                     _ => target = resolve(slot, insn.off as i64)?,
                 }
                 if insn.class() == CLASS_JMP32 && matches!(op, JMP_CALL | JMP_EXIT) {
-                    return Err(unsupported(slot, format!("invalid opcode {:#04x}", insn.code)));
+                    return Err(unsupported(
+                        slot,
+                        format!("invalid opcode {:#04x}", insn.code),
+                    ));
                 }
             }
             CLASS_LD if insn.is_lddw() => match insn.src {
@@ -104,13 +127,26 @@ pub fn prepare(spec: &ProgramSpec, maps: &[MapSpec]) -> Result<Program, LoadErro
                 PSEUDO_MAP_FD | PSEUDO_MAP_VALUE => {
                     let map = (insn.imm & 0xffff_ffff) as usize;
                     let Some(m) = maps.get(map) else {
-                        return Err(unsupported(slot, format!("reference to map {map}, the object has {}", maps.len())));
+                        return Err(unsupported(
+                            slot,
+                            format!("reference to map {map}, the object has {}", maps.len()),
+                        ));
                     };
-                    if insn.src == PSEUDO_MAP_VALUE && (insn.imm >> 32) as u64 >= m.value_size as u64 {
-                        return Err(unsupported(slot, format!("offset {} is outside map {}", insn.imm >> 32, m.name)));
+                    if insn.src == PSEUDO_MAP_VALUE
+                        && (insn.imm >> 32) as u64 >= m.value_size as u64
+                    {
+                        return Err(unsupported(
+                            slot,
+                            format!("offset {} is outside map {}", insn.imm >> 32, m.name),
+                        ));
                     }
                 }
-                other => return Err(unsupported(slot, format!("lddw with pseudo source {other} is not supported"))),
+                other => {
+                    return Err(unsupported(
+                        slot,
+                        format!("lddw with pseudo source {other} is not supported"),
+                    ))
+                }
             },
             _ => {}
         }
@@ -126,6 +162,9 @@ pub fn prepare(spec: &ProgramSpec, maps: &[MapSpec]) -> Result<Program, LoadErro
     Ok(Program {
         name: spec.name.clone(),
         ops,
-        slots: slot_of[..spec.insns.len()].iter().map(|&s| s as u32).collect(),
+        slots: slot_of[..spec.insns.len()]
+            .iter()
+            .map(|&s| s as u32)
+            .collect(),
     })
 }

@@ -3,7 +3,11 @@
 
 /// Formats `fmt` (the bytes the program passed, which must contain a NUL) with `args`. `%s` arguments are read through
 /// `read_str(address, max_len)`. Returns `None` where the kernel returns `-EINVAL`.
-pub fn format(fmt: &[u8], args: &[u64], mut read_str: impl FnMut(u64, usize) -> Option<String>) -> Option<String> {
+pub fn format(
+    fmt: &[u8],
+    args: &[u64],
+    mut read_str: impl FnMut(u64, usize) -> Option<String>,
+) -> Option<String> {
     let end = fmt.iter().position(|&b| b == 0)?;
     let fmt = &fmt[..end];
     let mut out = String::new();
@@ -52,7 +56,11 @@ pub fn format(fmt: &[u8], args: &[u64], mut read_str: impl FnMut(u64, usize) -> 
         let narrow = |v: u64| if longs == 0 { v as u32 as u64 } else { v };
         let body = match conv {
             b'd' | b'i' => {
-                let v = if longs == 0 { arg as i32 as i64 } else { arg as i64 };
+                let v = if longs == 0 {
+                    arg as i32 as i64
+                } else {
+                    arg as i64
+                };
                 if plus && v >= 0 {
                     format!("+{v}")
                 } else {
@@ -69,7 +77,13 @@ pub fn format(fmt: &[u8], args: &[u64], mut read_str: impl FnMut(u64, usize) -> 
             b's' => read_str(arg, 1024)?,
             _ => return None,
         };
-        pad(&mut out, &body, width, left, zero && !left && conv != b's' && conv != b'c');
+        pad(
+            &mut out,
+            &body,
+            width,
+            left,
+            zero && !left && conv != b's' && conv != b'c',
+        );
     }
     Some(out)
 }
@@ -105,9 +119,18 @@ mod tests {
 
     #[test]
     fn conversions_the_kernel_accepts() {
-        assert_eq!(f("n=%d u=%u", &[-5i64 as u64, 7]).as_deref(), Some("n=-5 u=7"));
-        assert_eq!(f("%x %lx", &[0x1_0000_00ff, 0x1_0000_00ff]).as_deref(), Some("ff 1000000ff"));
-        assert_eq!(f("[%5d][%-4u][%04x]", &[42, 7, 0xab]).as_deref(), Some("[   42][7   ][00ab]"));
+        assert_eq!(
+            f("n=%d u=%u", &[-5i64 as u64, 7]).as_deref(),
+            Some("n=-5 u=7")
+        );
+        assert_eq!(
+            f("%x %lx", &[0x1_0000_00ff, 0x1_0000_00ff]).as_deref(),
+            Some("ff 1000000ff")
+        );
+        assert_eq!(
+            f("[%5d][%-4u][%04x]", &[42, 7, 0xab]).as_deref(),
+            Some("[   42][7   ][00ab]")
+        );
         assert_eq!(f("%s!", &[9]).as_deref(), Some("<9>!"));
         assert_eq!(f("100%%", &[]).as_deref(), Some("100%"));
     }

@@ -10,7 +10,7 @@
 //! | 2 | packet frame | offset from `data_hard_start` |
 //! | 3 | stack | offset from the bottom of the deepest frame area |
 //! | 4 | map value | map index (bits 52-59), slot (bits 24-51), offset in the value (bits 0-23) |
-| 5 | a map itself (`lddw rX, map`) | map index |
+//! | 5 | a map itself (`lddw rX, map`) | map index |
 //!
 //! Address 0 is NULL; anything else with another tag is not a pointer.
 

@@ -8,6 +8,7 @@ pub mod asm;
 pub mod disasm;
 pub mod kind;
 pub mod opcode;
+pub mod operand;
 pub mod valid;
 
 pub use asm::{assemble, AsmError};

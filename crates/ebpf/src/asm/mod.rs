@@ -7,14 +7,16 @@
 //! (`w1 = *(u32 *)(r2 + 0)`, `*(u32 *)(r1 + 0) = w2`), and `call pc+N` and `call kfunc N` for the bpf-to-bpf and
 //! kfunc calls whose llvm-objdump text is indistinguishable from a helper call.
 
+mod cursor;
 mod lexer;
 mod parse;
 
 use crate::kind::InsnKind;
 use crate::valid::{validate, InvalidInsn};
 use crate::Insn;
+use cursor::{ParseError, Stmt};
 use lexer::{lex, LexError, Tok};
-use parse::{parse, ParseError, Stmt};
+use parse::parse;
 use std::collections::HashMap;
 use thiserror::Error;
 

@@ -8,6 +8,7 @@ use crate::packet::{internet_checksum, ones_complement_sum};
 use etherparse::{NetSlice, SlicedPacket, TransportSlice, VlanSlice};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Largest and smallest frame the kernel's test run accepts.
 const MAX_FRAME: usize = 3520;
@@ -176,25 +177,33 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Builds `examples/xdp` when an object is missing; panics with a clear message when clang is unavailable.
+/// Runs `make -C examples/xdp` once per test process (it only rebuilds what changed), then reads `name`'s object;
+/// panics with a clear message when clang is unavailable.
 fn built_object(name: &str) -> Vec<u8> {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     let root = repo_root();
-    let path = root.join("build/examples/xdp").join(format!("{name}.o"));
-    if !path.exists() {
+    let built = BUILT.get_or_init(|| {
         let clang = Command::new("clang").arg("--version").output();
-        assert!(
-            clang.is_ok_and(|o| o.status.success()),
-            "clang is needed to build examples/xdp and was not found"
-        );
-        let status = Command::new("make")
+        if !clang.is_ok_and(|o| o.status.success()) {
+            return Err("clang is needed to build examples/xdp and was not found".into());
+        }
+        let out = Command::new("make")
             .arg("-C")
             .arg(root.join("examples/xdp"))
-            .status();
-        assert!(
-            status.is_ok_and(|s| s.success()),
-            "make -C examples/xdp failed"
-        );
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Ok(()),
+            Ok(o) => Err(format!(
+                "make -C examples/xdp failed:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            )),
+            Err(e) => Err(format!("cannot run make: {e}")),
+        }
+    });
+    if let Err(e) = built {
+        panic!("{e}");
     }
+    let path = root.join("build/examples/xdp").join(format!("{name}.o"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

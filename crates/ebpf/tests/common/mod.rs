@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod llvm;
+
 use hwxdp_ebpf::{AluOp, AtomicOp, ByteOrder, CallKind, Insn, InsnKind, JmpCond, Source, Width};
 
 /// Register pairs used for (dst, src): extremes and distinct values.

@@ -1,115 +1,238 @@
 //! BPF maps with the Linux kernel's semantics, and the JSON shape `bpftool map dump -j` prints.
+//!
+//! [`Maps`] holds every map of one program. Programs reach values through slots ([`Maps::lookup_slot`],
+//! [`Maps::value`]); userspace goes through [`MapStore`], with the `bpf()` syscall's view of per-CPU values.
 
+pub mod abi;
+mod array;
+mod create;
+mod devices;
+mod hash;
 pub mod json;
+mod keyindex;
+mod lpm;
+mod lru;
+mod lru_hash;
+mod ringbuf;
 mod store;
+mod userspace;
+mod values;
 
 pub use store::*;
 
+use abi::{errno, map_type, Fail};
+use create::MapImpl;
 use hwxdp_object::MapSpec;
 
 /// All maps of one program, indexed like [`hwxdp_object::ObjectSpec::maps`].
+#[derive(Clone, Debug)]
 pub struct Maps {
     specs: Vec<MapSpec>,
+    maps: Vec<MapImpl>,
     possible_cpus: usize,
     cpu: usize,
 }
 
+fn neg(f: Fail) -> i64 {
+    -i64::from(f.errno)
+}
+
 impl Maps {
-    /// Creates the maps, validating each definition as `BPF_MAP_CREATE` does.
+    /// Creates empty maps, validating each definition as `BPF_MAP_CREATE` does; global-data maps get their initial
+    /// value at key 0.
     pub fn new(specs: &[MapSpec], possible_cpus: usize) -> Result<Maps, MapError> {
-        Ok(Maps {
+        let mut maps = Vec::with_capacity(specs.len());
+        for s in specs {
+            if possible_cpus == 0 {
+                return Err(MapError {
+                    map: s.name.clone(),
+                    errno: errno::EINVAL,
+                    message: "no possible cpus".into(),
+                });
+            }
+            let m = create::create(s, possible_cpus).map_err(|f| MapError {
+                map: s.name.clone(),
+                errno: f.errno,
+                message: if f.why == "map type not supported by hwxdp" {
+                    format!("map type {} is not supported by hwxdp", s.map_type)
+                } else {
+                    f.why.to_string()
+                },
+            })?;
+            maps.push(m);
+        }
+        let mut maps = Maps {
             specs: specs.to_vec(),
+            maps,
             possible_cpus,
             cpu: 0,
-        })
+        };
+        for (i, s) in specs.iter().enumerate() {
+            if let (Some(init), MapImpl::Array(a)) = (&s.initial_value, &mut maps.maps[i]) {
+                a.values.set(0, init);
+            }
+        }
+        Ok(maps)
     }
-    /// Sets the CPU the program runs on.
+
+    /// Sets the CPU the program runs on: per-CPU maps read and write its copy, LRU maps use its local lists.
     pub fn set_cpu(&mut self, cpu: usize) {
-        self.cpu = cpu;
+        self.cpu = cpu.min(self.possible_cpus - 1);
     }
-    /// `bpf_map_lookup_elem`: the slot of the value.
-    pub fn lookup_slot(&mut self, _map: usize, _key: &[u8]) -> Option<u32> {
-        None
+
+    /// The CPU the program runs on.
+    pub fn cpu(&self) -> usize {
+        self.cpu
     }
-    /// The bytes of a slot.
-    pub fn value(&self, _map: usize, _slot: u32) -> &[u8] {
-        &[]
+
+    /// `bpf_map_lookup_elem` from a program: the slot of the value (this CPU's copy for per-CPU maps). LRU lookups
+    /// mark the entry referenced; LPM lookups find the longest matching prefix.
+    pub fn lookup_slot(&mut self, map: usize, key: &[u8]) -> Option<u32> {
+        let cpu = self.cpu;
+        match self.maps.get_mut(map)? {
+            MapImpl::Array(a) => a.lookup_slot(key, cpu),
+            MapImpl::Hash(h) => h.lookup_slot(key, cpu),
+            MapImpl::Lru(l) => l.lookup_slot(key, cpu),
+            MapImpl::Lpm(t) => t.lookup_slot(key),
+            MapImpl::Slots(s) => s.lookup_slot(key),
+            MapImpl::DevHash(d) => d.lookup_slot(key),
+            MapImpl::RingBuf(_) => None,
+        }
     }
-    /// The bytes of a slot, writable.
-    pub fn value_mut(&mut self, _map: usize, _slot: u32) -> &mut [u8] {
-        &mut []
+
+    /// The bytes of a slot (a ring buffer record for RINGBUF); empty when the map or slot does not exist.
+    pub fn value(&self, map: usize, slot: u32) -> &[u8] {
+        self.try_value(map, slot).unwrap_or(&[])
     }
+
+    /// The bytes of a slot, writable; empty when the map or slot does not exist.
+    pub fn value_mut(&mut self, map: usize, slot: u32) -> &mut [u8] {
+        self.try_value_mut(map, slot).unwrap_or(&mut [])
+    }
+
     /// The bytes of a slot, if the map and slot exist.
-    pub fn try_value(&self, _map: usize, _slot: u32) -> Option<&[u8]> {
-        None
+    pub fn try_value(&self, map: usize, slot: u32) -> Option<&[u8]> {
+        let s = slot as usize;
+        match self.maps.get(map)? {
+            MapImpl::Array(a) => a.values.get(s),
+            MapImpl::Hash(h) => h.values.get(s),
+            MapImpl::Lru(l) => l.values.get(s),
+            MapImpl::Lpm(t) => t.values.get(s),
+            MapImpl::Slots(x) => x.values.get(s),
+            MapImpl::DevHash(d) => d.values.get(s),
+            MapImpl::RingBuf(r) => Some(r.record(slot)),
+        }
     }
+
     /// The bytes of a slot, writable, if the map and slot exist.
-    pub fn try_value_mut(&mut self, _map: usize, _slot: u32) -> Option<&mut [u8]> {
-        None
+    pub fn try_value_mut(&mut self, map: usize, slot: u32) -> Option<&mut [u8]> {
+        let s = slot as usize;
+        match self.maps.get_mut(map)? {
+            MapImpl::Array(a) => a.values.get_mut(s),
+            MapImpl::Hash(h) => h.values.get_mut(s),
+            MapImpl::Lru(l) => l.values.get_mut(s),
+            MapImpl::Lpm(t) => t.values.get_mut(s),
+            MapImpl::Slots(x) => x.values.get_mut(s),
+            MapImpl::DevHash(d) => d.values.get_mut(s),
+            MapImpl::RingBuf(r) => Some(r.record_mut(slot)),
+        }
     }
-    /// `bpf_map_update_elem` from a program.
-    pub fn prog_update(&mut self, _map: usize, _key: &[u8], _value: &[u8], _flags: u64) -> i64 {
-        -22
-    }
-    /// `bpf_map_delete_elem` from a program.
-    pub fn prog_delete(&mut self, _map: usize, _key: &[u8]) -> i64 {
-        -22
-    }
-    /// Whether a redirect map holds `key`.
-    pub fn redirect_lookup(&mut self, _map: usize, _key: u32) -> bool {
-        false
-    }
-    /// PROG_ARRAY: program index stored at `index`.
-    pub fn prog_array_get(&self, _map: usize, _index: u32) -> Option<u32> {
-        None
-    }
-    /// `bpf_ringbuf_reserve`.
-    pub fn ringbuf_reserve(&mut self, _map: usize, _size: u64, _flags: u64) -> Option<u32> {
-        None
-    }
-    /// `bpf_ringbuf_submit` / `bpf_ringbuf_discard`.
-    pub fn ringbuf_commit(&mut self, _map: usize, _slot: u32, _discard: bool) {}
-    /// `bpf_ringbuf_output`.
-    pub fn ringbuf_output(&mut self, _map: usize, _data: &[u8], _flags: u64) -> i64 {
-        -22
-    }
-    /// Consumer side of a ring buffer.
-    pub fn ringbuf_drain(&mut self, _map: usize) -> Vec<Vec<u8>> {
-        Vec::new()
-    }
-}
 
-fn unsupported(spec: &MapSpec) -> MapError {
-    MapError {
-        map: spec.name.clone(),
-        errno: 22,
-        message: "not yet available".into(),
+    /// `bpf_map_update_elem` from a program: 0 or a negative errno. Per-CPU maps write this CPU's copy only (a new
+    /// element's other copies are zeroed).
+    pub fn prog_update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> i64 {
+        let cpu = self.cpu;
+        let Some(m) = self.maps.get_mut(map) else {
+            return -i64::from(errno::EINVAL);
+        };
+        let r = match m {
+            MapImpl::Array(a) => a.prog_update(key, value, flags, cpu),
+            MapImpl::Hash(h) => h.update(key, value, flags, cpu, false),
+            MapImpl::Lru(l) => l.update(key, value, flags, cpu, false),
+            MapImpl::Lpm(t) => t.update(key, value, flags),
+            // The verifier only lets programs look these up or redirect to them.
+            MapImpl::Slots(_) | MapImpl::DevHash(_) | MapImpl::RingBuf(_) => Err(Fail::new(
+                errno::EINVAL,
+                "programs cannot update this map type",
+            )),
+        };
+        r.map_or_else(neg, |()| 0)
     }
-}
 
-impl MapStore for Maps {
-    fn specs(&self) -> &[MapSpec] {
-        &self.specs
+    /// `bpf_map_delete_elem` from a program: 0 or a negative errno.
+    pub fn prog_delete(&mut self, map: usize, key: &[u8]) -> i64 {
+        let Some(m) = self.maps.get_mut(map) else {
+            return -i64::from(errno::EINVAL);
+        };
+        let r = match m {
+            MapImpl::Array(_) => Err(Fail::new(errno::EINVAL, "array elements cannot be deleted")),
+            MapImpl::Hash(h) => h.delete(key),
+            MapImpl::Lru(l) => l.delete(key),
+            MapImpl::Lpm(t) => t.delete(key),
+            MapImpl::Slots(_) | MapImpl::DevHash(_) | MapImpl::RingBuf(_) => Err(Fail::new(
+                errno::EINVAL,
+                "programs cannot delete from this map type",
+            )),
+        };
+        r.map_or_else(neg, |()| 0)
     }
-    fn possible_cpus(&self) -> usize {
-        self.possible_cpus
+
+    /// For `bpf_redirect_map`: whether DEVMAP, DEVMAP_HASH, CPUMAP or XSKMAP `map` has an entry at `key`.
+    pub fn redirect_lookup(&mut self, map: usize, key: u32) -> bool {
+        match self.maps.get(map) {
+            Some(MapImpl::Slots(s)) => s.contains(key),
+            Some(MapImpl::DevHash(d)) => d.lookup_slot(&key.to_le_bytes()).is_some(),
+            _ => false,
+        }
     }
-    fn lookup(&mut self, map: usize, _key: &[u8]) -> Result<Option<Vec<u8>>, MapError> {
-        Err(unsupported(&self.specs[map]))
+
+    /// For `bpf_tail_call`: the program index stored at `index` of PROG_ARRAY `map`.
+    pub fn prog_array_get(&self, map: usize, index: u32) -> Option<u32> {
+        match (self.maps.get(map)?, self.specs.get(map)?.map_type) {
+            (MapImpl::Slots(s), map_type::PROG_ARRAY) => s.get_u32(index),
+            _ => None,
+        }
     }
-    fn update(
-        &mut self,
-        map: usize,
-        _key: &[u8],
-        _value: &[u8],
-        _flags: u64,
-    ) -> Result<(), MapError> {
-        Err(unsupported(&self.specs[map]))
+
+    fn ringbuf(&mut self, map: usize) -> Option<&mut ringbuf::RingBuf> {
+        match self.maps.get_mut(map)? {
+            MapImpl::RingBuf(r) => Some(r),
+            _ => None,
+        }
     }
-    fn delete(&mut self, map: usize, _key: &[u8]) -> Result<(), MapError> {
-        Err(unsupported(&self.specs[map]))
+
+    /// `bpf_ringbuf_reserve`: the slot of a new record of `size` bytes, None when it does not fit or `flags` is not 0.
+    pub fn ringbuf_reserve(&mut self, map: usize, size: u64, flags: u64) -> Option<u32> {
+        if flags != 0 {
+            return None;
+        }
+        self.ringbuf(map)?.reserve(size)
     }
-    fn entries(&mut self, map: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, MapError> {
-        Err(unsupported(&self.specs[map]))
+
+    /// `bpf_ringbuf_submit` (or `bpf_ringbuf_discard` with `discard`) of the record in `slot`.
+    pub fn ringbuf_commit(&mut self, map: usize, slot: u32, discard: bool) {
+        if let Some(r) = self.ringbuf(map) {
+            r.commit(slot, discard);
+        }
+    }
+
+    /// `bpf_ringbuf_output`: 0, -EINVAL for unknown flags, -EAGAIN when the record does not fit.
+    pub fn ringbuf_output(&mut self, map: usize, data: &[u8], flags: u64) -> i64 {
+        const WAKEUP_FLAGS: u64 = 1 | 2;
+        if flags & !WAKEUP_FLAGS != 0 {
+            return -i64::from(errno::EINVAL);
+        }
+        match self.ringbuf(map).map(|r| r.output(data)) {
+            Some(true) => 0,
+            Some(false) => -i64::from(errno::EAGAIN),
+            None => -i64::from(errno::EINVAL),
+        }
+    }
+
+    /// The consumer side: submitted records in order up to the first one still reserved; frees their space.
+    pub fn ringbuf_drain(&mut self, map: usize) -> Vec<Vec<u8>> {
+        self.ringbuf(map)
+            .map(ringbuf::RingBuf::drain)
+            .unwrap_or_default()
     }
 }

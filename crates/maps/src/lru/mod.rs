@@ -1,0 +1,536 @@
+//! The kernel's LRU lists for LRU hash maps (kernel/bpf/bpf_lru_list.c), ported step by step so that the same
+//! sequence of operations evicts the same entries.
+//!
+//! Common LRU: one global list set (active, inactive, free) plus, per CPU, a local free list and a local pending list
+//! that new elements sit on until the CPU next refills its free list. Per-CPU LRU (`BPF_F_NO_COMMON_LRU`): one global
+//! list set per CPU and no local lists.
+
+mod list;
+
+use list::Links;
+
+/// Scans per rotation/shrink for the common LRU (`LOCAL_NR_SCANS`); also the cap of the local free target.
+const LOCAL_FREE_TARGET: u32 = 128;
+/// Free nodes to shrink at once, and scans, for the per-CPU LRU (`PERCPU_FREE_TARGET`, `PERCPU_NR_SCANS`).
+const PERCPU_FREE_TARGET: u32 = 4;
+
+/// `enum bpf_lru_list_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Active = 0,
+    Inactive = 1,
+    Free = 2,
+    LocalFree = 3,
+    LocalPending = 4,
+}
+
+impl Kind {
+    fn is_local(self) -> bool {
+        matches!(self, Kind::LocalFree | Kind::LocalPending)
+    }
+}
+
+/// What the hash table does when the LRU evicts a node (`del_from_htab`).
+pub(crate) trait Evict {
+    /// Removes the element of `node` from the table; false when it is not there.
+    fn del_from_htab(&mut self, node: u32) -> bool;
+}
+
+#[derive(Clone, Copy, Debug)]
+struct NodeState {
+    kind: Kind,
+    referenced: bool,
+    cpu: u32,
+}
+
+/// `struct bpf_lru_list`: three list heads, the active/inactive counts and the inactive rotation cursor.
+#[derive(Clone, Debug)]
+struct LruList {
+    /// Sentinels of the active, inactive and free lists, indexed by `Kind`.
+    heads: [u32; 3],
+    counts: [u32; 2],
+    next_inactive_rotation: u32,
+}
+
+/// `struct bpf_lru_locallist`.
+#[derive(Clone, Debug)]
+struct LocalList {
+    free: u32,
+    pending: u32,
+    next_steal: usize,
+}
+
+/// `struct bpf_lru` over nodes `0..nodes`, populated with every node free.
+#[derive(Clone, Debug)]
+pub(crate) struct Lru {
+    links: Links,
+    nodes: Vec<NodeState>,
+    /// One list set for the common LRU, one per CPU otherwise.
+    lists: Vec<LruList>,
+    /// Per-CPU local lists (common LRU only).
+    locals: Vec<LocalList>,
+    percpu: bool,
+    nr_scans: u32,
+    target_free: u32,
+}
+
+impl Lru {
+    /// `bpf_lru_init` then `bpf_lru_populate` with `nodes` elements.
+    pub(crate) fn new(nodes: u32, possible_cpus: usize, percpu: bool) -> Lru {
+        let cpus = possible_cpus.max(1);
+        let (nlists, nlocals) = if percpu { (cpus, 0) } else { (1, cpus) };
+        let heads = (nlists * 3 + nlocals * 2) as u32;
+        let mut lru = Lru {
+            links: Links::new(nodes, heads),
+            nodes: vec![
+                NodeState {
+                    kind: Kind::Free,
+                    referenced: false,
+                    cpu: 0,
+                };
+                nodes as usize
+            ],
+            lists: Vec::with_capacity(nlists),
+            locals: Vec::with_capacity(nlocals),
+            percpu,
+            nr_scans: if percpu {
+                PERCPU_FREE_TARGET
+            } else {
+                LOCAL_FREE_TARGET
+            },
+            target_free: 1,
+        };
+        let mut next_head = nodes;
+        let mut take = || {
+            next_head += 1;
+            next_head - 1
+        };
+        for _ in 0..nlists {
+            let heads = [take(), take(), take()];
+            lru.lists.push(LruList {
+                heads,
+                counts: [0; 2],
+                next_inactive_rotation: heads[Kind::Inactive as usize],
+            });
+        }
+        for cpu in 0..nlocals {
+            lru.locals.push(LocalList {
+                free: take(),
+                pending: take(),
+                next_steal: cpu,
+            });
+        }
+        if percpu {
+            lru.populate_percpu(nodes, cpus);
+        } else {
+            let free = lru.lists[0].heads[Kind::Free as usize];
+            for n in 0..nodes {
+                lru.links.add(n, free);
+            }
+            lru.target_free = ((nodes / cpus as u32) / 2).clamp(1, LOCAL_FREE_TARGET);
+        }
+        lru
+    }
+
+    /// `bpf_percpu_lru_populate`: consecutive runs of `nodes / cpus` nodes to each CPU.
+    fn populate_percpu(&mut self, nodes: u32, cpus: usize) {
+        let per_cpu = (nodes / cpus as u32).max(1);
+        let mut i = 0;
+        'cpus: for cpu in 0..cpus {
+            let free = self.lists[cpu].heads[Kind::Free as usize];
+            loop {
+                if i == nodes {
+                    break 'cpus;
+                }
+                self.nodes[i as usize].cpu = cpu as u32;
+                self.links.add(i, free);
+                i += 1;
+                if i % per_cpu == 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// `bpf_lru_node_set_ref`: a program looked the element up.
+    pub(crate) fn set_ref(&mut self, node: u32) {
+        if let Some(n) = self.nodes.get_mut(node as usize) {
+            n.referenced = true;
+        }
+    }
+
+    fn is_ref(&self, node: u32) -> bool {
+        self.nodes[node as usize].referenced
+    }
+
+    fn clear_ref(&mut self, node: u32) {
+        self.nodes[node as usize].referenced = false;
+    }
+
+    fn kind(&self, node: u32) -> Kind {
+        self.nodes[node as usize].kind
+    }
+
+    fn count_inc(&mut self, l: usize, kind: Kind) {
+        if let Some(c) = self.lists[l].counts.get_mut(kind as usize) {
+            *c += 1;
+        }
+    }
+
+    fn count_dec(&mut self, l: usize, kind: Kind) {
+        if let Some(c) = self.lists[l].counts.get_mut(kind as usize) {
+            *c = c.saturating_sub(1);
+        }
+    }
+
+    fn head(&self, l: usize, kind: Kind) -> u32 {
+        self.lists[l].heads[kind as usize]
+    }
+
+    /// Keeps the inactive rotation cursor valid when `node` leaves its place.
+    fn step_rotation_cursor(&mut self, l: usize, node: u32) {
+        if self.lists[l].next_inactive_rotation == node {
+            self.lists[l].next_inactive_rotation = self.links.prev(node);
+        }
+    }
+
+    /// `__bpf_lru_node_move_to_free`.
+    fn move_to_free(&mut self, l: usize, node: u32, free_head: u32, kind: Kind) {
+        if self.kind(node).is_local() {
+            return;
+        }
+        self.step_rotation_cursor(l, node);
+        self.count_dec(l, self.kind(node));
+        self.nodes[node as usize].kind = kind;
+        self.links.move_to(node, free_head);
+    }
+
+    /// `__bpf_lru_node_move_in`: from a local list into the global lists.
+    fn move_in(&mut self, l: usize, node: u32, kind: Kind) {
+        if !self.kind(node).is_local() || kind.is_local() {
+            return;
+        }
+        self.count_inc(l, kind);
+        self.nodes[node as usize].kind = kind;
+        self.clear_ref(node);
+        let head = self.head(l, kind);
+        self.links.move_to(node, head);
+    }
+
+    /// `__bpf_lru_node_move`: between or within the global lists.
+    fn move_node(&mut self, l: usize, node: u32, kind: Kind) {
+        let from = self.kind(node);
+        if from.is_local() || kind.is_local() {
+            return;
+        }
+        if from != kind {
+            self.count_dec(l, from);
+            self.count_inc(l, kind);
+            self.nodes[node as usize].kind = kind;
+        }
+        self.clear_ref(node);
+        self.step_rotation_cursor(l, node);
+        let head = self.head(l, kind);
+        self.links.move_to(node, head);
+    }
+
+    /// `__bpf_lru_list_rotate_active`: from the tail, referenced nodes go back to the head of active, the others to
+    /// the head of inactive.
+    fn rotate_active(&mut self, l: usize) {
+        let active = self.head(l, Kind::Active);
+        let first = self.links.next(active);
+        let mut node = self.links.prev(active);
+        let mut i = 0;
+        while node != active {
+            let prev = self.links.prev(node);
+            let kind = if self.is_ref(node) {
+                Kind::Active
+            } else {
+                Kind::Inactive
+            };
+            self.move_node(l, node, kind);
+            i += 1;
+            if i == self.nr_scans || node == first {
+                break;
+            }
+            node = prev;
+        }
+    }
+
+    /// `__bpf_lru_list_rotate_inactive`: from the cursor backwards, referenced nodes move to active.
+    fn rotate_inactive(&mut self, l: usize) {
+        let inactive = self.head(l, Kind::Inactive);
+        if self.links.is_empty(inactive) {
+            return;
+        }
+        let cursor = self.lists[l].next_inactive_rotation;
+        let mut last = self.links.next(cursor);
+        if last == inactive {
+            last = self.links.next(last);
+        }
+        let mut cur = cursor;
+        let mut next = inactive;
+        let mut i = 0;
+        while i < self.nr_scans {
+            if cur == inactive {
+                cur = self.links.prev(cur);
+                continue;
+            }
+            next = self.links.prev(cur);
+            if self.is_ref(cur) {
+                self.move_node(l, cur, Kind::Active);
+            }
+            if cur == last {
+                break;
+            }
+            cur = next;
+            i += 1;
+        }
+        self.lists[l].next_inactive_rotation = next;
+    }
+
+    /// `__bpf_lru_list_shrink_inactive`.
+    fn shrink_inactive(
+        &mut self,
+        l: usize,
+        target: u32,
+        free_head: u32,
+        kind: Kind,
+        table: &mut dyn Evict,
+    ) -> u32 {
+        let inactive = self.head(l, Kind::Inactive);
+        let mut node = self.links.prev(inactive);
+        let (mut shrunk, mut i) = (0, 0);
+        while node != inactive {
+            let prev = self.links.prev(node);
+            if self.is_ref(node) {
+                self.move_node(l, node, Kind::Active);
+            } else if table.del_from_htab(node) {
+                self.move_to_free(l, node, free_head, kind);
+                shrunk += 1;
+                if shrunk == target {
+                    break;
+                }
+            }
+            i += 1;
+            if i == self.nr_scans {
+                break;
+            }
+            node = prev;
+        }
+        shrunk
+    }
+
+    /// `__bpf_lru_list_rotate`.
+    fn rotate(&mut self, l: usize) {
+        let counts = self.lists[l].counts;
+        if counts[Kind::Inactive as usize] < counts[Kind::Active as usize] {
+            self.rotate_active(l);
+        }
+        self.rotate_inactive(l);
+    }
+
+    /// `__bpf_lru_list_shrink`: honour reference bits first, else evict the oldest node regardless.
+    fn shrink(
+        &mut self,
+        l: usize,
+        target: u32,
+        free_head: u32,
+        kind: Kind,
+        table: &mut dyn Evict,
+    ) -> u32 {
+        let shrunk = self.shrink_inactive(l, target, free_head, kind, table);
+        if shrunk > 0 {
+            return shrunk;
+        }
+        let inactive = self.head(l, Kind::Inactive);
+        let list = if self.links.is_empty(inactive) {
+            self.head(l, Kind::Active)
+        } else {
+            inactive
+        };
+        let mut node = self.links.prev(list);
+        while node != list {
+            let prev = self.links.prev(node);
+            if table.del_from_htab(node) {
+                self.move_to_free(l, node, free_head, kind);
+                return 1;
+            }
+            node = prev;
+        }
+        0
+    }
+
+    /// `__local_list_flush`: pending nodes of a CPU join the global lists, referenced ones as active.
+    fn flush_local(&mut self, cpu: usize) {
+        let pending = self.locals[cpu].pending;
+        let mut node = self.links.prev(pending);
+        while node != pending {
+            let prev = self.links.prev(node);
+            let kind = if self.is_ref(node) {
+                Kind::Active
+            } else {
+                Kind::Inactive
+            };
+            self.move_in(0, node, kind);
+            node = prev;
+        }
+    }
+
+    /// `bpf_lru_list_pop_free_to_local`.
+    fn pop_free_to_local(&mut self, cpu: usize, table: &mut dyn Evict) {
+        self.flush_local(cpu);
+        self.rotate(0);
+        let free = self.head(0, Kind::Free);
+        let local_free = self.locals[cpu].free;
+        let mut moved = 0;
+        let mut node = self.links.next(free);
+        while node != free {
+            let next = self.links.next(node);
+            self.move_to_free(0, node, local_free, Kind::LocalFree);
+            moved += 1;
+            if moved == self.target_free {
+                break;
+            }
+            node = next;
+        }
+        if moved < self.target_free {
+            self.shrink(
+                0,
+                self.target_free - moved,
+                local_free,
+                Kind::LocalFree,
+                table,
+            );
+        }
+    }
+
+    /// `__local_list_add_pending`.
+    fn add_pending(&mut self, cpu: usize, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        n.cpu = cpu as u32;
+        n.kind = Kind::LocalPending;
+        n.referenced = false;
+        let pending = self.locals[cpu].pending;
+        self.links.add(node, pending);
+    }
+
+    /// `__local_list_pop_free`.
+    fn pop_local_free(&mut self, cpu: usize) -> Option<u32> {
+        let free = self.locals[cpu].free;
+        let node = self.links.next(free);
+        if node == free {
+            return None;
+        }
+        self.links.del(node);
+        Some(node)
+    }
+
+    /// `__local_list_pop_pending`: the oldest unreferenced pending node, else the oldest pending node.
+    fn pop_local_pending(&mut self, cpu: usize, table: &mut dyn Evict) -> Option<u32> {
+        let pending = self.locals[cpu].pending;
+        for force in [false, true] {
+            let mut node = self.links.prev(pending);
+            while node != pending {
+                if (!self.is_ref(node) || force) && table.del_from_htab(node) {
+                    self.links.del(node);
+                    return Some(node);
+                }
+                node = self.links.prev(node);
+            }
+        }
+        None
+    }
+
+    /// `bpf_lru_pop_free`: a node for a new element on `cpu`, evicting as the kernel does; None when none can be had.
+    pub(crate) fn pop_free(&mut self, cpu: usize, table: &mut dyn Evict) -> Option<u32> {
+        if self.percpu {
+            self.percpu_pop_free(cpu, table)
+        } else {
+            self.common_pop_free(cpu, table)
+        }
+    }
+
+    fn common_pop_free(&mut self, cpu: usize, table: &mut dyn Evict) -> Option<u32> {
+        let cpus = self.locals.len();
+        let cpu = cpu % cpus;
+        let mut node = self.pop_local_free(cpu);
+        if node.is_none() {
+            self.pop_free_to_local(cpu, table);
+            node = self.pop_local_free(cpu);
+        }
+        if let Some(n) = node {
+            self.add_pending(cpu, n);
+            return node;
+        }
+        let first_steal = self.locals[cpu].next_steal;
+        let mut steal = first_steal;
+        loop {
+            node = self
+                .pop_local_free(steal)
+                .or_else(|| self.pop_local_pending(steal, table));
+            steal = (steal + 1) % cpus;
+            if node.is_some() || steal == first_steal {
+                break;
+            }
+        }
+        self.locals[cpu].next_steal = steal;
+        if let Some(n) = node {
+            self.add_pending(cpu, n);
+        }
+        node
+    }
+
+    fn percpu_pop_free(&mut self, cpu: usize, table: &mut dyn Evict) -> Option<u32> {
+        let l = cpu % self.lists.len();
+        self.rotate(l);
+        let free = self.head(l, Kind::Free);
+        if self.links.is_empty(free) {
+            self.shrink(l, PERCPU_FREE_TARGET, free, Kind::Free, table);
+        }
+        if self.links.is_empty(free) {
+            return None;
+        }
+        let node = self.links.next(free);
+        self.clear_ref(node);
+        self.move_node(l, node, Kind::Inactive);
+        Some(node)
+    }
+
+    /// `bpf_lru_push_free`: the element of `node` left the table.
+    pub(crate) fn push_free(&mut self, node: u32) {
+        let Some(state) = self.nodes.get(node as usize).copied() else {
+            return;
+        };
+        if self.percpu {
+            let l = state.cpu as usize % self.lists.len();
+            self.move_node(l, node, Kind::Free);
+            return;
+        }
+        match state.kind {
+            Kind::Free | Kind::LocalFree => {}
+            Kind::LocalPending => {
+                let n = &mut self.nodes[node as usize];
+                n.kind = Kind::LocalFree;
+                n.referenced = false;
+                let free = self.locals[state.cpu as usize].free;
+                self.links.move_to(node, free);
+            }
+            Kind::Active | Kind::Inactive => self.move_node(0, node, Kind::Free),
+        }
+    }
+
+    /// Nodes of every global list from head to tail, for tests of the list state: (active, inactive, free) per list.
+    #[cfg(test)]
+    pub(crate) fn snapshot(&self) -> Vec<[Vec<u32>; 3]> {
+        (0..self.lists.len())
+            .map(|l| {
+                [
+                    self.links.iter(self.head(l, Kind::Active)),
+                    self.links.iter(self.head(l, Kind::Inactive)),
+                    self.links.iter(self.head(l, Kind::Free)),
+                ]
+            })
+            .collect()
+    }
+}

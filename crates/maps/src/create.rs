@@ -199,7 +199,7 @@ fn check_ringbuf(s: &MapSpec) -> Res {
         || s.key_size != 0
         || s.value_size != 0
         || !s.max_entries.is_power_of_two()
-        || s.max_entries % PAGE_SIZE != 0
+        || !s.max_entries.is_multiple_of(PAGE_SIZE)
     {
         return Err(inval(
             "ring buffer needs no key or value and a power-of-2 multiple of the page size",

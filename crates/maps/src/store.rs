@@ -15,6 +15,9 @@ pub struct MapError {
     pub message: String,
 }
 
+/// A map's entries as `(key, value)` byte pairs, value in the syscall view.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// The maps of one program as userspace sees them through `bpf()`: keys and values as bytes.
 ///
 /// Per-CPU maps show, as the syscall does, one value per possible CPU, each padded to a multiple of 8 bytes, back to
@@ -31,5 +34,5 @@ pub trait MapStore {
     /// `BPF_MAP_DELETE_ELEM`.
     fn delete(&mut self, map: usize, key: &[u8]) -> Result<(), MapError>;
     /// Every entry, sorted by key bytes. Maps whose contents userspace cannot list (RINGBUF, XSKMAP) give an empty list.
-    fn entries(&mut self, map: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, MapError>;
+    fn entries(&mut self, map: usize) -> Result<Entries, MapError>;
 }

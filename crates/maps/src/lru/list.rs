@@ -55,16 +55,4 @@ impl Links {
         self.del(x);
         self.add(x, head);
     }
-
-    /// The nodes of list `head` from first to last.
-    #[cfg(test)]
-    pub(crate) fn iter(&self, head: u32) -> Vec<u32> {
-        let mut out = Vec::new();
-        let mut x = self.next(head);
-        while x != head {
-            out.push(x);
-            x = self.next(x);
-        }
-        out
-    }
 }

@@ -519,18 +519,4 @@ impl Lru {
             Kind::Active | Kind::Inactive => self.move_node(0, node, Kind::Free),
         }
     }
-
-    /// Nodes of every global list from head to tail, for tests of the list state: (active, inactive, free) per list.
-    #[cfg(test)]
-    pub(crate) fn snapshot(&self) -> Vec<[Vec<u32>; 3]> {
-        (0..self.lists.len())
-            .map(|l| {
-                [
-                    self.links.iter(self.head(l, Kind::Active)),
-                    self.links.iter(self.head(l, Kind::Inactive)),
-                    self.links.iter(self.head(l, Kind::Free)),
-                ]
-            })
-            .collect()
-    }
 }

@@ -52,7 +52,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         writer.write(START_NS + i as u64 * GAP_NS, packet)?;
     }
     writer.finish()?;
-    println!("{}: {}", program.name, workload.description);
+    println!("{}", workload.description);
     println!(
         "wrote {} ({} packets)",
         pcap.display(),

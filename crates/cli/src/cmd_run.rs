@@ -60,6 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         clock: Clock::Virtual,
         seed: args.seed,
         record_trace: args.insn_trace.is_some(),
+        routes: common::load_routes(&args.trace)?,
         ..Config::default()
     };
     let mut machine = Machine::new(&loaded.spec, args.program.program.as_deref(), &config)

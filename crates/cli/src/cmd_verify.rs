@@ -48,15 +48,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 .map(|i| (i, 1)),
         );
     }
+    let routes = common::load_routes(&args.trace)?;
+    devices.extend(crate::routes::interfaces(&routes).into_iter().map(|i| (i, 1)));
     devices.sort();
     devices.dedup_by_key(|d| d.0);
-    let _sandbox =
+    let sandbox =
         Sandbox::enter(&devices).context("cannot set up the interfaces packets arrive on")?;
+    sandbox
+        .install_routes(&routes)
+        .context("cannot install the route table")?;
 
     let possible_cpus = hwxdp_kernel::possible_cpus()?;
     let config = Config {
         possible_cpus,
         clock: Clock::Monotonic,
+        routes,
         ..Config::default()
     };
     let mut machine = Machine::new(&loaded.spec, args.program.program.as_deref(), &config)

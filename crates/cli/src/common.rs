@@ -26,6 +26,9 @@ pub struct TraceArgs {
     /// Map entries to load before the first packet, in the JSON shape of `bpftool map dump -j`, keyed by map name.
     #[arg(long)]
     pub maps: Option<PathBuf>,
+    /// Devices, routes and neighbours `bpf_fib_lookup` consults (JSON; see `docs/routes.md`).
+    #[arg(long)]
+    pub routes: Option<PathBuf>,
     /// `ingress_ifindex` every packet arrives with (1 is the loopback device).
     #[arg(long, default_value_t = 1)]
     pub ifindex: u32,
@@ -59,6 +62,14 @@ pub fn load_maps(path: &Path) -> Result<MapsFile> {
 /// Reads the trace of `--pcap`.
 pub fn load_trace(args: &TraceArgs) -> Result<Vec<trace::TracePacket>> {
     trace::read(&args.pcap)
+}
+
+/// Reads the `--routes` file, or an empty table.
+pub fn load_routes(args: &TraceArgs) -> Result<hwxdp_xdp::fib::RouteTable> {
+    match &args.routes {
+        Some(path) => crate::routes::load(path),
+        None => Ok(Default::default()),
+    }
 }
 
 /// The `struct xdp_md` a packet arrives with.

@@ -7,6 +7,7 @@ mod cmd_run;
 mod cmd_verify;
 mod common;
 mod progress;
+mod routes;
 mod rss;
 mod trace;
 

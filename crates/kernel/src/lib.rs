@@ -14,6 +14,7 @@ mod maps;
 mod probe;
 mod ringbuf;
 mod run;
+mod routes;
 mod sandbox;
 
 pub use backend::KernelBackend;

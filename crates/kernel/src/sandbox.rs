@@ -124,7 +124,7 @@ fn add_device(name: &str, index: &str, queues: &str) -> Result<(), KernelError> 
         .unwrap_or_else(|| sandbox_error(format!("device {name}"), "no link type to try")))
 }
 
-fn sandbox_error(step: impl Into<String>, message: impl Into<String>) -> KernelError {
+pub(crate) fn sandbox_error(step: impl Into<String>, message: impl Into<String>) -> KernelError {
     KernelError::Sandbox {
         step: step.into(),
         message: message.into(),
@@ -132,7 +132,7 @@ fn sandbox_error(step: impl Into<String>, message: impl Into<String>) -> KernelE
 }
 
 /// Runs `ip args...` as a child of this thread, so that it works in this thread's network namespace.
-fn run_ip(args: &[&str]) -> Result<(), KernelError> {
+pub(crate) fn run_ip(args: &[&str]) -> Result<(), KernelError> {
     let step = format!("ip {}", args.join(" "));
     let mut not_found = None;
     for ip in IP_COMMANDS {

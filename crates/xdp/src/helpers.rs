@@ -4,7 +4,7 @@ use crate::exec::{Vm, MAX_TAIL_CALLS};
 use crate::fault::FaultKind;
 use crate::machine::Clock;
 use crate::region::{self, Region};
-use crate::{printk, Verdict};
+use crate::{fib, printk, Verdict};
 use hwxdp_maps::MapStore;
 
 /// The helpers the reference machine implements: (kernel id, name).
@@ -23,6 +23,7 @@ pub const HELPERS: &[(i32, &str)] = &[
     (51, "bpf_redirect_map"),
     (54, "bpf_xdp_adjust_meta"),
     (65, "bpf_xdp_adjust_tail"),
+    (69, "bpf_fib_lookup"),
     (93, "bpf_spin_lock"),
     (94, "bpf_spin_unlock"),
     (130, "bpf_ringbuf_output"),
@@ -162,6 +163,20 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         }
         54 => Ok(vm.buff.adjust_meta(a2 as i32 as i64) as u64),
         65 => Ok(vm.buff.adjust_tail(a2 as i32 as i64) as u64),
+        69 => {
+            let flags = a4 as u32;
+            if let Some(err) = fib::check_call(a3 as i32 as i64, flags) {
+                return Ok(err as u64);
+            }
+            if flags & !fib::SUPPORTED_FLAGS != 0 {
+                return Err(fault(name, format!("flags {flags:#x} (SRC, TBID, MARK) are not modelled")));
+            }
+            let mut params = [0u8; fib::PARAMS_SIZE];
+            vm.read_into(a2, &mut params)?;
+            let r = vm.env.routes.lookup(&mut params, flags);
+            vm.write_from(a2, &params)?;
+            Ok(r as u64)
+        }
         93 | 94 => {
             if region::region(a1) != Region::MapValue {
                 return Err(fault(

@@ -8,6 +8,7 @@ mod backend;
 mod buff;
 mod exec;
 mod fault;
+pub mod fib;
 pub mod helpers;
 mod machine;
 mod prepare;

@@ -2,6 +2,7 @@
 
 use crate::exec::Vm;
 use crate::fault::{Fault, LoadError};
+use crate::fib::RouteTable;
 use crate::prepare::{prepare, Program};
 use crate::{Backend, BackendError, Verdict, XdpBuff, XdpMd};
 use hwxdp_maps::{MapStore, Maps};
@@ -37,6 +38,8 @@ pub struct Config {
     pub budget: u64,
     /// Record the slot index of every executed instruction.
     pub record_trace: bool,
+    /// What `bpf_fib_lookup` consults.
+    pub routes: RouteTable,
 }
 
 impl Default for Config {
@@ -48,6 +51,7 @@ impl Default for Config {
             seed: 0x5eed,
             budget: DEFAULT_BUDGET,
             record_trace: false,
+            routes: RouteTable::default(),
         }
     }
 }
@@ -87,6 +91,7 @@ pub(crate) struct Env {
     pub cpu: u32,
     pub budget: u64,
     pub record_trace: bool,
+    pub routes: RouteTable,
 }
 
 /// The reference machine for one program of an object.
@@ -170,6 +175,7 @@ impl Machine {
                 cpu: config.cpu as u32,
                 budget: config.budget,
                 record_trace: config.record_trace,
+                routes: config.routes.clone(),
             },
             stack: vec![0; crate::exec::STACK_BYTES],
         })

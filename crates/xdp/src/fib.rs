@@ -1,0 +1,305 @@
+//! `bpf_fib_lookup` for XDP against a route table given as input, with the kernel's order of checks and return codes.
+//!
+//! The same table is installed in the kernel's network namespace by `hwxdp verify`, so the two answer alike. Only
+//! explicit routes exist besides the kernel's own local routes for the loopback device (127.0.0.0/8, ::1).
+
+use std::net::IpAddr;
+
+/// A network device routes can point to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Device {
+    /// Interface index.
+    pub ifindex: u32,
+    /// Its MAC address (`smac` of forwarded packets).
+    pub mac: [u8; 6],
+    /// Its MTU.
+    pub mtu: u32,
+}
+
+/// What a route does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RouteKind {
+    /// Forward out of `ifindex`, to `gateway` if given, else directly to the destination.
+    Unicast {
+        /// Outgoing device.
+        ifindex: u32,
+        /// Next hop, of the same family as the route.
+        gateway: Option<IpAddr>,
+    },
+    /// Silently discard.
+    Blackhole,
+    /// Host unreachable.
+    Unreachable,
+    /// Administratively prohibited.
+    Prohibit,
+}
+
+/// One route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Destination prefix.
+    pub prefix: IpAddr,
+    /// Prefix length in bits.
+    pub len: u8,
+    /// What to do.
+    pub kind: RouteKind,
+    /// Priority: lower wins among routes with the same prefix.
+    pub metric: u32,
+}
+
+/// A resolved neighbour (ARP or NDP entry).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Neighbor {
+    /// Its address.
+    pub ip: IpAddr,
+    /// The device it is reachable on.
+    pub ifindex: u32,
+    /// Its MAC address (`dmac` of forwarded packets).
+    pub mac: [u8; 6],
+}
+
+/// Everything `bpf_fib_lookup` consults.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RouteTable {
+    /// Devices (packets may only arrive on and leave through these and the loopback device).
+    pub devices: Vec<Device>,
+    /// Routes.
+    pub routes: Vec<Route>,
+    /// Neighbours.
+    pub neighbors: Vec<Neighbor>,
+}
+
+/// `BPF_FIB_LKUP_RET_*`.
+pub mod ret {
+    /// Forward: `dmac`, `smac` and `ifindex` are set.
+    pub const SUCCESS: i64 = 0;
+    /// Blackhole route.
+    pub const BLACKHOLE: i64 = 1;
+    /// Unreachable route.
+    pub const UNREACHABLE: i64 = 2;
+    /// Prohibit route.
+    pub const PROHIBIT: i64 = 3;
+    /// No route, or a local or broadcast one.
+    pub const NOT_FWDED: i64 = 4;
+    /// Forwarding disabled on the ingress device.
+    pub const FWD_DISABLED: i64 = 5;
+    /// No resolved neighbour for the next hop.
+    pub const NO_NEIGH: i64 = 7;
+    /// The packet is longer than the egress MTU.
+    pub const FRAG_NEEDED: i64 = 8;
+}
+
+/// `BPF_FIB_LOOKUP_DIRECT`, `OUTPUT` and `SKIP_NEIGH`: the flags the model implements.
+pub const SUPPORTED_FLAGS: u32 = 1 | 2 | 4;
+const AF_INET: u8 = 2;
+const AF_INET6: u8 = 10;
+const EINVAL: i64 = -22;
+const ENODEV: i64 = -19;
+const EAFNOSUPPORT: i64 = -97;
+const LOOPBACK: u32 = 1;
+/// Size of `struct bpf_fib_lookup`.
+pub const PARAMS_SIZE: usize = 64;
+
+// Field offsets in `struct bpf_fib_lookup`.
+const FAMILY: usize = 0;
+const TOT_LEN: usize = 6;
+const IFINDEX: usize = 8;
+const RT_METRIC: usize = 12;
+const SRC: usize = 16;
+const DST: usize = 32;
+const VLAN: usize = 48;
+const SMAC: usize = 52;
+const DMAC: usize = 58;
+
+impl Route {
+    /// The priority the kernel records: IPv6 routes added with metric 0 get the default user priority 1024.
+    pub fn effective_metric(&self) -> u32 {
+        if self.prefix.is_ipv6() && self.metric == 0 {
+            1024
+        } else {
+            self.metric
+        }
+    }
+}
+
+impl RouteTable {
+    /// Runs `bpf_fib_lookup` on `params` (the 64-byte struct, updated in place as the kernel does) and returns the
+    /// helper's return value. `flags` must be within [`SUPPORTED_FLAGS`] (the caller refuses others).
+    pub fn lookup(&self, params: &mut [u8; PARAMS_SIZE], flags: u32) -> i64 {
+        let family = params[FAMILY];
+        let v4 = match family {
+            AF_INET => true,
+            AF_INET6 => false,
+            _ => return EAFNOSUPPORT,
+        };
+        let ifindex = u32::from_le_bytes(params[IFINDEX..IFINDEX + 4].try_into().unwrap_or_default());
+        if ifindex != LOOPBACK && !self.devices.iter().any(|d| d.ifindex == ifindex) {
+            return ENODEV;
+        }
+        let dst = read_addr(params, DST, v4);
+        let _src = read_addr(params, SRC, v4);
+        if is_local(dst) {
+            return ret::NOT_FWDED;
+        }
+        let best = self
+            .routes
+            .iter()
+            .filter(|r| r.prefix.is_ipv4() == v4 && prefix_matches(r.prefix, r.len, dst))
+            .min_by_key(|r| (std::cmp::Reverse(r.len), r.effective_metric()));
+        let Some(route) = best else {
+            return ret::NOT_FWDED;
+        };
+        let (out_ifindex, gateway) = match &route.kind {
+            RouteKind::Unicast { ifindex, gateway } => (*ifindex, *gateway),
+            RouteKind::Blackhole => return ret::BLACKHOLE,
+            RouteKind::Unreachable => return ret::UNREACHABLE,
+            RouteKind::Prohibit => return ret::PROHIBIT,
+        };
+        let Some(dev) = self.devices.iter().find(|d| d.ifindex == out_ifindex) else {
+            return ret::NOT_FWDED;
+        };
+        let tot_len = u16::from_le_bytes([params[TOT_LEN], params[TOT_LEN + 1]]) as u32;
+        if tot_len > dev.mtu {
+            params[TOT_LEN..TOT_LEN + 2].copy_from_slice(&(dev.mtu as u16).to_le_bytes());
+            return ret::FRAG_NEEDED;
+        }
+        params[RT_METRIC..RT_METRIC + 4].copy_from_slice(&route.effective_metric().to_le_bytes());
+        params[IFINDEX..IFINDEX + 4].copy_from_slice(&out_ifindex.to_le_bytes());
+        let next_hop = gateway.unwrap_or(dst);
+        write_addr(params, DST, next_hop);
+        if flags & 4 == 0 {
+            let Some(neigh) = self
+                .neighbors
+                .iter()
+                .find(|n| n.ip == next_hop && n.ifindex == out_ifindex)
+            else {
+                return ret::NO_NEIGH;
+            };
+            params[DMAC..DMAC + 6].copy_from_slice(&neigh.mac);
+            params[SMAC..SMAC + 6].copy_from_slice(&dev.mac);
+        }
+        params[VLAN..VLAN + 4].fill(0);
+        params[TOT_LEN..TOT_LEN + 2].copy_from_slice(&(dev.mtu as u16).to_le_bytes());
+        ret::SUCCESS
+    }
+}
+
+/// Validates the size and flags before a lookup; `None` means go ahead.
+pub fn check_call(plen: i64, flags: u32) -> Option<i64> {
+    if plen < PARAMS_SIZE as i64 || flags & !(SUPPORTED_FLAGS | 8 | 16 | 32) != 0 {
+        return Some(EINVAL);
+    }
+    None
+}
+
+fn read_addr(params: &[u8; PARAMS_SIZE], at: usize, v4: bool) -> IpAddr {
+    if v4 {
+        IpAddr::from([params[at], params[at + 1], params[at + 2], params[at + 3]])
+    } else {
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&params[at..at + 16]);
+        IpAddr::from(b)
+    }
+}
+
+fn write_addr(params: &mut [u8; PARAMS_SIZE], at: usize, addr: IpAddr) {
+    match addr {
+        IpAddr::V4(a) => params[at..at + 4].copy_from_slice(&a.octets()),
+        IpAddr::V6(a) => params[at..at + 16].copy_from_slice(&a.octets()),
+    }
+}
+
+/// The kernel's own local routes in a fresh namespace: the loopback network.
+fn is_local(addr: IpAddr) -> bool {
+    match addr {
+        IpAddr::V4(a) => a.is_loopback(),
+        IpAddr::V6(a) => a.is_loopback(),
+    }
+}
+
+fn prefix_matches(prefix: IpAddr, len: u8, addr: IpAddr) -> bool {
+    let (p, a, bits): (u128, u128, u32) = match (prefix, addr) {
+        (IpAddr::V4(p), IpAddr::V4(a)) => (u32::from(p) as u128, u32::from(a) as u128, 32),
+        (IpAddr::V6(p), IpAddr::V6(a)) => (u128::from(p), u128::from(a), 128),
+        _ => return false,
+    };
+    let len = (len as u32).min(bits);
+    if len == 0 {
+        return true;
+    }
+    let shift = bits - len;
+    (p >> shift) == (a >> shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> RouteTable {
+        RouteTable {
+            devices: vec![Device {
+                ifindex: 2,
+                mac: [2, 0, 0, 0, 0, 2],
+                mtu: 1500,
+            }],
+            routes: vec![
+                Route {
+                    prefix: "10.0.0.0".parse().unwrap(),
+                    len: 8,
+                    kind: RouteKind::Unicast {
+                        ifindex: 2,
+                        gateway: Some("192.168.0.1".parse().unwrap()),
+                    },
+                    metric: 0,
+                },
+                Route {
+                    prefix: "10.1.0.0".parse().unwrap(),
+                    len: 16,
+                    kind: RouteKind::Blackhole,
+                    metric: 0,
+                },
+            ],
+            neighbors: vec![Neighbor {
+                ip: "192.168.0.1".parse().unwrap(),
+                ifindex: 2,
+                mac: [2, 0, 0, 0, 0, 0xaa],
+            }],
+        }
+    }
+
+    fn params(dst: [u8; 4]) -> [u8; PARAMS_SIZE] {
+        let mut p = [0u8; PARAMS_SIZE];
+        p[FAMILY] = AF_INET;
+        p[IFINDEX..IFINDEX + 4].copy_from_slice(&2u32.to_le_bytes());
+        p[TOT_LEN..TOT_LEN + 2].copy_from_slice(&100u16.to_le_bytes());
+        p[DST..DST + 4].copy_from_slice(&dst);
+        p
+    }
+
+    #[test]
+    fn longest_prefix_wins_and_gateway_mac_is_filled_in() {
+        let t = table();
+        let mut p = params([10, 2, 3, 4]);
+        assert_eq!(t.lookup(&mut p, 0), ret::SUCCESS);
+        assert_eq!(&p[DMAC..DMAC + 6], &[2, 0, 0, 0, 0, 0xaa]);
+        assert_eq!(&p[SMAC..SMAC + 6], &[2, 0, 0, 0, 0, 2]);
+        assert_eq!(&p[DST..DST + 4], &[192, 168, 0, 1]);
+        let mut p = params([10, 1, 3, 4]);
+        assert_eq!(t.lookup(&mut p, 0), ret::BLACKHOLE);
+        let mut p = params([11, 1, 3, 4]);
+        assert_eq!(t.lookup(&mut p, 0), ret::NOT_FWDED);
+    }
+
+    #[test]
+    fn mtu_and_device_checks() {
+        let t = table();
+        let mut p = params([10, 2, 3, 4]);
+        p[TOT_LEN..TOT_LEN + 2].copy_from_slice(&1501u16.to_le_bytes());
+        assert_eq!(t.lookup(&mut p, 0), ret::FRAG_NEEDED);
+        assert_eq!(u16::from_le_bytes([p[TOT_LEN], p[TOT_LEN + 1]]), 1500);
+        let mut p = params([10, 2, 3, 4]);
+        p[IFINDEX..IFINDEX + 4].copy_from_slice(&9u32.to_le_bytes());
+        assert_eq!(t.lookup(&mut p, 0), ENODEV);
+        assert_eq!(check_call(63, 0), Some(EINVAL));
+    }
+}

@@ -3,6 +3,7 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const BPF_MAP_CREATE: libc::c_long = 0;
+const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
@@ -51,18 +52,39 @@ impl KernelMap {
         max_entries: u32,
         map_flags: u32,
     ) -> KernelMap {
+        Self::try_create(map_type, key_size, value_size, max_entries, map_flags)
+            .unwrap_or_else(|e| panic!("bpf map create failed: errno {e}"))
+    }
+
+    /// `BPF_MAP_CREATE`: the map or the positive errno.
+    pub fn try_create(
+        map_type: u32,
+        key_size: u32,
+        value_size: u32,
+        max_entries: u32,
+        map_flags: u32,
+    ) -> Result<KernelMap, i32> {
         let mut attr = [0u64; 16];
         attr[0] = u64::from(map_type) | u64::from(key_size) << 32;
         attr[1] = u64::from(value_size) | u64::from(max_entries) << 32;
         attr[2] = u64::from(map_flags);
-        let fd = bpf(BPF_MAP_CREATE, &mut attr)
-            .unwrap_or_else(|e| panic!("bpf map create failed: errno {e}"));
+        let fd = bpf(BPF_MAP_CREATE, &mut attr)?;
         // SAFETY: the kernel returned a fresh file descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-        KernelMap {
+        Ok(KernelMap {
             fd,
             key_size: key_size as usize,
-        }
+        })
+    }
+
+    /// `BPF_MAP_LOOKUP_ELEM` into a buffer of `value_len` bytes: the value or the positive errno.
+    pub fn lookup(&self, key: &[u8], value_len: usize) -> Result<Vec<u8>, i32> {
+        let mut value = vec![0u8; value_len];
+        let mut attr = [0u64; 16];
+        attr[0] = self.fd.as_raw_fd() as u64;
+        attr[1] = key.as_ptr() as u64;
+        attr[2] = value.as_mut_ptr() as u64;
+        bpf(BPF_MAP_LOOKUP_ELEM, &mut attr).map(|_| value)
     }
 
     /// `BPF_MAP_UPDATE_ELEM`: Ok or the positive errno.

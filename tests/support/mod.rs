@@ -44,7 +44,9 @@ pub fn repo_root() -> PathBuf {
 
 /// The built object of example `name`; fails with a hint when `make examples` has not run.
 pub fn example_object(name: &str) -> String {
-    let path = repo_root().join("build/examples/xdp").join(format!("{name}.o"));
+    let path = repo_root()
+        .join("build/examples/xdp")
+        .join(format!("{name}.o"));
     assert!(
         path.exists(),
         "{} is missing: run `make examples` (make test does) before the differential suite",
@@ -69,5 +71,9 @@ pub fn kernel_available() -> bool {
 /// The N of "N packets identical" in verify's output.
 pub fn identical_count(stdout: &str) -> Option<usize> {
     let at = stdout.find(" packets identical")?;
-    stdout[..at].rsplit(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    stdout[..at]
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
 }

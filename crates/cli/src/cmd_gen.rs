@@ -32,17 +32,11 @@ const START_NS: u64 = 1_704_067_200_000_000_000;
 pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
     let object = args.program.object.display().to_string();
-    let program = match &args.program.program {
-        Some(name) => loaded.spec.program(Some(name)),
-        None => loaded.spec.program(None).or_else(|| {
-            loaded
-                .spec
-                .programs
-                .iter()
-                .find(|p| p.section.starts_with("xdp"))
-        }),
-    }
-    .with_context(|| format!("{object}: no such program (use --program NAME)"))?;
+    let chosen = args.program.chosen(&loaded.spec);
+    let program = loaded
+        .spec
+        .program(chosen.as_deref())
+        .with_context(|| format!("{object}: choose a program with --program NAME"))?;
     let workload =
         hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed).context(object)?;
     common::create_dir(&args.out)?;

@@ -49,6 +49,25 @@ struct Stats {
     paths: usize,
     faults: usize,
     first_faults: Vec<String>,
+    coverage: Vec<CoverageStats>,
+}
+
+/// Coverage of one program, as `stats.json` shows it.
+#[derive(Serialize)]
+struct CoverageStats {
+    program: String,
+    instructions_executed: usize,
+    instructions: usize,
+    branches_both_ways: usize,
+    branches: usize,
+    never_executed: Vec<u32>,
+    one_way_branches: Vec<OneWay>,
+}
+
+#[derive(Serialize)]
+struct OneWay {
+    insn: u32,
+    taken: bool,
 }
 
 /// Runs `hwxdp run`.
@@ -63,8 +82,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         routes: common::load_routes(&args.trace)?,
         ..Config::default()
     };
-    let mut machine = Machine::new(&loaded.spec, args.program.program.as_deref(), &config)
-        .with_context(|| args.program.object.display().to_string())?;
+    let mut machine = Machine::new(
+        &loaded.spec,
+        args.program.chosen(&loaded.spec).as_deref(),
+        &config,
+    )
+    .with_context(|| args.program.object.display().to_string())?;
     if let Some(path) = &args.trace.maps {
         let file = common::load_maps(path)?;
         hwxdp_maps::json::preload(machine.maps_mut(), &file)
@@ -159,6 +182,23 @@ pub fn run(args: Args) -> Result<ExitCode> {
         paths: paths.len(),
         faults: faults.0,
         first_faults: faults.1,
+        coverage: machine
+            .coverage()
+            .into_iter()
+            .map(|c| CoverageStats {
+                program: c.program,
+                instructions_executed: c.executed,
+                instructions: c.total,
+                branches_both_ways: c.branches_both_ways,
+                branches: c.branches,
+                never_executed: c.never_executed,
+                one_way_branches: c
+                    .one_way
+                    .into_iter()
+                    .map(|(insn, taken)| OneWay { insn, taken })
+                    .collect(),
+            })
+            .collect(),
     };
     common::write_json(&args.out.join("stats.json"), &stats)?;
     print_summary(&stats, &args.out);
@@ -184,6 +224,12 @@ fn print_summary(stats: &Stats, out: &std::path::Path) {
         stats.insns_per_packet.max,
         stats.paths
     );
+    for c in &stats.coverage {
+        println!(
+            "coverage of {}: {}/{} instructions, {}/{} branches both ways",
+            c.program, c.instructions_executed, c.instructions, c.branches_both_ways, c.branches
+        );
+    }
     if stats.skipped > 0 {
         println!("{} packets skipped (not a valid XDP frame)", stats.skipped);
     }

@@ -49,7 +49,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     let routes = common::load_routes(&args.trace)?;
-    devices.extend(crate::routes::interfaces(&routes).into_iter().map(|i| (i, 1)));
+    devices.extend(
+        crate::routes::interfaces(&routes)
+            .into_iter()
+            .map(|i| (i, 1)),
+    );
     devices.sort();
     devices.dedup_by_key(|d| d.0);
     let sandbox =
@@ -65,8 +69,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         routes,
         ..Config::default()
     };
-    let mut machine = Machine::new(&loaded.spec, args.program.program.as_deref(), &config)
-        .context(object.clone())?;
+    let mut machine = Machine::new(
+        &loaded.spec,
+        args.program.chosen(&loaded.spec).as_deref(),
+        &config,
+    )
+    .context(object.clone())?;
     let name = machine.entry().name.clone();
     let mut kernel =
         KernelProgram::load(&loaded.elf, &loaded.spec, &name).context(object.clone())?;

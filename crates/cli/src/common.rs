@@ -52,6 +52,29 @@ pub fn load_object(path: &Path) -> Result<Loaded> {
     Ok(Loaded { elf, spec })
 }
 
+impl ProgramArgs {
+    /// The program to run: `--program`, else the only XDP program of the object, else the one named like the file
+    /// (`tail_dispatch.o` runs `tail_dispatch`); `None` leaves the choice (and its error) to the machine.
+    pub fn chosen(&self, spec: &ObjectSpec) -> Option<String> {
+        if let Some(p) = &self.program {
+            return Some(p.clone());
+        }
+        let xdp: Vec<_> = spec
+            .programs
+            .iter()
+            .filter(|p| p.section.starts_with("xdp"))
+            .collect();
+        if let [only] = xdp.as_slice() {
+            return Some(only.name.clone());
+        }
+        let stem = self.object.file_stem()?.to_str()?;
+        spec.programs
+            .iter()
+            .find(|p| p.name == stem)
+            .map(|p| p.name.clone())
+    }
+}
+
 /// Reads a `--maps` file.
 pub fn load_maps(path: &Path) -> Result<MapsFile> {
     let text = std::fs::read_to_string(path)

@@ -72,9 +72,16 @@ fn parse_mac(text: &str) -> Result<[u8; 6]> {
 
 fn parse_prefix(text: &str) -> Result<(IpAddr, u8)> {
     let (addr, len) = text.split_once('/').unwrap_or((text, ""));
-    let addr: IpAddr = addr.parse().with_context(|| format!("bad prefix {text:?}"))?;
+    let addr: IpAddr = addr
+        .parse()
+        .with_context(|| format!("bad prefix {text:?}"))?;
     let max = if addr.is_ipv4() { 32 } else { 128 };
-    let len = if len.is_empty() { max } else { len.parse().with_context(|| format!("bad prefix {text:?}"))? };
+    let len = if len.is_empty() {
+        max
+    } else {
+        len.parse()
+            .with_context(|| format!("bad prefix {text:?}"))?
+    };
     if len > max {
         bail!("bad prefix {text:?}: length over {max}");
     }
@@ -83,7 +90,8 @@ fn parse_prefix(text: &str) -> Result<(IpAddr, u8)> {
 
 /// Reads a `--routes` file.
 pub fn load(path: &Path) -> Result<RouteTable> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
     let file: File = serde_json::from_str(&text).with_context(|| path.display().to_string())?;
     let ctx = |what: String| format!("{}: {what}", path.display());
     let mut table = RouteTable::default();
@@ -97,19 +105,34 @@ pub fn load(path: &Path) -> Result<RouteTable> {
     for (i, r) in file.routes.iter().enumerate() {
         let (prefix, len) = parse_prefix(&r.dst).with_context(|| ctx(format!("route {i}")))?;
         let kind = match (r.kind.as_deref(), r.dev) {
-            (None | Some("unicast"), Some(ifindex)) => RouteKind::Unicast { ifindex, gateway: r.via },
-            (None | Some("unicast"), None) => bail!(ctx(format!("route {i}: a unicast route needs \"dev\""))),
+            (None | Some("unicast"), Some(ifindex)) => RouteKind::Unicast {
+                ifindex,
+                gateway: r.via,
+            },
+            (None | Some("unicast"), None) => {
+                bail!(ctx(format!("route {i}: a unicast route needs \"dev\"")))
+            }
             (Some("blackhole"), _) => RouteKind::Blackhole,
             (Some("unreachable"), _) => RouteKind::Unreachable,
             (Some("prohibit"), _) => RouteKind::Prohibit,
             (Some(other), _) => bail!(ctx(format!("route {i}: unknown type {other:?}"))),
         };
-        if let RouteKind::Unicast { gateway: Some(gw), .. } = &kind {
+        if let RouteKind::Unicast {
+            gateway: Some(gw), ..
+        } = &kind
+        {
             if gw.is_ipv4() != prefix.is_ipv4() {
-                bail!(ctx(format!("route {i}: gateway {gw} is not of the prefix's family")));
+                bail!(ctx(format!(
+                    "route {i}: gateway {gw} is not of the prefix's family"
+                )));
             }
         }
-        table.routes.push(Route { prefix, len, kind, metric: r.metric });
+        table.routes.push(Route {
+            prefix,
+            len,
+            kind,
+            metric: r.metric,
+        });
     }
     for (i, n) in file.neighbors.iter().enumerate() {
         table.neighbors.push(Neighbor {

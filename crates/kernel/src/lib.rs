@@ -13,8 +13,8 @@ mod log;
 mod maps;
 mod probe;
 mod ringbuf;
-mod run;
 mod routes;
+mod run;
 mod sandbox;
 
 pub use backend::KernelBackend;

@@ -7,7 +7,10 @@ use hwxdp_xdp::fib::{RouteKind, RouteTable};
 use std::net::IpAddr;
 
 fn mac_text(mac: &[u8; 6]) -> String {
-    mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+    mac.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 fn device_name(sandbox: &Sandbox, ifindex: u32) -> Result<String, KernelError> {
@@ -32,7 +35,8 @@ impl Sandbox {
             "/proc/sys/net/ipv4/conf/all/forwarding",
             "/proc/sys/net/ipv6/conf/all/forwarding",
         ] {
-            std::fs::write(path, "1").map_err(|e| sandbox_error(format!("write {path}"), e.to_string()))?;
+            std::fs::write(path, "1")
+                .map_err(|e| sandbox_error(format!("write {path}"), e.to_string()))?;
         }
         for dev in &table.devices {
             let name = device_name(self, dev.ifindex)?;
@@ -61,9 +65,28 @@ impl Sandbox {
             run_ip(&args)?;
         }
         for n in &table.neighbors {
-            let family = if matches!(n.ip, IpAddr::V4(_)) { "-4" } else { "-6" };
-            let (ip, mac, dev) = (n.ip.to_string(), mac_text(&n.mac), device_name(self, n.ifindex)?);
-            run_ip(&[family, "neigh", "add", &ip, "lladdr", &mac, "dev", &dev, "nud", "permanent"])?;
+            let family = if matches!(n.ip, IpAddr::V4(_)) {
+                "-4"
+            } else {
+                "-6"
+            };
+            let (ip, mac, dev) = (
+                n.ip.to_string(),
+                mac_text(&n.mac),
+                device_name(self, n.ifindex)?,
+            );
+            run_ip(&[
+                family,
+                "neigh",
+                "add",
+                &ip,
+                "lladdr",
+                &mac,
+                "dev",
+                &dev,
+                "nud",
+                "permanent",
+            ])?;
         }
         Ok(())
     }

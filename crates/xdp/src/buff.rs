@@ -143,7 +143,7 @@ impl XdpBuff {
             return -EINVAL;
         }
         let metalen = self.data - meta as usize;
-        if metalen > MAX_META || metalen % 4 != 0 {
+        if metalen > MAX_META || !metalen.is_multiple_of(4) {
             return -EACCES;
         }
         self.data_meta = meta as usize;

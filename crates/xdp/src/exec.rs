@@ -24,6 +24,11 @@ const CTX_INGRESS_IFINDEX: u64 = 12;
 const CTX_RX_QUEUE_INDEX: u64 = 16;
 const CTX_EGRESS_IFINDEX: u64 = 20;
 
+/// Coverage flags per instruction: executed, and for conditional jumps which ways they went.
+pub(crate) const EXECUTED: u8 = 1;
+pub(crate) const TAKEN: u8 = 2;
+pub(crate) const NOT_TAKEN: u8 = 4;
+
 struct Frame {
     program: usize,
     return_pc: usize,
@@ -47,6 +52,7 @@ pub(crate) struct Vm<'a> {
     /// Set by `bpf_tail_call` when it succeeds: the program to continue in.
     pub tail_call_to: Option<usize>,
     last_pc: usize,
+    coverage: &'a mut [Vec<u8>],
 }
 
 impl<'a> Vm<'a> {
@@ -66,6 +72,7 @@ impl<'a> Vm<'a> {
             outcome: Outcome::default(),
             tail_call_to: None,
             last_pc: 0,
+            coverage: &mut machine.coverage,
         }
     }
 
@@ -126,6 +133,7 @@ impl Vm<'_> {
                 return Err(FaultKind::FellOff);
             };
             self.last_pc = pc;
+            self.coverage[self.program][pc] |= EXECUTED;
             self.outcome.insns += 1;
             if self.outcome.insns > budget {
                 return Err(FaultKind::Budget { budget });
@@ -209,6 +217,8 @@ impl Vm<'_> {
                             };
                             let taken = alu::condition(cond, wide, self.regs[dst], b)
                                 .ok_or_else(|| invalid(op))?;
+                            self.coverage[self.program][pc - 1] |=
+                                if taken { TAKEN } else { NOT_TAKEN };
                             if taken {
                                 pc = op.target as usize;
                             }

@@ -132,7 +132,8 @@ impl RouteTable {
             AF_INET6 => false,
             _ => return EAFNOSUPPORT,
         };
-        let ifindex = u32::from_le_bytes(params[IFINDEX..IFINDEX + 4].try_into().unwrap_or_default());
+        let ifindex =
+            u32::from_le_bytes(params[IFINDEX..IFINDEX + 4].try_into().unwrap_or_default());
         if ifindex != LOOPBACK && !self.devices.iter().any(|d| d.ifindex == ifindex) {
             return ENODEV;
         }

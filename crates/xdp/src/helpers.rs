@@ -169,7 +169,10 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
                 return Ok(err as u64);
             }
             if flags & !fib::SUPPORTED_FLAGS != 0 {
-                return Err(fault(name, format!("flags {flags:#x} (SRC, TBID, MARK) are not modelled")));
+                return Err(fault(
+                    name,
+                    format!("flags {flags:#x} (SRC, TBID, MARK) are not modelled"),
+                ));
             }
             let mut params = [0u8; fib::PARAMS_SIZE];
             vm.read_into(a2, &mut params)?;

@@ -101,6 +101,26 @@ pub struct Machine {
     pub(crate) maps: Maps,
     pub(crate) env: Env,
     pub(crate) stack: Vec<u8>,
+    pub(crate) coverage: Vec<Vec<u8>>,
+}
+
+/// Which instructions and branch directions of one program the packets so far have exercised.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Coverage {
+    /// Program name.
+    pub program: String,
+    /// Instructions executed at least once.
+    pub executed: usize,
+    /// Instructions in the program (an `lddw` counts once).
+    pub total: usize,
+    /// Conditional jumps seen going both ways.
+    pub branches_both_ways: usize,
+    /// Conditional jumps in the program.
+    pub branches: usize,
+    /// Slot indices of instructions never executed.
+    pub never_executed: Vec<u32>,
+    /// Slot indices of conditional jumps that only ever went one way, with the way they went (true: taken).
+    pub one_way: Vec<(u32, bool)>,
 }
 
 impl Machine {
@@ -178,6 +198,11 @@ impl Machine {
                 routes: config.routes.clone(),
             },
             stack: vec![0; crate::exec::STACK_BYTES],
+            coverage: spec
+                .programs
+                .iter()
+                .map(|p| vec![0; p.insns.len()])
+                .collect(),
         })
     }
 
@@ -187,6 +212,48 @@ impl Machine {
             Ok(p) => p,
             Err(_) => unreachable!("Machine::new refuses an entry program that does not prepare"),
         }
+    }
+
+    /// Coverage of the entry program and of every program reached by tail calls, over all packets run so far.
+    pub fn coverage(&self) -> Vec<Coverage> {
+        use crate::exec::{EXECUTED, NOT_TAKEN, TAKEN};
+        let mut out = Vec::new();
+        for (i, flags) in self.coverage.iter().enumerate() {
+            let Ok(program) = &self.programs[i] else {
+                continue;
+            };
+            if i != self.entry && flags.iter().all(|&f| f == 0) {
+                continue;
+            }
+            let is_cond = |k: usize| {
+                let op = &program.ops[k];
+                matches!(op.code & 7, 5 | 6) && !matches!(op.code & 0xf0, 0x00 | 0x80 | 0x90)
+            };
+            let branches: Vec<usize> = (0..flags.len()).filter(|&k| is_cond(k)).collect();
+            out.push(Coverage {
+                program: program.name.clone(),
+                executed: flags.iter().filter(|&&f| f & EXECUTED != 0).count(),
+                total: flags.len(),
+                branches_both_ways: branches
+                    .iter()
+                    .filter(|&&k| flags[k] & (TAKEN | NOT_TAKEN) == TAKEN | NOT_TAKEN)
+                    .count(),
+                branches: branches.len(),
+                never_executed: (0..flags.len())
+                    .filter(|&k| flags[k] & EXECUTED == 0)
+                    .map(|k| program.slots[k])
+                    .collect(),
+                one_way: branches
+                    .iter()
+                    .filter(|&&k| {
+                        flags[k] & EXECUTED != 0
+                            && flags[k] & (TAKEN | NOT_TAKEN) != TAKEN | NOT_TAKEN
+                    })
+                    .map(|&k| (program.slots[k], flags[k] & TAKEN != 0))
+                    .collect(),
+            });
+        }
+        out
     }
 
     /// Sets the time of the next packet's arrival, in nanoseconds, for [`Clock::Virtual`].

@@ -206,8 +206,7 @@ exit";
     let (out, buff, _) = run_on(&obj, "p", &frame(64));
     assert_eq!(out.fault, None);
     assert_eq!(
-        out.retval,
-        0 + 68,
+        out.retval, 68,
         "old byte 0 (value 0) now at offset 4; 68 bytes long"
     );
     assert_eq!(&buff.data()[..5], &[0, 0, 0, 0, 0]);

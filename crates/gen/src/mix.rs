@@ -64,7 +64,13 @@ pub(crate) fn random_l4(rng: &mut Rng, v6: bool) -> L4 {
 /// One random well-formed frame of any common shape.
 pub(crate) fn random_frame(rng: &mut Rng) -> Labeled {
     let eth = Eth::new(random_mac(rng), random_mac(rng));
-    let payload_len = rng.below(200);
+    // Sizes in the proportions of Simple IMIX (7:4:1 small, medium, large), so that programs that treat big packets
+    // differently (adjust_tail, MTU checks) see some.
+    let payload_len = match rng.below(12) {
+        0..=6 => rng.below(40),
+        7..=10 => 500 + rng.below(80),
+        _ => 1380 + rng.below(40),
+    };
     let payload = rng.bytes(payload_len);
     let inside = rng.chance(1, 2);
     let (src, dst) = (random_v4(rng, inside), random_v4(rng, false));

@@ -6,7 +6,9 @@ use crate::log::{captured_tail, failed_part, start_capture};
 use crate::KernelError;
 use hwxdp_object::{MapKind, MapSpec, ObjectSpec};
 use libbpf_rs::libbpf_sys;
-use libbpf_rs::{AsRawLibbpf, MapCore, Object, ObjectBuilder, OpenObject, ProgramType};
+use libbpf_rs::{
+    AsRawLibbpf, MapCore, Object, ObjectBuilder, OpenObject, ProgramAttachType, ProgramType,
+};
 use std::os::fd::AsRawFd;
 use std::os::fd::{AsFd, OwnedFd};
 
@@ -155,9 +157,18 @@ fn reason_of(error: &libbpf_rs::Error) -> String {
 }
 
 /// Turns autoload on for the XDP programs and off for the others; returns the XDP programs' names.
+///
+/// Old objects (the kernel's own samples among them) name their sections `xdp1`, `xdp_icmp` and the like, which libbpf
+/// 1.x no longer maps to a program type: any section starting with `xdp` is taken as XDP, as older loaders did.
 fn select_xdp_programs(open: &mut OpenObject) -> Vec<String> {
     let mut names = Vec::new();
     for mut prog in open.progs_mut() {
+        let legacy_xdp = matches!(prog.prog_type(), ProgramType::Unspec)
+            && prog.section().to_string_lossy().starts_with("xdp");
+        if legacy_xdp {
+            prog.set_prog_type(ProgramType::Xdp);
+            prog.set_attach_type(ProgramAttachType::Xdp);
+        }
         let xdp = matches!(prog.prog_type(), ProgramType::Xdp);
         prog.set_autoload(xdp);
         if xdp {

@@ -303,8 +303,9 @@ fn string_at(vm: &mut Vm, addr: u64, max: usize) -> Option<String> {
     Some(String::from_utf8_lossy(&s).into_owned())
 }
 
-/// `bpf_csum_diff`: the one's complement sum of `to` and of the complement of `from`, plus `seed`, computed the way
-/// x86-64's `csum_partial` does (64-bit end-around-carry sum folded to 32 bits), so the raw 32-bit result matches too.
+/// `bpf_csum_diff` as kernels since 6.12 compute it on every architecture: `csum_partial` of `to` (seeded), minus
+/// `csum_partial` of `from`, folded to 16 bits. The fold matters: programs that fold the result only once would
+/// otherwise see a carry the kernel never hands them.
 fn csum_diff(
     vm: &mut Vm,
     from: u64,
@@ -317,32 +318,45 @@ fn csum_diff(
     if (from_size | to_size) & 3 != 0 || from_size + to_size > 512 {
         return Ok(EINVAL);
     }
-    let mut words = Vec::with_capacity((from_size + to_size) / 4);
-    let from_bytes = read_arg(vm, from, from_size)?;
-    let to_bytes = read_arg(vm, to, to_size)?;
-    for w in from_bytes.chunks_exact(4) {
-        words.push(!u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-    }
-    for w in to_bytes.chunks_exact(4) {
-        words.push(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-    }
-    Ok(csum_partial(&words, seed as u32) as u64)
+    let words = |bytes: Vec<u8>| -> Vec<u32> {
+        bytes
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect()
+    };
+    let from_words = words(read_arg(vm, from, from_size)?);
+    let to_words = words(read_arg(vm, to, to_size)?);
+    let seed = seed as u32;
+    let sum = match (from_size, to_size) {
+        (0, 0) => seed,
+        (0, _) => csum_partial(&to_words, seed),
+        (_, 0) => !csum_partial(&from_words, !seed),
+        _ => csum_add(csum_partial(&to_words, seed), !csum_partial(&from_words, 0)),
+    };
+    Ok(csum_fold16(sum) as u64)
 }
 
-/// x86-64 `csum_partial` over 32-bit words.
+/// One's complement addition of two 32-bit partial sums.
+fn csum_add(a: u32, b: u32) -> u32 {
+    let (s, carry) = a.overflowing_add(b);
+    s + carry as u32
+}
+
+/// `csum_from32to16`: folds a 32-bit partial sum to 16 bits with the end-around carry.
+fn csum_fold16(sum: u32) -> u16 {
+    (sum.wrapping_add(sum.rotate_right(16)) >> 16) as u16
+}
+
+/// x86-64 `csum_partial` over 32-bit words: a 64-bit end-around-carry sum folded to 32 bits.
 pub fn csum_partial(words: &[u32], seed: u32) -> u32 {
     let mut sum: u64 = seed as u64;
-    let add = |sum: u64, v: u64| {
-        let (s, carry) = sum.overflowing_add(v);
-        s + carry as u64
-    };
     for pair in words.chunks(2) {
         let lo = pair[0] as u64;
         let hi = pair.get(1).copied().unwrap_or(0) as u64;
-        sum = add(sum, hi << 32 | lo);
+        let (s, carry) = sum.overflowing_add(hi << 32 | lo);
+        sum = s + carry as u64;
     }
-    let (s, carry) = ((sum >> 32) as u32).overflowing_add(sum as u32);
-    s + carry as u32
+    csum_add((sum >> 32) as u32, sum as u32)
 }
 
 fn monotonic_ns() -> u64 {

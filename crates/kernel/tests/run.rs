@@ -264,3 +264,12 @@ fn verifier_rejection_carries_the_verifier_message() {
         other => panic!("expected a load error, got {other:?}"),
     }
 }
+
+#[test]
+fn legacy_xdp_section_names_load_as_xdp() {
+    let mut prog = load("xdp_legacy");
+    let run = prog
+        .test_run(&frame(), &XdpMd::default())
+        .expect("test run");
+    assert_eq!(run.verdict(), Verdict::Drop);
+}

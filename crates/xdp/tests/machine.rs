@@ -325,3 +325,22 @@ fn unsupported_helpers_are_refused_before_any_packet() {
         "{text}"
     );
 }
+
+#[test]
+fn csum_diff_returns_a_folded_16_bit_sum() {
+    // to = ff ff 00 00 01 00 00 00: the 32-bit sum is 0x10000, which the kernel (6.12 on) folds to 1 before returning.
+    let text = "\
+r1 = 0xffff
+*(u32 *)(r10 - 8) = r1
+r1 = 1
+*(u32 *)(r10 - 4) = r1
+r1 = 0
+r2 = 0
+r3 = r10
+r3 += -8
+r4 = 8
+r5 = 0
+call 28
+exit";
+    assert_eq!(run(text).retval, 1);
+}

@@ -29,8 +29,8 @@ demo: build examples
 	@echo "== hwxdp verify: the same trace through the Linux kernel and the reference machine"
 	$(HWXDP) verify build/examples/xdp/$(DEMO_PROGRAM).o --pcap $(DEMO)/$(DEMO_PROGRAM)/trace.pcap \
 		$$(test -f $(DEMO)/$(DEMO_PROGRAM)/maps.json && echo --maps $(DEMO)/$(DEMO_PROGRAM)/maps.json)
-	@echo "== summary: $(DEMO)/$(DEMO_PROGRAM)/run/stats.json"
-	@cat $(DEMO)/$(DEMO_PROGRAM)/run/stats.json
+	@echo "== written: one pcap per verdict, stats.json (verdicts, instructions per packet, paths, coverage), maps.json"
+	@ls $(DEMO)/$(DEMO_PROGRAM)/run
 
 test: deps examples
 	$(CARGO) test --workspace

@@ -1,12 +1,11 @@
 //! `hwxdp verify`: the kernel and the reference machine side by side, packet by packet, then their maps.
 
 use crate::common::{self, ProgramArgs, TraceArgs};
+use crate::pair::Pair;
 use crate::progress;
-use anyhow::{bail, Context, Result};
-use hwxdp_kernel::{KernelProgram, Sandbox};
-use hwxdp_maps::json::MapsFile;
+use anyhow::{Context, Result};
 use hwxdp_maps::MapStore;
-use hwxdp_xdp::{Clock, Config, Machine, XdpBuff};
+use hwxdp_xdp::{Clock, XdpBuff};
 use std::process::ExitCode;
 
 /// Arguments of `hwxdp verify`.
@@ -18,77 +17,18 @@ pub struct Args {
     trace: TraceArgs,
 }
 
-/// `BPF_MAP_TYPE_DEVMAP` and `BPF_MAP_TYPE_DEVMAP_HASH`: their values name interfaces that must exist.
-const DEVMAP_TYPES: [u32; 2] = [14, 25];
 const RINGBUF: u32 = 27;
 
 /// Runs `hwxdp verify`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
     let packets = common::load_trace(&args.trace)?;
-    let preload = args
-        .trace
-        .maps
-        .as_deref()
-        .map(common::load_maps)
-        .transpose()?;
-    hwxdp_kernel::bpf_available().context(
-        "the kernel cannot run BPF programs here, so there is nothing to verify against",
-    )?;
-    let object = args.program.object.display().to_string();
-
-    let mut devices = vec![(args.trace.ifindex, args.trace.rx_queues)];
-    if args.trace.ifindex == 1 && args.trace.rx_queues > 1 {
-        bail!("ifindex 1 is the loopback device, which has one receive queue: give --ifindex N with --rx-queues");
-    }
-    if let Some(file) = &preload {
-        devices.extend(
-            devmap_targets(&loaded.spec, file)
-                .into_iter()
-                .map(|i| (i, 1)),
-        );
-    }
-    let routes = common::load_routes(&args.trace)?;
-    devices.extend(
-        crate::routes::interfaces(&routes)
-            .into_iter()
-            .map(|i| (i, 1)),
-    );
-    devices.sort();
-    devices.dedup_by_key(|d| d.0);
-    let sandbox =
-        Sandbox::enter(&devices).context("cannot set up the interfaces packets arrive on")?;
-    sandbox
-        .install_routes(&routes)
-        .context("cannot install the route table")?;
-
-    let possible_cpus = hwxdp_kernel::possible_cpus()?;
-    let config = Config {
-        possible_cpus,
-        clock: Clock::Monotonic,
-        routes,
-        ..Config::default()
-    };
-    let mut machine = Machine::new(
-        &loaded.spec,
-        args.program.chosen(&loaded.spec).as_deref(),
-        &config,
-    )
-    .context(object.clone())?;
-    let name = machine.entry().name.clone();
-    let mut kernel =
-        KernelProgram::load(&loaded.elf, &loaded.spec, &name).context(object.clone())?;
-    if let Some(file) = &preload {
-        let path = args
-            .trace
-            .maps
-            .as_deref()
-            .unwrap_or_else(|| std::path::Path::new("maps"));
-        hwxdp_maps::json::preload(&mut kernel, file)
-            .with_context(|| format!("{} (kernel)", path.display()))?;
-        hwxdp_maps::json::preload(machine.maps_mut(), file)
-            .with_context(|| path.display().to_string())?;
-    }
+    let Pair {
+        _sandbox,
+        mut kernel,
+        mut machine,
+        name,
+    } = Pair::setup(&args.program, &args.trace, &loaded, Clock::Monotonic)?;
     let ringbufs: Vec<usize> = (0..loaded.spec.maps.len())
         .filter(|&m| loaded.spec.maps[m].map_type == RINGBUF)
         .collect();
@@ -170,25 +110,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Interfaces named by the values preloaded into device maps: they must exist for the kernel to accept the entries.
-fn devmap_targets(spec: &hwxdp_object::ObjectSpec, file: &MapsFile) -> Vec<u32> {
-    let mut targets = Vec::new();
-    for (m, map) in spec.maps.iter().enumerate() {
-        if !DEVMAP_TYPES.contains(&map.map_type) {
-            continue;
-        }
-        for value in file.values_of(&spec.maps[m].name) {
-            if let Some(b) = value.get(..4) {
-                let ifindex = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                if ifindex > 1 {
-                    targets.push(ifindex);
-                }
-            }
-        }
-    }
-    targets
 }
 
 /// Describes how two packets differ.

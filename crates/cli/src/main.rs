@@ -6,6 +6,7 @@ mod cmd_gen;
 mod cmd_run;
 mod cmd_verify;
 mod common;
+mod pair;
 mod progress;
 mod routes;
 mod rss;

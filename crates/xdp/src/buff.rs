@@ -60,6 +60,19 @@ impl XdpBuff {
         Ok(buff)
     }
 
+    /// A buffer holding arbitrary memory rather than a frame: no Ethernet minimum, for programs that are not XDP
+    /// programs (the conformance suite passes them a plain memory block).
+    pub fn memory(bytes: &[u8]) -> Result<Self, BuffError> {
+        if bytes.len() > MAX_LINEAR {
+            return Err(BuffError::TooLong { len: bytes.len() });
+        }
+        let mut buff = XdpBuff::new(&[0; ETH_HLEN])?;
+        buff.frame.fill(0);
+        buff.data_end = HEADROOM + bytes.len();
+        buff.frame[HEADROOM..buff.data_end].copy_from_slice(bytes);
+        Ok(buff)
+    }
+
     /// Reuses this buffer for another packet, as if freshly made by [`XdpBuff::new`].
     pub fn reset(&mut self, packet: &[u8]) -> Result<(), BuffError> {
         if packet.len() > MAX_LINEAR {

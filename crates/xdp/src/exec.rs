@@ -51,6 +51,8 @@ pub(crate) struct Vm<'a> {
     pub outcome: Outcome,
     /// Set by `bpf_tail_call` when it succeeds: the program to continue in.
     pub tail_call_to: Option<usize>,
+    /// Set by the conformance suite's unwind helper: the program ends now.
+    pub unwound: bool,
     last_pc: usize,
     coverage: &'a mut [Vec<u8>],
 }
@@ -71,6 +73,7 @@ impl<'a> Vm<'a> {
             tail_calls: 0,
             outcome: Outcome::default(),
             tail_call_to: None,
+            unwound: false,
             last_pc: 0,
             coverage: &mut machine.coverage,
         }
@@ -83,9 +86,10 @@ impl<'a> Vm<'a> {
         }
     }
 
-    /// Runs to the final exit or a fault.
-    pub fn run(mut self) -> Outcome {
-        self.regs[1] = region::context();
+    /// Runs to the final exit or a fault, with r1 and r2 as given; returns the outcome and the full 64-bit r0.
+    pub fn run_with(mut self, r1: u64, r2: u64) -> (Outcome, u64) {
+        self.regs[1] = r1;
+        self.regs[2] = r2;
         self.regs[10] = region::stack(STACK_SIZE);
         self.outcome.path = mix(0xcbf2_9ce4_8422_2325, self.program as u64);
         let result = self.execute();
@@ -100,7 +104,12 @@ impl<'a> Vm<'a> {
             self.outcome.retval = self.regs[0] as u32;
         }
         self.stack[..self.stack_used].fill(0);
-        self.outcome
+        let r0 = if self.outcome.fault.is_some() {
+            0
+        } else {
+            self.regs[0]
+        };
+        (self.outcome, r0)
     }
 
     /// True if program `index` exists and was prepared without error (a tail call target).
@@ -200,7 +209,15 @@ impl Vm<'_> {
                             self.outcome.path = mix(self.outcome.path, pc as u64);
                         }
                         JMP_CALL => {
-                            self.regs[0] = crate::helpers::call(self, op.imm as i32)?;
+                            let id = if op.code & SRC_X != 0 {
+                                self.regs[dst] as i32
+                            } else {
+                                op.imm as i32
+                            };
+                            self.regs[0] = crate::helpers::call(self, id)?;
+                            if self.unwound {
+                                return Ok(());
+                            }
                             if let Some(next) = self.tail_call_to.take() {
                                 self.program = next;
                                 program = self.current();

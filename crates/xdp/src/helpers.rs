@@ -2,7 +2,7 @@
 
 use crate::exec::{Vm, MAX_TAIL_CALLS};
 use crate::fault::FaultKind;
-use crate::machine::Clock;
+use crate::machine::{Clock, Environment};
 use crate::region::{self, Region};
 use crate::{fib, printk, Verdict};
 use hwxdp_maps::MapStore;
@@ -35,7 +35,18 @@ pub const HELPERS: &[(i32, &str)] = &[
     (190, "bpf_xdp_store_bytes"),
 ];
 
-/// The name of a supported helper.
+/// The conformance suite's "unwind" helper.
+pub const UNWIND: i32 = 5;
+
+/// The name of a helper the machine implements in `environment`.
+pub fn helper_in(environment: Environment, id: i32) -> Option<&'static str> {
+    match environment {
+        Environment::Xdp => helper_name(id),
+        Environment::Conformance => (id == UNWIND).then_some("unwind"),
+    }
+}
+
+/// The name of a supported XDP helper.
 pub fn helper_name(id: i32) -> Option<&'static str> {
     HELPERS.iter().find(|(i, _)| *i == id).map(|(_, n)| *n)
 }
@@ -65,6 +76,16 @@ fn fault(helper: &'static str, message: impl Into<String>) -> FaultKind {
 /// Calls helper `id` with the arguments in r1-r5 and returns r0.
 pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
     let [_, a1, a2, a3, a4, a5, ..] = vm.regs;
+    if vm.env.environment == Environment::Conformance {
+        if id != UNWIND {
+            return Err(fault(
+                "conformance",
+                format!("helper {id} does not exist in the conformance environment"),
+            ));
+        }
+        vm.unwound = a1 == 0;
+        return Ok(a1);
+    }
     let name = helper_name(id).unwrap_or("unknown");
     match id {
         1 => {

@@ -23,6 +23,17 @@ pub enum Clock {
     Monotonic,
 }
 
+/// Which kernel environment programs see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Environment {
+    /// An XDP program: the context is `struct xdp_md`, helpers are the kernel's.
+    Xdp,
+    /// The public BPF conformance suite's machine: r1 and r2 hold a memory block and its length, the only helper is
+    /// 5 ("unwind": returns its argument and ends the program when that is 0), and `callx` calls the helper whose id
+    /// is in a register.
+    Conformance,
+}
+
 /// How the machine runs.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -40,6 +51,8 @@ pub struct Config {
     pub record_trace: bool,
     /// What `bpf_fib_lookup` consults.
     pub routes: RouteTable,
+    /// The environment programs run in.
+    pub environment: Environment,
 }
 
 impl Default for Config {
@@ -52,6 +65,7 @@ impl Default for Config {
             budget: DEFAULT_BUDGET,
             record_trace: false,
             routes: RouteTable::default(),
+            environment: Environment::Xdp,
         }
     }
 }
@@ -92,6 +106,7 @@ pub(crate) struct Env {
     pub budget: u64,
     pub record_trace: bool,
     pub routes: RouteTable,
+    pub environment: Environment,
 }
 
 /// The reference machine for one program of an object.
@@ -172,7 +187,7 @@ impl Machine {
         let programs: Vec<_> = spec
             .programs
             .iter()
-            .map(|p| prepare(p, &spec.maps))
+            .map(|p| prepare(p, &spec.maps, config.environment))
             .collect();
         if let Err(e) = &programs[entry] {
             return Err(e.clone());
@@ -196,6 +211,7 @@ impl Machine {
                 budget: config.budget,
                 record_trace: config.record_trace,
                 routes: config.routes.clone(),
+                environment: config.environment,
             },
             stack: vec![0; crate::exec::STACK_BYTES],
             coverage: spec
@@ -266,11 +282,24 @@ impl Machine {
         &mut self.maps
     }
 
+    /// Runs the program on a block of memory, as the conformance suite does: r1 points to the memory (NULL when it is
+    /// empty) and r2 holds its length. Returns the outcome and the full 64-bit r0.
+    pub fn run_memory(&mut self, buff: &mut XdpBuff) -> (Outcome, u64) {
+        let (_, data, end) = buff.offsets();
+        let r1 = if end > data {
+            crate::region::packet(data)
+        } else {
+            0
+        };
+        let vm = Vm::new(self, buff, &XdpMd::default());
+        vm.run_with(r1, (end - data) as u64)
+    }
+
     /// Runs one packet through the program. Faults end it with `XDP_ABORTED` and are reported in the outcome; the
     /// packet buffer holds the packet as the program left it.
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Outcome {
         let vm = Vm::new(self, buff, md);
-        let mut outcome = vm.run();
+        let (mut outcome, _) = vm.run_with(crate::region::context(), 0);
         if outcome.fault.is_some() {
             outcome.retval = 0;
         }

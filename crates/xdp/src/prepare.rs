@@ -2,7 +2,8 @@
 //! everything the machine cannot run refused up front with the instruction that needs it.
 
 use crate::fault::LoadError;
-use crate::helpers::helper_name;
+use crate::helpers::helper_in;
+use crate::machine::Environment;
 use hwxdp_ebpf::*;
 use hwxdp_object::{MapSpec, ProgramSpec};
 
@@ -45,7 +46,11 @@ impl Program {
 }
 
 /// Prepares `spec` to run with `maps`.
-pub fn prepare(spec: &ProgramSpec, maps: &[MapSpec]) -> Result<Program, LoadError> {
+pub fn prepare(
+    spec: &ProgramSpec,
+    maps: &[MapSpec],
+    environment: Environment,
+) -> Result<Program, LoadError> {
     let slot_of = slot_offsets(&spec.insns);
     let total_slots = *slot_of.last().unwrap_or(&0);
     // index_of[slot] = instruction index starting at that slot, or u32::MAX inside an lddw.
@@ -87,8 +92,17 @@ pub fn prepare(spec: &ProgramSpec, maps: &[MapSpec]) -> Result<Program, LoadErro
                 match op {
                     JMP_EXIT => {}
                     JMP_CALL => match insn.src {
-                        0 if insn.code & SRC_X == 0 => {
-                            if helper_name(insn.imm32()).is_none() {
+                        0 if insn.code & SRC_X != 0 => {
+                            if environment != Environment::Conformance {
+                                return Err(unsupported(
+                                    slot,
+                                    "callx (a call through a register) is not an XDP instruction"
+                                        .into(),
+                                ));
+                            }
+                        }
+                        0 => {
+                            if helper_in(environment, insn.imm32()).is_none() {
                                 return Err(unsupported(
                                     slot,
                                     format!(

@@ -1,0 +1,97 @@
+//! `hwxdp-conformance-plugin`: the reference machine behind the plugin protocol of the public BPF conformance suite
+//! (the one uBPF, rbpf and PREVAIL are tested with).
+//!
+//! The program arrives on standard input as hex bytes separated by white space, ended by a newline. An optional first
+//! argument that does not start with `--` is the memory the program gets, in the same form; r1 points to it (NULL when
+//! there is none) and r2 holds its length. Helper 5 is "unwind": it returns its first argument and ends the program
+//! when that is 0. The final r0 is printed in hex on standard output; a program that cannot run makes the plugin exit
+//! 1 with one line on standard error.
+
+use hwxdp_ebpf::Insn;
+use hwxdp_object::{ObjectSpec, ProgramSpec};
+use hwxdp_xdp::{Config, Environment, Machine, XdpBuff};
+use std::io::Read;
+use std::process::ExitCode;
+
+fn hex_bytes(text: &str, what: &str) -> Result<Vec<u8>, String> {
+    text.split_whitespace()
+        .enumerate()
+        .map(|(i, tok)| {
+            let tok = tok.trim_start_matches("0x");
+            u8::from_str_radix(tok, 16)
+                .map_err(|_| format!("{what}: byte {i} ({tok:?}) is not a hex byte"))
+        })
+        .collect()
+}
+
+/// Encoders disagree on where `callx` keeps its register: LLVM puts it in dst, others in src or in the immediate.
+/// The machine reads dst; move it there from wherever it is.
+fn normalize_callx(insns: &mut [Insn]) {
+    for insn in insns.iter_mut().filter(|i| i.code == 0x8d && i.dst == 0) {
+        if insn.src != 0 {
+            insn.dst = insn.src;
+            insn.src = 0;
+        } else if (1..=10).contains(&insn.imm) {
+            insn.dst = insn.imm as u8;
+            insn.imm = 0;
+        }
+    }
+}
+
+fn run() -> Result<u64, String> {
+    let mut args = std::env::args().skip(1).peekable();
+    let memory = match args.peek() {
+        Some(a) if !a.starts_with("--") => hex_bytes(&args.next().unwrap_or_default(), "memory")?,
+        _ => Vec::new(),
+    };
+    // Options such as --elf or --jit are for other plugins; the reference machine has one way to run.
+    if let Some(option) = args.find(|a| a == "--elf") {
+        return Err(format!(
+            "{option} is not supported: give the program as raw instructions"
+        ));
+    }
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| format!("standard input: {e}"))?;
+    let line = input.lines().next().unwrap_or("");
+    let bytes = hex_bytes(line, "program")?;
+    let mut insns = hwxdp_ebpf::decode(&bytes).map_err(|e| format!("program: {e}"))?;
+    normalize_callx(&mut insns);
+    let program = ProgramSpec {
+        name: "conformance".into(),
+        section: "conformance".into(),
+        own_len: insns.len(),
+        insns,
+        functions: vec![(0, "conformance".into())],
+    };
+    let spec = ObjectSpec {
+        programs: vec![program],
+        maps: Vec::new(),
+        license: String::new(),
+    };
+    let config = Config {
+        environment: Environment::Conformance,
+        ..Config::default()
+    };
+    let mut machine = Machine::new(&spec, None, &config).map_err(|e| e.to_string())?;
+    let mut buff = XdpBuff::memory(&memory).map_err(|e| format!("memory: {e}"))?;
+    let (outcome, r0) = machine.run_memory(&mut buff);
+    match outcome.fault {
+        Some(fault) => Err(fault.to_string()),
+        None => Ok(r0),
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(r0) => {
+            println!("{r0:x}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("hwxdp-conformance-plugin: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -12,7 +12,8 @@ use std::process::ExitCode;
 pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
-    /// Directory for trace.pcap and, when the program needs table entries, maps.json.
+    /// Directory for trace.pcap and, when the program needs them, maps.json (table entries) and routes.json (the
+    /// route table for `bpf_fib_lookup`, to pass with `--routes`).
     #[arg(short = 'o', long = "out")]
     out: PathBuf,
     /// Number of packets.
@@ -72,6 +73,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             path.display(),
             workload.preload.len()
         );
+    }
+    if let Some(routes) = &workload.routes {
+        let path = args.out.join("routes.json");
+        std::fs::write(&path, routes).with_context(|| format!("{}: cannot write", path.display()))?;
+        println!("wrote {} (route table for --routes)", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -27,6 +27,9 @@ pub struct Workload {
     pub preload: Vec<Preload>,
     /// What the trace exercises, in a sentence or two.
     pub description: String,
+    /// The route table `bpf_fib_lookup` must see, as the JSON text of a `--routes` file (`docs/routes.md`); `None`
+    /// when the program does not look routes up.
+    pub routes: Option<String>,
 }
 
 /// One map entry to load before a trace. For per-CPU maps, `value` is one CPU's value, loaded on every CPU; for
@@ -105,6 +108,7 @@ pub fn workload(
             description: "generic mix: IPv4/IPv6 TCP, UDP and ICMP, ARP, VLAN tags, IP options, IP-in-IP, other \
                           ethertypes, and truncated or malformed frames"
                 .to_string(),
+            routes: None,
         });
     };
     let mut preload = (example.preload)();
@@ -129,6 +133,7 @@ pub fn workload(
             .collect(),
         preload,
         description: example.description.to_string(),
+        routes: example.routes.map(str::to_string),
     })
 }
 

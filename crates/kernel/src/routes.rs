@@ -27,7 +27,57 @@ fn device_name(sandbox: &Sandbox, ifindex: u32) -> Result<String, KernelError> {
     }
 }
 
+/// Peers of replacement veth devices get this plus the device's ifindex, far from any ifindex a trace names.
+const VETH_PEER_INDEX_BASE: u32 = 1_000_000;
+
 impl Sandbox {
+    /// Recreates device `name` as one end of a veth pair with the same ifindex and queue count, its MAC and MTU set.
+    /// Needed where the sandbox's devices are `ifb`s (kernels without `dummy`), whose MAC address cannot be changed.
+    /// The peer is up too, so that the device has a carrier as a dummy would.
+    fn replace_with_veth(
+        &self,
+        name: &str,
+        ifindex: u32,
+        mac: &str,
+        mtu: &str,
+    ) -> Result<(), KernelError> {
+        let queues = self
+            .devices()
+            .iter()
+            .find(|d| d.0 == ifindex)
+            .map_or(1, |d| d.1)
+            .to_string();
+        let peer = format!("{name}p");
+        let peer_index = (VETH_PEER_INDEX_BASE + ifindex).to_string();
+        let index = ifindex.to_string();
+        run_ip(&["link", "del", "dev", name])?;
+        run_ip(&[
+            "link",
+            "add",
+            "name",
+            name,
+            "index",
+            &index,
+            "numrxqueues",
+            &queues,
+            "numtxqueues",
+            &queues,
+            "address",
+            mac,
+            "mtu",
+            mtu,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &peer,
+            "index",
+            &peer_index,
+        ])?;
+        run_ip(&["link", "set", "dev", &peer, "up"])?;
+        run_ip(&["link", "set", "dev", name, "up"])
+    }
+
     /// Enables forwarding, gives each device its MAC and MTU, and adds every route (with `onlink` gateways, since the
     /// devices have no addresses) and every neighbour as a permanent entry.
     pub fn install_routes(&self, table: &RouteTable) -> Result<(), KernelError> {
@@ -41,7 +91,14 @@ impl Sandbox {
         for dev in &table.devices {
             let name = device_name(self, dev.ifindex)?;
             let (mac, mtu) = (mac_text(&dev.mac), dev.mtu.to_string());
-            run_ip(&["link", "set", "dev", &name, "address", &mac, "mtu", &mtu])?;
+            match run_ip(&["link", "set", "dev", &name, "address", &mac, "mtu", &mtu]) {
+                Err(KernelError::Sandbox { message, .. })
+                    if message.contains("Operation not supported") && dev.ifindex != 1 =>
+                {
+                    self.replace_with_veth(&name, dev.ifindex, &mac, &mtu)?;
+                }
+                other => other?,
+            }
         }
         for route in &table.routes {
             let family = if route.prefix.is_ipv4() { "-4" } else { "-6" };

@@ -132,13 +132,17 @@ impl RouteTable {
             AF_INET6 => false,
             _ => return EAFNOSUPPORT,
         };
+        let dst = read_addr(params, DST, v4);
+        let src = read_addr(params, SRC, v4);
+        // bpf_ipv6_fib_lookup refuses these before it even looks at the device (rt6_need_strict on both addresses).
+        if !v4 && (never_forwarded_v6(dst) || never_forwarded_v6(src)) {
+            return ret::NOT_FWDED;
+        }
         let ifindex =
             u32::from_le_bytes(params[IFINDEX..IFINDEX + 4].try_into().unwrap_or_default());
         if ifindex != LOOPBACK && !self.devices.iter().any(|d| d.ifindex == ifindex) {
             return ENODEV;
         }
-        let dst = read_addr(params, DST, v4);
-        let _src = read_addr(params, SRC, v4);
         if is_local(dst) {
             return ret::NOT_FWDED;
         }
@@ -207,6 +211,14 @@ fn write_addr(params: &mut [u8; PARAMS_SIZE], at: usize, addr: IpAddr) {
     match addr {
         IpAddr::V4(a) => params[at..at + 4].copy_from_slice(&a.octets()),
         IpAddr::V6(a) => params[at..at + 16].copy_from_slice(&a.octets()),
+    }
+}
+
+/// Multicast, link-local unicast and loopback IPv6 addresses: the kernel's `rt6_need_strict`.
+fn never_forwarded_v6(addr: IpAddr) -> bool {
+    match addr {
+        IpAddr::V6(a) => a.is_multicast() || a.is_unicast_link_local() || a.is_loopback(),
+        IpAddr::V4(_) => false,
     }
 }
 

@@ -16,6 +16,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: None,
+    routes: None,
 };
 
 /// Ethertypes beyond the usual ones, enough to overflow the 32-entry map.

@@ -18,6 +18,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(filler),
+    routes: None,
 };
 
 /// More unsolicited packets than the drop log holds (4096 bytes / 24-byte records).

@@ -17,6 +17,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(filler),
+    routes: None,
 };
 
 /// Payload sizes around the 98-byte frame limit (56 bytes of payload), odd and even.

@@ -19,6 +19,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(filler),
+    routes: None,
 };
 
 const BACKENDS_PER_VIP: u32 = 4;

@@ -1,6 +1,7 @@
 //! One module per example program of `examples/xdp/`, each with its coverage sequence, preloads and filler traffic.
 
 mod ethertype_counter;
+mod fib_forward;
 mod firewall;
 mod icmp_reply;
 mod katran_lb;
@@ -42,6 +43,8 @@ pub(crate) struct Example {
     pub core: fn(&mut Rng) -> Vec<Labeled>,
     /// Random traffic of the program's kind to pad the trace; `None` repeats core packets and the generic mix.
     pub filler: Option<fn(&mut Rng) -> Labeled>,
+    /// The `--routes` table (JSON) `bpf_fib_lookup` needs for this trace, for the programs that call it.
+    pub routes: Option<&'static str>,
 }
 
 /// Every example with a dedicated workload.
@@ -61,6 +64,7 @@ pub(crate) const ALL: &[Example] = &[
     xdp2_macswap::EXAMPLE,
     rxq_counter::EXAMPLE,
     tail_dispatch::EXAMPLE,
+    fib_forward::EXAMPLE,
 ];
 
 /// The example whose program (or alias) is `name`.

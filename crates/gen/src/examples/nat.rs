@@ -18,6 +18,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(filler),
+    routes: None,
 };
 
 const EXTERNAL: [u8; 4] = [198, 51, 100, 1];

@@ -17,6 +17,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(filler),
+    routes: None,
 };
 
 const HEAVY: [u8; 4] = [203, 0, 113, 10];

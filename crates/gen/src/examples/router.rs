@@ -17,6 +17,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(filler),
+    routes: None,
 };
 
 const ROUTER_MAC: Mac = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];

@@ -15,6 +15,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(random_frame),
+    routes: None,
 };
 
 const FRAME_SIZES: [usize; 10] = [14, 15, 40, 59, 60, 61, 64, 128, 1000, 1514];

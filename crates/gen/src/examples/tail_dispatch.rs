@@ -18,6 +18,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[("jump_table", 0, "tail_ipv4"), ("jump_table", 1, "tail_ipv6")],
     core,
     filler: Some(random_frame),
+    routes: None,
 };
 
 fn preload() -> Vec<Preload> {

@@ -17,6 +17,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(filler),
+    routes: None,
 };
 
 const TUN4_DST: [u8; 4] = [192, 0, 2, 50];

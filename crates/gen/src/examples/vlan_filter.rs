@@ -17,6 +17,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(filler),
+    routes: None,
 };
 
 const V4_UDP: ([u8; 4], [u8; 4], u16, u16) = ([192, 0, 2, 1], [10, 0, 0, 1], 5353, 9000);

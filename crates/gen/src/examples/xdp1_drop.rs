@@ -17,6 +17,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core,
     filler: Some(random_frame),
+    routes: None,
 };
 
 fn preload() -> Vec<Preload> {

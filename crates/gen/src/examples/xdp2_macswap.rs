@@ -14,6 +14,7 @@ pub(crate) const EXAMPLE: Example = Example {
     program_slots: &[],
     core: xdp1_drop::core,
     filler: Some(random_frame),
+    routes: None,
 };
 
 fn preload() -> Vec<Preload> {

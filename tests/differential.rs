@@ -26,9 +26,14 @@ fn differential(example: &str, extra: &[&str]) {
     assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
     let pcap = format!("{dir}/trace.pcap");
     let maps = format!("{dir}/maps.json");
+    let routes = format!("{dir}/routes.json");
     let mut args = vec!["verify", obj.as_str(), "--pcap", pcap.as_str()];
     if std::path::Path::new(&maps).exists() {
         args.extend(["--maps", maps.as_str()]);
+    }
+    // The route table bpf_fib_lookup consults, installed for the kernel and given to the reference machine alike.
+    if std::path::Path::new(&routes).exists() {
+        args.extend(["--routes", routes.as_str()]);
     }
     args.extend(extra);
     check_coverage(example, &args, &dir);
@@ -120,4 +125,5 @@ differential_tests! {
     xdp2_macswap;
     rxq_counter, "--ifindex", "5", "--rx-queues", "128";
     tail_dispatch;
+    fib_forward;
 }

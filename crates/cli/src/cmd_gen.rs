@@ -76,7 +76,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     if let Some(routes) = &workload.routes {
         let path = args.out.join("routes.json");
-        std::fs::write(&path, routes).with_context(|| format!("{}: cannot write", path.display()))?;
+        std::fs::write(&path, routes)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
         println!("wrote {} (route table for --routes)", path.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -218,3 +218,166 @@ fn filler(rng: &mut Rng) -> Labeled {
     let src = random_v6(rng);
     v6(rng, src, dst, ttl, size)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{core, ROUTES, SKIP_NEIGH_FROM};
+    use crate::rng::Rng;
+    use serde_json::Value;
+    use std::net::IpAddr;
+
+    /// A destination, its L3 length and whether the program looks it up with SKIP_NEIGH.
+    struct Lookup {
+        dst: IpAddr,
+        len: usize,
+        skip: bool,
+    }
+
+    fn lookups() -> Vec<Lookup> {
+        core(&mut Rng::new(3))
+            .iter()
+            .filter_map(|f| {
+                let b = &f.bytes;
+                let (dst, len): (IpAddr, usize) = match (b.get(12..14)?, b.len()) {
+                    ([0x08, 0x00], n) if n >= 34 => {
+                        (<[u8; 4]>::try_from(&b[30..34]).ok()?.into(), n - 14)
+                    }
+                    ([0x86, 0xdd], n) if n >= 54 => {
+                        (<[u8; 16]>::try_from(&b[38..54]).ok()?.into(), n - 14)
+                    }
+                    _ => return None,
+                };
+                let last = match dst {
+                    IpAddr::V4(a) => a.octets()[3],
+                    IpAddr::V6(a) => a.octets()[15],
+                };
+                Some(Lookup {
+                    dst,
+                    len,
+                    skip: last >= SKIP_NEIGH_FROM,
+                })
+            })
+            .collect()
+    }
+
+    fn bits(a: IpAddr) -> (u128, u32) {
+        match a {
+            IpAddr::V4(a) => (u32::from(a) as u128, 32),
+            IpAddr::V6(a) => (u128::from(a), 128),
+        }
+    }
+
+    /// The table's routes as (prefix, length, route) with the longest match first.
+    fn routes(table: &Value) -> Vec<(IpAddr, u32, Value)> {
+        let mut all: Vec<(IpAddr, u32, Value)> = table["routes"]
+            .as_array()
+            .expect("routes")
+            .iter()
+            .map(|r| {
+                let (addr, len) = r["dst"]
+                    .as_str()
+                    .and_then(|d| d.split_once('/'))
+                    .expect("dst a/n");
+                (
+                    addr.parse().expect("address"),
+                    len.parse().expect("length"),
+                    r.clone(),
+                )
+            })
+            .collect();
+        all.sort_by_key(|r| (std::cmp::Reverse(r.1), r.2["metric"].as_u64().unwrap_or(0)));
+        all
+    }
+
+    fn best(routes: &[(IpAddr, u32, Value)], dst: IpAddr) -> Option<&(IpAddr, u32, Value)> {
+        let (d, width) = bits(dst);
+        routes.iter().find(|(p, len, _)| {
+            let (p, w) = bits(*p);
+            w == width && (*len == 0 || (p >> (w - len)) == (d >> (w - len)))
+        })
+    }
+
+    #[test]
+    fn route_table_names_only_its_devices() {
+        let table: Value = serde_json::from_str(ROUTES).expect("routes JSON");
+        let devices: Vec<u64> = table["devices"]
+            .as_array()
+            .expect("devices")
+            .iter()
+            .map(|d| d["ifindex"].as_u64().expect("ifindex"))
+            .collect();
+        assert_eq!(devices, [2, 3]);
+        let mtus: Vec<u64> = table["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["mtu"].as_u64().unwrap())
+            .collect();
+        assert_eq!(mtus, [1500, 1400]);
+        for r in table["routes"].as_array().unwrap() {
+            match r["type"].as_str() {
+                None => assert!(devices.contains(&r["dev"].as_u64().expect("dev")), "{r}"),
+                Some(kind) => assert!(
+                    ["blackhole", "unreachable", "prohibit"].contains(&kind),
+                    "{r}"
+                ),
+            }
+        }
+        for n in table["neighbors"].as_array().expect("neighbors") {
+            assert!(devices.contains(&n["dev"].as_u64().expect("dev")), "{n}");
+        }
+    }
+
+    #[test]
+    fn every_prefix_is_the_best_match_of_some_packet_with_both_flag_settings() {
+        let table: Value = serde_json::from_str(ROUTES).expect("routes JSON");
+        let routes = routes(&table);
+        let lookups = lookups();
+        for (prefix, len, route) in &routes {
+            for skip in [false, true] {
+                let reached = lookups.iter().any(|l| {
+                    l.skip == skip
+                        && best(&routes, l.dst).is_some_and(|b| b.0 == *prefix && b.1 == *len)
+                });
+                assert!(reached, "no packet reaches {route} (skip_neigh {skip})");
+            }
+        }
+        let unrouted = lookups
+            .iter()
+            .filter(|l| best(&routes, l.dst).is_none())
+            .count();
+        assert!(unrouted >= 10, "only {unrouted} unrouted destinations");
+        for loopback in ["127.0.0.1", "::1"] {
+            let a: IpAddr = loopback.parse().unwrap();
+            assert!(lookups.iter().any(|l| l.dst == a), "no packet to {a}");
+        }
+    }
+
+    #[test]
+    fn packets_exceed_each_devices_mtu_in_both_families() {
+        let table: Value = serde_json::from_str(ROUTES).expect("routes JSON");
+        let routes = routes(&table);
+        let lookups = lookups();
+        for dev in table["devices"].as_array().unwrap() {
+            let (ifindex, mtu) = (
+                dev["ifindex"].as_u64().unwrap(),
+                dev["mtu"].as_u64().unwrap() as usize,
+            );
+            for v4 in [true, false] {
+                let through = |l: &&Lookup| {
+                    l.dst.is_ipv4() == v4
+                        && best(&routes, l.dst)
+                            .is_some_and(|b| b.2["dev"].as_u64() == Some(ifindex))
+                };
+                assert!(
+                    lookups.iter().filter(through).any(|l| l.len == mtu + 1),
+                    "nothing over {mtu} via {ifindex}"
+                );
+                assert!(
+                    lookups.iter().filter(through).any(|l| l.len == mtu),
+                    "nothing at {mtu} via {ifindex}"
+                );
+            }
+        }
+    }
+}

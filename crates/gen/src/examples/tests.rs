@@ -173,6 +173,30 @@ fn every_workload_has_malformed_frames_in_its_coverage_sequence() {
     }
 }
 
+#[test]
+fn route_tables_come_with_exactly_the_programs_that_look_routes_up() {
+    for ex in ALL {
+        let path = repo_root()
+            .join("examples/xdp")
+            .join(format!("{}.c", ex.name));
+        let source =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            ex.routes.is_some(),
+            source.contains("bpf_fib_lookup("),
+            "{}",
+            ex.name
+        );
+        if let Some(table) = ex.routes {
+            let parsed: serde_json::Value =
+                serde_json::from_str(table).unwrap_or_else(|e| panic!("{}: {e}", ex.name));
+            for key in ["devices", "routes", "neighbors"] {
+                assert!(parsed[key].is_array(), "{}: no {key} list", ex.name);
+            }
+        }
+    }
+}
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -241,6 +265,7 @@ fn preloads_fit_the_built_objects() {
                 );
             }
             assert!(w.description.starts_with(ex.name));
+            assert_eq!(w.routes.as_deref(), ex.routes, "{}", ex.name);
         }
     }
 }

@@ -1,7 +1,9 @@
 //! `bpf_fib_lookup` for XDP against a route table given as input, with the kernel's order of checks and return codes.
 //!
 //! The same table is installed in the kernel's network namespace by `hwxdp verify`, so the two answer alike. Only
-//! explicit routes exist besides the kernel's own local routes for the loopback device (127.0.0.0/8, ::1).
+//! explicit routes exist besides the kernel's own local routes for the loopback device (127.0.0.0/8, ::1); the loopback
+//! device itself (ifindex 1, MAC zero, MTU 65536) is always there. IPv6 link-local, loopback and multicast sources or
+//! destinations are never forwarded. See `docs/routes.md` for what is not modelled.
 
 use std::net::IpAddr;
 
@@ -97,6 +99,12 @@ const EINVAL: i64 = -22;
 const ENODEV: i64 = -19;
 const EAFNOSUPPORT: i64 = -97;
 const LOOPBACK: u32 = 1;
+/// `BPF_FIB_LOOKUP_OUTPUT`.
+const OUTPUT: u32 = 2;
+/// `BPF_FIB_LOOKUP_SKIP_NEIGH`.
+const SKIP_NEIGH: u32 = 4;
+/// The loopback device's MTU in a fresh namespace.
+const LOOPBACK_MTU: u32 = 65536;
 /// Size of `struct bpf_fib_lookup`.
 pub const PARAMS_SIZE: usize = 64;
 
@@ -143,14 +151,22 @@ impl RouteTable {
         if ifindex != LOOPBACK && !self.devices.iter().any(|d| d.ifindex == ifindex) {
             return ENODEV;
         }
-        if is_local(dst) {
-            return ret::NOT_FWDED;
-        }
+        // With OUTPUT, `ifindex` is the egress device: IPv4 skips unicast routes through any other device (and falls
+        // back to shorter prefixes), while IPv6 only prefers it among routes of equal metric, which the model lacks.
+        let oif = (flags & OUTPUT != 0).then_some(ifindex);
         let best = self
             .routes
             .iter()
             .filter(|r| r.prefix.is_ipv4() == v4 && prefix_matches(r.prefix, r.len, dst))
+            .filter(|r| !v4 || usable_through(r, oif))
             .min_by_key(|r| (std::cmp::Reverse(r.len), r.effective_metric()));
+        if v4 && oif.is_none_or(|o| o == LOOPBACK) {
+            if let Some(local_len) = loopback_local_len(dst) {
+                if best.is_none_or(|r| r.len <= local_len) {
+                    return ret::NOT_FWDED;
+                }
+            }
+        }
         let Some(route) = best else {
             return ret::NOT_FWDED;
         };
@@ -160,23 +176,31 @@ impl RouteTable {
             RouteKind::Unreachable => return ret::UNREACHABLE,
             RouteKind::Prohibit => return ret::PROHIBIT,
         };
-        let Some(dev) = self.devices.iter().find(|d| d.ifindex == out_ifindex) else {
+        let Some(dev) = self.egress_device(out_ifindex) else {
             return ret::NOT_FWDED;
         };
+        let mtu = path_mtu(dev.mtu, v4);
         let tot_len = u16::from_le_bytes([params[TOT_LEN], params[TOT_LEN + 1]]) as u32;
-        if tot_len > dev.mtu {
-            params[TOT_LEN..TOT_LEN + 2].copy_from_slice(&(dev.mtu as u16).to_le_bytes());
+        // mtu_result is 16 bits wide: the loopback device's IPv6 MTU (65536) comes back truncated, as in the kernel.
+        if tot_len > mtu {
+            params[TOT_LEN..TOT_LEN + 2].copy_from_slice(&(mtu as u16).to_le_bytes());
             return ret::FRAG_NEEDED;
         }
         params[RT_METRIC..RT_METRIC + 4].copy_from_slice(&route.effective_metric().to_le_bytes());
         params[IFINDEX..IFINDEX + 4].copy_from_slice(&out_ifindex.to_le_bytes());
         let next_hop = gateway.unwrap_or(dst);
         write_addr(params, DST, next_hop);
-        if flags & 4 == 0 {
+        if flags & SKIP_NEIGH == 0 {
+            // On the loopback device IPv4 neighbours are all keyed by 0.0.0.0 (__ipv4_neigh_lookup_noref).
+            let key = if v4 && out_ifindex == LOOPBACK {
+                IpAddr::from([0u8; 4])
+            } else {
+                next_hop
+            };
             let Some(neigh) = self
                 .neighbors
                 .iter()
-                .find(|n| n.ip == next_hop && n.ifindex == out_ifindex)
+                .find(|n| n.ip == key && n.ifindex == out_ifindex)
             else {
                 return ret::NO_NEIGH;
             };
@@ -184,8 +208,30 @@ impl RouteTable {
             params[SMAC..SMAC + 6].copy_from_slice(&dev.mac);
         }
         params[VLAN..VLAN + 4].fill(0);
-        params[TOT_LEN..TOT_LEN + 2].copy_from_slice(&(dev.mtu as u16).to_le_bytes());
+        params[TOT_LEN..TOT_LEN + 2].copy_from_slice(&(mtu as u16).to_le_bytes());
         ret::SUCCESS
+    }
+
+    /// The device a route leads out of: one of the table's, or the loopback device every namespace has.
+    fn egress_device(&self, ifindex: u32) -> Option<Device> {
+        let listed = self.devices.iter().find(|d| d.ifindex == ifindex).cloned();
+        listed.or_else(|| {
+            (ifindex == LOOPBACK).then_some(Device {
+                ifindex,
+                mac: [0; 6],
+                mtu: LOOPBACK_MTU,
+            })
+        })
+    }
+}
+
+/// The MTU `bpf_fib_lookup` checks against for a device of MTU `dev_mtu`: `ip_mtu_from_fib_result` caps IPv4 at
+/// IP_MAX_MTU, `ip6_mtu_from_fib6` raises IPv6 to IPV6_MIN_MTU and caps it at IP6_MAX_MTU.
+fn path_mtu(dev_mtu: u32, v4: bool) -> u32 {
+    if v4 {
+        dev_mtu.min(0xffff)
+    } else {
+        dev_mtu.clamp(1280, 0xffff + 40)
     }
 }
 
@@ -222,11 +268,24 @@ fn never_forwarded_v6(addr: IpAddr) -> bool {
     }
 }
 
-/// The kernel's own local routes in a fresh namespace: the loopback network.
-fn is_local(addr: IpAddr) -> bool {
+/// Whether an IPv4 route may answer a lookup whose egress device is restricted to `oif`: reject routes answer before
+/// the kernel looks at next hops.
+fn usable_through(route: &Route, oif: Option<u32>) -> bool {
+    match (&route.kind, oif) {
+        (RouteKind::Unicast { ifindex, .. }, Some(oif)) => *ifindex == oif,
+        _ => true,
+    }
+}
+
+/// The prefix length of the local or broadcast route the kernel adds for the loopback device in a fresh namespace
+/// (127.0.0.0/8, 127.0.0.1/32, 127.255.255.255/32) that matches `addr`, if any.
+fn loopback_local_len(addr: IpAddr) -> Option<u8> {
     match addr {
-        IpAddr::V4(a) => a.is_loopback(),
-        IpAddr::V6(a) => a.is_loopback(),
+        IpAddr::V4(a) if a.octets() == [127, 0, 0, 1] || a.octets() == [127, 255, 255, 255] => {
+            Some(32)
+        }
+        IpAddr::V4(a) if a.is_loopback() => Some(8),
+        _ => None,
     }
 }
 
@@ -245,74 +304,4 @@ fn prefix_matches(prefix: IpAddr, len: u8, addr: IpAddr) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn table() -> RouteTable {
-        RouteTable {
-            devices: vec![Device {
-                ifindex: 2,
-                mac: [2, 0, 0, 0, 0, 2],
-                mtu: 1500,
-            }],
-            routes: vec![
-                Route {
-                    prefix: "10.0.0.0".parse().unwrap(),
-                    len: 8,
-                    kind: RouteKind::Unicast {
-                        ifindex: 2,
-                        gateway: Some("192.168.0.1".parse().unwrap()),
-                    },
-                    metric: 0,
-                },
-                Route {
-                    prefix: "10.1.0.0".parse().unwrap(),
-                    len: 16,
-                    kind: RouteKind::Blackhole,
-                    metric: 0,
-                },
-            ],
-            neighbors: vec![Neighbor {
-                ip: "192.168.0.1".parse().unwrap(),
-                ifindex: 2,
-                mac: [2, 0, 0, 0, 0, 0xaa],
-            }],
-        }
-    }
-
-    fn params(dst: [u8; 4]) -> [u8; PARAMS_SIZE] {
-        let mut p = [0u8; PARAMS_SIZE];
-        p[FAMILY] = AF_INET;
-        p[IFINDEX..IFINDEX + 4].copy_from_slice(&2u32.to_le_bytes());
-        p[TOT_LEN..TOT_LEN + 2].copy_from_slice(&100u16.to_le_bytes());
-        p[DST..DST + 4].copy_from_slice(&dst);
-        p
-    }
-
-    #[test]
-    fn longest_prefix_wins_and_gateway_mac_is_filled_in() {
-        let t = table();
-        let mut p = params([10, 2, 3, 4]);
-        assert_eq!(t.lookup(&mut p, 0), ret::SUCCESS);
-        assert_eq!(&p[DMAC..DMAC + 6], &[2, 0, 0, 0, 0, 0xaa]);
-        assert_eq!(&p[SMAC..SMAC + 6], &[2, 0, 0, 0, 0, 2]);
-        assert_eq!(&p[DST..DST + 4], &[192, 168, 0, 1]);
-        let mut p = params([10, 1, 3, 4]);
-        assert_eq!(t.lookup(&mut p, 0), ret::BLACKHOLE);
-        let mut p = params([11, 1, 3, 4]);
-        assert_eq!(t.lookup(&mut p, 0), ret::NOT_FWDED);
-    }
-
-    #[test]
-    fn mtu_and_device_checks() {
-        let t = table();
-        let mut p = params([10, 2, 3, 4]);
-        p[TOT_LEN..TOT_LEN + 2].copy_from_slice(&1501u16.to_le_bytes());
-        assert_eq!(t.lookup(&mut p, 0), ret::FRAG_NEEDED);
-        assert_eq!(u16::from_le_bytes([p[TOT_LEN], p[TOT_LEN + 1]]), 1500);
-        let mut p = params([10, 2, 3, 4]);
-        p[IFINDEX..IFINDEX + 4].copy_from_slice(&9u32.to_le_bytes());
-        assert_eq!(t.lookup(&mut p, 0), ENODEV);
-        assert_eq!(check_call(63, 0), Some(EINVAL));
-    }
-}
+mod tests;

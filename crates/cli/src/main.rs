@@ -1,6 +1,7 @@
 //! `hwxdp`: run unmodified clang-built XDP programs on the reference machine and FPGA NIC models, checked against the
 //! Linux kernel.
 
+mod cmd_bench;
 mod cmd_disasm;
 mod cmd_gen;
 mod cmd_run;
@@ -33,6 +34,8 @@ enum Command {
     Verify(cmd_verify::Args),
     /// Write a trace (and map preloads) that exercises a program.
     Gen(cmd_gen::Args),
+    /// Time the kernel's JIT and the reference machine on a trace, side by side.
+    Bench(cmd_bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::run(args),
         Command::Verify(args) => cmd_verify::run(args),
         Command::Gen(args) => cmd_gen::run(args),
+        Command::Bench(args) => cmd_bench::run(args),
     };
     match result {
         Ok(code) => code,

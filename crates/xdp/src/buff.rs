@@ -45,6 +45,8 @@ pub struct XdpBuff {
     data_meta: usize,
     data: usize,
     data_end: usize,
+    /// Bytes outside `dirty` are zero: resetting for the next packet clears only this range, not the page.
+    dirty: std::ops::Range<usize>,
 }
 
 impl XdpBuff {
@@ -55,6 +57,7 @@ impl XdpBuff {
             data_meta: HEADROOM,
             data: HEADROOM,
             data_end: HEADROOM,
+            dirty: 0..0,
         };
         buff.reset(packet)?;
         Ok(buff)
@@ -70,6 +73,7 @@ impl XdpBuff {
         buff.frame.fill(0);
         buff.data_end = HEADROOM + bytes.len();
         buff.frame[HEADROOM..buff.data_end].copy_from_slice(bytes);
+        buff.dirty = HEADROOM..buff.data_end;
         Ok(buff)
     }
 
@@ -81,11 +85,12 @@ impl XdpBuff {
         if packet.len() < ETH_HLEN {
             return Err(BuffError::TooShort { len: packet.len() });
         }
-        self.frame.fill(0);
+        self.frame[self.dirty.clone()].fill(0);
         self.data_meta = HEADROOM;
         self.data = HEADROOM;
         self.data_end = HEADROOM + packet.len();
         self.frame[HEADROOM..self.data_end].copy_from_slice(packet);
+        self.dirty = HEADROOM..self.data_end;
         Ok(())
     }
 
@@ -114,6 +119,7 @@ impl XdpBuff {
         self.data_meta = HEADROOM - meta_len;
         self.data_end = self.data_meta + output.len();
         self.frame[self.data_meta..self.data_end].copy_from_slice(output);
+        self.dirty = self.data_meta..self.data_end;
         Ok(())
     }
 
@@ -124,7 +130,18 @@ impl XdpBuff {
 
     /// The whole frame, writable.
     pub fn frame_mut(&mut self) -> &mut [u8] {
+        self.dirty = 0..self.frame.len();
         &mut self.frame
+    }
+
+    /// `len` bytes at `at`, writable, which the caller has checked lie within `data_meta..data_end`.
+    pub(crate) fn packet_bytes_mut(&mut self, at: usize, len: usize) -> &mut [u8] {
+        debug_assert!(at >= self.data_meta && at + len <= self.data_end);
+        &mut self.frame[at..at + len]
+    }
+
+    fn widen_dirty(&mut self) {
+        self.dirty = self.dirty.start.min(self.data_meta)..self.dirty.end.max(self.data_end);
     }
 
     /// Offsets of `data_meta`, `data` and `data_end` from the start of the frame.
@@ -146,6 +163,7 @@ impl XdpBuff {
         }
         self.data_meta = meta;
         self.data = data;
+        self.widen_dirty();
         0
     }
 
@@ -160,6 +178,7 @@ impl XdpBuff {
             return -EACCES;
         }
         self.data_meta = meta as usize;
+        self.widen_dirty();
         0
     }
 
@@ -174,6 +193,7 @@ impl XdpBuff {
             self.frame[self.data_end..end].fill(0);
         }
         self.data_end = end;
+        self.widen_dirty();
         0
     }
 }

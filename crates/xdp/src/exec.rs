@@ -53,8 +53,9 @@ pub(crate) struct Vm<'a> {
     pub tail_call_to: Option<usize>,
     /// Set by the conformance suite's unwind helper: the program ends now.
     pub unwound: bool,
+    /// Buffers for helper arguments, kept across packets so that map lookups do not allocate.
+    pub scratch: &'a mut [Vec<u8>; 2],
     last_pc: usize,
-    coverage: &'a mut [Vec<u8>],
 }
 
 impl<'a> Vm<'a> {
@@ -74,8 +75,8 @@ impl<'a> Vm<'a> {
             outcome: Outcome::default(),
             tail_call_to: None,
             unwound: false,
+            scratch: &mut machine.scratch,
             last_pc: 0,
-            coverage: &mut machine.coverage,
         }
     }
 
@@ -92,7 +93,11 @@ impl<'a> Vm<'a> {
         self.regs[2] = r2;
         self.regs[10] = region::stack(STACK_SIZE);
         self.outcome.path = mix(0xcbf2_9ce4_8422_2325, self.program as u64);
-        let result = self.execute();
+        let result = if self.env.record_trace {
+            self.execute::<true>()
+        } else {
+            self.execute::<false>()
+        };
         if let Err(kind) = result {
             let (program, insn) = self.fault_site();
             self.outcome.fault = Some(Fault {
@@ -131,23 +136,56 @@ fn mix(hash: u64, value: u64) -> u64 {
 }
 
 impl Vm<'_> {
-    fn execute(&mut self) -> Result<(), FaultKind> {
+    /// The interpreter loop. The instructions compilers emit most are matched on their whole opcode byte first, with
+    /// stack and packet accesses inlined; everything else goes through the general path below them.
+    fn execute<const RECORD: bool>(&mut self) -> Result<(), FaultKind> {
         let mut program = self.current();
         let mut ops: &[Op] = &program.ops;
         let mut pc = 0usize;
+        // The op being executed, for the diagnostic of a fault.
+        let mut current = 0usize;
+        let mut insns = self.outcome.insns;
+        let mut path = self.outcome.path;
         let budget = self.env.budget;
+        // Keeps the counters in registers inside the loop and writes them back on every way out.
+        macro_rules! leave {
+            ($result:expr) => {{
+                self.last_pc = current;
+                self.outcome.insns = insns;
+                self.outcome.path = path;
+                return $result;
+            }};
+        }
+        macro_rules! tri {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(kind) => leave!(Err(kind)),
+                }
+            };
+        }
+        macro_rules! branch {
+            ($op:expr, $taken:expr) => {{
+                let taken = $taken;
+                $op.hit
+                    .set($op.hit.get() | if taken { TAKEN } else { NOT_TAKEN });
+                if taken {
+                    pc = $op.target as usize;
+                }
+                path = mix(path, (pc as u64) << 1 | taken as u64);
+            }};
+        }
         loop {
             let Some(op) = ops.get(pc) else {
-                self.last_pc = pc.saturating_sub(1);
-                return Err(FaultKind::FellOff);
+                leave!(Err(FaultKind::FellOff));
             };
-            self.last_pc = pc;
-            self.coverage[self.program][pc] |= EXECUTED;
-            self.outcome.insns += 1;
-            if self.outcome.insns > budget {
-                return Err(FaultKind::Budget { budget });
+            current = pc;
+            op.hit.set(op.hit.get() | EXECUTED);
+            insns += 1;
+            if insns > budget {
+                leave!(Err(FaultKind::Budget { budget }));
             }
-            if self.env.record_trace {
+            if RECORD {
                 self.outcome
                     .trace
                     .push((self.program as u16, program.slots[pc]));
@@ -155,132 +193,217 @@ impl Vm<'_> {
             pc += 1;
             let dst = op.dst as usize;
             let src = op.src as usize;
-            match op.code & 0x07 {
-                CLASS_ALU64 | CLASS_ALU => {
-                    let wide = op.code & 0x07 == CLASS_ALU64;
-                    let operation = op.code & 0xf0;
-                    let x = op.code & SRC_X != 0;
-                    let value = if operation == ALU_END {
-                        // ALU64 END is the unconditional bswap; in ALU the source bit picks be (X) or le (K).
-                        let swap = wide || x;
-                        alu::endian(self.regs[dst], op.imm, swap)
-                    } else {
-                        let s = if x { self.regs[src] } else { op.imm as u64 };
-                        if wide {
-                            alu::alu64(operation, op.off, self.regs[dst], s)
+            let imm = op.imm as u64;
+            let r = &mut self.regs;
+            match op.code {
+                0x07 => r[dst] = r[dst].wrapping_add(imm),
+                0x0f => r[dst] = r[dst].wrapping_add(r[src]),
+                0x17 => r[dst] = r[dst].wrapping_sub(imm),
+                0x1f => r[dst] = r[dst].wrapping_sub(r[src]),
+                0x27 => r[dst] = r[dst].wrapping_mul(imm),
+                0x47 => r[dst] |= imm,
+                0x4f => r[dst] |= r[src],
+                0x57 => r[dst] &= imm,
+                0x5f => r[dst] &= r[src],
+                0x67 => r[dst] <<= imm & 63,
+                0x6f => r[dst] <<= r[src] & 63,
+                0x77 => r[dst] >>= imm & 63,
+                0x7f => r[dst] >>= r[src] & 63,
+                0xa7 => r[dst] ^= imm,
+                0xaf => r[dst] ^= r[src],
+                0xb7 => r[dst] = imm,
+                0xbf if op.off == 0 => r[dst] = r[src],
+                0x04 => r[dst] = (r[dst] as u32).wrapping_add(imm as u32) as u64,
+                0x0c => r[dst] = (r[dst] as u32).wrapping_add(r[src] as u32) as u64,
+                0x54 => r[dst] = (r[dst] as u32 & imm as u32) as u64,
+                0xb4 => r[dst] = imm as u32 as u64,
+                0xbc if op.off == 0 => r[dst] = r[src] as u32 as u64,
+                0xdc => r[dst] = tri!(alu::endian(r[dst], op.imm, true).ok_or_else(|| invalid(op))),
+                0x05 => pc = op.target as usize,
+                0x15 => branch!(op, r[dst] == imm),
+                0x1d => branch!(op, r[dst] == r[src]),
+                0x55 => branch!(op, r[dst] != imm),
+                0x5d => branch!(op, r[dst] != r[src]),
+                0x25 => branch!(op, r[dst] > imm),
+                0x2d => branch!(op, r[dst] > r[src]),
+                0x35 => branch!(op, r[dst] >= imm),
+                0x3d => branch!(op, r[dst] >= r[src]),
+                0xa5 => branch!(op, r[dst] < imm),
+                0xad => branch!(op, r[dst] < r[src]),
+                0xb5 => branch!(op, r[dst] <= imm),
+                0xbd => branch!(op, r[dst] <= r[src]),
+                0x45 => branch!(op, r[dst] & imm != 0),
+                0x16 => branch!(op, r[dst] as u32 == imm as u32),
+                0x56 => branch!(op, r[dst] as u32 != imm as u32),
+                0x61 => {
+                    let addr = r[src].wrapping_add(op.off as i64 as u64);
+                    self.regs[dst] = tri!(self.load_n::<4>(addr));
+                }
+                0x69 => {
+                    let addr = r[src].wrapping_add(op.off as i64 as u64);
+                    self.regs[dst] = tri!(self.load_n::<2>(addr));
+                }
+                0x71 => {
+                    let addr = r[src].wrapping_add(op.off as i64 as u64);
+                    self.regs[dst] = tri!(self.load_n::<1>(addr));
+                }
+                0x79 => {
+                    let addr = r[src].wrapping_add(op.off as i64 as u64);
+                    self.regs[dst] = tri!(self.load_n::<8>(addr));
+                }
+                0x63 => {
+                    let (addr, value) = (r[dst].wrapping_add(op.off as i64 as u64), r[src]);
+                    tri!(self.store_n::<4>(addr, value));
+                }
+                0x6b => {
+                    let (addr, value) = (r[dst].wrapping_add(op.off as i64 as u64), r[src]);
+                    tri!(self.store_n::<2>(addr, value));
+                }
+                0x73 => {
+                    let (addr, value) = (r[dst].wrapping_add(op.off as i64 as u64), r[src]);
+                    tri!(self.store_n::<1>(addr, value));
+                }
+                0x7b => {
+                    let (addr, value) = (r[dst].wrapping_add(op.off as i64 as u64), r[src]);
+                    tri!(self.store_n::<8>(addr, value));
+                }
+                0x62 => {
+                    let addr = r[dst].wrapping_add(op.off as i64 as u64);
+                    tri!(self.store_n::<4>(addr, imm));
+                }
+                0x6a => {
+                    let addr = r[dst].wrapping_add(op.off as i64 as u64);
+                    tri!(self.store_n::<2>(addr, imm));
+                }
+                0x72 => {
+                    let addr = r[dst].wrapping_add(op.off as i64 as u64);
+                    tri!(self.store_n::<1>(addr, imm));
+                }
+                0x7a => {
+                    let addr = r[dst].wrapping_add(op.off as i64 as u64);
+                    tri!(self.store_n::<8>(addr, imm));
+                }
+                _ => match op.code & 0x07 {
+                    CLASS_ALU64 | CLASS_ALU => {
+                        let wide = op.code & 0x07 == CLASS_ALU64;
+                        let operation = op.code & 0xf0;
+                        let x = op.code & SRC_X != 0;
+                        let value = if operation == ALU_END {
+                            // ALU64 END is the unconditional bswap; in ALU the source bit picks be (X) or le (K).
+                            alu::endian(r[dst], op.imm, wide || x)
                         } else {
-                            alu::alu32(operation, op.off, self.regs[dst], s)
-                        }
-                    };
-                    self.regs[dst] = value.ok_or_else(|| invalid(op))?;
-                }
-                CLASS_JMP | CLASS_JMP32 => {
-                    let wide = op.code & 0x07 == CLASS_JMP;
-                    match op.code & 0xf0 {
-                        JMP_JA => pc = op.target as usize,
-                        JMP_EXIT => match self.frames.pop() {
-                            Some(frame) => {
-                                self.regs[6..10].copy_from_slice(&frame.saved);
-                                self.regs[10] -= STACK_SIZE as u64;
-                                self.program = frame.program;
-                                program = self.current();
-                                ops = &program.ops;
-                                pc = frame.return_pc;
-                            }
-                            None => return Ok(()),
-                        },
-                        JMP_CALL if op.src == PSEUDO_CALL => {
-                            if self.frames.len() + 1 >= MAX_CALL_FRAMES {
-                                return Err(FaultKind::CallDepth {
-                                    max: MAX_CALL_FRAMES,
-                                });
-                            }
-                            let mut saved = [0; 4];
-                            saved.copy_from_slice(&self.regs[6..10]);
-                            self.frames.push(Frame {
-                                program: self.program,
-                                return_pc: pc,
-                                saved,
-                            });
-                            self.regs[10] += STACK_SIZE as u64;
-                            self.stack_used =
-                                self.stack_used.max((self.frames.len() + 1) * STACK_SIZE);
-                            pc = op.target as usize;
-                            self.outcome.path = mix(self.outcome.path, pc as u64);
-                        }
-                        JMP_CALL => {
-                            let id = if op.code & SRC_X != 0 {
-                                self.regs[dst] as i32
+                            let s = if x { r[src] } else { imm };
+                            if wide {
+                                alu::alu64(operation, op.off, r[dst], s)
                             } else {
-                                op.imm as i32
-                            };
-                            self.regs[0] = crate::helpers::call(self, id)?;
-                            if self.unwound {
-                                return Ok(());
+                                alu::alu32(operation, op.off, r[dst], s)
                             }
-                            if let Some(next) = self.tail_call_to.take() {
-                                self.program = next;
-                                program = self.current();
-                                ops = &program.ops;
-                                pc = 0;
-                                self.outcome.path = mix(self.outcome.path, 1 << 32 | next as u64);
-                            }
-                        }
-                        cond => {
-                            let b = if op.code & SRC_X != 0 {
-                                self.regs[src]
-                            } else {
-                                op.imm as u64
-                            };
-                            let taken = alu::condition(cond, wide, self.regs[dst], b)
-                                .ok_or_else(|| invalid(op))?;
-                            self.coverage[self.program][pc - 1] |=
-                                if taken { TAKEN } else { NOT_TAKEN };
-                            if taken {
-                                pc = op.target as usize;
-                            }
-                            self.outcome.path =
-                                mix(self.outcome.path, (pc as u64) << 1 | taken as u64);
-                        }
-                    }
-                }
-                CLASS_LDX => {
-                    let size = size_of(op.code);
-                    let addr = self.regs[src].wrapping_add(op.off as i64 as u64);
-                    let v = self.load(addr, size)?;
-                    self.regs[dst] = if op.code & 0xe0 == MODE_MEMSX {
-                        sign_extend(v, size)
-                    } else {
-                        v
-                    };
-                }
-                CLASS_ST => {
-                    let addr = self.regs[dst].wrapping_add(op.off as i64 as u64);
-                    self.store(addr, size_of(op.code), op.imm as u64)?;
-                }
-                CLASS_STX if op.code & 0xe0 == MODE_ATOMIC => self.atomic(op)?,
-                CLASS_STX => {
-                    let addr = self.regs[dst].wrapping_add(op.off as i64 as u64);
-                    self.store(addr, size_of(op.code), self.regs[src])?;
-                }
-                _ => {
-                    // CLASS_LD: lddw and the legacy packet loads.
-                    if op.code == LD_DW_IMM {
-                        self.regs[dst] = match op.src {
-                            PSEUDO_MAP_FD => region::map_handle((op.imm & 0xffff_ffff) as usize),
-                            PSEUDO_MAP_VALUE => region::map_value(
-                                (op.imm & 0xffff_ffff) as usize,
-                                0,
-                                (op.imm >> 32) as u32,
-                            ),
-                            _ => op.imm as u64,
                         };
-                    } else if !self.legacy_load(op)? {
-                        // Out-of-bounds legacy loads end the program with 0, as in the kernel.
-                        self.regs[0] = 0;
-                        return Ok(());
+                        r[dst] = tri!(value.ok_or_else(|| invalid(op)));
                     }
-                }
+                    CLASS_JMP | CLASS_JMP32 => {
+                        let wide = op.code & 0x07 == CLASS_JMP;
+                        match op.code & 0xf0 {
+                            JMP_JA => pc = op.target as usize,
+                            JMP_EXIT => match self.frames.pop() {
+                                Some(frame) => {
+                                    self.regs[6..10].copy_from_slice(&frame.saved);
+                                    self.regs[10] -= STACK_SIZE as u64;
+                                    self.program = frame.program;
+                                    program = self.current();
+                                    ops = &program.ops;
+                                    pc = frame.return_pc;
+                                }
+                                None => leave!(Ok(())),
+                            },
+                            JMP_CALL if op.src == PSEUDO_CALL => {
+                                if self.frames.len() + 1 >= MAX_CALL_FRAMES {
+                                    leave!(Err(FaultKind::CallDepth {
+                                        max: MAX_CALL_FRAMES
+                                    }));
+                                }
+                                let mut saved = [0; 4];
+                                saved.copy_from_slice(&self.regs[6..10]);
+                                self.frames.push(Frame {
+                                    program: self.program,
+                                    return_pc: pc,
+                                    saved,
+                                });
+                                self.regs[10] += STACK_SIZE as u64;
+                                self.stack_used =
+                                    self.stack_used.max((self.frames.len() + 1) * STACK_SIZE);
+                                pc = op.target as usize;
+                                path = mix(path, pc as u64);
+                            }
+                            JMP_CALL => {
+                                let id = if op.code & SRC_X != 0 {
+                                    r[dst] as i32
+                                } else {
+                                    op.imm as i32
+                                };
+                                // Helpers read the instruction count (virtual time) from the outcome.
+                                self.outcome.insns = insns;
+                                self.regs[0] = tri!(crate::helpers::call(self, id));
+                                if self.unwound {
+                                    leave!(Ok(()));
+                                }
+                                if let Some(next) = self.tail_call_to.take() {
+                                    self.program = next;
+                                    program = self.current();
+                                    ops = &program.ops;
+                                    pc = 0;
+                                    path = mix(path, 1 << 32 | next as u64);
+                                }
+                            }
+                            cond => {
+                                let b = if op.code & SRC_X != 0 { r[src] } else { imm };
+                                let taken = tri!(alu::condition(cond, wide, r[dst], b)
+                                    .ok_or_else(|| invalid(op)));
+                                branch!(op, taken);
+                            }
+                        }
+                    }
+                    CLASS_LDX => {
+                        let size = size_of(op.code);
+                        let addr = r[src].wrapping_add(op.off as i64 as u64);
+                        let v = tri!(self.load(addr, size));
+                        self.regs[dst] = if op.code & 0xe0 == MODE_MEMSX {
+                            sign_extend(v, size)
+                        } else {
+                            v
+                        };
+                    }
+                    CLASS_ST => {
+                        let addr = r[dst].wrapping_add(op.off as i64 as u64);
+                        tri!(self.store(addr, size_of(op.code), imm));
+                    }
+                    CLASS_STX if op.code & 0xe0 == MODE_ATOMIC => tri!(self.atomic(op)),
+                    CLASS_STX => {
+                        let addr = r[dst].wrapping_add(op.off as i64 as u64);
+                        let value = r[src];
+                        tri!(self.store(addr, size_of(op.code), value));
+                    }
+                    _ => {
+                        // CLASS_LD: lddw and the legacy packet loads.
+                        if op.code == LD_DW_IMM {
+                            r[dst] = match op.src {
+                                PSEUDO_MAP_FD => {
+                                    region::map_handle((op.imm & 0xffff_ffff) as usize)
+                                }
+                                PSEUDO_MAP_VALUE => region::map_value(
+                                    (op.imm & 0xffff_ffff) as usize,
+                                    0,
+                                    (op.imm >> 32) as u32,
+                                ),
+                                _ => imm,
+                            };
+                        } else if !tri!(self.legacy_load(op)) {
+                            // Out-of-bounds legacy loads end the program with 0, as in the kernel.
+                            self.regs[0] = 0;
+                            leave!(Ok(()));
+                        }
+                    }
+                },
             }
         }
     }
@@ -371,30 +494,74 @@ fn sign_extend(v: u64, size: usize) -> u64 {
     }
 }
 
-#[inline]
-fn read_le(bytes: &[u8]) -> u64 {
-    let mut v = [0u8; 8];
-    v[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(v)
-}
-
 impl Vm<'_> {
+    /// The common case of an access, without building diagnostics: `size` bytes at a stack or packet address that is
+    /// in bounds. `None` sends the caller to [`Vm::bytes`], which handles everything else and explains faults.
+    #[inline(always)]
+    fn fast_bytes(&mut self, addr: u64, size: usize) -> Option<&mut [u8]> {
+        let off = region::offset(addr) as usize;
+        match region::region(addr) {
+            Region::Stack if off + size <= region::offset(self.regs[10]) as usize => {
+                self.stack.get_mut(off..off + size)
+            }
+            Region::Packet => {
+                let (meta, _, end) = self.buff.offsets();
+                (off >= meta && off + size <= end).then(|| self.buff.packet_bytes_mut(off, size))
+            }
+            Region::MapValue => {
+                let (map, slot, voff) = region::split_map_value(addr);
+                let voff = voff as usize;
+                self.maps
+                    .try_value_mut(map, slot)?
+                    .get_mut(voff..voff + size)
+            }
+            _ => None,
+        }
+    }
+
+    /// Loads `N` bytes (little-endian) from `addr`.
+    #[inline(always)]
+    fn load_n<const N: usize>(&mut self, addr: u64) -> Result<u64, FaultKind> {
+        let mut v = [0u8; 8];
+        match self.fast_bytes(addr, N) {
+            Some(b) => v[..N].copy_from_slice(&b[..N]),
+            None if region::region(addr) == Region::Context => return self.load_ctx(addr, N),
+            None => v[..N].copy_from_slice(&self.bytes(addr, N, "load")?[..N]),
+        }
+        Ok(u64::from_le_bytes(v))
+    }
+
+    /// Stores the low `N` bytes of `value` (little-endian) at `addr`.
+    #[inline(always)]
+    fn store_n<const N: usize>(&mut self, addr: u64, value: u64) -> Result<(), FaultKind> {
+        let bytes = value.to_le_bytes();
+        match self.fast_bytes(addr, N) {
+            Some(b) => b[..N].copy_from_slice(&bytes[..N]),
+            None => self.bytes(addr, N, "store")?[..N].copy_from_slice(&bytes[..N]),
+        }
+        Ok(())
+    }
+
     /// Loads `size` bytes (little-endian) from `addr`.
     #[inline]
     pub fn load(&mut self, addr: u64, size: usize) -> Result<u64, FaultKind> {
-        if region::region(addr) == Region::Context {
-            return self.load_ctx(addr, size);
+        match size {
+            1 => self.load_n::<1>(addr),
+            2 => self.load_n::<2>(addr),
+            4 => self.load_n::<4>(addr),
+            _ => self.load_n::<8>(addr),
         }
-        let bytes = self.bytes(addr, size, "load")?;
-        Ok(read_le(bytes))
     }
 
     /// Stores the low `size` bytes of `value` (little-endian) at `addr`.
     #[inline]
     pub fn store(&mut self, addr: u64, size: usize, value: u64) -> Result<(), FaultKind> {
-        let bytes = self.bytes(addr, size, "store")?;
-        bytes.copy_from_slice(&value.to_le_bytes()[..size]);
-        Ok(())
+        match size {
+            1 => self.store_n::<1>(addr, value),
+            2 => self.store_n::<2>(addr, value),
+            4 => self.store_n::<4>(addr, value),
+            _ => self.store_n::<8>(addr, value),
+        }
     }
 
     /// Copies `out.len()` bytes from `addr` (helpers reading keys, values, buffers).
@@ -430,7 +597,7 @@ impl Vm<'_> {
                 if off < meta || off + size > end {
                     return Err(oob(format!("packet is frame+{meta}..frame+{end}")));
                 }
-                Ok(&mut self.buff.frame_mut()[off..off + size])
+                Ok(self.buff.packet_bytes_mut(off, size))
             }
             Region::Stack => {
                 let top = region::offset(self.regs[10]) as usize;

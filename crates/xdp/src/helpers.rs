@@ -90,24 +90,27 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
     match id {
         1 => {
             let map = map_arg(vm, name, a1, None)?;
-            let key = read_arg(vm, a2, vm.maps.specs()[map].key_size as usize)?;
-            Ok(match vm.maps.lookup_slot(map, &key) {
-                Some(slot) => region::map_value(map, slot, 0),
-                None => 0,
-            })
+            let key = take_arg(vm, 0, a2, vm.maps.specs()[map].key_size as usize)?;
+            let found = vm.maps.lookup_slot(map, &key);
+            vm.scratch[0] = key;
+            Ok(found.map_or(0, |slot| region::map_value(map, slot, 0)))
         }
         2 => {
             let map = map_arg(vm, name, a1, None)?;
             let spec = &vm.maps.specs()[map];
             let (ks, vs) = (spec.key_size as usize, spec.value_size as usize);
-            let key = read_arg(vm, a2, ks)?;
-            let value = read_arg(vm, a3, vs)?;
-            Ok(vm.maps.prog_update(map, &key, &value, a4) as u64)
+            let key = take_arg(vm, 0, a2, ks)?;
+            let value = take_arg(vm, 1, a3, vs)?;
+            let result = vm.maps.prog_update(map, &key, &value, a4);
+            *vm.scratch = [key, value];
+            Ok(result as u64)
         }
         3 => {
             let map = map_arg(vm, name, a1, None)?;
-            let key = read_arg(vm, a2, vm.maps.specs()[map].key_size as usize)?;
-            Ok(vm.maps.prog_delete(map, &key) as u64)
+            let key = take_arg(vm, 0, a2, vm.maps.specs()[map].key_size as usize)?;
+            let result = vm.maps.prog_delete(map, &key);
+            vm.scratch[0] = key;
+            Ok(result as u64)
         }
         5 => Ok(match vm.env.clock {
             Clock::Virtual => vm.env.packet_time.wrapping_add(vm.outcome.insns),
@@ -299,6 +302,16 @@ fn map_arg(
         }
     }
     Ok(map)
+}
+
+/// Reads a helper's buffer argument into the machine's scratch buffer `which` without allocating; the caller puts the
+/// buffer back into `vm.scratch[which]` when done with it.
+fn take_arg(vm: &mut Vm, which: usize, addr: u64, len: usize) -> Result<Vec<u8>, FaultKind> {
+    let mut buf = std::mem::take(&mut vm.scratch[which]);
+    buf.clear();
+    buf.resize(len, 0);
+    vm.read_into(addr, &mut buf)?;
+    Ok(buf)
 }
 
 fn read_arg(vm: &mut Vm, addr: u64, len: usize) -> Result<Vec<u8>, FaultKind> {

@@ -116,7 +116,7 @@ pub struct Machine {
     pub(crate) maps: Maps,
     pub(crate) env: Env,
     pub(crate) stack: Vec<u8>,
-    pub(crate) coverage: Vec<Vec<u8>>,
+    pub(crate) scratch: [Vec<u8>; 2],
 }
 
 /// Which instructions and branch directions of one program the packets so far have exercised.
@@ -214,11 +214,7 @@ impl Machine {
                 environment: config.environment,
             },
             stack: vec![0; crate::exec::STACK_BYTES],
-            coverage: spec
-                .programs
-                .iter()
-                .map(|p| vec![0; p.insns.len()])
-                .collect(),
+            scratch: [Vec::new(), Vec::new()],
         })
     }
 
@@ -234,10 +230,11 @@ impl Machine {
     pub fn coverage(&self) -> Vec<Coverage> {
         use crate::exec::{EXECUTED, NOT_TAKEN, TAKEN};
         let mut out = Vec::new();
-        for (i, flags) in self.coverage.iter().enumerate() {
-            let Ok(program) = &self.programs[i] else {
+        for (i, program) in self.programs.iter().enumerate() {
+            let Ok(program) = program else {
                 continue;
             };
+            let flags: Vec<u8> = program.ops.iter().map(|op| op.hit.get()).collect();
             if i != self.entry && flags.iter().all(|&f| f == 0) {
                 continue;
             }

@@ -8,7 +8,7 @@ use hwxdp_ebpf::*;
 use hwxdp_object::{MapSpec, ProgramSpec};
 
 /// One instruction, pre-decoded. `target` is the index (not slot) of the jump target or bpf-to-bpf callee.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Op {
     pub code: u8,
     pub dst: u8,
@@ -16,6 +16,9 @@ pub(crate) struct Op {
     pub off: i16,
     pub imm: i64,
     pub target: u32,
+    /// Coverage flags ([`crate::exec::EXECUTED`], `TAKEN`, `NOT_TAKEN`), set as the op runs; a `Cell` so that the
+    /// interpreter can mark ops of programs it only borrows.
+    pub hit: std::cell::Cell<u8>,
 }
 
 /// A program ready to run.
@@ -171,6 +174,7 @@ pub fn prepare(
             off: insn.off,
             imm: insn.imm,
             target,
+            hit: std::cell::Cell::new(0),
         });
     }
     Ok(Program {

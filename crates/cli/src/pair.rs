@@ -48,7 +48,7 @@ impl Pair {
                     .map(|i| (i, 1)),
             );
         }
-        let routes = common::load_routes(&trace)?;
+        let routes = common::load_routes(trace)?;
         devices.extend(
             crate::routes::interfaces(&routes)
                 .into_iter()

@@ -89,6 +89,7 @@ impl KernelProgram {
                 log: captured_tail(),
             })?;
         let xdp_names = select_xdp_programs(&mut open);
+        unpin_maps(&mut open);
         let chosen_name = &spec.programs[chosen].name;
         if !xdp_names.contains(chosen_name) {
             return Err(KernelError::ProgramNotFound {
@@ -176,6 +177,19 @@ fn select_xdp_programs(open: &mut OpenObject) -> Vec<String> {
         }
     }
     names
+}
+
+/// Clears the pin path libbpf gives maps declared with `__uint(pinning, LIBBPF_PIN_BY_NAME)`: libbpf would otherwise
+/// reuse a map already pinned under `/sys/fs/bpf` (with whatever an earlier run left in it) and pin new ones there,
+/// while every run must start from fresh maps, as the reference machine does, and leave nothing behind.
+fn unpin_maps(open: &mut OpenObject) {
+    for map in open.maps_mut() {
+        // SAFETY: the pointer comes from a live map of the open object; a null path is libbpf's way to unset it, and
+        // that call cannot fail.
+        unsafe {
+            libbpf_sys::bpf_map__set_pin_path(map.as_libbpf_object().as_ptr(), std::ptr::null());
+        }
+    }
 }
 
 /// Replaces the initial values of global-data maps before load.

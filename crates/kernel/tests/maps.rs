@@ -163,3 +163,24 @@ fn ringbuf_records_are_drained_in_order_once() {
         Err(KernelError::BadMap { index: 3, .. })
     ));
 }
+
+#[test]
+fn maps_declared_pinned_start_fresh_on_every_load_and_are_not_pinned() {
+    require_bpf();
+    let (elf, spec) = fixture("pinned");
+    let counter = map_index(&spec, "hwxdp_pinned");
+    for load in 1..=2 {
+        let mut prog = KernelProgram::load(&elf, &spec, "xdp_count").expect("load");
+        let run = prog.test_run(&frame(), &XdpMd::default()).expect("run");
+        assert_eq!(run.verdict(), Verdict::Pass);
+        assert_eq!(
+            prog.lookup(counter, &u32_bytes(0)).expect("lookup"),
+            Some(u64_bytes(1)),
+            "load {load} sees only its own packet"
+        );
+    }
+    assert!(
+        !std::path::Path::new("/sys/fs/bpf/hwxdp_pinned").exists(),
+        "the map was pinned in the host's bpffs"
+    );
+}

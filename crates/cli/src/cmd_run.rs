@@ -73,7 +73,6 @@ struct OneWay {
 /// Runs `hwxdp run`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
-    let packets = common::load_trace(&args.trace)?;
     let config = Config {
         possible_cpus: hwxdp_kernel::possible_cpus().unwrap_or(1),
         clock: Clock::Virtual,
@@ -94,10 +93,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .with_context(|| path.display().to_string())?;
     }
     common::create_dir(&args.out)?;
-    let mut writers = BTreeMap::new();
+    let mut writers = Vec::new();
     for v in Verdict::NAMED {
-        let path = args.out.join(format!("{}.pcap", v.bucket()));
-        writers.insert(v.bucket(), trace::Writer::create(&path)?);
+        writers.push(trace::Writer::create(
+            &args.out.join(format!("{}.pcap", v.bucket())),
+        )?);
     }
     let mut insn_trace = match &args.insn_trace {
         Some(p) => Some(std::io::BufWriter::new(
@@ -106,29 +106,35 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => None,
     };
     let mut printk = Vec::new();
-    let mut verdicts: BTreeMap<&'static str, usize> =
-        Verdict::NAMED.iter().map(|v| (v.bucket(), 0)).collect();
+    let mut counts = [0usize; Verdict::NAMED.len()];
     let (mut min, mut max, mut total, mut ran) = (u64::MAX, 0u64, 0u64, 0usize);
     let mut paths = HashSet::new();
     let mut faults = (0usize, Vec::new());
     let mut skipped = 0;
     let mut buff = XdpBuff::new(&[0; 64]).expect("a 64-byte frame fits");
-    let bar = progress::packets(packets.len(), "run");
-    for (i, packet) in packets.iter().enumerate() {
-        bar.inc(1);
-        if let Err(e) = buff.reset(&packet.data) {
-            eprintln!("hwxdp: packet {i}: skipped: {e}");
-            skipped += 1;
-            continue;
+    let bar = progress::counter("run");
+    let mut i = 0usize;
+    trace::for_each(&args.trace.pcap, |time_ns, data| {
+        let index = i;
+        i += 1;
+        if index % 4096 == 0 {
+            bar.set_position(index as u64);
         }
-        machine.set_time(packet.time_ns);
-        let md = common::metadata(&args.trace, &packet.data);
+        if let Err(e) = buff.reset(data) {
+            eprintln!("hwxdp: packet {index}: skipped: {e}");
+            skipped += 1;
+            return Ok(());
+        }
+        machine.set_time(time_ns);
+        let md = common::metadata(&args.trace, data);
         let outcome = machine.run_packet(&mut buff, &md);
         let verdict = outcome.verdict();
-        *verdicts.entry(verdict.bucket()).or_default() += 1;
-        if let Some(w) = writers.get_mut(verdict.bucket()) {
-            w.write(packet.time_ns, buff.data())?;
-        }
+        let bucket = Verdict::NAMED
+            .iter()
+            .position(|v| v.bucket() == verdict.bucket())
+            .unwrap_or(0);
+        counts[bucket] += 1;
+        writers[bucket].write(time_ns, buff.data())?;
         ran += 1;
         min = min.min(outcome.insns);
         max = max.max(outcome.insns);
@@ -137,23 +143,38 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if let Some(f) = &outcome.fault {
             faults.0 += 1;
             if faults.1.len() < 10 {
-                faults.1.push(format!("packet {i}: {f}"));
+                faults.1.push(format!("packet {index}: {f}"));
             }
         }
-        printk.extend(outcome.printk.iter().map(|l| format!("packet {i}: {l}")));
+        printk.extend(
+            outcome
+                .printk
+                .iter()
+                .map(|l| format!("packet {index}: {l}")),
+        );
         if let Some(out) = insn_trace.as_mut() {
             let slots: Vec<String> = outcome
                 .trace
                 .iter()
                 .map(|(p, s)| format!("[{p},{s}]"))
                 .collect();
-            writeln!(out, "{{\"packet\":{i},\"insns\":[{}]}}", slots.join(","))?;
+            writeln!(
+                out,
+                "{{\"packet\":{index},\"insns\":[{}]}}",
+                slots.join(",")
+            )?;
         }
-    }
+        Ok(())
+    })?;
     bar.finish_and_clear();
-    for (_, w) in writers {
+    for w in writers {
         w.finish()?;
     }
+    let verdicts: BTreeMap<&'static str, usize> = Verdict::NAMED
+        .iter()
+        .zip(counts)
+        .map(|(v, n)| (v.bucket(), n))
+        .collect();
     if let Some(mut out) = insn_trace {
         out.flush()?;
     }

@@ -9,11 +9,10 @@ mod cmd_verify;
 mod common;
 mod pair;
 mod progress;
-mod routes;
 mod rss;
-mod trace;
 
 use clap::{Parser, Subcommand};
+use hwxdp_cli::{routes, trace};
 use std::process::ExitCode;
 
 /// Run eBPF/XDP programs the way FPGA NICs would, and check every answer against the Linux kernel.

@@ -17,3 +17,16 @@ pub fn packets(len: usize, what: &str) -> ProgressBar {
     bar.set_message(what.to_string());
     bar
 }
+
+/// A counter of packets for a trace read as a stream (its length unknown), hidden unless standard error is a terminal.
+pub fn counter(what: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    let style = ProgressStyle::with_template("{spinner} {msg} {pos} packets ({per_sec})")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    bar.set_style(style);
+    bar.set_message(what.to_string());
+    bar
+}

@@ -5,7 +5,7 @@ use pcap_file::pcap::{PcapHeader, PcapPacket, PcapReader, PcapWriter};
 use pcap_file::pcapng::{Block, PcapNgReader};
 use pcap_file::DataLink;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read};
+use std::io::{BufRead, BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -28,88 +28,81 @@ const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
 
 /// Reads every packet of a pcap or pcapng file of Ethernet frames.
 pub fn read(path: &Path) -> Result<Vec<TracePacket>> {
+    let mut packets = Vec::new();
+    for_each(path, |time_ns, data| {
+        packets.push(TracePacket {
+            time_ns,
+            data: data.to_vec(),
+        });
+        Ok(())
+    })?;
+    Ok(packets)
+}
+
+/// Calls `f` with each packet's time and bytes, in file order, without holding the trace in memory; returns how many
+/// packets there were. An error from `f` stops the walk and is returned.
+pub fn for_each(path: &Path, f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<usize> {
     let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let mut magic = [0u8; 4];
-    BufReader::new(&file)
-        .read_exact(&mut magic)
-        .with_context(|| {
-            format!(
-                "{}: not a pcap file (shorter than a header)",
-                path.display()
-            )
-        })?;
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    for_each_in(
+        &path.display().to_string(),
+        BufReader::with_capacity(1 << 16, file),
+        f,
+    )
+}
+
+/// [`for_each`] over any reader; `name` is used in errors.
+pub fn for_each_in(
+    name: &str,
+    mut input: impl BufRead,
+    mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<usize> {
+    let magic: [u8; 4] = match input.fill_buf() {
+        Ok(buf) if buf.len() >= 4 => [buf[0], buf[1], buf[2], buf[3]],
+        Ok(_) => bail!("{name}: not a pcap file (shorter than a header)"),
+        Err(e) => bail!("{name}: cannot read: {e}"),
+    };
+    let wrong_link =
+        |link: DataLink| anyhow::anyhow!("{name}: link type {link:?}, hwxdp needs Ethernet frames");
+    let mut count = 0;
     if PCAP_MAGICS.contains(&magic) {
-        read_pcap(path, file)
+        let mut reader =
+            PcapReader::new(input).with_context(|| format!("{name}: bad pcap header"))?;
+        let link = reader.header().datalink;
+        if link != DataLink::ETHERNET {
+            return Err(wrong_link(link));
+        }
+        while let Some(packet) = reader.next_packet() {
+            let packet =
+                packet.with_context(|| format!("{name}: packet {count}: malformed record"))?;
+            f(packet.timestamp.as_nanos() as u64, &packet.data)?;
+            count += 1;
+        }
     } else if magic == PCAPNG_MAGIC {
-        read_pcapng(path, file)
+        let mut reader =
+            PcapNgReader::new(input).with_context(|| format!("{name}: bad pcapng header"))?;
+        while let Some(block) = reader.next_block() {
+            let block =
+                block.with_context(|| format!("{name}: packet {count}: malformed block"))?;
+            match block {
+                Block::EnhancedPacket(p) => f(p.timestamp.as_nanos() as u64, &p.data)?,
+                Block::SimplePacket(p) => f(0, &p.data)?,
+                Block::InterfaceDescription(i) if i.linktype != DataLink::ETHERNET => {
+                    return Err(wrong_link(i.linktype))
+                }
+                _ => continue,
+            }
+            count += 1;
+        }
     } else {
         bail!(
-            "{}: not a pcap or pcapng file (magic {:02x}{:02x}{:02x}{:02x})",
-            path.display(),
+            "{name}: not a pcap or pcapng file (magic {:02x}{:02x}{:02x}{:02x})",
             magic[0],
             magic[1],
             magic[2],
             magic[3]
-        )
-    }
-}
-
-fn read_pcap(path: &Path, file: File) -> Result<Vec<TracePacket>> {
-    let mut reader = PcapReader::new(BufReader::new(file))
-        .with_context(|| format!("{}: bad pcap header", path.display()))?;
-    let link = reader.header().datalink;
-    if link != DataLink::ETHERNET {
-        bail!(
-            "{}: link type {:?}, hwxdp needs Ethernet frames",
-            path.display(),
-            link
         );
     }
-    let mut packets = Vec::new();
-    while let Some(packet) = reader.next_packet() {
-        let packet = packet.with_context(|| {
-            format!(
-                "{}: packet {}: malformed record",
-                path.display(),
-                packets.len()
-            )
-        })?;
-        packets.push(TracePacket {
-            time_ns: packet.timestamp.as_nanos() as u64,
-            data: packet.data.into_owned(),
-        });
-    }
-    Ok(packets)
-}
-
-fn read_pcapng(path: &Path, file: File) -> Result<Vec<TracePacket>> {
-    let mut reader = PcapNgReader::new(BufReader::new(file))
-        .with_context(|| format!("{}: bad pcapng header", path.display()))?;
-    let mut packets = Vec::new();
-    while let Some(block) = reader.next_block() {
-        let block = block.with_context(|| {
-            format!(
-                "{}: packet {}: malformed block",
-                path.display(),
-                packets.len()
-            )
-        })?;
-        let (time_ns, data) = match block {
-            Block::EnhancedPacket(p) => (p.timestamp.as_nanos() as u64, p.data.into_owned()),
-            Block::SimplePacket(p) => (0, p.data.into_owned()),
-            Block::InterfaceDescription(i) if i.linktype != DataLink::ETHERNET => {
-                bail!(
-                    "{}: link type {:?}, hwxdp needs Ethernet frames",
-                    path.display(),
-                    i.linktype
-                )
-            }
-            _ => continue,
-        };
-        packets.push(TracePacket { time_ns, data });
-    }
-    Ok(packets)
+    Ok(count)
 }
 
 /// Writes pcap files of Ethernet frames with nanosecond timestamps.
@@ -129,7 +122,7 @@ impl Writer {
             snaplen: 65535,
             ..Default::default()
         };
-        let inner = PcapWriter::with_header(BufWriter::new(file), header)
+        let inner = PcapWriter::with_header(BufWriter::with_capacity(1 << 16, file), header)
             .with_context(|| format!("{}: cannot write", path.display()))?;
         Ok(Writer {
             path: path.to_path_buf(),

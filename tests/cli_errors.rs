@@ -1,0 +1,179 @@
+//! Every kind of bad input a user can hand the command line ends in one line on standard error that names the problem,
+//! and a non-zero exit: never a panic, never a partial result presented as success.
+
+mod support;
+
+use std::path::Path;
+use support::*;
+
+/// Runs hwxdp and checks the one-line error.
+fn fails_with(args: &[&str], needles: &[&str]) {
+    let out = hwxdp(args);
+    assert_eq!(out.code, Some(2), "expected exit 2:\n{}", out.all);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "expected one line on stderr:\n{}", out.all);
+    assert!(lines[0].starts_with("hwxdp: "), "{}", out.all);
+    for needle in needles {
+        assert!(
+            lines[0].contains(needle),
+            "{needle:?} missing from: {}",
+            lines[0]
+        );
+    }
+    assert!(!out.stderr.contains("panicked"), "{}", out.all);
+}
+
+fn write(dir: &str, name: &str, bytes: &[u8]) -> String {
+    let path = Path::new(dir).join(name);
+    std::fs::write(&path, bytes).expect("scratch file");
+    path.display().to_string()
+}
+
+/// A valid trace of l2_acl's workload, and the object.
+fn fixture(dir: &str) -> (String, String) {
+    let obj = example_object("l2_acl");
+    let gen = hwxdp(&["gen", &obj, "-o", dir, "-n", "20"]);
+    assert!(gen.ok, "{}", gen.all);
+    (obj, format!("{dir}/trace.pcap"))
+}
+
+#[test]
+fn missing_files_are_named() {
+    let dir = scratch_dir("err-missing");
+    let (obj, pcap) = fixture(&dir);
+    let out = format!("{dir}/out");
+    fails_with(
+        &["run", "/no/such.o", "--pcap", &pcap, "-o", &out],
+        &["/no/such.o", "cannot read"],
+    );
+    fails_with(
+        &["run", &obj, "--pcap", "/no/such.pcap", "-o", &out],
+        &["/no/such.pcap", "cannot open"],
+    );
+    fails_with(
+        &[
+            "run",
+            &obj,
+            "--pcap",
+            &pcap,
+            "--maps",
+            "/no/maps.json",
+            "-o",
+            &out,
+        ],
+        &["/no/maps.json", "cannot read"],
+    );
+    fails_with(&["disasm", "/no/such.o"], &["/no/such.o"]);
+}
+
+#[test]
+fn files_that_are_not_objects() {
+    let dir = scratch_dir("err-notelf");
+    let (obj, pcap) = fixture(&dir);
+    let text = write(&dir, "text.o", b"this is not an ELF file\n");
+    fails_with(&["disasm", &text], &["text.o", "not an elf"]);
+    let elf = std::fs::read(&obj).unwrap();
+    let truncated = write(&dir, "truncated.o", &elf[..elf.len() / 3]);
+    fails_with(
+        &["run", &truncated, "--pcap", &pcap, "-o", &dir],
+        &["truncated.o"],
+    );
+    fails_with(&["gen", &text, "-o", &dir], &["text.o"]);
+}
+
+#[test]
+fn no_such_program_lists_the_ones_there_are() {
+    let dir = scratch_dir("err-program");
+    let (obj, pcap) = fixture(&dir);
+    fails_with(
+        &[
+            "run",
+            &obj,
+            "--program",
+            "nope",
+            "--pcap",
+            &pcap,
+            "-o",
+            &dir,
+        ],
+        &["nope", "l2_acl"],
+    );
+    fails_with(&["disasm", &obj, "--program", "nope"], &["nope"]);
+}
+
+#[test]
+fn bad_traces() {
+    let dir = scratch_dir("err-pcap");
+    let (obj, pcap) = fixture(&dir);
+    let garbage = write(&dir, "garbage.pcap", b"GARBAGE!");
+    fails_with(
+        &["run", &obj, "--pcap", &garbage, "-o", &dir],
+        &["garbage.pcap", "not a pcap"],
+    );
+    let empty = write(&dir, "empty.pcap", b"");
+    fails_with(
+        &["run", &obj, "--pcap", &empty, "-o", &dir],
+        &["empty.pcap"],
+    );
+    // A record header that promises more bytes than the file has.
+    let mut cut = std::fs::read(&pcap).unwrap();
+    cut.truncate(24 + 16 + 5);
+    let cut = write(&dir, "cut.pcap", &cut);
+    fails_with(
+        &["run", &obj, "--pcap", &cut, "-o", &dir],
+        &["cut.pcap", "packet 0"],
+    );
+}
+
+#[test]
+fn bad_map_files() {
+    let dir = scratch_dir("err-json");
+    let (obj, pcap) = fixture(&dir);
+    let run = |maps: &str, needles: &[&str]| {
+        fails_with(
+            &["run", &obj, "--pcap", &pcap, "--maps", maps, "-o", &dir],
+            needles,
+        )
+    };
+    run(
+        &write(&dir, "syntax.json", b"{\"acl\": [\n"),
+        &["syntax.json", "line 2"],
+    );
+    run(
+        &write(
+            &dir,
+            "key.json",
+            br#"{"acl": [{"key": ["0x01"], "value": ["0x01","0x00","0x00","0x00"]}]}"#,
+        ),
+        &["key.json", "acl", "entry 0", "key of 1 bytes", "takes 6"],
+    );
+    run(
+        &write(&dir, "unknown.json", br#"{"nosuchmap": []}"#),
+        &["unknown.json", "nosuchmap"],
+    );
+    run(
+        &write(
+            &dir,
+            "hex.json",
+            br#"{"acl": [{"key": ["0xzz"], "value": []}]}"#,
+        ),
+        &["hex.json", "acl"],
+    );
+}
+
+#[test]
+fn bad_route_files() {
+    let dir = scratch_dir("err-routes");
+    let (obj, pcap) = fixture(&dir);
+    let routes = write(
+        &dir,
+        "routes.json",
+        br#"{"routes": [{"dst": "10.0.0.0/40", "dev": 2}]}"#,
+    );
+    fails_with(
+        &[
+            "run", &obj, "--pcap", &pcap, "--routes", &routes, "-o", &dir,
+        ],
+        &["routes.json", "route 0", "10.0.0.0/40"],
+    );
+}

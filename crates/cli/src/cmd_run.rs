@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     trace::for_each(&args.trace.pcap, |time_ns, data| {
         let index = i;
         i += 1;
-        if index % 4096 == 0 {
+        if index.is_multiple_of(4096) {
             bar.set_position(index as u64);
         }
         if let Err(e) = buff.reset(data) {

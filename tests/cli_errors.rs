@@ -98,7 +98,31 @@ fn no_such_program_lists_the_ones_there_are() {
         ],
         &["nope", "l2_acl"],
     );
-    fails_with(&["disasm", &obj, "--program", "nope"], &["nope"]);
+    fails_with(&["disasm", &obj, "--program", "nope"], &["nope", "l2_acl"]);
+    fails_with(
+        &["gen", &obj, "--program", "nope", "-o", &dir],
+        &["nope", "l2_acl"],
+    );
+    // Several XDP programs and a file name that names none of them: gen asks for one and lists them, as run does.
+    let several = write(
+        &dir,
+        "several.o",
+        &std::fs::read(example_object("tail_dispatch")).expect("tail_dispatch.o"),
+    );
+    for command in [
+        vec!["gen", several.as_str(), "-o", dir.as_str()],
+        vec!["run", several.as_str(), "--pcap", &pcap, "-o", dir.as_str()],
+    ] {
+        fails_with(
+            &command,
+            &[
+                "several programs",
+                "--program",
+                "tail_ipv4",
+                "tail_dispatch",
+            ],
+        );
+    }
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `hwxdp disasm`: programs as `llvm-objdump -dr` shows them, with map references named.
 
 use crate::common::{self, ProgramArgs};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use hwxdp_ebpf::{slot_offsets, Insn, PSEUDO_MAP_FD, PSEUDO_MAP_VALUE};
 use std::process::ExitCode;
 
@@ -17,10 +17,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
     let object = args.program.object.display().to_string();
     let programs: Vec<_> = match &args.program.program {
-        Some(name) => vec![loaded
-            .spec
-            .program(Some(name))
-            .with_context(|| format!("{object}: no program {name:?}"))?],
+        Some(name) => vec![common::find_program(
+            &loaded.spec,
+            Some(name),
+            &args.program.object,
+        )?],
         None => loaded.spec.programs.iter().collect(),
     };
     println!("\n{object}:\tfile format elf64-bpf");

@@ -34,10 +34,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
     let object = args.program.object.display().to_string();
     let chosen = args.program.chosen(&loaded.spec);
-    let program = loaded
-        .spec
-        .program(chosen.as_deref())
-        .with_context(|| format!("{object}: choose a program with --program NAME"))?;
+    let program = common::find_program(&loaded.spec, chosen.as_deref(), &args.program.object)?;
     let workload =
         hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed).context(object)?;
     common::create_dir(&args.out)?;

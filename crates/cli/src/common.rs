@@ -3,7 +3,7 @@
 use crate::{rss, trace};
 use anyhow::{Context, Result};
 use hwxdp_maps::json::{self, MapsFile};
-use hwxdp_object::ObjectSpec;
+use hwxdp_object::{ObjectSpec, ProgramSpec};
 use hwxdp_xdp::XdpMd;
 use std::path::{Path, PathBuf};
 
@@ -72,6 +72,31 @@ impl ProgramArgs {
             .iter()
             .find(|p| p.name == stem)
             .map(|p| p.name.clone())
+    }
+}
+
+/// The program `chosen` names (by function or section name), or the object's only one; otherwise an error that lists
+/// the object's programs, worded as the reference machine words it for `run` and `verify`.
+pub fn find_program<'a>(
+    spec: &'a ObjectSpec,
+    chosen: Option<&str>,
+    object: &Path,
+) -> Result<&'a ProgramSpec> {
+    if let Some(program) = spec.program(chosen) {
+        return Ok(program);
+    }
+    let available = spec
+        .programs
+        .iter()
+        .map(|p| format!("{} in {}", p.name, p.section))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let object = object.display();
+    match chosen {
+        Some(name) => anyhow::bail!("{object}: no program {name:?} in the object (programs: {available})"),
+        None => anyhow::bail!(
+            "{object}: the object has several programs, choose one with --program (programs: {available})"
+        ),
     }
 }
 

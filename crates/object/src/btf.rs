@@ -33,7 +33,12 @@ pub(crate) enum BtfType {
     /// TYPEDEF, VOLATILE, CONST, RESTRICT, TYPE_TAG: the same type under another name or qualifier.
     Alias { target: u32 },
     /// STRUCT or UNION.
-    Composite { size: u32, members: Vec<Member> },
+    Composite {
+        /// Offset of the name in the string table (0: anonymous).
+        name_off: u32,
+        size: u32,
+        members: Vec<Member>,
+    },
     /// VAR.
     Var { name_off: u32, target: u32 },
     /// DATASEC.
@@ -132,6 +137,18 @@ impl<'a> Btf<'a> {
         Err(btf_error(format!("type id {id}: alias chain too deep")))
     }
 
+    /// A struct or union's name, for messages: `type id N` for anything unnamed or that is not a struct or union.
+    pub fn composite_name(&self, id: u32) -> String {
+        let named = self.resolve(id).ok().and_then(|id| match self.get(id) {
+            Ok(BtfType::Composite { name_off, .. }) if *name_off != 0 => self.name(*name_off).ok(),
+            _ => None,
+        });
+        match named {
+            Some(name) => name.to_string(),
+            None => format!("type id {id}"),
+        }
+    }
+
     /// Size in bytes of a type, as `sizeof` would give it.
     pub fn size_of(&self, id: u32) -> Result<u64, ObjectError> {
         self.size_of_depth(id, 0)
@@ -209,6 +226,7 @@ fn read_type(data: &[u8], pos: usize) -> Option<(BtfType, usize)> {
                 .collect();
             (
                 BtfType::Composite {
+                    name_off,
                     size: size_or_type,
                     members,
                 },

@@ -67,12 +67,15 @@ pub(crate) fn reject_core_relocations(ext: &[u8], btf: &Btf<'_>) -> Result<(), O
             let first = pos + 8;
             let insn_off =
                 u32_at(relos, first).ok_or_else(|| ext_error("truncated co-re record"))?;
+            let type_id =
+                u32_at(relos, first + 4).ok_or_else(|| ext_error("truncated co-re record"))?;
             let kind =
                 u32_at(relos, first + 12).ok_or_else(|| ext_error("truncated co-re record"))?;
             return Err(ObjectError::CoreRelocation {
                 section: btf.name(sec_name_off)?.to_string(),
                 insn: insn_off as usize / 8,
                 kind: kind_name(kind),
+                type_name: btf.composite_name(type_id),
             });
         }
         pos += 8;

@@ -146,7 +146,7 @@ pub enum ObjectError {
         reason: String,
     },
     /// A CO-RE relocation, which only a loader with the running kernel's BTF can resolve.
-    #[error("section {section}, instruction {insn}: co-re relocation {kind} needs kernel btf, which hwxdp does not use")]
+    #[error("section {section}, instruction {insn}: co-re relocation {kind} on {type_name} needs kernel btf, which hwxdp does not use (build without preserve_access_index: for vmlinux.h, -DBPF_NO_PRESERVE_ACCESS_INDEX)")]
     CoreRelocation {
         /// The section name.
         section: String,
@@ -154,5 +154,7 @@ pub enum ObjectError {
         insn: usize,
         /// The relocation kind, e.g. `field_byte_offset`.
         kind: String,
+        /// The type the relocation is against, e.g. `struct iphdr`.
+        type_name: String,
     },
 }

@@ -59,8 +59,15 @@ fn core_relocations_are_refused_with_their_instruction() {
     let err = error_of("core");
     // `info->len` is the load at slot 6.
     assert!(
-        matches!(&err, ObjectError::CoreRelocation { section, insn: 6, kind } if section == "xdp" && kind == "field_byte_offset"),
+        matches!(&err, ObjectError::CoreRelocation { section, insn: 6, kind, type_name } if section == "xdp" && kind == "field_byte_offset" && type_name == "pkt_info"),
         "{err:?}"
+    );
+    // One line that says what to do about it: vmlinux.h marks every type preserve_access_index unless told not to.
+    let message = err.to_string();
+    assert!(!message.contains('\n'), "{message}");
+    assert!(
+        message.contains("on pkt_info") && message.contains("-DBPF_NO_PRESERVE_ACCESS_INDEX"),
+        "{message}"
     );
 }
 

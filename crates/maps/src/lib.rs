@@ -20,7 +20,7 @@ mod values;
 
 pub use store::*;
 
-use abi::{errno, map_type, Fail};
+use abi::{errno, is_percpu, map_type, Fail};
 use create::MapImpl;
 use hwxdp_object::MapSpec;
 
@@ -37,12 +37,45 @@ fn neg(f: Fail) -> i64 {
     -i64::from(f.errno)
 }
 
+/// Memory all maps of one program may take: preallocated maps cost their whole size up front, as in the kernel, and a
+/// corrupt or careless `max_entries` must be an error rather than an exhausted machine.
+pub const MEMORY_LIMIT: u64 = 1 << 30;
+
+/// Bytes a map preallocates, roughly: every entry's key and value (one value per CPU for per-CPU maps) plus bookkeeping.
+fn memory_estimate(s: &MapSpec, possible_cpus: usize) -> u64 {
+    let entries = u64::from(s.max_entries);
+    if s.map_type == map_type::RINGBUF {
+        return 2 * entries;
+    }
+    let copies = if is_percpu(s.map_type) {
+        possible_cpus as u64
+    } else {
+        1
+    };
+    let value = u64::from(s.value_size).next_multiple_of(8) * copies;
+    entries.saturating_mul(u64::from(s.key_size) + value + 64)
+}
+
 impl Maps {
     /// Creates empty maps, validating each definition as `BPF_MAP_CREATE` does; global-data maps get their initial
     /// value at key 0.
     pub fn new(specs: &[MapSpec], possible_cpus: usize) -> Result<Maps, MapError> {
         let mut maps = Vec::with_capacity(specs.len());
+        let mut budget = MEMORY_LIMIT;
         for s in specs {
+            let need = memory_estimate(s, possible_cpus);
+            if need > budget {
+                return Err(MapError {
+                    map: s.name.clone(),
+                    errno: errno::ENOMEM,
+                    message: format!(
+                        "needs about {} MiB, more than the {} MiB hwxdp allows all maps of a program",
+                        need >> 20,
+                        MEMORY_LIMIT >> 20
+                    ),
+                });
+            }
+            budget -= need;
             if possible_cpus == 0 {
                 return Err(MapError {
                     map: s.name.clone(),

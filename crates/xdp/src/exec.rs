@@ -594,14 +594,14 @@ impl Vm<'_> {
         match region::region(addr) {
             Region::Packet => {
                 let (meta, _, end) = self.buff.offsets();
-                if off < meta || off + size > end {
+                if off < meta || off.saturating_add(size) > end {
                     return Err(oob(format!("packet is frame+{meta}..frame+{end}")));
                 }
                 Ok(self.buff.packet_bytes_mut(off, size))
             }
             Region::Stack => {
                 let top = region::offset(self.regs[10]) as usize;
-                if off + size > top || off + size > STACK_BYTES {
+                if off.saturating_add(size) > top || off.saturating_add(size) > STACK_BYTES {
                     return Err(oob(format!("stack ends at stack+{top}")));
                 }
                 Ok(&mut self.stack[off..off + size])
@@ -614,7 +614,7 @@ impl Vm<'_> {
                     .ok_or_else(|| oob("no such map value".to_string()))?;
                 let len = value.len();
                 let voff = voff as usize;
-                if voff + size > len {
+                if voff.saturating_add(size) > len {
                     return Err(oob(format!("value is {len} bytes")));
                 }
                 Ok(&mut value[voff..voff + size])

@@ -335,8 +335,9 @@ fn map_arg(
 fn take_arg(vm: &mut Vm, which: usize, addr: u64, len: usize) -> Result<Vec<u8>, FaultKind> {
     let mut buf = std::mem::take(&mut vm.scratch[which]);
     buf.clear();
-    buf.resize(len, 0);
-    vm.read_into(addr, &mut buf)?;
+    if len > 0 {
+        buf.extend_from_slice(vm.bytes(addr, len, "load")?);
+    }
     Ok(buf)
 }
 
@@ -345,9 +346,8 @@ fn read_arg(vm: &mut Vm, addr: u64, len: usize) -> Result<Vec<u8>, FaultKind> {
         // Helpers taking a size accept any pointer, NULL included, with size 0.
         return Ok(Vec::new());
     }
-    let mut buf = vec![0; len];
-    vm.read_into(addr, &mut buf)?;
-    Ok(buf)
+    // Bounds first: the size comes from a register and may be anything, the region it names may not.
+    Ok(vm.bytes(addr, len, "load")?.to_vec())
 }
 
 /// Reads a NUL-terminated string for `%s`, at most `out`'s capacity; unreadable memory gives `None`.

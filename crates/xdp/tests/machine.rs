@@ -344,3 +344,20 @@ call 28
 exit";
     assert_eq!(run(text).retval, 1);
 }
+
+#[test]
+fn helper_sizes_are_checked_against_the_region_before_anything_is_copied() {
+    // trace_printk with a format size of 2^64-1 bytes, pointing at the stack: found by the machine fuzz target,
+    // which made the machine try to allocate that much.
+    let out = run("r1 = r10\nr1 += -8\nr2 = -1\ncall 6\nexit");
+    assert_eq!(out.verdict(), Verdict::Aborted);
+    assert!(matches!(
+        out.fault.map(|f| f.kind),
+        Some(FaultKind::OutOfBounds { .. })
+    ));
+    // csum_diff refuses oversized buffers with -EINVAL before reading them.
+    assert_eq!(
+        run("r1 = r10\nr1 += -8\nr2 = 0x10000000\nr3 = 0\nr4 = 0\nr5 = 0\ncall 28\nexit").retval,
+        (-22i32) as u32
+    );
+}

@@ -5,21 +5,12 @@
 //! imm) to reach. The program must either be refused before running or run to a verdict: never a panic or a hang.
 #![no_main]
 
-use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
+use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_xdp::{Config, Environment, Machine, XdpBuff, XdpMd};
 use libfuzzer_sys::fuzz_target;
 
 fn spec(name: &str, map_type: u32, key_size: u32, value_size: u32, max_entries: u32, map_flags: u32) -> MapSpec {
-    MapSpec {
-        name: name.into(),
-        map_type,
-        key_size,
-        value_size,
-        max_entries,
-        map_flags,
-        kind: MapKind::BtfDefined,
-        initial_value: None,
-    }
+    MapSpec::new(name, map_type, key_size, value_size, max_entries).with_flags(map_flags)
 }
 
 fuzz_target!(|data: &[u8]| {

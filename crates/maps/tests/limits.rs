@@ -1,19 +1,10 @@
 //! Maps too big for the machine are refused when they are made, by name, instead of exhausting memory.
 
 use hwxdp_maps::{Maps, MEMORY_LIMIT};
-use hwxdp_object::{MapKind, MapSpec};
+use hwxdp_object::MapSpec;
 
 fn spec(name: &str, map_type: u32, value_size: u32, max_entries: u32) -> MapSpec {
-    MapSpec {
-        name: name.into(),
-        map_type,
-        key_size: 4,
-        value_size,
-        max_entries,
-        map_flags: 0,
-        kind: MapKind::BtfDefined,
-        initial_value: None,
-    }
+    MapSpec::new(name, map_type, 4, value_size, max_entries)
 }
 
 #[test]

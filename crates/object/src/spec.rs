@@ -67,6 +67,33 @@ pub enum MapKind {
     Global,
 }
 
+impl MapSpec {
+    /// A map declared in `SEC(".maps")` with no flags and no initial value: what tests and tools build by hand.
+    pub fn new(
+        name: &str,
+        map_type: u32,
+        key_size: u32,
+        value_size: u32,
+        max_entries: u32,
+    ) -> Self {
+        MapSpec {
+            name: name.to_string(),
+            map_type,
+            key_size,
+            value_size,
+            max_entries,
+            map_flags: 0,
+            kind: MapKind::BtfDefined,
+            initial_value: None,
+        }
+    }
+
+    /// The same map with `map_flags` set.
+    pub fn with_flags(self, map_flags: u32) -> Self {
+        MapSpec { map_flags, ..self }
+    }
+}
+
 impl ObjectSpec {
     /// Finds a program by function name or section name; with `None`, the only program of the object.
     pub fn program(&self, name: Option<&str>) -> Option<&ProgramSpec> {

@@ -1,7 +1,7 @@
 //! The reference machine on hand-written programs: ISA edge cases through whole runs, memory safety, calls, helpers.
 
 use hwxdp_ebpf::assemble;
-use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
+use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_xdp::maps::MapStore;
 use hwxdp_xdp::{Config, FaultKind, Machine, Outcome, Verdict, XdpBuff, XdpMd};
 
@@ -14,19 +14,6 @@ fn program(name: &str, text: &str) -> ProgramSpec {
         own_len: insns.len(),
         insns,
         functions: vec![(0, name.into())],
-    }
-}
-
-fn map(name: &str, map_type: u32, key_size: u32, value_size: u32, max_entries: u32) -> MapSpec {
-    MapSpec {
-        name: name.into(),
-        map_type,
-        key_size,
-        value_size,
-        max_entries,
-        map_flags: 0,
-        kind: MapKind::BtfDefined,
-        initial_value: None,
     }
 }
 
@@ -234,7 +221,7 @@ exit";
     let mut prog = program("p", &text.replace("map ll", "0 ll"));
     let lddw = prog.insns.iter().position(|i| i.is_lddw()).unwrap();
     prog.insns[lddw].src = hwxdp_ebpf::PSEUDO_MAP_FD;
-    let obj = object(vec![prog], vec![map("counts", 2, 4, 8, 4)]);
+    let obj = object(vec![prog], vec![MapSpec::new("counts", 2, 4, 8, 4)]);
     let mut machine = Machine::new(&obj, None, &Config::default()).unwrap();
     let mut buff = XdpBuff::new(&frame(64)).unwrap();
     for _ in 0..2 {

@@ -4,7 +4,7 @@
 pub mod kernel;
 
 use hwxdp_maps::{MapStore, Maps};
-use hwxdp_object::{MapKind, MapSpec};
+use hwxdp_object::MapSpec;
 
 /// A user-defined map definition.
 pub fn spec(
@@ -15,16 +15,7 @@ pub fn spec(
     max_entries: u32,
     map_flags: u32,
 ) -> MapSpec {
-    MapSpec {
-        name: name.to_string(),
-        map_type,
-        key_size,
-        value_size,
-        max_entries,
-        map_flags,
-        kind: MapKind::BtfDefined,
-        initial_value: None,
-    }
+    MapSpec::new(name, map_type, key_size, value_size, max_entries).with_flags(map_flags)
 }
 
 /// One map alone.

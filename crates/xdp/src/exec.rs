@@ -37,7 +37,8 @@ struct Frame {
 
 /// The state of one packet's run.
 pub(crate) struct Vm<'a> {
-    pub regs: [u64; NUM_REGS],
+    /// r0-r10, padded to 16 so that a 4-bit register field indexes it without a bounds check.
+    pub regs: [u64; 16],
     programs: &'a [Result<Program, crate::fault::LoadError>],
     program: usize,
     pub buff: &'a mut XdpBuff,
@@ -61,7 +62,7 @@ pub(crate) struct Vm<'a> {
 impl<'a> Vm<'a> {
     pub fn new(machine: &'a mut Machine, buff: &'a mut XdpBuff, md: &XdpMd) -> Self {
         Vm {
-            regs: [0; NUM_REGS],
+            regs: [0; 16],
             programs: &machine.programs,
             program: machine.entry,
             buff,
@@ -100,11 +101,11 @@ impl<'a> Vm<'a> {
         };
         if let Err(kind) = result {
             let (program, insn) = self.fault_site();
-            self.outcome.fault = Some(Fault {
+            self.outcome.fault = Some(Box::new(Fault {
                 program,
                 insn,
                 kind,
-            });
+            }));
         } else {
             self.outcome.retval = self.regs[0] as u32;
         }
@@ -191,8 +192,8 @@ impl Vm<'_> {
                     .push((self.program as u16, program.slots[pc]));
             }
             pc += 1;
-            let dst = op.dst as usize;
-            let src = op.src as usize;
+            let dst = (op.dst & 15) as usize;
+            let src = (op.src & 15) as usize;
             let imm = op.imm as u64;
             let r = &mut self.regs;
             match op.code {

@@ -80,7 +80,7 @@ pub struct Outcome {
     /// A hash of the path taken (every branch decision and every program entered): equal paths, equal hashes.
     pub path: u64,
     /// Why the program was stopped, if it was.
-    pub fault: Option<Fault>,
+    pub fault: Option<Box<Fault>>,
     /// Where `bpf_redirect`/`bpf_redirect_map` sent the packet: (map index or `None` for `bpf_redirect`, key).
     pub redirect: Option<(Option<usize>, u64)>,
     /// Lines written with `bpf_trace_printk`.

@@ -18,16 +18,9 @@
  * of them with both flag settings, to unrouted, loopback, link-local and multicast destinations, packets larger than
  * the egress MTU, expiring TTLs, ARP and truncated or malformed frames.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
+#include <sys/socket.h>
 #include "common.h"
 
-#define AF_INET 2
-#define AF_INET6 10
 /* Flow label and traffic class: the first word of the IPv6 header without the version. */
 #define IPV6_FLOWINFO_MASK bpf_htonl(0x0fffffff)
 /* Destinations whose last byte is at least this are looked up without resolving the neighbour. */

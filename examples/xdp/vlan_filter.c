@@ -10,20 +10,7 @@
  * those flows and others with 0, 1 and 2 tags of both kinds, three tags, ICMP, ARP, and truncated tags, IP headers
  * and L4 headers.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
-
-struct vlan_tag {
-	__be16 tci;
-	__be16 next_proto;
-};
+#include "common.h"
 
 struct flow_v4 {
 	__u32 src;
@@ -62,32 +49,6 @@ struct {
 	__type(value, struct flow_counters);
 } flow_table_v6 SEC(".maps");
 
-static __always_inline int is_vlan(__be16 proto)
-{
-	return proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD);
-}
-
-/* Reads source and destination ports at `l4`, or returns -1 when the header is truncated. */
-static __always_inline int read_ports(void *l4, void *data_end, __u8 proto, __u16 *sport, __u16 *dport)
-{
-	if (proto == IPPROTO_TCP) {
-		struct tcphdr *tcp = l4;
-
-		if ((void *)(tcp + 1) > data_end)
-			return -1;
-		*sport = tcp->source;
-		*dport = tcp->dest;
-		return 0;
-	}
-	struct udphdr *udp = l4;
-
-	if ((void *)(udp + 1) > data_end)
-		return -1;
-	*sport = udp->source;
-	*dport = udp->dest;
-	return 0;
-}
-
 static __always_inline int bypass(struct flow_counters *c, void *data, void *data_end)
 {
 	c->packets++;
@@ -100,39 +61,23 @@ int vlan_filter(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	struct ethhdr *eth = data;
 	struct flow_counters *counters;
-	void *cursor;
+	void *l3;
 	__be16 proto;
 
-	if ((void *)(eth + 1) > data_end)
+	l3 = skip_eth_vlan(data, data_end, &proto);
+	if (!l3)
 		return XDP_DROP;
-	proto = eth->h_proto;
-	cursor = eth + 1;
-
-#pragma clang loop unroll(full)
-	for (int i = 0; i < 2; i++) {
-		struct vlan_tag *tag = cursor;
-
-		if (!is_vlan(proto))
-			break;
-		if ((void *)(tag + 1) > data_end)
-			return XDP_DROP;
-		proto = tag->next_proto;
-		cursor = tag + 1;
-	}
 
 	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = cursor;
+		struct iphdr *ip = ipv4_header(l3, data_end);
 		struct flow_v4 key = {};
 
-		if ((void *)(ip + 1) > data_end)
-			return XDP_DROP;
-		if (ip->ihl < 5)
+		if (!ip)
 			return XDP_DROP;
 		if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
 			return XDP_PASS;
-		if (read_ports((void *)ip + ip->ihl * 4, data_end, ip->protocol, &key.sport, &key.dport))
+		if (l4_ports(ipv4_payload(ip), data_end, ip->protocol, &key.sport, &key.dport))
 			return XDP_DROP;
 		key.src = ip->saddr;
 		key.dst = ip->daddr;
@@ -144,14 +89,14 @@ int vlan_filter(struct xdp_md *ctx)
 	}
 
 	if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = cursor;
+		struct ipv6hdr *ip6 = ipv6_header(l3, data_end);
 		struct flow_v6 key = {};
 
-		if ((void *)(ip6 + 1) > data_end)
+		if (!ip6)
 			return XDP_DROP;
 		if (ip6->nexthdr != IPPROTO_TCP && ip6->nexthdr != IPPROTO_UDP)
 			return XDP_PASS;
-		if (read_ports(ip6 + 1, data_end, ip6->nexthdr, &key.sport, &key.dport))
+		if (l4_ports(ip6 + 1, data_end, ip6->nexthdr, &key.sport, &key.dport))
 			return XDP_DROP;
 		__builtin_memcpy(key.src, &ip6->saddr, 16);
 		__builtin_memcpy(key.dst, &ip6->daddr, 16);

@@ -8,17 +8,7 @@
  * Trace (crates/gen/src/examples/xdp2_macswap.rs): no preload; TCP, UDP and ICMP over IPv4 and IPv6 with 0, 1 and 2
  * tags, ARP, unknown ethertypes, and truncated tags and IP headers.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
-
-struct vlan_hdr {
-	__be16 tci;
-	__be16 next_proto;
-};
+#include "common.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -27,58 +17,24 @@ struct {
 	__type(value, __u64);
 } rxcnt SEC(".maps");
 
-static __always_inline void swap_src_dst_mac(struct ethhdr *eth)
-{
-	__u8 tmp[ETH_ALEN];
-
-	__builtin_memcpy(tmp, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, tmp, ETH_ALEN);
-}
-
 SEC("xdp")
 int xdp2_macswap(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	struct ethhdr *eth = data;
-	__u64 off = sizeof(*eth);
-	__u32 ipproto = 0;
-	__u16 proto;
+	__u32 ipproto;
+	__be16 proto;
 	__u64 *value;
+	void *l3;
 
-	if (data + off > data_end)
+	l3 = skip_eth_vlan(data, data_end, &proto);
+	if (!l3)
 		return XDP_DROP;
-	proto = eth->h_proto;
-
-#pragma clang loop unroll(full)
-	for (int i = 0; i < 2; i++) {
-		struct vlan_hdr *vh = data + off;
-
-		if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
-			break;
-		off += sizeof(*vh);
-		if (data + off > data_end)
-			return XDP_DROP;
-		proto = vh->next_proto;
-	}
-
-	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = data + off;
-
-		if ((void *)(ip + 1) <= data_end)
-			ipproto = ip->protocol;
-	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = data + off;
-
-		if ((void *)(ip6 + 1) <= data_end)
-			ipproto = ip6->nexthdr;
-	}
-
+	ipproto = ip_protocol(l3, data_end, proto);
 	value = bpf_map_lookup_elem(&rxcnt, &ipproto);
 	if (value)
 		*value += 1;
-	swap_src_dst_mac(eth);
+	swap_macs(data);
 	return XDP_TX;
 }
 

@@ -10,14 +10,7 @@
  * outbound flows and then their replies (state creation then use), replies to the preloaded flow, unsolicited inbound
  * packets (enough to fill the 4 KiB ring buffer), ICMP, ARP, IPv6, IPv4 with options, and truncated frames.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
+#include "common.h"
 
 #define INSIDE_NET 0x0a000000 /* 10.0.0.0 */
 #define INSIDE_MASK 0xff000000
@@ -66,41 +59,19 @@ int firewall(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	struct ethhdr *eth = data;
 	struct flow_key key = {};
 	struct iphdr *ip;
-	void *l4;
 	__u64 one = 1;
 	__u64 *state;
+	int verdict;
 
-	if ((void *)(eth + 1) > data_end)
-		return XDP_DROP;
-	if (eth->h_proto != bpf_htons(ETH_P_IP))
+	verdict = parse_eth_ipv4(data, data_end, &ip);
+	if (verdict != PARSE_OK)
+		return verdict;
+	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
 		return XDP_PASS;
-	ip = (void *)(eth + 1);
-	if ((void *)(ip + 1) > data_end)
+	if (l4_ports(ipv4_payload(ip), data_end, ip->protocol, &key.sport, &key.dport))
 		return XDP_DROP;
-	if (ip->ihl < 5)
-		return XDP_DROP;
-	l4 = (void *)ip + ip->ihl * 4;
-
-	if (ip->protocol == IPPROTO_TCP) {
-		struct tcphdr *tcp = l4;
-
-		if ((void *)(tcp + 1) > data_end)
-			return XDP_DROP;
-		key.sport = tcp->source;
-		key.dport = tcp->dest;
-	} else if (ip->protocol == IPPROTO_UDP) {
-		struct udphdr *udp = l4;
-
-		if ((void *)(udp + 1) > data_end)
-			return XDP_DROP;
-		key.sport = udp->source;
-		key.dport = udp->dest;
-	} else {
-		return XDP_PASS;
-	}
 	key.proto = ip->protocol;
 
 	if ((bpf_ntohl(ip->saddr) & INSIDE_MASK) == INSIDE_NET) {

@@ -14,14 +14,6 @@
  * existing binding; the trace sends new outbound flows, repeats them (binding reuse), their replies (inbound hit),
  * unknown inbound ports (miss), UDP with and without checksum, ICMP, IPv6, ARP and truncated or malformed frames.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
 #include "common.h"
 
 #define INSIDE_NET 0x0a000000 /* 10.0.0.0/8 */
@@ -85,34 +77,27 @@ int nat(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	struct ethhdr *eth = data;
 	struct endpoint key = {};
 	struct endpoint *bound;
 	__u16 ports[2];
 	__u16 *l4_check;
 	__u32 l4_off, old_addr, new_addr;
 	__u16 old_port, new_port;
-	int outbound;
+	int outbound, verdict;
 	struct iphdr *ip;
 
-	if ((void *)(eth + 1) > data_end)
-		return XDP_DROP;
-	if (eth->h_proto != bpf_htons(ETH_P_IP))
-		return XDP_PASS;
-	ip = (void *)(eth + 1);
-	if ((void *)(ip + 1) > data_end)
-		return XDP_DROP;
-	if (ip->ihl < 5)
-		return XDP_DROP;
-	l4_off = sizeof(*eth) + ip->ihl * 4;
+	verdict = parse_eth_ipv4(data, data_end, &ip);
+	if (verdict != PARSE_OK)
+		return verdict;
+	l4_off = sizeof(struct ethhdr) + ip->ihl * 4;
 
 	if (ip->protocol == IPPROTO_TCP) {
-		struct tcphdr *tcp = (void *)ip + ip->ihl * 4;
+		struct tcphdr *tcp = ipv4_payload(ip);
 
 		if ((void *)(tcp + 1) > data_end)
 			return XDP_DROP;
 	} else if (ip->protocol == IPPROTO_UDP) {
-		struct udphdr *udp = (void *)ip + ip->ihl * 4;
+		struct udphdr *udp = ipv4_payload(ip);
 
 		if ((void *)(udp + 1) > data_end)
 			return XDP_DROP;
@@ -153,8 +138,8 @@ int nat(struct xdp_md *ctx)
 	/* The helper calls above invalidated packet pointers: find the headers again. */
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	ip = data + sizeof(*eth);
-	if ((void *)(ip + 1) > data_end)
+	ip = ipv4_fixed_header(data + sizeof(struct ethhdr), data_end);
+	if (!ip)
 		return XDP_DROP;
 	ip->check = csum_fold32(bpf_csum_diff(&old_addr, 4, &new_addr, 4, (__u16)~ip->check));
 	if (outbound)
@@ -163,13 +148,13 @@ int nat(struct xdp_md *ctx)
 		ip->daddr = new_addr;
 
 	if (key.proto == IPPROTO_TCP) {
-		struct tcphdr *tcp = (void *)ip + ip->ihl * 4;
+		struct tcphdr *tcp = ipv4_payload(ip);
 
 		if ((void *)(tcp + 1) > data_end)
 			return XDP_DROP;
 		l4_check = &tcp->check;
 	} else {
-		struct udphdr *udp = (void *)ip + ip->ihl * 4;
+		struct udphdr *udp = ipv4_payload(ip);
 
 		if ((void *)(udp + 1) > data_end)
 			return XDP_DROP;

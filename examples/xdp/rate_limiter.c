@@ -15,11 +15,7 @@
  * few sources, one of them well beyond BUCKET_TOKENS (exceed path, drops), single packets from many new sources
  * (insert path), IPv6, ARP and truncated frames.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
+#include "common.h"
 
 #define BUCKET_TOKENS 8
 #define WINDOW_SHIFT 36
@@ -54,8 +50,8 @@ int rate_limiter(struct xdp_md *ctx)
 		return XDP_DROP;
 	if (eth->h_proto != bpf_htons(ETH_P_IP))
 		return XDP_PASS;
-	ip = (void *)(eth + 1);
-	if ((void *)(ip + 1) > data_end)
+	ip = ipv4_fixed_header(eth + 1, data_end);
+	if (!ip)
 		return XDP_DROP;
 
 	saddr = ip->saddr;

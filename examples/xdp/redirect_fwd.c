@@ -10,11 +10,7 @@
  * test run, the loopback device) and a few destination bytes, all pointing at interface 1; the trace sends IPv4 to
  * populated, empty and out-of-range slots, IPv6, ARP, other ethertypes and truncated frames.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
+#include "common.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
@@ -37,10 +33,10 @@ int redirect_fwd(struct xdp_md *ctx)
 		return XDP_DROP;
 
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = (void *)(eth + 1);
+		struct iphdr *ip = ipv4_fixed_header(eth + 1, data_end);
 		__u32 port;
 
-		if ((void *)(ip + 1) > data_end)
+		if (!ip)
 			return XDP_DROP;
 		port = bpf_ntohl(ip->daddr) & 0xff;
 		return bpf_redirect_map(&tx_ports, port, XDP_PASS);

@@ -12,12 +12,7 @@
  * 1 = `tail_ipv6`; the trace sends IPv4 with TTL 64, 2, 1 and 0, IPv6 with the same hop limits, truncated IP headers,
  * ARP, 802.1Q and 802.1ad tagged frames, other ethertypes, and the generic malformed frames.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
+#include "common.h"
 
 enum jump_slot { SLOT_IPV4 = 0, SLOT_IPV6 = 1, SLOT_ARP = 2, SLOT_VLAN = 9 };
 
@@ -34,16 +29,13 @@ int tail_ipv4(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
-	struct iphdr *ip = (void *)(eth + 1);
-	__u8 tmp[ETH_ALEN];
+	struct iphdr *ip = ipv4_fixed_header(eth + 1, data_end);
 
-	if ((void *)(ip + 1) > data_end)
+	if (!ip)
 		return XDP_DROP;
 	if (ip->ttl <= 1)
 		return XDP_PASS;
-	__builtin_memcpy(tmp, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, tmp, ETH_ALEN);
+	swap_macs(eth);
 	return XDP_TX;
 }
 
@@ -53,9 +45,9 @@ int tail_ipv6(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
-	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	struct ipv6hdr *ip6 = ipv6_header(eth + 1, data_end);
 
-	if ((void *)(ip6 + 1) > data_end)
+	if (!ip6)
 		return XDP_DROP;
 	if (ip6->hop_limit <= 1)
 		return XDP_DROP;

@@ -59,7 +59,6 @@ int fib_forward(struct xdp_md *ctx)
 	struct bpf_fib_lookup p;
 	struct ipv6hdr *ip6 = 0;
 	struct iphdr *ip = 0;
-	__u16 old_word, new_word;
 	__u32 flags = 0;
 	long rc;
 
@@ -67,8 +66,8 @@ int fib_forward(struct xdp_md *ctx)
 		return XDP_DROP;
 	__builtin_memset(&p, 0, sizeof(p));
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		ip = (void *)(eth + 1);
-		if ((void *)(ip + 1) > data_end)
+		ip = ipv4_fixed_header(eth + 1, data_end);
+		if (!ip)
 			return XDP_DROP;
 		if (ip->ttl <= 1)
 			return XDP_PASS;
@@ -81,8 +80,8 @@ int fib_forward(struct xdp_md *ctx)
 		if ((bpf_ntohl(ip->daddr) & 0xff) >= SKIP_NEIGH_FROM)
 			flags = BPF_FIB_LOOKUP_SKIP_NEIGH;
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		ip6 = (void *)(eth + 1);
-		if ((void *)(ip6 + 1) > data_end)
+		ip6 = ipv6_header(eth + 1, data_end);
+		if (!ip6)
 			return XDP_DROP;
 		if (ip6->hop_limit <= 1)
 			return XDP_PASS;
@@ -115,17 +114,11 @@ int fib_forward(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	if (ip) {
-		/* TTL shares a 16-bit checksum word with the protocol field. */
-		old_word = *(__u16 *)&ip->ttl;
-		ip->ttl--;
-		new_word = *(__u16 *)&ip->ttl;
-		ip->check = csum_replace16(ip->check, old_word, new_word);
-	} else if (ip6) {
+	if (ip)
+		ipv4_decrement_ttl(ip);
+	else if (ip6)
 		ip6->hop_limit--;
-	}
-	__builtin_memcpy(eth->h_dest, p.dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, p.smac, ETH_ALEN);
+	set_macs(eth, p.dmac, p.smac);
 	return bpf_redirect(p.ifindex, 0);
 }
 

@@ -12,13 +12,6 @@
  * MAX_FRAME (odd and even payload lengths), echo replies, TCP/UDP, fragments, options, padded frames, IPv6, ARP and
  * truncated frames.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/icmp.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
 #include "common.h"
 
 #define MAX_FRAME 98 /* Ethernet + IPv4 + ICMP + 56 bytes: a default ping */
@@ -46,8 +39,7 @@ int icmp_reply(struct xdp_md *ctx)
 	struct ethhdr *eth = data;
 	struct icmphdr *icmp;
 	struct iphdr *ip;
-	__u8 mac[ETH_ALEN];
-	__u32 frame_len, addr;
+	__u32 frame_len;
 	__u16 old_word;
 
 	if ((void *)(eth + 1) > data_end)
@@ -83,16 +75,10 @@ int icmp_reply(struct xdp_md *ctx)
 		icmp->checksum = 0;
 		icmp->checksum = icmp_full_csum((__u16 *)icmp);
 	} else {
-		icmp->type = ICMP_ECHOREPLY;
-		icmp->checksum = csum_replace16(icmp->checksum, bpf_htons(ICMP_ECHO << 8), bpf_htons(ICMP_ECHOREPLY << 8));
+		icmp_echo_to_reply(icmp);
 	}
-
-	addr = ip->saddr;
-	ip->saddr = ip->daddr;
-	ip->daddr = addr;
-	__builtin_memcpy(mac, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, mac, ETH_ALEN);
+	swap_ipv4_addrs(ip);
+	swap_macs(eth);
 	return XDP_TX;
 }
 

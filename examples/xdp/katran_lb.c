@@ -14,15 +14,6 @@
  * max_entries, so the LRU evicts), repeats flows (connection hits), flows that hash to the empty slot, ICMP echo
  * requests and replies to the VIP, non-VIP traffic, IPv6, ARP and truncated or malformed frames.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/icmp.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
 #include "common.h"
 
 #define BACKENDS_PER_VIP 4
@@ -99,22 +90,15 @@ static __noinline __u32 flow_slot(struct flow_key *flow)
 
 static __always_inline int echo_reply(struct ethhdr *eth, struct iphdr *ip, void *data_end)
 {
-	struct icmphdr *icmp = (void *)ip + ip->ihl * 4;
-	__u8 mac[ETH_ALEN];
-	__u32 addr;
+	struct icmphdr *icmp = ipv4_payload(ip);
 
 	if ((void *)(icmp + 1) > data_end)
 		return XDP_DROP;
 	if (icmp->type != ICMP_ECHO)
 		return XDP_PASS;
-	icmp->type = ICMP_ECHOREPLY;
-	icmp->checksum = csum_replace16(icmp->checksum, bpf_htons(ICMP_ECHO << 8), bpf_htons(ICMP_ECHOREPLY << 8));
-	addr = ip->saddr;
-	ip->saddr = ip->daddr;
-	ip->daddr = addr;
-	__builtin_memcpy(mac, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, mac, ETH_ALEN);
+	icmp_echo_to_reply(icmp);
+	swap_ipv4_addrs(ip);
+	swap_macs(eth);
 	return XDP_TX;
 }
 
@@ -130,20 +114,15 @@ int katran_lb(struct xdp_md *ctx)
 	struct real_pos pos = {};
 	struct vip_meta *meta;
 	struct real *backend;
-	struct iphdr *ip, *outer;
+	struct iphdr *ip;
 	__u8 front_mac[ETH_ALEN];
 	__u16 inner_len;
 	__u32 real_addr;
+	int verdict;
 
-	if ((void *)(eth + 1) > data_end)
-		return XDP_DROP;
-	if (eth->h_proto != bpf_htons(ETH_P_IP))
-		return XDP_PASS;
-	ip = (void *)(eth + 1);
-	if ((void *)(ip + 1) > data_end)
-		return XDP_DROP;
-	if (ip->ihl < 5)
-		return XDP_DROP;
+	verdict = parse_eth_ipv4(data, data_end, &ip);
+	if (verdict != PARSE_OK)
+		return verdict;
 
 	vip.addr = ip->daddr;
 	vip.proto = ip->protocol;
@@ -152,23 +131,10 @@ int katran_lb(struct xdp_md *ctx)
 			return XDP_PASS;
 		return echo_reply(eth, ip, data_end);
 	}
-	if (ip->protocol == IPPROTO_TCP) {
-		struct tcphdr *tcp = (void *)ip + ip->ihl * 4;
-
-		if ((void *)(tcp + 1) > data_end)
-			return XDP_DROP;
-		flow.sport = tcp->source;
-		flow.dport = tcp->dest;
-	} else if (ip->protocol == IPPROTO_UDP) {
-		struct udphdr *udp = (void *)ip + ip->ihl * 4;
-
-		if ((void *)(udp + 1) > data_end)
-			return XDP_DROP;
-		flow.sport = udp->source;
-		flow.dport = udp->dest;
-	} else {
+	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
 		return XDP_PASS;
-	}
+	if (l4_ports(ipv4_payload(ip), data_end, ip->protocol, &flow.sport, &flow.dport))
+		return XDP_DROP;
 	vip.port = flow.dport;
 	meta = bpf_map_lookup_elem(&vip_map, &vip);
 	if (!meta)
@@ -192,29 +158,12 @@ int katran_lb(struct xdp_md *ctx)
 
 	inner_len = bpf_ntohs(ip->tot_len);
 	__builtin_memcpy(front_mac, eth->h_dest, ETH_ALEN);
-	if (bpf_xdp_adjust_head(ctx, -(int)sizeof(struct iphdr)))
+	eth = push_outer_header(ctx, sizeof(struct iphdr));
+	if (!eth)
 		return XDP_DROP;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	outer = (void *)(eth + 1);
-	if ((void *)(outer + 1) > data_end)
-		return XDP_DROP;
-	__builtin_memcpy(eth->h_source, front_mac, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, (const void *)gateway_mac, ETH_ALEN);
+	set_macs(eth, (const __u8 *)gateway_mac, front_mac);
 	eth->h_proto = bpf_htons(ETH_P_IP);
-	outer->version = 4;
-	outer->ihl = 5;
-	outer->tos = 0;
-	outer->tot_len = bpf_htons(inner_len + sizeof(struct iphdr));
-	outer->id = 0;
-	outer->frag_off = 0;
-	outer->ttl = 64;
-	outer->protocol = IPPROTO_IPIP;
-	outer->check = 0;
-	outer->saddr = lb_src_addr;
-	outer->daddr = real_addr;
-	outer->check = ipv4_header_csum((__u16 *)outer);
+	ipv4_write_ipip((struct iphdr *)(eth + 1), inner_len, lb_src_addr, real_addr);
 	return XDP_TX;
 }
 

@@ -10,11 +10,6 @@
  * and /24 prefixes (some nested, so the longest match matters); the trace sends packets to hosts, to each prefix, to
  * unrouted addresses, with TTL 1 and 0, with options, IPv6, ARP and truncated or malformed frames.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
 #include "common.h"
 
 struct next_hop {
@@ -51,18 +46,12 @@ int router(struct xdp_md *ctx)
 	struct route_key lpm = {};
 	struct next_hop *hop;
 	struct iphdr *ip;
-	__u16 old_word, new_word;
 	__u32 daddr;
+	int verdict;
 
-	if ((void *)(eth + 1) > data_end)
-		return XDP_DROP;
-	if (eth->h_proto != bpf_htons(ETH_P_IP))
-		return XDP_PASS;
-	ip = (void *)(eth + 1);
-	if ((void *)(ip + 1) > data_end)
-		return XDP_DROP;
-	if (ip->ihl < 5)
-		return XDP_DROP;
+	verdict = parse_eth_ipv4(data, data_end, &ip);
+	if (verdict != PARSE_OK)
+		return verdict;
 	if (ip->ttl <= 1)
 		return XDP_PASS;
 
@@ -75,15 +64,8 @@ int router(struct xdp_md *ctx)
 		if (!hop)
 			return XDP_DROP;
 	}
-
-	/* TTL shares a 16-bit checksum word with the protocol field. */
-	old_word = *(__u16 *)&ip->ttl;
-	ip->ttl--;
-	new_word = *(__u16 *)&ip->ttl;
-	ip->check = csum_replace16(ip->check, old_word, new_word);
-
-	__builtin_memcpy(eth->h_dest, hop->dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, hop->smac, ETH_ALEN);
+	ipv4_decrement_ttl(ip);
+	set_macs(eth, hop->dmac, hop->smac);
 	return XDP_TX;
 }
 

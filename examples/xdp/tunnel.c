@@ -12,13 +12,6 @@
  * IP-in-IP combinations (decap), plain IPv4/IPv6 to tunnelled destinations (encap) and to others (miss), ARP, and
  * truncated outer or inner headers.
  */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_endian.h>
 #include "common.h"
 
 struct tun4_endpoint {
@@ -74,53 +67,26 @@ static __always_inline int decap(struct xdp_md *ctx, int outer_len, __u8 inner_p
 
 static __always_inline int encap4(struct xdp_md *ctx, struct tun4_endpoint *tun, __u16 inner_len)
 {
-	void *data, *data_end;
-	struct ethhdr *eth;
-	struct iphdr *outer;
+	struct ethhdr *eth = push_outer_header(ctx, sizeof(struct iphdr));
 
-	if (bpf_xdp_adjust_head(ctx, -(int)sizeof(struct iphdr)))
+	if (!eth)
 		return XDP_DROP;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	outer = (void *)(eth + 1);
-	if ((void *)(outer + 1) > data_end)
-		return XDP_DROP;
-	__builtin_memcpy(eth->h_dest, tun->dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, tun->smac, ETH_ALEN);
+	set_macs(eth, tun->dmac, tun->smac);
 	eth->h_proto = bpf_htons(ETH_P_IP);
-	outer->version = 4;
-	outer->ihl = 5;
-	outer->tos = 0;
-	outer->tot_len = bpf_htons(inner_len + sizeof(struct iphdr));
-	outer->id = 0;
-	outer->frag_off = 0;
-	outer->ttl = 64;
-	outer->protocol = IPPROTO_IPIP;
-	outer->check = 0;
-	outer->saddr = tun->saddr;
-	outer->daddr = tun->daddr;
-	outer->check = ipv4_header_csum((__u16 *)outer);
+	ipv4_write_ipip((struct iphdr *)(eth + 1), inner_len, tun->saddr, tun->daddr);
 	return XDP_TX;
 }
 
 static __always_inline int encap6(struct xdp_md *ctx, struct tun6_endpoint *tun, __u16 inner_len)
 {
-	void *data, *data_end;
-	struct ethhdr *eth;
+	struct ethhdr *eth = push_outer_header(ctx, sizeof(struct ipv6hdr));
 	struct ipv6hdr *outer;
 
-	if (bpf_xdp_adjust_head(ctx, -(int)sizeof(struct ipv6hdr)))
+	if (!eth)
 		return XDP_DROP;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	outer = (void *)(eth + 1);
-	if ((void *)(outer + 1) > data_end)
-		return XDP_DROP;
-	__builtin_memcpy(eth->h_dest, tun->dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, tun->smac, ETH_ALEN);
+	set_macs(eth, tun->dmac, tun->smac);
 	eth->h_proto = bpf_htons(ETH_P_IPV6);
+	outer = (void *)(eth + 1);
 	outer->version = 6;
 	outer->priority = 0;
 	outer->flow_lbl[0] = 0;
@@ -145,13 +111,11 @@ int tunnel(struct xdp_md *ctx)
 		return XDP_DROP;
 
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = (void *)(eth + 1);
+		struct iphdr *ip = ipv4_header(eth + 1, data_end);
 		struct tun4_endpoint *tun;
 		__u32 daddr;
 
-		if ((void *)(ip + 1) > data_end)
-			return XDP_DROP;
-		if (ip->ihl < 5)
+		if (!ip)
 			return XDP_DROP;
 		if (ip->protocol == IPPROTO_IPIP || ip->protocol == IPPROTO_IPV6)
 			return decap(ctx, ip->ihl * 4, ip->protocol);
@@ -163,11 +127,11 @@ int tunnel(struct xdp_md *ctx)
 	}
 
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		struct ipv6hdr *ip6 = ipv6_header(eth + 1, data_end);
 		struct tun6_endpoint *tun;
 		struct in6_addr daddr;
 
-		if ((void *)(ip6 + 1) > data_end)
+		if (!ip6)
 			return XDP_DROP;
 		if (ip6->nexthdr == IPPROTO_IPIP || ip6->nexthdr == IPPROTO_IPV6)
 			return decap(ctx, sizeof(struct ipv6hdr), ip6->nexthdr);

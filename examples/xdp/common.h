@@ -249,6 +249,18 @@ static __always_inline struct ethhdr *push_outer_header(struct xdp_md *ctx, int 
 
 /* ---- ICMP, TCP and UDP ---- */
 
+/* An IPv4 TCP/UDP 5-tuple as the examples key their flow maps with: addresses and ports in network order, padded to
+ * 16 bytes. Declare it zeroed (`= {}`) so that the padding is part of a map key as zeros.
+ */
+struct ipv4_flow {
+	__u32 src;
+	__u32 dst;
+	__u16 sport;
+	__u16 dport;
+	__u8 proto;
+	__u8 pad[3];
+};
+
 /* Turns the ICMP echo request at `icmp` into an echo reply, updating its checksum incrementally. */
 static __always_inline void icmp_echo_to_reply(struct icmphdr *icmp)
 {
@@ -276,6 +288,20 @@ static __always_inline int l4_ports(void *l4, void *data_end, __u8 proto, __be16
 		return -1;
 	*sport = udp->source;
 	*dport = udp->dest;
+	return 0;
+}
+
+/* Fills `flow` from the IPv4 header `ip` (IHL >= 5, see ipv4_header()) and, as l4_ports() reads them, the ports of
+ * its TCP or UDP header; the caller has checked that the protocol is one of the two. Returns 0, or -1 when the L4
+ * header is truncated (ports and the rest of `flow` then unset).
+ */
+static __always_inline int ipv4_flow_read(struct iphdr *ip, void *data_end, struct ipv4_flow *flow)
+{
+	if (l4_ports(ipv4_payload(ip), data_end, ip->protocol, &flow->sport, &flow->dport))
+		return -1;
+	flow->src = ip->saddr;
+	flow->dst = ip->daddr;
+	flow->proto = ip->protocol;
 	return 0;
 }
 

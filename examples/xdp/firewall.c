@@ -15,22 +15,13 @@
 #define INSIDE_NET 0x0a000000 /* 10.0.0.0 */
 #define INSIDE_MASK 0xff000000
 
-/* Always in outbound orientation: src is the inside host. */
-struct flow_key {
-	__u32 src;
-	__u32 dst;
-	__u16 sport;
-	__u16 dport;
-	__u8 proto;
-	__u8 pad[3];
-};
-
 enum fw_counter { FW_PASSED = 0, FW_DROPPED = 1, FW_LOG_LOST = 2, FW_COUNTERS = 3 };
 
+/* Keys always in outbound orientation: src is the inside host. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
-	__type(key, struct flow_key);
+	__type(key, struct ipv4_flow);
 	__type(value, __u64);
 } flows SEC(".maps");
 
@@ -59,7 +50,7 @@ int firewall(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	struct flow_key key = {};
+	struct ipv4_flow key = {};
 	struct iphdr *ip;
 	__u64 one = 1;
 	__u64 *state;
@@ -70,13 +61,10 @@ int firewall(struct xdp_md *ctx)
 		return verdict;
 	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
 		return XDP_PASS;
-	if (l4_ports(ipv4_payload(ip), data_end, ip->protocol, &key.sport, &key.dport))
+	if (ipv4_flow_read(ip, data_end, &key))
 		return XDP_DROP;
-	key.proto = ip->protocol;
 
 	if ((bpf_ntohl(ip->saddr) & INSIDE_MASK) == INSIDE_NET) {
-		key.src = ip->saddr;
-		key.dst = ip->daddr;
 		state = bpf_map_lookup_elem(&flows, &key);
 		if (state)
 			__sync_fetch_and_add(state, 1);

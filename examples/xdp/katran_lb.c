@@ -31,15 +31,6 @@ struct vip_meta {
 	__u32 vip_num;
 };
 
-struct flow_key {
-	__u32 src;
-	__u32 dst;
-	__u16 sport;
-	__u16 dport;
-	__u8 proto;
-	__u8 pad[3];
-};
-
 struct real_pos {
 	__u32 pos;
 	__u32 pad;
@@ -60,7 +51,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 64);
-	__type(key, struct flow_key);
+	__type(key, struct ipv4_flow);
 	__type(value, struct real_pos);
 } conn_table SEC(".maps");
 
@@ -79,7 +70,7 @@ const volatile __u8 gateway_mac[ETH_ALEN] = { 0x02, 0x00, 0x00, 0x00, 0xfe, 0x01
 __u64 conn_misses;
 
 /* Chooses a backend slot; kept out of line as Katran keeps its hashing. */
-static __noinline __u32 flow_slot(struct flow_key *flow)
+static __noinline __u32 flow_slot(struct ipv4_flow *flow)
 {
 	__u32 h = flow->src ^ flow->dst ^ ((__u32)flow->sport | ((__u32)flow->dport << 16)) ^ flow->proto;
 
@@ -108,7 +99,7 @@ int katran_lb(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
-	struct flow_key flow = {};
+	struct ipv4_flow flow = {};
 	struct vip_key vip = {};
 	struct real_pos *cached;
 	struct real_pos pos = {};
@@ -133,16 +124,12 @@ int katran_lb(struct xdp_md *ctx)
 	}
 	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
 		return XDP_PASS;
-	if (l4_ports(ipv4_payload(ip), data_end, ip->protocol, &flow.sport, &flow.dport))
+	if (ipv4_flow_read(ip, data_end, &flow))
 		return XDP_DROP;
 	vip.port = flow.dport;
 	meta = bpf_map_lookup_elem(&vip_map, &vip);
 	if (!meta)
 		return XDP_PASS;
-
-	flow.src = ip->saddr;
-	flow.dst = ip->daddr;
-	flow.proto = ip->protocol;
 	cached = bpf_map_lookup_elem(&conn_table, &flow);
 	if (cached) {
 		pos.pos = cached->pos;

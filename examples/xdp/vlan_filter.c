@@ -12,15 +12,6 @@
  */
 #include "common.h"
 
-struct flow_v4 {
-	__u32 src;
-	__u32 dst;
-	__u16 sport;
-	__u16 dport;
-	__u8 proto;
-	__u8 pad[3];
-};
-
 struct flow_v6 {
 	__u8 src[16];
 	__u8 dst[16];
@@ -38,7 +29,7 @@ struct flow_counters {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 512);
-	__type(key, struct flow_v4);
+	__type(key, struct ipv4_flow);
 	__type(value, struct flow_counters);
 } flow_table_v4 SEC(".maps");
 
@@ -71,17 +62,14 @@ int vlan_filter(struct xdp_md *ctx)
 
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = ipv4_header(l3, data_end);
-		struct flow_v4 key = {};
+		struct ipv4_flow key = {};
 
 		if (!ip)
 			return XDP_DROP;
 		if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
 			return XDP_PASS;
-		if (l4_ports(ipv4_payload(ip), data_end, ip->protocol, &key.sport, &key.dport))
+		if (ipv4_flow_read(ip, data_end, &key))
 			return XDP_DROP;
-		key.src = ip->saddr;
-		key.dst = ip->daddr;
-		key.proto = ip->protocol;
 		counters = bpf_map_lookup_elem(&flow_table_v4, &key);
 		if (counters)
 			return bypass(counters, data, data_end);

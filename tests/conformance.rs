@@ -139,3 +139,61 @@ fn programs_that_cannot_run_fail_with_one_line() {
         assert!(a.stdout.is_empty());
     }
 }
+
+#[test]
+fn sign_extending_loads_and_moves() {
+    let mem = [0x80, 0x01, 0x80, 0x01, 0x00, 0x80];
+    assert_eq!(
+        r0_with("r0 = *(s8 *)(r1 + 0)\nexit", Some(&mem)),
+        (-128i64) as u64
+    );
+    assert_eq!(r0_with("r0 = *(s16 *)(r1 + 2)\nexit", Some(&mem)), 0x0180);
+    assert_eq!(
+        r0_with("r0 = *(s32 *)(r1 + 2)\nexit", Some(&mem)),
+        0xffff_ffff_8000_0180
+    );
+    assert_eq!(r0("r1 = 0x80\nr0 = (s8)r1\nexit"), (-128i64) as u64);
+    assert_eq!(
+        r0("r1 = 0x8001\nw0 = (s16)w1\nexit"),
+        0xffff_8001,
+        "the 32-bit form zero-extends what it sign-extended"
+    );
+    assert_eq!(
+        r0("r1 = 0x80000001 ll\nr0 = (s32)r1\nexit"),
+        0xffff_ffff_8000_0001
+    );
+}
+
+#[test]
+fn jump_immediates_are_sign_extended_to_the_compared_width() {
+    // 0xffffffff as a 64-bit immediate is -1: a zero-extended 0xffffffff register differs from it.
+    assert_eq!(
+        r0("w1 = -1\nr0 = 1\nif r1 != 0xffffffff goto +1\nr0 = 0\nexit"),
+        1
+    );
+    assert_eq!(
+        r0("w1 = -1\nr0 = 1\nif w1 != 0xffffffff goto +1\nr0 = 0\nexit"),
+        0
+    );
+    assert_eq!(
+        r0("r1 = 0xffffffff80000000 ll\nr0 = 0\nif r1 == 0x80000000 goto +1\nexit\nr0 = 1\nexit"),
+        1
+    );
+}
+
+#[test]
+fn long_jumps_and_local_calls() {
+    assert_eq!(
+        r0("r0 = 0\ngotol two\none:\nr0 += 1\nexit\ntwo:\nr0 = 5\ngotol one"),
+        6
+    );
+    let call =
+        "r6 = 6\nr1 = 1\nr2 = 2\ncall add\nr0 += r6\nexit\nadd:\nr0 = r1\nr0 += r2\nr6 = 0\nexit";
+    assert_eq!(
+        r0(call),
+        9,
+        "the callee gets r1-r5 and the caller keeps r6-r9"
+    );
+    let frames = "r1 = 3\n*(u64 *)(r10 - 8) = r1\ncall f\nr0 = *(u64 *)(r10 - 8)\nexit\nf:\nr1 = 9\n*(u64 *)(r10 - 8) = r1\nr0 = 0\nexit";
+    assert_eq!(r0(frames), 3, "each call has its own stack frame");
+}

@@ -1,0 +1,286 @@
+//! Dominators and post-dominators (Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm"), dominance
+//! frontiers, and control equivalence classes.
+
+use crate::{BlockId, Cfg};
+
+/// A dominator or post-dominator tree over one function's blocks.
+///
+/// For post-dominators, a virtual exit node succeeds every exit block; a block whose immediate post-dominator is that
+/// node has none here. Unreachable blocks (and, for post-dominators, blocks that reach no exit) have no parent and are
+/// not in the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomTree {
+    /// Immediate (post-)dominator of each block; `None` for the root and for blocks outside the tree.
+    pub idom: Vec<Option<BlockId>>,
+    /// Whether each block is in the tree.
+    pub in_tree: Vec<bool>,
+    /// True for a post-dominator tree.
+    pub post: bool,
+}
+
+impl DomTree {
+    /// Dominators of `cfg` from its entry.
+    pub fn dominators(cfg: &Cfg) -> Self {
+        let n = cfg.blocks.len();
+        let succs: Vec<Vec<usize>> = cfg
+            .blocks
+            .iter()
+            .map(|b| b.succs.iter().map(|(s, _)| s.index()).collect())
+            .collect();
+        let preds: Vec<Vec<usize>> = cfg
+            .blocks
+            .iter()
+            .map(|b| b.preds.iter().map(|p| p.index()).collect())
+            .collect();
+        let idom = immediate_dominators(n, 0, &succs, &preds);
+        DomTree::from_raw(idom, n, false)
+    }
+
+    /// Post-dominators of `cfg`, with a virtual node after every exit block.
+    pub fn post_dominators(cfg: &Cfg) -> Self {
+        let n = cfg.blocks.len();
+        let exit = n;
+        // The reversed graph: successors are the original predecessors.
+        let mut succs: Vec<Vec<usize>> = cfg
+            .blocks
+            .iter()
+            .map(|b| b.preds.iter().map(|p| p.index()).collect())
+            .collect();
+        let mut preds: Vec<Vec<usize>> = cfg
+            .blocks
+            .iter()
+            .map(|b| b.succs.iter().map(|(s, _)| s.index()).collect())
+            .collect();
+        succs.push(cfg.exits.iter().map(|e| e.index()).collect());
+        preds.push(Vec::new());
+        for e in &cfg.exits {
+            preds[e.index()].push(exit);
+        }
+        // Only blocks reachable from the entry count, so that dead code does not shape post-dominance.
+        for (b, reachable) in cfg.reachable.iter().enumerate() {
+            if !reachable {
+                succs[b].clear();
+                preds[b].clear();
+            }
+        }
+        for list in succs.iter_mut().chain(preds.iter_mut()) {
+            list.retain(|&x| x == exit || cfg.reachable[x]);
+        }
+        let idom = immediate_dominators(n + 1, exit, &succs, &preds);
+        DomTree::from_raw(idom, n, true)
+    }
+
+    fn from_raw(raw: Vec<Option<usize>>, n: usize, post: bool) -> Self {
+        let root = if post { n } else { 0 };
+        let mut idom = vec![None; n];
+        let mut in_tree = vec![false; n];
+        for b in 0..n {
+            if let Some(d) = raw[b] {
+                in_tree[b] = true;
+                if b != root && d != n {
+                    idom[b] = Some(BlockId::new(d));
+                }
+            }
+        }
+        DomTree {
+            idom,
+            in_tree,
+            post,
+        }
+    }
+
+    /// The immediate (post-)dominator of `b`.
+    pub fn idom(&self, b: BlockId) -> Option<BlockId> {
+        self.idom[b.index()]
+    }
+
+    /// Whether `a` (post-)dominates `b`; every block in the tree (post-)dominates itself.
+    pub fn dominates(&self, a: BlockId, b: BlockId) -> bool {
+        if !self.in_tree[a.index()] || !self.in_tree[b.index()] {
+            return false;
+        }
+        let mut at = Some(b);
+        while let Some(x) = at {
+            if x == a {
+                return true;
+            }
+            at = self.idom[x.index()];
+        }
+        false
+    }
+
+    /// `b` and its (post-)dominators, innermost first.
+    pub fn ancestors(&self, b: BlockId) -> Vec<BlockId> {
+        if !self.in_tree[b.index()] {
+            return Vec::new();
+        }
+        let mut out = vec![b];
+        while let Some(d) = self.idom[out[out.len() - 1].index()] {
+            out.push(d);
+        }
+        out
+    }
+
+    /// Dominance frontier of every block (for a dominator tree): the blocks where its dominance ends.
+    pub fn frontiers(&self, cfg: &Cfg) -> Vec<Vec<BlockId>> {
+        let mut df = vec![Vec::new(); cfg.blocks.len()];
+        for b in cfg.block_ids() {
+            let preds: Vec<BlockId> = cfg
+                .block(b)
+                .preds
+                .iter()
+                .copied()
+                .filter(|p| self.in_tree[p.index()])
+                .collect();
+            if preds.len() < 2 || !self.in_tree[b.index()] {
+                continue;
+            }
+            for p in preds {
+                let mut runner = Some(p);
+                while let Some(r) = runner {
+                    if Some(r) == self.idom[b.index()] {
+                        break;
+                    }
+                    if !df[r.index()].contains(&b) {
+                        df[r.index()].push(b);
+                    }
+                    runner = self.idom[r.index()];
+                }
+            }
+        }
+        for list in &mut df {
+            list.sort();
+        }
+        df
+    }
+}
+
+/// Cooper-Harvey-Kennedy over a graph of `n` nodes; `None` for nodes `entry` does not reach, `Some(entry)` for it.
+fn immediate_dominators(
+    n: usize,
+    entry: usize,
+    succs: &[Vec<usize>],
+    preds: &[Vec<usize>],
+) -> Vec<Option<usize>> {
+    let order = postorder(n, entry, succs);
+    let mut po_number = vec![usize::MAX; n];
+    for (i, &b) in order.iter().enumerate() {
+        po_number[b] = i;
+    }
+    let mut idom: Vec<Option<usize>> = vec![None; n];
+    idom[entry] = Some(entry);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order.iter().rev() {
+            if b == entry {
+                continue;
+            }
+            let mut new_idom: Option<usize> = None;
+            for &p in &preds[b] {
+                if idom[p].is_none() {
+                    continue;
+                }
+                new_idom = Some(match new_idom {
+                    None => p,
+                    Some(cur) => intersect(&idom, &po_number, p, cur),
+                });
+            }
+            if new_idom.is_some() && idom[b] != new_idom {
+                idom[b] = new_idom;
+                changed = true;
+            }
+        }
+    }
+    idom
+}
+
+fn intersect(idom: &[Option<usize>], po: &[usize], mut a: usize, mut b: usize) -> usize {
+    while a != b {
+        while po[a] < po[b] {
+            a = idom[a].unwrap_or(b);
+        }
+        while po[b] < po[a] {
+            b = idom[b].unwrap_or(a);
+        }
+    }
+    a
+}
+
+fn postorder(n: usize, entry: usize, succs: &[Vec<usize>]) -> Vec<usize> {
+    let mut visited = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    let mut stack = vec![(entry, 0usize)];
+    visited[entry] = true;
+    while let Some((node, next)) = stack.last_mut() {
+        if let Some(&s) = succs[*node].get(*next) {
+            *next += 1;
+            if !visited[s] {
+                visited[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(*node);
+            stack.pop();
+        }
+    }
+    post
+}
+
+/// Control equivalence: `a` and `b` are equivalent iff one dominates the other and is post-dominated by it, so that
+/// whenever one runs, so does the other (the hXDP compiler's candidates for code motion).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlEquivalence {
+    /// The classes, each ascending, ordered by their first block. Blocks outside either tree are in no class.
+    pub classes: Vec<Vec<BlockId>>,
+    /// The class index of each block.
+    pub class_of: Vec<Option<usize>>,
+}
+
+impl ControlEquivalence {
+    /// Classes from the dominator and post-dominator trees of one function.
+    pub fn compute(cfg: &Cfg, dom: &DomTree, pdom: &DomTree) -> Self {
+        let n = cfg.blocks.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        let member = |b: usize| dom.in_tree[b] && pdom.in_tree[b];
+        for b in cfg.block_ids().filter(|b| member(b.index())) {
+            for a in dom.ancestors(b).into_iter().skip(1) {
+                if member(a.index()) && pdom.dominates(b, a) {
+                    let (ra, rb) = (find(&mut parent, a.index()), find(&mut parent, b.index()));
+                    parent[ra.max(rb)] = ra.min(rb);
+                }
+            }
+        }
+        let mut classes: Vec<Vec<BlockId>> = Vec::new();
+        let mut class_of = vec![None; n];
+        let mut class_of_root = vec![None; n];
+        for b in 0..n {
+            if !member(b) {
+                continue;
+            }
+            let root = find(&mut parent, b);
+            let class = *class_of_root[root].get_or_insert_with(|| {
+                classes.push(Vec::new());
+                classes.len() - 1
+            });
+            classes[class].push(BlockId::new(b));
+            class_of[b] = Some(class);
+        }
+        ControlEquivalence { classes, class_of }
+    }
+
+    /// Whether `a` and `b` always run together.
+    pub fn equivalent(&self, a: BlockId, b: BlockId) -> bool {
+        match (self.class_of[a.index()], self.class_of[b.index()]) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        }
+    }
+}

@@ -361,8 +361,8 @@ impl FuncRange<'_> {
                 preds: Vec::new(),
             })
             .collect();
-        for b in 0..blocks.len() {
-            let last = blocks[b].end.index() - 1;
+        for block in &mut blocks {
+            let last = block.end.index() - 1;
             let k = &kinds[last];
             let falls = !matches!(
                 k,
@@ -386,7 +386,7 @@ impl FuncRange<'_> {
                 };
                 succs.push((block_at(target), edge));
             }
-            blocks[b].succs = succs;
+            block.succs = succs;
         }
         for b in 0..blocks.len() {
             for (s, _) in blocks[b].succs.clone() {

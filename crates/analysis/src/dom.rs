@@ -261,7 +261,7 @@ impl ControlEquivalence {
         let mut classes: Vec<Vec<BlockId>> = Vec::new();
         let mut class_of = vec![None; n];
         let mut class_of_root = vec![None; n];
-        for b in 0..n {
+        for (b, slot) in class_of.iter_mut().enumerate() {
             if !member(b) {
                 continue;
             }
@@ -271,7 +271,7 @@ impl ControlEquivalence {
                 classes.len() - 1
             });
             classes[class].push(BlockId::new(b));
-            class_of[b] = Some(class);
+            *slot = Some(class);
         }
         ControlEquivalence { classes, class_of }
     }

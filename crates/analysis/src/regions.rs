@@ -230,8 +230,9 @@ fn analyze(
     }
     let mut ret: Option<Value> = None;
     let mut calls = Vec::new();
-    for i in cfg.start.index()..cfg.end.index() {
-        let Some(st) = &before[i] else { continue };
+    let range = cfg.start.index()..cfg.end.index();
+    for (i, st) in before.iter().enumerate().take(range.end).skip(range.start) {
+        let Some(st) = st else { continue };
         match prog.kinds[i] {
             InsnKind::Exit => {
                 let r0 = st.reg(0);

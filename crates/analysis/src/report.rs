@@ -139,6 +139,7 @@ fn function(w: &mut String, cfg: &Cfg, live: &Liveness, stack: &StackLiveness) {
     }
     let exits: Vec<String> = cfg.exits.iter().map(|b| b.to_string()).collect();
     let _ = writeln!(w, "exits: {}", exits.join(" "));
+    let _ = writeln!(w, "unreachable: {}", cfg.unreachable().len());
     let classes: Vec<String> = eq
         .classes
         .iter()
@@ -148,7 +149,12 @@ fn function(w: &mut String, cfg: &Cfg, live: &Liveness, stack: &StackLiveness) {
             format!("{{{}}}", c.join(" "))
         })
         .collect();
-    let _ = writeln!(w, "control equivalent: {}", classes.join(" "));
+    let classes = if classes.is_empty() {
+        "-".to_string()
+    } else {
+        classes.join(" ")
+    };
+    let _ = writeln!(w, "control equivalent: {classes}");
     let back: Vec<String> = paths
         .back_edges
         .iter()

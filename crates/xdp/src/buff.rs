@@ -85,10 +85,16 @@ impl XdpBuff {
         if packet.len() < ETH_HLEN {
             return Err(BuffError::TooShort { len: packet.len() });
         }
-        self.frame[self.dirty.clone()].fill(0);
+        // The new packet overwrites its own bytes: clear only what the last packet touched around them.
+        let end = HEADROOM + packet.len();
+        let dirty = self.dirty.clone();
+        self.frame[dirty.start.min(HEADROOM)..HEADROOM].fill(0);
+        if dirty.end > end {
+            self.frame[end..dirty.end].fill(0);
+        }
         self.data_meta = HEADROOM;
         self.data = HEADROOM;
-        self.data_end = HEADROOM + packet.len();
+        self.data_end = end;
         self.frame[HEADROOM..self.data_end].copy_from_slice(packet);
         self.dirty = HEADROOM..self.data_end;
         Ok(())
@@ -259,6 +265,26 @@ mod tests {
         assert_eq!(b.adjust_tail((MAX_LINEAR - 64) as i64), 0);
         assert_eq!(b.adjust_tail(1), -EINVAL);
         assert_eq!(b.adjust_tail(-((MAX_LINEAR - 14) as i64) - 1), -EINVAL);
+    }
+
+    #[test]
+    fn reset_clears_what_the_last_packet_touched() {
+        let mut b = XdpBuff::new(&packet(200)).unwrap();
+        assert_eq!(b.adjust_head(-16), 0);
+        b.frame_mut()[HEADROOM - 16] = 0xaa;
+        assert_eq!(b.adjust_tail(100), 0);
+        b.reset(&packet(64)).unwrap();
+        assert!(
+            b.frame()[..HEADROOM].iter().all(|&x| x == 0),
+            "headroom is zero again"
+        );
+        assert!(
+            b.frame()[HEADROOM + 64..].iter().all(|&x| x == 0),
+            "the old tail is zero again"
+        );
+        assert_eq!(b.data(), &packet(64)[..]);
+        assert_eq!(b.adjust_head(-8), 0);
+        assert_eq!(&b.data()[..8], &[0; 8]);
     }
 
     #[test]

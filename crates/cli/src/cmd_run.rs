@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use hwxdp_xdp::{Clock, Config, Machine, Verdict, XdpBuff};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +71,26 @@ struct OneWay {
     taken: bool,
 }
 
+/// Path ids are already hashes: hashing them again (SipHash, per packet) would be wasted work.
+#[derive(Default)]
+struct PathHashHasher(u64);
+
+impl Hasher for PathHashHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
 /// Runs `hwxdp run`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
@@ -108,7 +129,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut printk = Vec::new();
     let mut counts = [0usize; Verdict::NAMED.len()];
     let (mut min, mut max, mut total, mut ran) = (u64::MAX, 0u64, 0u64, 0usize);
-    let mut paths = HashSet::new();
+    let mut paths: HashSet<u64, BuildHasherDefault<PathHashHasher>> = HashSet::default();
     let mut faults = (0usize, Vec::new());
     let mut skipped = 0;
     let mut buff = XdpBuff::new(&[0; 64]).expect("a 64-byte frame fits");

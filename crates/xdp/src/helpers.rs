@@ -112,17 +112,18 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         vm.unwound = a1 == 0;
         return Ok(a1);
     }
-    let name = helper_name(id).unwrap_or("unknown");
+    // Only diagnostics need the name: look it up when one is made, not on every call.
+    let name = || helper_name(id).unwrap_or("unknown");
     match id {
         1 => {
-            let map = map_arg(vm, name, a1, None)?;
+            let map = map_arg(vm, id, a1, None)?;
             let key = take_arg(vm, 0, a2, vm.maps.specs()[map].key_size as usize)?;
             let found = vm.maps.lookup_slot(map, &key);
             vm.scratch[0] = key;
             Ok(found.map_or(0, |slot| region::map_value(map, slot, 0)))
         }
         2 => {
-            let map = map_arg(vm, name, a1, None)?;
+            let map = map_arg(vm, id, a1, None)?;
             let spec = &vm.maps.specs()[map];
             let (ks, vs) = (spec.key_size as usize, spec.value_size as usize);
             let key = take_arg(vm, 0, a2, ks)?;
@@ -132,7 +133,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
             Ok(result as u64)
         }
         3 => {
-            let map = map_arg(vm, name, a1, None)?;
+            let map = map_arg(vm, id, a1, None)?;
             let key = take_arg(vm, 0, a2, vm.maps.specs()[map].key_size as usize)?;
             let result = vm.maps.prog_delete(map, &key);
             vm.scratch[0] = key;
@@ -165,7 +166,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         }
         8 => Ok(vm.env.cpu as u64),
         12 => {
-            let map = map_arg(vm, name, a2, Some(&[PROG_ARRAY]))?;
+            let map = map_arg(vm, id, a2, Some(&[PROG_ARRAY]))?;
             if vm.tail_calls < MAX_TAIL_CALLS {
                 if let Some(prog) = vm.maps.prog_array_get(map, a3 as u32) {
                     let prog = prog as usize;
@@ -175,7 +176,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
                         vm.regs[1] = region::context();
                     } else {
                         return Err(fault(
-                            name,
+                            name(),
                             format!("program {prog} in the program array cannot run"),
                         ));
                     }
@@ -194,7 +195,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         28 => csum_diff(vm, a1, a2, a3, a4, a5),
         44 => Ok(vm.buff.adjust_head(a2 as i32 as i64) as u64),
         51 => {
-            let map = map_arg(vm, name, a1, Some(&REDIRECT_TYPES))?;
+            let map = map_arg(vm, id, a1, Some(&REDIRECT_TYPES))?;
             let action_mask = 3;
             let map_flags = if DEVMAP_TYPES.contains(&vm.maps.specs()[map].map_type) {
                 BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS
@@ -220,7 +221,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
             }
             if flags & !fib::SUPPORTED_FLAGS != 0 {
                 return Err(fault(
-                    name,
+                    name(),
                     format!("flags {flags:#x} (SRC, TBID, MARK) are not modelled"),
                 ));
             }
@@ -233,7 +234,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         93 | 94 => {
             if region::region(a1) != Region::MapValue {
                 return Err(fault(
-                    name,
+                    name(),
                     format!("lock at {} is not in a map value", region::describe(a1)),
                 ));
             }
@@ -241,7 +242,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
             Ok(0)
         }
         130 => {
-            let map = map_arg(vm, name, a1, Some(&[RINGBUF]))?;
+            let map = map_arg(vm, id, a1, Some(&[RINGBUF]))?;
             if a4 & !(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP) != 0 {
                 return Ok(EINVAL);
             }
@@ -250,7 +251,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
             Ok(if r < 0 { EAGAIN } else { r as u64 })
         }
         131 => {
-            let map = map_arg(vm, name, a1, Some(&[RINGBUF]))?;
+            let map = map_arg(vm, id, a1, Some(&[RINGBUF]))?;
             Ok(match vm.maps.ringbuf_reserve(map, a2, a3) {
                 Some(slot) => region::map_value(map, slot, 0),
                 None => 0,
@@ -259,14 +260,14 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         132 | 133 => {
             if region::region(a1) != Region::MapValue {
                 return Err(fault(
-                    name,
+                    name(),
                     format!("{} is not a ring buffer record", region::describe(a1)),
                 ));
             }
             let (map, slot, off) = region::split_map_value(a1);
             if off != 0 || vm.maps.specs().get(map).map(|m| m.map_type) != Some(RINGBUF) {
                 return Err(fault(
-                    name,
+                    name(),
                     format!("{} is not a ring buffer record", region::describe(a1)),
                 ));
             }
@@ -296,20 +297,16 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
             }
             Ok(0)
         }
-        _ => Err(fault(name, format!("helper {id} is not supported"))),
+        _ => Err(fault(name(), format!("helper {id} is not supported"))),
     }
 }
 
 /// The map index in a map-handle argument, checked against the map types the helper accepts.
-fn map_arg(
-    vm: &Vm,
-    helper: &'static str,
-    arg: u64,
-    types: Option<&[u32]>,
-) -> Result<usize, FaultKind> {
+fn map_arg(vm: &Vm, id: i32, arg: u64, types: Option<&[u32]>) -> Result<usize, FaultKind> {
+    let helper = || helper_name(id).unwrap_or("unknown");
     if region::region(arg) != Region::MapHandle {
         return Err(fault(
-            helper,
+            helper(),
             format!("{} is not a map", region::describe(arg)),
         ));
     }
@@ -318,11 +315,11 @@ fn map_arg(
         .maps
         .specs()
         .get(map)
-        .ok_or_else(|| fault(helper, format!("no map {map}")))?;
+        .ok_or_else(|| fault(helper(), format!("no map {map}")))?;
     if let Some(types) = types {
         if !types.contains(&spec.map_type) {
             return Err(fault(
-                helper,
+                helper(),
                 format!("map {} has type {}", spec.name, spec.map_type),
             ));
         }

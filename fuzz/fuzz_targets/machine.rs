@@ -5,13 +5,11 @@
 //! imm) to reach. The program must either be refused before running or run to a verdict: never a panic or a hang.
 #![no_main]
 
-use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
+use hwxdp_object::{ObjectSpec, ProgramSpec};
 use hwxdp_xdp::{Config, Environment, Machine, XdpBuff, XdpMd};
 use libfuzzer_sys::fuzz_target;
 
-fn spec(name: &str, map_type: u32, key_size: u32, value_size: u32, max_entries: u32, map_flags: u32) -> MapSpec {
-    MapSpec::new(name, map_type, key_size, value_size, max_entries).with_flags(map_flags)
-}
+mod maps;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&count, rest)) = data.split_first() else {
@@ -25,15 +23,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(insns) = hwxdp_ebpf::decode(code) else {
         return;
     };
-    let maps = vec![
-        spec("array", 2, 4, 8, 4, 0),
-        spec("hash", 1, 4, 8, 4, 0),
-        spec("lru", 9, 4, 8, 4, 0),
-        spec("lpm", 11, 8, 4, 4, 1),
-        spec("ring", 27, 0, 0, 4096, 0),
-        spec("progs", 3, 4, 4, 2, 0),
-        spec("devs", 14, 4, 4, 4, 0),
-    ];
+    let maps = maps::one_of_each();
     let program = ProgramSpec {
         name: "fuzz".into(),
         section: "xdp".into(),

@@ -12,6 +12,7 @@ pub mod fib;
 pub mod helpers;
 mod hosted;
 mod machine;
+mod memory;
 mod prepare;
 pub mod printk;
 pub mod region;

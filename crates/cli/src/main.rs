@@ -2,6 +2,7 @@
 //! Linux kernel.
 
 mod cmd_bench;
+mod cmd_compile;
 mod cmd_disasm;
 mod cmd_gen;
 mod cmd_run;
@@ -35,6 +36,8 @@ enum Command {
     Gen(cmd_gen::Args),
     /// Time the kernel's JIT and the reference machine on a trace, side by side.
     Bench(cmd_bench::Args),
+    /// Compile a program for a hardware target: `--target hxdp` writes the VLIW image and its listing.
+    Compile(cmd_compile::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => cmd_verify::run(args),
         Command::Gen(args) => cmd_gen::run(args),
         Command::Bench(args) => cmd_bench::run(args),
+        Command::Compile(args) => cmd_compile::run(args),
     };
     match result {
         Ok(code) => code,

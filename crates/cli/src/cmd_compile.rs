@@ -1,0 +1,102 @@
+//! `hwxdp compile --target hxdp`: an object to an hXDP image and listing, with a report of what each pass did.
+
+use crate::common::{self, ProgramArgs};
+use anyhow::{bail, Context, Result};
+use hwxdp_hxdp::{compile_object, isa, Options, Pass};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `hwxdp compile`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    program: ProgramArgs,
+    /// What to compile for.
+    #[arg(long, value_parser = ["hxdp"])]
+    target: String,
+    /// Directory for `<program>.hxdp` (the image) and `<program>.lst` (the listing).
+    #[arg(short = 'o', long = "out")]
+    out: PathBuf,
+    /// Lanes per bundle (1 to 8).
+    #[arg(long, default_value_t = 4)]
+    lanes: usize,
+    /// Passes to switch off: bounds, zeroing, three-operand, six-byte, exit, parallel-branches.
+    #[arg(long = "disable", value_delimiter = ',')]
+    disable: Vec<String>,
+}
+
+/// Compile options from `--lanes` and `--disable`.
+pub fn options(lanes: usize, disable: &[String]) -> Result<Options> {
+    let mut disabled = Vec::new();
+    for name in disable {
+        match Pass::from_name(name) {
+            Some(p) => disabled.push(p),
+            None => {
+                let known: Vec<&str> = Pass::ALL.iter().map(|p| p.name()).collect();
+                bail!(
+                    "--disable {name}: no such pass (passes: {})",
+                    known.join(", ")
+                );
+            }
+        }
+    }
+    Ok(Options { lanes, disabled })
+}
+
+/// Compiles `object`'s programs into an image; returns it with the entry program's index.
+pub fn build(
+    program: &ProgramArgs,
+    spec: &hwxdp_object::ObjectSpec,
+    options: &Options,
+) -> Result<(hwxdp_hxdp::Compiled, usize)> {
+    let name = common::find_program(spec, program.chosen(spec).as_deref(), &program.object)?
+        .name
+        .clone();
+    let entry = spec
+        .programs
+        .iter()
+        .position(|p| p.name == name)
+        .context("program vanished")?;
+    let compiled = compile_object(spec, entry, options)
+        .with_context(|| program.object.display().to_string())?;
+    Ok((compiled, entry))
+}
+
+/// Runs `hwxdp compile`.
+pub fn run(args: Args) -> Result<ExitCode> {
+    let loaded = common::load_object(&args.program.object)?;
+    let options = options(args.lanes, &args.disable)?;
+    let (compiled, entry) = build(&args.program, &loaded.spec, &options)?;
+    common::create_dir(&args.out)?;
+    let name = &compiled.names[entry];
+    let image_path = args.out.join(format!("{name}.hxdp"));
+    write(&image_path, &compiled.image.encode())?;
+    let listing = isa::listing(&compiled.image, &compiled.names);
+    write(&args.out.join(format!("{name}.lst")), listing.as_bytes())?;
+    for r in &compiled.reports {
+        let passes: Vec<String> = r
+            .after_pass
+            .iter()
+            .map(|(p, n)| format!("{p} {n}"))
+            .collect();
+        println!(
+            "{}: {} eBPF instructions; after passes: {}; {} bundles of {} lanes; static IPC {:.2}",
+            r.name,
+            r.ebpf_insns,
+            if passes.is_empty() {
+                "none".to_string()
+            } else {
+                passes.join(", ")
+            },
+            r.bundles,
+            options.lanes,
+            r.static_ipc()
+        );
+    }
+    println!("wrote {}", image_path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))
+}

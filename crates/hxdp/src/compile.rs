@@ -1,0 +1,248 @@
+//! The compiler driver: analysis, the passes in order, scheduling, layout, and the image of a whole object.
+
+use crate::ir::{lower, IrProgram};
+use crate::isa::{Image, MapConfig, NO_ENTRY};
+use crate::passes;
+use crate::sched::{layout, merge_next_branch, schedule_block, Row};
+use crate::CompileError;
+use hwxdp_analysis::{Patterns, ProgramCfg, Regions};
+use hwxdp_object::ObjectSpec;
+use std::fmt;
+
+/// A pass that `--disable` can switch off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pass {
+    /// Bounds-check removal (`bounds`).
+    Bounds,
+    /// Zeroing removal (`zeroing`).
+    Zeroing,
+    /// Three-operand fusion (`three-operand`).
+    ThreeOperand,
+    /// 6-byte load/store fusion (`six-byte`).
+    SixByte,
+    /// Parametrized exit (`exit`).
+    Exit,
+    /// Parallel branches in one bundle (`parallel-branches`).
+    ParallelBranches,
+}
+
+impl Pass {
+    /// Every pass, in the order the compiler runs them.
+    pub const ALL: [Pass; 6] = [
+        Pass::Bounds,
+        Pass::Zeroing,
+        Pass::ThreeOperand,
+        Pass::SixByte,
+        Pass::Exit,
+        Pass::ParallelBranches,
+    ];
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Bounds => "bounds",
+            Pass::Zeroing => "zeroing",
+            Pass::ThreeOperand => "three-operand",
+            Pass::SixByte => "six-byte",
+            Pass::Exit => "exit",
+            Pass::ParallelBranches => "parallel-branches",
+        }
+    }
+
+    /// The pass of a command-line name.
+    pub fn from_name(name: &str) -> Option<Pass> {
+        Pass::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+impl fmt::Display for Pass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How to compile.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Lanes per bundle (1 to 8).
+    pub lanes: usize,
+    /// Passes switched off.
+    pub disabled: Vec<Pass>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            lanes: crate::isa::DEFAULT_LANES,
+            disabled: Vec::new(),
+        }
+    }
+}
+
+impl Options {
+    fn on(&self, p: Pass) -> bool {
+        !self.disabled.contains(&p)
+    }
+}
+
+/// What compiling one program did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramReport {
+    /// The program's name.
+    pub name: String,
+    /// eBPF instructions (an `lddw` counts once).
+    pub ebpf_insns: usize,
+    /// Instructions left after each pass that ran, in order.
+    pub after_pass: Vec<(Pass, usize)>,
+    /// Bundles.
+    pub bundles: usize,
+    /// Ops placed in bundles (an exit copied into several bundles counts each time).
+    pub ops: usize,
+}
+
+impl ProgramReport {
+    /// eBPF instructions per bundle.
+    pub fn static_ipc(&self) -> f64 {
+        if self.bundles == 0 {
+            0.0
+        } else {
+            self.ebpf_insns as f64 / self.bundles as f64
+        }
+    }
+}
+
+/// The image of an object and what compiling each program did.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The image.
+    pub image: Image,
+    /// One report per program in the image, in the object's order.
+    pub reports: Vec<ProgramReport>,
+    /// The object's program names, by index.
+    pub names: Vec<String>,
+}
+
+/// Compiles one program to the working form after the passes, with its report (no bundles yet).
+pub fn optimize(
+    spec: &ObjectSpec,
+    index: usize,
+    options: &Options,
+) -> Result<(IrProgram, ProgramReport), CompileError> {
+    let program = &spec.programs[index];
+    let cfg = ProgramCfg::build(program).map_err(|source| CompileError::Analysis { source })?;
+    let regions = Regions::compute(&cfg, &spec.maps);
+    let patterns = Patterns::compute(&cfg, &regions);
+    let mut ir = lower(program, &cfg, &regions, &spec.maps)?;
+    let mut report = ProgramReport {
+        name: program.name.clone(),
+        ebpf_insns: program.insns.len(),
+        after_pass: Vec::new(),
+        bundles: 0,
+        ops: 0,
+    };
+    for pass in Pass::ALL {
+        if !options.on(pass) || pass == Pass::ParallelBranches {
+            continue;
+        }
+        match pass {
+            Pass::Bounds => {
+                passes::remove_bounds_checks(&mut ir, &patterns, &regions);
+            }
+            Pass::Zeroing => {
+                passes::remove_zeroing(&mut ir, &patterns);
+            }
+            Pass::ThreeOperand => {
+                passes::fuse_three_operand(&mut ir);
+            }
+            Pass::SixByte => {
+                passes::fuse_six_byte(&mut ir);
+            }
+            Pass::Exit => {
+                passes::parametrize_exits(&mut ir, &regions);
+            }
+            Pass::ParallelBranches => {}
+        }
+        report.after_pass.push((pass, ir.op_count()));
+    }
+    Ok((ir, report))
+}
+
+/// Schedules a program's working form into rows per block.
+pub fn schedule(ir: &IrProgram, options: &Options) -> Vec<Vec<Row>> {
+    let mut rows: Vec<Vec<Row>> = ir
+        .blocks
+        .iter()
+        .map(|b| schedule_block(&b.ops, options.lanes))
+        .collect();
+    if options.on(Pass::ParallelBranches) {
+        let n = ir.blocks.len();
+        let mut preds = vec![0usize; n];
+        for k in 0..n {
+            for s in passes::successors(ir, k) {
+                preds[s] += 1;
+            }
+        }
+        for k in 0..n {
+            while merge_next_branch(&mut rows, ir, &preds, k) {}
+        }
+    }
+    rows
+}
+
+/// Compiles every program of `spec` that compiles into one image (a tail call may enter any of them); the
+/// program `entry` must compile.
+pub fn compile_object(
+    spec: &ObjectSpec,
+    entry: usize,
+    options: &Options,
+) -> Result<Compiled, CompileError> {
+    if !(1..=crate::isa::MAX_LANES).contains(&options.lanes) {
+        return Err(CompileError::Lanes {
+            lanes: options.lanes,
+        });
+    }
+    let mut bundles = Vec::new();
+    let mut entries = vec![NO_ENTRY; spec.programs.len()];
+    let mut reports = Vec::new();
+    for index in 0..spec.programs.len() {
+        let compiled = optimize(spec, index, options);
+        let (ir, mut report) = match compiled {
+            Ok(c) => c,
+            Err(e) if index == entry => return Err(e),
+            Err(_) => continue,
+        };
+        let rows = schedule(&ir, options);
+        let (mut b, starts) = layout(&ir, &rows, bundles.len(), options.lanes);
+        report.bundles = b.len();
+        report.ops = b.iter().map(|x| x.count()).sum();
+        entries[index] = starts.first().copied().unwrap_or(bundles.len()) as u32;
+        bundles.append(&mut b);
+        reports.push(report);
+    }
+    if bundles.len() > u16::MAX as usize {
+        return Err(CompileError::TooLong {
+            bundles: bundles.len(),
+        });
+    }
+    let maps = spec
+        .maps
+        .iter()
+        .map(|m| MapConfig {
+            map_type: m.map_type,
+            key_size: m.key_size,
+            value_size: m.value_size,
+            max_entries: m.max_entries,
+            flags: m.map_flags,
+        })
+        .collect();
+    Ok(Compiled {
+        image: crate::isa::Image {
+            lanes: options.lanes,
+            bundles,
+            entries,
+            maps,
+        },
+        reports,
+        names: spec.programs.iter().map(|p| p.name.clone()).collect(),
+    })
+}

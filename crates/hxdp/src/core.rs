@@ -1,0 +1,497 @@
+//! A cycle-level model of the Sephirot core executing an hXDP image.
+//!
+//! A bundle executes in three phases that mirror the pipeline: every lane reads its operands from the register file
+//! as it was before the bundle and loads are performed (decode pre-fetches memory); then the bundle's helper call, if
+//! any; then stores in lane order and all register results commit. Among the control ops of a bundle the lowest lane
+//! whose jump is taken (exits are always taken) decides the next bundle; none taken falls through to the next row.
+//! Memory, maps and helpers are the reference machine's ([`hwxdp_xdp::Hosted`]), so results are identical.
+
+use crate::isa::{Image, Op, EXIT_IMM, LDX6, STX6};
+use crate::timing::*;
+use crate::CompileError;
+use hwxdp_ebpf::opcode::*;
+use hwxdp_object::ObjectSpec;
+use hwxdp_xdp::maps::MapStore;
+use hwxdp_xdp::region::{self, Region};
+use hwxdp_xdp::{
+    alu, Backend, BackendError, Config, FaultKind, Hosted, Machine, Verdict, XdpBuff, XdpMd,
+};
+
+/// Cycle figures over the packets run so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CoreStats {
+    /// Packets run.
+    pub packets: u64,
+    /// Cycles over all packets.
+    pub cycles: u64,
+    /// Fewest cycles of one packet.
+    pub min: u64,
+    /// Most cycles of one packet.
+    pub max: u64,
+    /// Bundles issued over all packets.
+    pub bundles: u64,
+}
+
+impl CoreStats {
+    /// Mean cycles per packet.
+    pub fn mean(&self) -> f64 {
+        if self.packets == 0 {
+            0.0
+        } else {
+            self.cycles as f64 / self.packets as f64
+        }
+    }
+}
+
+/// How one packet's run ended.
+enum End {
+    Verdict(u32),
+    Fault(FaultKind),
+}
+
+struct Frame {
+    return_pc: usize,
+    saved: [u64; 4],
+}
+
+/// The hXDP core with its image, maps and helpers, as a [`Backend`].
+pub struct HxdpCore {
+    image: Image,
+    machine: Machine,
+    entry: usize,
+    last_cycles: u64,
+    stats: CoreStats,
+    last_fault: Option<String>,
+}
+
+impl HxdpCore {
+    /// Loads `image` compiled from `spec`, to run program `program` (name or section; `None` when the object has one).
+    pub fn new(
+        image: Image,
+        spec: &ObjectSpec,
+        program: Option<&str>,
+        config: &Config,
+    ) -> Result<HxdpCore, CompileError> {
+        let machine = Machine::new(spec, program, config)?;
+        let name = machine.entry().name.clone();
+        let entry = spec
+            .programs
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| CompileError::Mismatch(format!("no program {name}")))?;
+        if image.entries.len() != spec.programs.len() || image.maps.len() != spec.maps.len() {
+            return Err(CompileError::Mismatch(format!(
+                "{} programs and {} maps, the object has {} and {}",
+                image.entries.len(),
+                image.maps.len(),
+                spec.programs.len(),
+                spec.maps.len()
+            )));
+        }
+        for (i, (m, s)) in image.maps.iter().zip(&spec.maps).enumerate() {
+            if (m.map_type, m.key_size, m.value_size, m.max_entries)
+                != (s.map_type, s.key_size, s.value_size, s.max_entries)
+            {
+                return Err(CompileError::Mismatch(format!(
+                    "map {i} ({}) differs from the object",
+                    s.name
+                )));
+            }
+        }
+        if image.entries[entry] as usize >= image.bundles.len() {
+            return Err(CompileError::Mismatch(format!(
+                "program {name} is not in the image"
+            )));
+        }
+        Ok(HxdpCore {
+            image,
+            machine,
+            entry,
+            last_cycles: 0,
+            stats: CoreStats::default(),
+            last_fault: None,
+        })
+    }
+
+    /// The reference machine holding the maps (for preloading and dumping).
+    pub fn machine_mut(&mut self) -> &mut Machine {
+        &mut self.machine
+    }
+
+    /// Sets the arrival time of the next packet (virtual clock).
+    pub fn set_time(&mut self, ns: u64) {
+        self.machine.set_time(ns);
+    }
+
+    /// Cycle figures so far.
+    pub fn stats(&self) -> &CoreStats {
+        &self.stats
+    }
+
+    /// Why the last packet was aborted by a fault, if it was.
+    pub fn last_fault(&self) -> Option<&str> {
+        self.last_fault.as_deref()
+    }
+
+    /// Runs one packet; returns the verdict (faults give `XDP_ABORTED`).
+    pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Verdict {
+        let (_, data, end) = buff.offsets();
+        let frames = (end - data).div_ceil(FRAME_BYTES) as u64;
+        let entry = self.image.entries[self.entry] as usize;
+        let mut hosted = self.machine.hosted(buff, md);
+        let mut run = Run {
+            image: &self.image,
+            cycles: START_CYCLES,
+            bundles: 0,
+            data,
+        };
+        let end = run.execute(&mut hosted, entry);
+        hosted.finish();
+        // The next packet's frames stream in while this one runs; a packet longer than its program still takes a cycle
+        // per frame to enter.
+        let cycles = run.cycles.max(frames + START_CYCLES);
+        self.last_cycles = cycles;
+        let s = &mut self.stats;
+        s.min = if s.packets == 0 {
+            cycles
+        } else {
+            s.min.min(cycles)
+        };
+        s.max = s.max.max(cycles);
+        s.packets += 1;
+        s.cycles += cycles;
+        s.bundles += run.bundles;
+        match end {
+            End::Verdict(v) => {
+                self.last_fault = None;
+                Verdict::from_retval(v)
+            }
+            End::Fault(f) => {
+                self.last_fault = Some(f.to_string());
+                Verdict::from_retval(0)
+            }
+        }
+    }
+}
+
+struct Run<'a> {
+    image: &'a Image,
+    cycles: u64,
+    bundles: u64,
+    data: usize,
+}
+
+impl Run<'_> {
+    fn execute(&mut self, vm: &mut Hosted, entry: usize) -> End {
+        let mut pc = entry;
+        let mut frames: Vec<Frame> = Vec::new();
+        // Registers written by the previous bundle, with their lanes (none for helper results).
+        let mut prev_writes: Vec<(u8, Option<usize>)> = Vec::new();
+        loop {
+            let Some(bundle) = self.image.bundles.get(pc) else {
+                return End::Fault(FaultKind::FellOff);
+            };
+            self.bundles += 1;
+            if self.bundles > BUNDLE_BUDGET {
+                return End::Fault(FaultKind::Budget {
+                    budget: BUNDLE_BUDGET,
+                });
+            }
+            self.cycles += BUNDLE_CYCLES;
+            let stall = bundle.ops().any(|(lane, op)| {
+                let r = crate::ir::reads(op);
+                prev_writes
+                    .iter()
+                    .any(|&(reg, l)| r & (1 << reg) != 0 && l.is_some_and(|l| l != lane))
+            });
+            if stall {
+                self.cycles += CROSS_LANE_STALL_CYCLES;
+            }
+            let snap = *vm.regs();
+            let mut pending: Vec<(u8, u64)> = Vec::new();
+            let mut writes_now: Vec<(u8, Option<usize>)> = Vec::new();
+            // Phase 1: operands and loads.
+            for (lane, op) in bundle.ops() {
+                if op.is_alu() || op.is_lddw() {
+                    match alu_value(op, &snap) {
+                        Some(v) => pending.push((op.dst, v)),
+                        None => return End::Fault(invalid(op)),
+                    }
+                    writes_now.push((op.dst, Some(lane)));
+                } else if op.is_load() {
+                    let addr = snap[op.src as usize & 15].wrapping_add(op.off as i64 as u64);
+                    self.wait_for_packet(addr, op.access_size());
+                    match load(vm, op, addr) {
+                        Ok(v) => pending.push((op.dst, v)),
+                        Err(f) => {
+                            return match (op.fault_verdict(), region::region(addr)) {
+                                (Some(v), Region::Packet) => End::Verdict(v),
+                                _ => End::Fault(f),
+                            }
+                        }
+                    }
+                    writes_now.push((op.dst, Some(lane)));
+                }
+            }
+            // Phase 2: the helper call.
+            let mut tail_call = None;
+            if let Some((_, op)) = bundle.ops().find(|(_, o)| o.is_helper_call()) {
+                let id = op.imm as i32;
+                self.cycles += helper_cycles(id);
+                vm.regs().copy_from_slice(&snap);
+                match vm.call_helper(id, self.cycles) {
+                    Ok(r0) => pending.push((0, r0)),
+                    Err(f) => return End::Fault(f),
+                }
+                writes_now.push((0, None));
+                tail_call = vm.take_tail_call();
+                if tail_call.is_some() {
+                    // The helper pointed r1 at the context for the next program.
+                    let r1 = vm.regs()[1];
+                    pending.push((1, r1));
+                }
+            }
+            // Phase 3: stores in lane order, then register results.
+            for (lane, op) in bundle.ops() {
+                if !op.is_store() {
+                    continue;
+                }
+                let addr = snap[op.dst as usize & 15].wrapping_add(op.off as i64 as u64);
+                self.wait_for_packet(addr, op.access_size());
+                match store(vm, op, addr, &snap) {
+                    Ok(Some((reg, v))) => {
+                        pending.push((reg, v));
+                        writes_now.push((reg, Some(lane)));
+                    }
+                    Ok(None) => {}
+                    Err(f) => return End::Fault(f),
+                }
+            }
+            {
+                let regs = vm.regs();
+                for (reg, v) in pending {
+                    regs[reg as usize & 15] = v;
+                }
+            }
+            prev_writes = writes_now;
+            // Control: the lowest lane whose transfer happens wins.
+            if let Some(next) = tail_call {
+                match self.image.entries.get(next) {
+                    Some(&e) if (e as usize) < self.image.bundles.len() => {
+                        pc = e as usize;
+                        frames.clear();
+                        self.cycles += TAKEN_BRANCH_CYCLES;
+                        continue;
+                    }
+                    _ => {
+                        return End::Fault(FaultKind::Helper {
+                            helper: "bpf_tail_call",
+                            message: format!("program {next} is not in the hxdp image"),
+                        })
+                    }
+                }
+            }
+            let mut next_pc = pc + 1;
+            for (_, op) in bundle.ops() {
+                let r = &snap;
+                if op.is_exit() {
+                    if op.code == EXIT_IMM {
+                        vm.regs()[0] = op.imm as u64;
+                    }
+                    match frames.pop() {
+                        Some(f) => {
+                            let regs = vm.regs();
+                            regs[6..10].copy_from_slice(&f.saved);
+                            regs[10] = regs[10].wrapping_sub(STACK_SIZE as u64);
+                            next_pc = f.return_pc;
+                            self.cycles += TAKEN_BRANCH_CYCLES;
+                            prev_writes.clear();
+                            break;
+                        }
+                        None => {
+                            let early = op.code == EXIT_IMM && bundle.count() == 1;
+                            if !early {
+                                self.cycles += DRAIN_CYCLES;
+                            }
+                            return End::Verdict(vm.regs()[0] as u32);
+                        }
+                    }
+                }
+                if op.is_local_call() {
+                    if frames.len() + 1 >= hwxdp_xdp::MAX_CALL_FRAMES {
+                        return End::Fault(FaultKind::CallDepth {
+                            max: hwxdp_xdp::MAX_CALL_FRAMES,
+                        });
+                    }
+                    let regs = vm.regs();
+                    let mut saved = [0; 4];
+                    saved.copy_from_slice(&regs[6..10]);
+                    frames.push(Frame {
+                        return_pc: pc + 1,
+                        saved,
+                    });
+                    regs[10] = regs[10].wrapping_add(STACK_SIZE as u64);
+                    next_pc = op.imm as usize;
+                    self.cycles += TAKEN_BRANCH_CYCLES;
+                    prev_writes.clear();
+                    break;
+                }
+                let taken = if op.is_ja() {
+                    true
+                } else if op.is_cond_jump() {
+                    let wide = op.class() == CLASS_JMP;
+                    let b = if op.code & SRC_X != 0 {
+                        r[op.src as usize & 15]
+                    } else {
+                        op.imm as u64
+                    };
+                    match alu::condition(op.code & 0xf0, wide, r[op.dst as usize & 15], b) {
+                        Some(t) => t,
+                        None => return End::Fault(invalid(op)),
+                    }
+                } else {
+                    false
+                };
+                if taken {
+                    next_pc = op.off as u16 as usize;
+                    self.cycles += TAKEN_BRANCH_CYCLES;
+                    prev_writes.clear();
+                    break;
+                }
+            }
+            pc = next_pc;
+        }
+    }
+
+    /// Early start: stalls until the frame holding the last byte of a packet access has arrived.
+    fn wait_for_packet(&mut self, addr: u64, size: usize) {
+        if region::region(addr) != Region::Packet {
+            return;
+        }
+        let end = (region::offset(addr) as usize + size).saturating_sub(self.data);
+        let frame = end.div_ceil(FRAME_BYTES) as u64;
+        // Frame k (from 1) is in the APS at cycle k; the program started at START_CYCLES with the first frame.
+        let ready = frame.saturating_sub(1) + START_CYCLES;
+        if self.cycles < ready {
+            self.cycles = ready;
+        }
+    }
+}
+
+fn invalid(op: &Op) -> FaultKind {
+    FaultKind::Helper {
+        helper: "decode",
+        message: format!("invalid hxdp op {:#04x}", op.code),
+    }
+}
+
+/// The result of an ALU op or `lddw`, operands from `r`.
+fn alu_value(op: &Op, r: &[u64; 16]) -> Option<u64> {
+    if op.is_lddw() {
+        return Some(match op.src {
+            PSEUDO_MAP_FD => region::map_handle((op.imm & 0xffff_ffff) as usize),
+            PSEUDO_MAP_VALUE => {
+                region::map_value((op.imm & 0xffff_ffff) as usize, 0, (op.imm >> 32) as u32)
+            }
+            _ => op.imm as u64,
+        });
+    }
+    let wide = op.class() == CLASS_ALU64;
+    let operation = op.code & 0xf0;
+    let x = op.code & SRC_X != 0;
+    let first = r[op.a.unwrap_or(op.dst) as usize & 15];
+    if operation == ALU_END {
+        return alu::endian(first, op.imm, wide || x);
+    }
+    let s = if x {
+        r[op.src as usize & 15]
+    } else {
+        op.imm as u64
+    };
+    if wide {
+        alu::alu64(operation, op.off, first, s)
+    } else {
+        alu::alu32(operation, op.off, first, s)
+    }
+}
+
+fn load(vm: &mut Hosted, op: &Op, addr: u64) -> Result<u64, FaultKind> {
+    let size = op.access_size();
+    if op.code == LDX6 {
+        let b = vm.bytes(addr, 6, "load")?;
+        let mut v = [0u8; 8];
+        v[..6].copy_from_slice(&b[..6]);
+        return Ok(u64::from_le_bytes(v));
+    }
+    let v = vm.load(addr, size)?;
+    Ok(if op.code & 0xe0 == MODE_MEMSX {
+        match size {
+            1 => v as i8 as i64 as u64,
+            2 => v as i16 as i64 as u64,
+            4 => v as i32 as i64 as u64,
+            _ => v,
+        }
+    } else {
+        v
+    })
+}
+
+/// Performs a store or atomic; returns a register an atomic writes back.
+fn store(
+    vm: &mut Hosted,
+    op: &Op,
+    addr: u64,
+    r: &[u64; 16],
+) -> Result<Option<(u8, u64)>, FaultKind> {
+    let size = op.access_size();
+    if op.code == STX6 {
+        let v = r[op.src as usize & 15].to_le_bytes();
+        vm.bytes(addr, 6, "store")?.copy_from_slice(&v[..6]);
+        return Ok(None);
+    }
+    if op.class() == CLASS_ST {
+        vm.store(addr, size, op.imm as u64)?;
+        return Ok(None);
+    }
+    if op.code & 0xe0 != MODE_ATOMIC {
+        vm.store(addr, size, r[op.src as usize & 15])?;
+        return Ok(None);
+    }
+    if size != 4 && size != 8 {
+        return Err(invalid(op));
+    }
+    let old = vm.load(addr, size)?;
+    let narrow = |v: u64| if size == 4 { v as u32 as u64 } else { v };
+    let operand = narrow(r[op.src as usize & 15]);
+    let imm = op.imm as i32;
+    if imm == ATOMIC_CMPXCHG {
+        if old == narrow(r[0]) {
+            vm.store(addr, size, operand)?;
+        }
+        return Ok(Some((0, old)));
+    }
+    if imm & !ATOMIC_FETCH == 0xe0 && imm & ATOMIC_FETCH == 0 {
+        return Err(invalid(op));
+    }
+    let new = alu::atomic_rmw(imm, old, operand).ok_or_else(|| invalid(op))?;
+    vm.store(addr, size, new)?;
+    Ok((imm & ATOMIC_FETCH != 0).then_some((op.src, old)))
+}
+
+impl Backend for HxdpCore {
+    fn name(&self) -> &str {
+        "hxdp"
+    }
+
+    fn run(&mut self, pkt: &mut XdpBuff, md: &XdpMd) -> Result<Verdict, BackendError> {
+        Ok(self.run_packet(pkt, md))
+    }
+
+    fn maps(&mut self) -> &mut dyn MapStore {
+        self.machine.maps_mut()
+    }
+
+    fn cycles(&self) -> Option<u64> {
+        Some(self.last_cycles)
+    }
+}

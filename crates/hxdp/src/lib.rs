@@ -1,0 +1,59 @@
+//! hXDP on hwxdp: the extended eBPF ISA ([`isa`]), the VLIW compiler ([`compile`]: passes, list scheduling, layout)
+//! and a cycle-level model of the Sephirot core ([`core`]) that executes the compiled image.
+
+pub mod compile;
+pub mod core;
+pub mod ir;
+pub mod isa;
+pub mod passes;
+pub mod sched;
+pub mod timing;
+
+pub use compile::{compile_object, Compiled, Options, Pass, ProgramReport};
+pub use core::{CoreStats, HxdpCore};
+pub use isa::{Bundle, Image, IsaError, MapConfig, Op};
+
+use thiserror::Error;
+
+/// Why a program cannot be compiled for hXDP or its image cannot be run.
+#[derive(Debug, Error)]
+pub enum CompileError {
+    /// The analysis refused the program.
+    #[error("{source}")]
+    Analysis {
+        /// What the analysis found.
+        #[from]
+        source: hwxdp_analysis::AnalysisError,
+    },
+    /// An instruction hXDP does not implement.
+    #[error("program {program}: instruction {insn}: {what} not supported by hxdp")]
+    Unsupported {
+        /// The program.
+        program: String,
+        /// The instruction index.
+        insn: usize,
+        /// What it is.
+        what: String,
+    },
+    /// A lane count out of range.
+    #[error("{lanes} lanes: hxdp bundles have 1 to 8")]
+    Lanes {
+        /// The lanes asked for.
+        lanes: usize,
+    },
+    /// More bundles than a 16-bit branch target reaches.
+    #[error("{bundles} bundles: more than a 16-bit bundle index reaches")]
+    TooLong {
+        /// The bundle count.
+        bundles: usize,
+    },
+    /// The image cannot be decoded.
+    #[error("{0}")]
+    Isa(#[from] IsaError),
+    /// The image does not match the object it is run with.
+    #[error("image: {0}")]
+    Mismatch(String),
+    /// The reference machine refused the object.
+    #[error("{0}")]
+    Load(#[from] hwxdp_xdp::LoadError),
+}

@@ -1,0 +1,280 @@
+//! List scheduling of each basic block into bundles of N lanes, respecting the Bernstein conditions, per-lane
+//! forwarding and the one-helper-per-bundle limit; then parallel branches and block layout.
+
+use crate::ir::{reads, writes, IrOp, IrProgram, Mem};
+use crate::isa::{Bundle, Op};
+
+/// A bundle under construction: which op of the block sits in each lane.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// Ops by lane (an `lddw` fills its lane and marks the next one taken with `Taken`).
+    pub lanes: Vec<Slot>,
+}
+
+/// A lane of a [`Row`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// Free.
+    Free,
+    /// The op.
+    Op(Box<IrOp>),
+    /// The second half of the `lddw` in the lane before.
+    Taken,
+}
+
+impl Row {
+    fn new(lanes: usize) -> Row {
+        Row {
+            lanes: vec![Slot::Free; lanes],
+        }
+    }
+
+    fn ops(&self) -> impl Iterator<Item = (usize, &IrOp)> {
+        self.lanes.iter().enumerate().filter_map(|(l, s)| match s {
+            Slot::Op(o) => Some((l, o.as_ref())),
+            _ => None,
+        })
+    }
+
+    fn has_helper(&self) -> bool {
+        self.ops().any(|(_, o)| o.op.is_helper_call())
+    }
+
+    fn free(&self, lane: usize, width: usize) -> bool {
+        (lane..lane + width).all(|l| self.lanes.get(l) == Some(&Slot::Free))
+    }
+}
+
+fn alias(a: Mem, b: Mem) -> bool {
+    match (a, b) {
+        (Mem::None, _) | (_, Mem::None) | (Mem::Ctx, _) | (_, Mem::Ctx) => false,
+        (Mem::Unknown, _) | (_, Mem::Unknown) => true,
+        (Mem::Packet, Mem::Packet) => true,
+        (Mem::Map(x), Mem::Map(y)) => x == y,
+        (
+            Mem::Stack {
+                frame: f1,
+                range: r1,
+            },
+            Mem::Stack {
+                frame: f2,
+                range: r2,
+            },
+        ) => {
+            f1 == f2
+                && !matches!((r1, r2), (Some((l1, h1)), Some((l2, h2))) if h1 <= l2 || h2 <= l1)
+        }
+        _ => false,
+    }
+}
+
+fn may_fault(o: &IrOp) -> bool {
+    (o.op.is_load() || o.op.is_store()) && matches!(o.mem, Mem::Packet | Mem::Unknown)
+}
+
+fn side_effect(o: &IrOp) -> bool {
+    o.op.is_helper_call() || (o.op.is_store() && !matches!(o.mem, Mem::Stack { .. }))
+}
+
+/// True for ops after which nothing of the block may run in the same bundle or before: local calls and tail calls.
+fn barrier(o: &IrOp) -> bool {
+    o.op.is_local_call() || (o.op.is_helper_call() && o.op.imm == 12)
+}
+
+/// The earliest bundle op `j` may occupy given op `i` (earlier in program order) in bundle `bi`, and the lane it
+/// must then use if the dependence is a read-after-write forwarded from the previous bundle.
+fn constraint(i: &IrOp, j: &IrOp) -> (usize, bool) {
+    // (delta, raw): j >= b(i) + delta; raw marks a register read-after-write.
+    let (wi, ri, wj, rj) = (writes(&i.op), reads(&i.op), writes(&j.op), reads(&j.op));
+    let mut delta = 0usize;
+    let mut raw = false;
+    if rj & wi != 0 {
+        delta = 1;
+        raw = !i.op.is_helper_call();
+    }
+    if wj & wi != 0 {
+        delta = delta.max(1);
+    }
+    let _ = ri & wj; // write-after-read: the same bundle is fine, operands are read before results commit
+    let (mi, mj) = (
+        i.op.is_load() || i.op.is_store(),
+        j.op.is_load() || j.op.is_store(),
+    );
+    let (hi, hj) = (i.op.is_helper_call(), j.op.is_helper_call());
+    if (hi && (mj || hj)) || (mi && hj && i.op.is_store()) {
+        delta = delta.max(1);
+    }
+    if mi && mj && alias(i.mem, j.mem) && i.op.is_store() {
+        delta = delta.max(1);
+    }
+    let fault_order = (may_fault(i) && side_effect(j))
+        || (side_effect(i) && may_fault(j))
+        || (may_fault(i) && may_fault(j) && i.op.fault_verdict() != j.op.fault_verdict());
+    if fault_order {
+        delta = delta.max(1);
+    }
+    (delta, raw && delta == 1)
+}
+
+/// Schedules one block's ops into rows of `lanes` lanes.
+pub fn schedule_block(ops: &[IrOp], lanes: usize) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut placed: Vec<(usize, usize)> = Vec::with_capacity(ops.len());
+    let mut floor = 0usize;
+    for (j, op) in ops.iter().enumerate() {
+        let width = op.op.width().min(lanes);
+        let terminator = op.op.is_control() || barrier(op);
+        let mut earliest = floor;
+        if terminator {
+            earliest = earliest.max(rows.len().saturating_sub(1));
+            earliest = earliest.max(placed.iter().map(|p| p.0).max().unwrap_or(0));
+        }
+        let deps: Vec<(usize, usize, usize, bool)> = (0..j)
+            .map(|i| {
+                let (delta, raw) = constraint(&ops[i], op);
+                (placed[i].0, placed[i].1, delta, raw)
+            })
+            .collect();
+        for &(b, _, delta, _) in &deps {
+            earliest = earliest.max(b + delta);
+        }
+        let mut b = earliest;
+        let (bundle, lane) = loop {
+            if b >= rows.len() {
+                rows.push(Row::new(lanes));
+            }
+            // Read-after-write on a result of the previous bundle must stay on the producer's lane.
+            let forced: Vec<usize> = deps
+                .iter()
+                .filter(|d| d.3 && d.0 + 1 == b)
+                .map(|d| d.1)
+                .collect();
+            let helper_ok = !op.op.is_helper_call() || !rows[b].has_helper();
+            let lane = if forced.iter().any(|&l| l != forced[0]) {
+                None
+            } else if let Some(&l) = forced.first() {
+                rows[b].free(l, width).then_some(l)
+            } else {
+                (0..=lanes - width).find(|&l| rows[b].free(l, width))
+            };
+            match lane {
+                Some(l) if helper_ok => break (b, l),
+                _ => b += 1,
+            }
+        };
+        rows[bundle].lanes[lane] = Slot::Op(Box::new(op.clone()));
+        if width == 2 {
+            rows[bundle].lanes[lane + 1] = Slot::Taken;
+        }
+        placed.push((bundle, lane));
+        if terminator {
+            floor = bundle + 1;
+        }
+    }
+    rows
+}
+
+/// Fills the free lanes of block `k`'s last row with the branch or exit that makes up the whole of the next block,
+/// behind the row's own branches in lane priority. Returns true when the next block's op moved (it had no other way
+/// in) or was copied (an exit).
+pub fn merge_next_branch(
+    rows: &mut [Vec<Row>],
+    prog: &IrProgram,
+    preds: &[usize],
+    k: usize,
+) -> bool {
+    if !prog.blocks[k].falls_through || rows[k].is_empty() {
+        return false;
+    }
+    // The block execution falls into: the next one, past blocks that emptied out (and fall through).
+    let mut j = k + 1;
+    let mut chain_single = true;
+    while j < rows.len() && rows[j].is_empty() && prog.blocks[j].falls_through {
+        chain_single &= preds[j] <= 1;
+        j += 1;
+    }
+    if j >= rows.len() || prog.blocks[j].func != prog.blocks[k].func {
+        return false;
+    }
+    let next_rows = &rows[j];
+    let [row] = next_rows.as_slice() else {
+        return false;
+    };
+    let mut next_ops = row.ops();
+    let (Some((_, op)), None) = (next_ops.next(), next_ops.next()) else {
+        return false;
+    };
+    let op = op.clone();
+    drop(next_ops);
+    let single_pred = preds[j] <= 1 && chain_single;
+    let is_exit = op.op.is_exit();
+    if !(op.op.is_cond_jump() || op.op.is_ja() || is_exit) || !(single_pred || is_exit) {
+        return false;
+    }
+    let last = rows[k].last().expect("rows not empty");
+    let written = last.ops().fold(0u16, |acc, (_, o)| acc | writes(&o.op));
+    if reads(&op.op) & written != 0 {
+        return false;
+    }
+    let after = last
+        .ops()
+        .filter(|(_, o)| o.op.is_control() || barrier(o))
+        .map(|(l, _)| l + 1)
+        .max()
+        .unwrap_or(0);
+    if last
+        .ops()
+        .any(|(_, o)| barrier(o) || o.op.is_exit() || o.op.is_ja())
+    {
+        return false;
+    }
+    let Some(lane) = (after..last.lanes.len()).find(|&l| last.free(l, 1)) else {
+        return false;
+    };
+    let last = rows[k].last_mut().expect("rows not empty");
+    last.lanes[lane] = Slot::Op(Box::new(op));
+    if single_pred {
+        rows[j].clear();
+    }
+    true
+}
+
+/// Converts rows to bundles, resolving jump and call targets (eBPF instruction indices) to bundle indices.
+pub fn layout(
+    prog: &IrProgram,
+    rows: &[Vec<Row>],
+    base: usize,
+    lanes: usize,
+) -> (Vec<Bundle>, Vec<usize>) {
+    let mut starts = Vec::with_capacity(rows.len());
+    let mut at = base;
+    for r in rows {
+        starts.push(at);
+        at += r.len();
+    }
+    let bundle_of = |insn: u32| -> usize {
+        prog.blocks
+            .iter()
+            .position(|b| b.start == insn)
+            .map(|k| starts[k])
+            .unwrap_or(usize::MAX)
+    };
+    let mut out = Vec::new();
+    for r in rows.iter().flatten() {
+        let mut bundle = Bundle::empty(lanes);
+        for (l, o) in r.ops() {
+            let mut op: Op = o.op;
+            if let Some(t) = o.target {
+                let target = bundle_of(t);
+                if op.is_local_call() {
+                    op.imm = target as i64;
+                } else {
+                    op.off = target as u16 as i16;
+                }
+            }
+            bundle.lanes[l] = Some(op);
+        }
+        out.push(bundle);
+    }
+    (out, starts)
+}

@@ -3,7 +3,7 @@
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::{progress, trace};
 use anyhow::{Context, Result};
-use hwxdp_xdp::{Clock, Config, Machine, Verdict, XdpBuff};
+use hwxdp_xdp::{Backend, Clock, Config, Machine, Verdict, XdpBuff};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -30,6 +30,25 @@ pub struct Args {
     /// Seed of bpf_get_prandom_u32.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Backend: `interp` (the reference machine) or `hxdp` (the compiled image on the cycle model of the core).
+    #[arg(long, default_value = "interp", value_parser = ["interp", "hxdp"])]
+    backend: String,
+    /// Lanes per bundle for `--backend hxdp`.
+    #[arg(long, default_value_t = 4)]
+    lanes: usize,
+    /// Compiler passes to switch off for `--backend hxdp`.
+    #[arg(long = "disable", value_delimiter = ',')]
+    disable: Vec<String>,
+}
+
+/// Cycle figures of `--backend hxdp`.
+#[derive(Serialize)]
+struct HxdpStats {
+    lanes: usize,
+    bundles: usize,
+    cycles_per_packet: InsnStats,
+    mpps_156_25_mhz: f64,
+    mpps_250_mhz: f64,
 }
 
 #[derive(Serialize, Default)]
@@ -51,6 +70,8 @@ struct Stats {
     faults: usize,
     first_faults: Vec<String>,
     coverage: Vec<CoverageStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hxdp: Option<HxdpStats>,
 }
 
 /// Coverage of one program, as `stats.json` shows it.
@@ -108,10 +129,28 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &config,
     )
     .with_context(|| args.program.object.display().to_string())?;
+    let mut core = if args.backend == "hxdp" {
+        let options = crate::cmd_compile::options(args.lanes, &args.disable)?;
+        let (compiled, _) = crate::cmd_compile::build(&args.program, &loaded.spec, &options)?;
+        Some(
+            hwxdp_hxdp::HxdpCore::new(
+                compiled.image,
+                &loaded.spec,
+                args.program.chosen(&loaded.spec).as_deref(),
+                &config,
+            )
+            .with_context(|| args.program.object.display().to_string())?,
+        )
+    } else {
+        None
+    };
     if let Some(path) = &args.trace.maps {
         let file = common::load_maps(path)?;
-        hwxdp_maps::json::preload(machine.maps_mut(), &file)
-            .with_context(|| path.display().to_string())?;
+        let target = match core.as_mut() {
+            Some(c) => c.machine_mut().maps_mut(),
+            None => machine.maps_mut(),
+        };
+        hwxdp_maps::json::preload(target, &file).with_context(|| path.display().to_string())?;
     }
     common::create_dir(&args.out)?;
     let mut writers = Vec::new();
@@ -146,9 +185,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
             skipped += 1;
             return Ok(());
         }
-        machine.set_time(time_ns);
         let md = common::metadata(&args.trace, data);
-        let outcome = machine.run_packet(&mut buff, &md);
+        let outcome = match core.as_mut() {
+            Some(c) => {
+                c.set_time(time_ns);
+                let verdict = c.run_packet(&mut buff, &md);
+                hwxdp_xdp::Outcome {
+                    retval: verdict.retval(),
+                    insns: c.cycles().unwrap_or(0),
+                    ..Default::default()
+                }
+            }
+            None => {
+                machine.set_time(time_ns);
+                machine.run_packet(&mut buff, &md)
+            }
+        };
         let verdict = outcome.verdict();
         let bucket = Verdict::NAMED
             .iter()
@@ -203,10 +255,32 @@ pub fn run(args: Args) -> Result<ExitCode> {
         std::fs::write(args.out.join("trace_printk.txt"), printk.join("\n") + "\n")?;
     }
     if args.dump_maps {
-        let dump = hwxdp_maps::json::dump(machine.maps_mut())?;
+        let maps = match core.as_mut() {
+            Some(c) => c.machine_mut().maps_mut(),
+            None => machine.maps_mut(),
+        };
+        let dump = hwxdp_maps::json::dump(maps)?;
         common::write_json(&args.out.join("maps.json"), &dump)?;
     }
+    let hxdp = core.as_ref().map(|c| {
+        let st = c.stats();
+        HxdpStats {
+            lanes: args.lanes,
+            bundles: c.image().bundles.len(),
+            cycles_per_packet: InsnStats {
+                min: st.min,
+                mean: st.mean(),
+                max: st.max,
+            },
+            mpps_156_25_mhz: hwxdp_hxdp::timing::mpps(
+                hwxdp_hxdp::timing::CLOCK_PAPER_MHZ,
+                st.mean(),
+            ),
+            mpps_250_mhz: hwxdp_hxdp::timing::mpps(hwxdp_hxdp::timing::CLOCK_FAST_MHZ, st.mean()),
+        }
+    });
     let stats = Stats {
+        hxdp,
         object: args.program.object.display().to_string(),
         program: machine.entry().name.clone(),
         packets: ran,
@@ -274,6 +348,13 @@ fn print_summary(stats: &Stats, out: &std::path::Path) {
     }
     if stats.skipped > 0 {
         println!("{} packets skipped (not a valid XDP frame)", stats.skipped);
+    }
+    if let Some(h) = &stats.hxdp {
+        println!(
+            "hxdp: {} lanes, {} bundles; cycles per packet: min {} mean {:.1} max {}; {:.2} Mpps at 156.25 MHz, {:.2} Mpps at 250 MHz",
+            h.lanes, h.bundles, h.cycles_per_packet.min, h.cycles_per_packet.mean, h.cycles_per_packet.max,
+            h.mpps_156_25_mhz, h.mpps_250_mhz
+        );
     }
     for f in &stats.first_faults {
         println!("fault: {f}");

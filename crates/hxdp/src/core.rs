@@ -118,6 +118,11 @@ impl HxdpCore {
         &mut self.machine
     }
 
+    /// The image the core runs.
+    pub fn image(&self) -> &Image {
+        &self.image
+    }
+
     /// Sets the arrival time of the next packet (virtual clock).
     pub fn set_time(&mut self, ns: u64) {
         self.machine.set_time(ns);
@@ -135,8 +140,7 @@ impl HxdpCore {
 
     /// Runs one packet; returns the verdict (faults give `XDP_ABORTED`).
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Verdict {
-        let (_, data, end) = buff.offsets();
-        let frames = (end - data).div_ceil(FRAME_BYTES) as u64;
+        let (_, data, _) = buff.offsets();
         let entry = self.image.entries[self.entry] as usize;
         let mut hosted = self.machine.hosted(buff, md);
         let mut run = Run {
@@ -147,9 +151,9 @@ impl HxdpCore {
         };
         let end = run.execute(&mut hosted, entry);
         hosted.finish();
-        // The next packet's frames stream in while this one runs; a packet longer than its program still takes a cycle
-        // per frame to enter.
-        let cycles = run.cycles.max(frames + START_CYCLES);
+        // The input queue moves the next packet's frames while this one runs, so only the core's busy time counts
+        // (waits for frames not yet arrived are in it, see `wait_for_packet`).
+        let cycles = run.cycles;
         self.last_cycles = cycles;
         let s = &mut self.stats;
         s.min = if s.packets == 0 {

@@ -81,39 +81,42 @@ fn barrier(o: &IrOp) -> bool {
     o.op.is_local_call() || (o.op.is_helper_call() && o.op.imm == 12)
 }
 
-/// The earliest bundle op `j` may occupy given op `i` (earlier in program order) in bundle `bi`, and the lane it
-/// must then use if the dependence is a read-after-write forwarded from the previous bundle.
-fn constraint(i: &IrOp, j: &IrOp) -> (usize, bool) {
-    // (delta, raw): j >= b(i) + delta; raw marks a register read-after-write.
+/// How op `j` depends on op `i` (earlier in program order): `None` when independent, else `(delta, raw)`, meaning
+/// `j` must sit in bundle `b(i) + delta` or later, and `raw` marks a register read-after-write (which, one bundle
+/// later, must use the producer's lane).
+fn constraint(i: &IrOp, j: &IrOp) -> Option<(usize, bool)> {
     let (wi, ri, wj, rj) = (writes(&i.op), reads(&i.op), writes(&j.op), reads(&j.op));
-    let mut delta = 0usize;
-    let mut raw = false;
-    if rj & wi != 0 {
-        delta = 1;
-        raw = !i.op.is_helper_call();
+    let mut dep: Option<usize> = None;
+    let mut need = |d: usize| dep = Some(dep.map_or(d, |x: usize| x.max(d)));
+    let raw = rj & wi != 0;
+    if raw || wj & wi != 0 {
+        need(1);
     }
-    if wj & wi != 0 {
-        delta = delta.max(1);
+    // Write-after-read: the same bundle is fine, operands are read before results commit.
+    if ri & wj != 0 {
+        need(0);
     }
-    let _ = ri & wj; // write-after-read: the same bundle is fine, operands are read before results commit
     let (mi, mj) = (
         i.op.is_load() || i.op.is_store(),
         j.op.is_load() || j.op.is_store(),
     );
     let (hi, hj) = (i.op.is_helper_call(), j.op.is_helper_call());
     if (hi && (mj || hj)) || (mi && hj && i.op.is_store()) {
-        delta = delta.max(1);
+        need(1);
     }
-    if mi && mj && alias(i.mem, j.mem) && i.op.is_store() {
-        delta = delta.max(1);
+    if mi && hj {
+        need(0);
+    }
+    if mi && mj && alias(i.mem, j.mem) {
+        need(if i.op.is_store() { 1 } else { 0 });
     }
     let fault_order = (may_fault(i) && side_effect(j))
         || (side_effect(i) && may_fault(j))
         || (may_fault(i) && may_fault(j) && i.op.fault_verdict() != j.op.fault_verdict());
     if fault_order {
-        delta = delta.max(1);
+        need(1);
     }
-    (delta, raw && delta == 1)
+    dep.map(|d| (d, raw && !hi && d == 1))
 }
 
 /// Schedules one block's ops into rows of `lanes` lanes.
@@ -130,9 +133,9 @@ pub fn schedule_block(ops: &[IrOp], lanes: usize) -> Vec<Row> {
             earliest = earliest.max(placed.iter().map(|p| p.0).max().unwrap_or(0));
         }
         let deps: Vec<(usize, usize, usize, bool)> = (0..j)
-            .map(|i| {
-                let (delta, raw) = constraint(&ops[i], op);
-                (placed[i].0, placed[i].1, delta, raw)
+            .filter_map(|i| {
+                let (delta, raw) = constraint(&ops[i], op)?;
+                Some((placed[i].0, placed[i].1, delta, raw))
             })
             .collect();
         for &(b, _, delta, _) in &deps {

@@ -1,0 +1,283 @@
+//! Each pass on small hand-written programs: where it fires, and where it must not.
+
+use hwxdp_hxdp::compile::{optimize, schedule};
+use hwxdp_hxdp::ir::IrProgram;
+use hwxdp_hxdp::isa::{EXIT_IMM, LDX6, STX6};
+use hwxdp_hxdp::{compile_object, HxdpCore, Options, Pass};
+use hwxdp_object::{ObjectSpec, ProgramSpec};
+use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
+
+fn object(text: &str) -> ObjectSpec {
+    let insns = hwxdp_ebpf::assemble(text).expect("assembles");
+    ObjectSpec {
+        programs: vec![ProgramSpec {
+            name: "t".into(),
+            section: "xdp".into(),
+            own_len: insns.len(),
+            insns,
+            functions: vec![(0, "t".into())],
+        }],
+        maps: Vec::new(),
+        license: "GPL".into(),
+    }
+}
+
+/// The working form after only `pass` (every other pass off).
+fn only(text: &str, pass: Pass) -> IrProgram {
+    let disabled = Pass::ALL.into_iter().filter(|&p| p != pass).collect();
+    let options = Options { lanes: 4, disabled };
+    optimize(&object(text), 0, &options).expect("compiles").0
+}
+
+fn ops(ir: &IrProgram) -> Vec<hwxdp_hxdp::Op> {
+    ir.blocks
+        .iter()
+        .flat_map(|b| b.ops.iter().map(|o| o.op))
+        .collect()
+}
+
+const CHECKED_READ: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 20
+    if r4 > r3 goto drop
+    r0 = *(u32 *)(r2 + 16)
+    exit
+drop:
+    r0 = 1
+    exit
+";
+
+#[test]
+fn bounds_check_before_the_read_it_guards_is_removed() {
+    let ir = only(CHECKED_READ, Pass::Bounds);
+    let ops = ops(&ir);
+    assert!(
+        !ops.iter().any(|o| o.is_cond_jump()),
+        "the check stays: {ops:?}"
+    );
+    let load = ops
+        .iter()
+        .find(|o| o.is_load() && o.off == 16)
+        .expect("the read");
+    assert_eq!(
+        load.fault_verdict(),
+        Some(1),
+        "out of packet must drop as the check did"
+    );
+    // The pointer arithmetic that only fed the check is gone too.
+    assert!(!ops.iter().any(|o| o.is_alu() && o.imm == 20));
+}
+
+#[test]
+fn removed_bounds_check_keeps_the_verdicts_of_short_packets() {
+    let spec = object(CHECKED_READ);
+    for len in 14..=26usize {
+        let frame: Vec<u8> = (0..len as u8).collect();
+        let mut machine = Machine::new(&spec, None, &Config::default()).expect("loads");
+        let mut a = XdpBuff::new(&frame).expect("frame");
+        let want = machine.run_packet(&mut a, &XdpMd::default()).retval;
+        let compiled = compile_object(&spec, 0, &Options::default()).expect("compiles");
+        let mut core =
+            HxdpCore::new(compiled.image, &spec, None, &Config::default()).expect("loads");
+        let mut b = XdpBuff::new(&frame).expect("frame");
+        let got = core.run_packet(&mut b, &XdpMd::default()).retval();
+        assert_eq!(want, got, "packet of {len} bytes");
+    }
+}
+
+#[test]
+fn bounds_check_not_ending_at_the_read_stays() {
+    // The read ends at byte 17, the check guards 20: a 18-byte packet would pass the read but fail the check.
+    let text = CHECKED_READ.replace("r0 = *(u32 *)(r2 + 16)", "r0 = *(u8 *)(r2 + 16)");
+    let ops = ops(&only(&text, Pass::Bounds));
+    assert!(ops.iter().any(|o| o.is_cond_jump()));
+    assert!(ops.iter().all(|o| o.fault_verdict().is_none()));
+}
+
+#[test]
+fn bounds_check_with_variable_offset_stays() {
+    let text = "
+        r2 = *(u32 *)(r1 + 0)
+        r3 = *(u32 *)(r1 + 4)
+        r5 = *(u8 *)(r2 + 0)
+        r5 &= 15
+        r2 += r5
+        r4 = r2
+        r4 += 20
+        if r4 > r3 goto drop
+        r0 = *(u32 *)(r2 + 16)
+        exit
+    drop:
+        r0 = 1
+        exit
+    ";
+    let ops = ops(&only(text, Pass::Bounds));
+    assert_eq!(ops.iter().filter(|o| o.is_cond_jump()).count(), 1);
+}
+
+#[test]
+fn bounds_check_whose_failure_side_does_more_than_return_stays() {
+    let text = CHECKED_READ.replace(
+        "drop:\n    r0 = 1",
+        "drop:\n    *(u32 *)(r10 - 4) = 7\n    r0 = 1",
+    );
+    let ops = ops(&only(&text, Pass::Bounds));
+    assert!(ops.iter().any(|o| o.is_cond_jump()));
+}
+
+#[test]
+fn zeroing_of_a_fresh_stack_slot_is_removed() {
+    let text = "
+        *(u64 *)(r10 - 8) = 0
+        r0 = *(u64 *)(r10 - 8)
+        exit
+    ";
+    let ops = ops(&only(text, Pass::Zeroing));
+    assert!(!ops.iter().any(|o| o.is_store()), "{ops:?}");
+}
+
+#[test]
+fn store_of_a_non_zero_value_is_not_zeroing() {
+    let text = "
+        *(u64 *)(r10 - 8) = 5
+        r0 = *(u64 *)(r10 - 8)
+        exit
+    ";
+    let ops = ops(&only(text, Pass::Zeroing));
+    assert_eq!(ops.iter().filter(|o| o.is_store()).count(), 1);
+}
+
+#[test]
+fn zeroing_after_a_store_to_the_same_slot_stays() {
+    let text = "
+        *(u64 *)(r10 - 8) = 5
+        r0 = *(u64 *)(r10 - 8)
+        *(u64 *)(r10 - 8) = 0
+        r1 = *(u64 *)(r10 - 8)
+        r0 += r1
+        exit
+    ";
+    let ops = ops(&only(text, Pass::Zeroing));
+    assert_eq!(ops.iter().filter(|o| o.is_store()).count(), 2);
+}
+
+#[test]
+fn move_then_add_becomes_three_operand() {
+    let text = "
+        r1 = 3
+        r2 = r1
+        r2 += 4
+        r0 = r2
+        exit
+    ";
+    let ops = ops(&only(text, Pass::ThreeOperand));
+    let add = ops
+        .iter()
+        .find(|o| o.is_alu() && o.imm == 4)
+        .expect("the add");
+    assert_eq!((add.dst, add.a), (2, Some(1)));
+    assert_eq!(ops.len(), 4);
+}
+
+#[test]
+fn narrow_move_then_wide_add_is_not_fused() {
+    // w2 = w1 zero-extends before the 64-bit add; a fused add would see r1's upper half.
+    let text = "
+        r1 = -1
+        w2 = w1
+        r2 += 4
+        r0 = r2
+        exit
+    ";
+    let ops = ops(&only(text, Pass::ThreeOperand));
+    assert!(ops.iter().all(|o| o.a.is_none()));
+}
+
+const MAC_COPY: &str = "
+    r2 = *(u32 *)(r10 - 16)
+    r3 = *(u16 *)(r10 - 12)
+    *(u32 *)(r10 - 8) = r2
+    *(u16 *)(r10 - 4) = r3
+    r0 = 2
+    exit
+";
+
+#[test]
+fn four_and_two_byte_copy_becomes_six_byte() {
+    let ops = ops(&only(MAC_COPY, Pass::SixByte));
+    assert_eq!(ops[0].code, LDX6);
+    assert_eq!(ops[1].code, STX6);
+    assert_eq!(ops.len(), 4);
+}
+
+#[test]
+fn copy_whose_halves_are_used_later_is_not_fused() {
+    let text = MAC_COPY.replace("r0 = 2", "r0 = r3");
+    let ops = ops(&only(&text, Pass::SixByte));
+    assert!(ops.iter().all(|o| o.code != LDX6 && o.code != STX6));
+}
+
+#[test]
+fn move_to_r0_then_exit_becomes_parametrized_exit() {
+    let ops = ops(&only("r0 = 2\nexit\n", Pass::Exit));
+    assert_eq!(ops.len(), 1);
+    assert_eq!((ops[0].code, ops[0].imm), (EXIT_IMM, 2));
+}
+
+#[test]
+fn exit_of_a_computed_r0_is_not_parametrized() {
+    let ops = ops(&only("r0 = *(u32 *)(r1 + 12)\nexit\n", Pass::Exit));
+    assert!(ops.iter().all(|o| o.code != EXIT_IMM));
+}
+
+#[test]
+fn scheduler_packs_independent_ops_and_forwards_on_the_same_lane() {
+    let text = "
+        r2 = 1
+        r3 = 2
+        r4 = 3
+        r3 += 5
+        r0 = 0
+        exit
+    ";
+    let options = Options {
+        lanes: 4,
+        disabled: vec![Pass::Exit],
+    };
+    let (ir, _) = optimize(&object(text), 0, &options).expect("compiles");
+    let rows = schedule(&ir, &options);
+    let rows = &rows[0];
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let lane_of = |row: usize, imm: i64| {
+        rows[row]
+            .lanes
+            .iter()
+            .position(|s| matches!(s, hwxdp_hxdp::sched::Slot::Op(o) if o.op.imm == imm))
+    };
+    // r3 = 2 in bundle 0 feeds r3 += 5 in bundle 1 on the same lane.
+    assert_eq!(lane_of(0, 2), lane_of(1, 5));
+}
+
+#[test]
+fn at_most_one_helper_call_per_bundle() {
+    let text = "
+        call 7
+        r6 = r0
+        call 7
+        r0 += r6
+        exit
+    ";
+    let options = Options::default();
+    let (ir, _) = optimize(&object(text), 0, &options).expect("compiles");
+    let rows = schedule(&ir, &options);
+    for row in &rows[0] {
+        let calls = row
+            .lanes
+            .iter()
+            .filter(|s| matches!(s, hwxdp_hxdp::sched::Slot::Op(o) if o.op.is_helper_call()))
+            .count();
+        assert!(calls <= 1);
+    }
+}

@@ -204,7 +204,7 @@ pub fn compile_object(
     let mut bundles = Vec::new();
     let mut entries = vec![NO_ENTRY; spec.programs.len()];
     let mut reports = Vec::new();
-    for index in 0..spec.programs.len() {
+    for (index, slot) in entries.iter_mut().enumerate() {
         let compiled = optimize(spec, index, options);
         let (ir, mut report) = match compiled {
             Ok(c) => c,
@@ -215,7 +215,7 @@ pub fn compile_object(
         let (mut b, starts) = layout(&ir, &rows, bundles.len(), options.lanes);
         report.bundles = b.len();
         report.ops = b.iter().map(|x| x.count()).sum();
-        entries[index] = starts.first().copied().unwrap_or(bundles.len()) as u32;
+        *slot = starts.first().copied().unwrap_or(bundles.len()) as u32;
         bundles.append(&mut b);
         reports.push(report);
     }

@@ -187,16 +187,14 @@ pub fn dead_code(prog: &mut IrProgram) {
         let live = live_after(prog);
         let mut changed = false;
         for (k, block) in prog.blocks.iter_mut().enumerate() {
-            let mut i = 0;
             let mut keep = Vec::with_capacity(block.ops.len());
-            for op in block.ops.drain(..) {
+            for (i, op) in block.ops.drain(..).enumerate() {
                 let pure = op.op.is_alu() || op.op.is_lddw();
                 if pure && writes(&op.op) & live[k][i] == 0 {
                     changed = true;
                 } else {
                     keep.push(op);
                 }
-                i += 1;
             }
             block.ops = keep;
         }

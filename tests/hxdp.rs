@@ -15,22 +15,44 @@ fn run(obj: &str, args: &[&str], out: &str, backend: &[&str]) -> serde_json::Val
     all.extend(backend);
     let r = hwxdp(&all);
     assert!(r.ok, "hwxdp {} failed:\n{}", all.join(" "), r.all);
-    serde_json::from_str(&std::fs::read_to_string(format!("{out}/stats.json")).expect("stats.json written"))
-        .expect("stats.json is JSON")
+    serde_json::from_str(
+        &std::fs::read_to_string(format!("{out}/stats.json")).expect("stats.json written"),
+    )
+    .expect("stats.json is JSON")
 }
 
 fn same_files(a: &str, b: &str, example: &str) {
-    for name in ["aborted.pcap", "drop.pcap", "pass.pcap", "tx.pcap", "redirect.pcap", "maps.json"] {
+    for name in [
+        "aborted.pcap",
+        "drop.pcap",
+        "pass.pcap",
+        "tx.pcap",
+        "redirect.pcap",
+        "maps.json",
+    ] {
         let x = std::fs::read(format!("{a}/{name}")).unwrap_or_default();
         let y = std::fs::read(format!("{b}/{name}")).unwrap_or_default();
-        assert!(x == y, "{example}: {name} differs between interp ({a}) and hxdp ({b})");
+        assert!(
+            x == y,
+            "{example}: {name} differs between interp ({a}) and hxdp ({b})"
+        );
     }
 }
 
 fn differential(example: &str, extra: &[&str], backend: &[&str]) {
     let obj = example_object(example);
-    let dir = scratch_dir(&format!("hxdp-{example}-{}", backend.join("").replace(['-', ','], "")));
-    let gen = hwxdp(&["gen", obj.as_str(), "-o", dir.as_str(), "-n", &PACKETS.to_string()]);
+    let dir = scratch_dir(&format!(
+        "hxdp-{example}-{}",
+        backend.join("").replace(['-', ','], "")
+    ));
+    let gen = hwxdp(&[
+        "gen",
+        obj.as_str(),
+        "-o",
+        dir.as_str(),
+        "-n",
+        &PACKETS.to_string(),
+    ]);
     assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
     let pcap = format!("{dir}/trace.pcap");
     let maps = format!("{dir}/maps.json");
@@ -47,10 +69,21 @@ fn differential(example: &str, extra: &[&str], backend: &[&str]) {
     let mut hx = vec!["--backend", "hxdp"];
     hx.extend(backend);
     let hxdp = run(&obj, &args, &format!("{dir}/hxdp"), &hx);
-    assert_eq!(interp["verdicts"], hxdp["verdicts"], "{example}: verdict counts differ");
-    assert!(hxdp["packets"].as_u64().unwrap_or(0) >= 1000, "{example}: too few packets");
-    let cycles = hxdp["hxdp"]["cycles_per_packet"]["mean"].as_f64().unwrap_or(0.0);
-    assert!(cycles >= 2.0, "{example}: {cycles} cycles per packet is not a run of the core");
+    assert_eq!(
+        interp["verdicts"], hxdp["verdicts"],
+        "{example}: verdict counts differ"
+    );
+    assert!(
+        hxdp["packets"].as_u64().unwrap_or(0) >= 1000,
+        "{example}: too few packets"
+    );
+    let cycles = hxdp["hxdp"]["cycles_per_packet"]["mean"]
+        .as_f64()
+        .unwrap_or(0.0);
+    assert!(
+        cycles >= 2.0,
+        "{example}: {cycles} cycles per packet is not a run of the core"
+    );
     same_files(&format!("{dir}/interp"), &format!("{dir}/hxdp"), example);
 }
 
@@ -99,7 +132,10 @@ fn passes_disabled() {
         differential(
             example,
             &[],
-            &["--disable", "bounds,zeroing,three-operand,six-byte,exit,parallel-branches"],
+            &[
+                "--disable",
+                "bounds,zeroing,three-operand,six-byte,exit,parallel-branches",
+            ],
         );
     }
 }

@@ -58,7 +58,7 @@ impl Hosted<'_> {
 
     /// Ends the packet: clears the stack for the next one and returns what the helpers recorded (redirect target,
     /// printk lines). The caller sets the verdict.
-    pub fn finish(mut self) -> Outcome {
+    pub fn finish(self) -> Outcome {
         let used = STACK_BYTES.min(self.vm.stack.len());
         self.vm.stack[..used].fill(0);
         self.vm.outcome

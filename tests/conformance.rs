@@ -14,6 +14,10 @@ struct Answer {
 /// Sends `program` (assembled by hwxdp's assembler) in the suite's hex form, with `memory` as the first argument.
 fn plugin(program: &str, memory: Option<&[u8]>) -> Answer {
     let insns = hwxdp_ebpf::assemble(program).unwrap_or_else(|e| panic!("test program: {e}"));
+    plugin_insns(&insns, memory)
+}
+
+fn plugin_insns(insns: &[hwxdp_ebpf::Insn], memory: Option<&[u8]>) -> Answer {
     let hex = |bytes: &[u8]| {
         bytes
             .iter()
@@ -31,7 +35,7 @@ fn plugin(program: &str, memory: Option<&[u8]>) -> Answer {
         .spawn()
         .expect("plugin starts");
     let mut stdin = child.stdin.take().expect("stdin");
-    writeln!(stdin, "{}", hex(&hwxdp_ebpf::encode(&insns))).expect("program written");
+    writeln!(stdin, "{}", hex(&hwxdp_ebpf::encode(insns))).expect("program written");
     drop(stdin);
     let out = child.wait_with_output().expect("plugin ends");
     Answer {
@@ -196,4 +200,40 @@ fn long_jumps_and_local_calls() {
     );
     let frames = "r1 = 3\n*(u64 *)(r10 - 8) = r1\ncall f\nr0 = *(u64 *)(r10 - 8)\nexit\nf:\nr1 = 9\n*(u64 *)(r10 - 8) = r1\nr0 = 0\nexit";
     assert_eq!(r0(frames), 3, "each call has its own stack frame");
+}
+
+/// `call runtime 0x2a; exit` as the suite's `call_runtime.data` assembles it: `call` with src 2 and imm 42.
+fn runtime_call(id: i64) -> Vec<hwxdp_ebpf::Insn> {
+    use hwxdp_ebpf::opcode::*;
+    vec![
+        hwxdp_ebpf::Insn {
+            code: CLASS_JMP | JMP_CALL,
+            dst: 0,
+            src: PSEUDO_KFUNC_CALL,
+            off: 0,
+            imm: id,
+        },
+        hwxdp_ebpf::Insn {
+            code: CLASS_JMP | JMP_EXIT,
+            dst: 0,
+            src: 0,
+            off: 0,
+            imm: 0,
+        },
+    ]
+}
+
+#[test]
+fn the_runtime_function_of_the_suite_returns_zero_and_others_are_refused() {
+    let known = plugin_insns(&runtime_call(42), None);
+    assert_eq!(known.code, Some(0), "{}", known.stderr);
+    assert_eq!(known.stdout.trim(), "0");
+    let unknown = plugin_insns(&runtime_call(43), None);
+    assert_ne!(unknown.code, Some(0));
+    assert!(
+        unknown.stderr.contains("BTF id 43"),
+        "stderr: {}",
+        unknown.stderr
+    );
+    assert_eq!(unknown.stderr.trim().lines().count(), 1);
 }

@@ -328,6 +328,8 @@ impl Vm<'_> {
                                 pc = op.target as usize;
                                 path = mix(path, pc as u64);
                             }
+                            // Prepare admits one runtime function, which returns 0.
+                            JMP_CALL if op.src == PSEUDO_KFUNC_CALL => self.regs[0] = 0,
                             JMP_CALL => {
                                 let id = if op.code & SRC_X != 0 {
                                     r[dst] as i32

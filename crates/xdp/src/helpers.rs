@@ -38,6 +38,11 @@ pub const HELPERS: &[(i32, &str)] = &[
 /// The conformance suite's "unwind" helper.
 pub const UNWIND: i32 = 5;
 
+/// The one runtime function (a `call` with src 2, by BTF id) of the conformance environment: the suite's
+/// `call_runtime` test calls it and expects 0 back. RFC 9669 leaves runtime functions to the platform; this is the
+/// plugin's platform, and the XDP environment has none (the kernel's kfuncs are refused when loading).
+pub const CONFORMANCE_RUNTIME_FUNCTION: i64 = 42;
+
 /// The name of a helper the machine implements in `environment`.
 pub fn helper_in(environment: Environment, id: i32) -> Option<&'static str> {
     match environment {

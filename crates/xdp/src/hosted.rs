@@ -40,7 +40,12 @@ impl Hosted<'_> {
     }
 
     /// The `size` bytes at a tagged packet, stack or map-value address, bounds-checked as the interpreter does.
-    pub fn bytes(&mut self, addr: u64, size: usize, access: &'static str) -> Result<&mut [u8], FaultKind> {
+    pub fn bytes(
+        &mut self,
+        addr: u64,
+        size: usize,
+        access: &'static str,
+    ) -> Result<&mut [u8], FaultKind> {
         self.vm.bytes(addr, size, access)
     }
 

@@ -116,6 +116,9 @@ pub fn prepare(
                             }
                         }
                         PSEUDO_CALL => target = resolve(slot, insn.imm)?,
+                        PSEUDO_KFUNC_CALL
+                            if environment == Environment::Conformance
+                                && insn.imm == crate::helpers::CONFORMANCE_RUNTIME_FUNCTION => {}
                         PSEUDO_KFUNC_CALL => {
                             return Err(unsupported(
                                 slot,

@@ -1,8 +1,12 @@
-//! `hwxdp bench`: the kernel's JIT and the reference machine on the same trace, timed in one run, side by side.
+//! `hwxdp bench`: the kernel's JIT and the reference machine (and with `--backend hxdp` the hXDP core model) on the same
+//! trace, timed in one run, side by side.
 
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::pair::Pair;
 use crate::trace::TracePacket;
+use crate::under_test::BackendArgs;
+use hwxdp_hxdp::{timing, CoreStats, HxdpCore};
+use hwxdp_xdp::XdpMd;
 use anyhow::{bail, Context, Result};
 use hwxdp_xdp::{Clock, XdpBuff};
 use serde::Serialize;
@@ -28,6 +32,9 @@ pub struct Args {
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// `--backend hxdp` also runs the trace on the hXDP core model, timed like the reference machine.
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
 /// The figures of one backend.
@@ -37,6 +44,18 @@ struct BackendFigures {
     #[serde(skip_serializing_if = "Option::is_none")]
     ns_per_insn: Option<f64>,
     packets_per_second: f64,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    hxdp: Option<HxdpFigures>,
+}
+
+/// What the hXDP core model adds to its wall-clock figures: the simulated hardware's.
+#[derive(Serialize)]
+struct HxdpFigures {
+    cycles_per_packet: f64,
+    mpps_156_25_mhz: f64,
+    mpps_250_mhz: f64,
+    lanes: usize,
+    bundles: usize,
 }
 
 #[derive(Serialize)]
@@ -65,7 +84,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     // Virtual time keeps the reference machine's runs identical to each other, so every repetition does the same work.
-    let mut pair = Pair::setup(&args.program, &args.trace, &loaded, Clock::Virtual)?;
+    let mut pair = Pair::setup(
+        &args.program,
+        &args.trace,
+        &args.backend,
+        &loaded,
+        Clock::Virtual,
+    )?;
 
     let step = (packets.len() / args.kernel_samples.max(1)).max(1);
     let mut kernel_total = 0.0;
@@ -106,6 +131,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             ns_per_packet: kernel_ns,
             ns_per_insn: None,
             packets_per_second: 1e9 / kernel_ns,
+            hxdp: None,
         },
     );
     backends.insert(
@@ -114,8 +140,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
             ns_per_packet: interp_ns,
             ns_per_insn: Some(interp_ns_insn),
             packets_per_second: 1e9 / interp_ns,
+            hxdp: None,
         },
     );
+    if let Some(core) = pair.core.as_deref_mut() {
+        let (ns, cycles) = time_core(core, &packets, &metadata, args.min_ms)?;
+        backends.insert(
+            "hxdp",
+            BackendFigures {
+                ns_per_packet: ns,
+                ns_per_insn: None,
+                packets_per_second: 1e9 / ns,
+                hxdp: Some(HxdpFigures {
+                    cycles_per_packet: cycles.mean(),
+                    mpps_156_25_mhz: timing::mpps(timing::CLOCK_PAPER_MHZ, cycles.mean()),
+                    mpps_250_mhz: timing::mpps(timing::CLOCK_FAST_MHZ, cycles.mean()),
+                    lanes: args.backend.lanes,
+                    bundles: core.image().bundles.len(),
+                }),
+            },
+        );
+    }
     let report = Report {
         program: pair.name.clone(),
         packets: packets.len(),
@@ -134,8 +179,34 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Runs the trace on the core until `min_ms` have passed; returns the wall-clock nanoseconds per packet and the cycle
+/// figures of the first pass, which are those `run --backend hxdp` reports for the same trace.
+fn time_core(
+    core: &mut HxdpCore,
+    packets: &[TracePacket],
+    metadata: &[XdpMd],
+    min_ms: u64,
+) -> Result<(f64, CoreStats)> {
+    let mut buff = XdpBuff::new(&packets[0].data).context("first packet")?;
+    let (mut runs, mut elapsed, mut first_pass) = (0u64, Duration::ZERO, None);
+    while elapsed < Duration::from_millis(min_ms) || runs == 0 {
+        let start = Instant::now();
+        for (packet, md) in packets.iter().zip(metadata) {
+            buff.reset(&packet.data).context("packet")?;
+            core.set_time(packet.time_ns);
+            core.run_packet(&mut buff, md);
+        }
+        elapsed += start.elapsed();
+        runs += 1;
+        first_pass.get_or_insert_with(|| core.stats().clone());
+    }
+    let ns = elapsed.as_nanos() as f64 / (runs as f64 * packets.len() as f64);
+    Ok((ns, first_pass.unwrap_or_default()))
+}
+
 fn print_table(r: &Report) {
-    println!(
+    let hxdp = r.backends.get("hxdp").and_then(|b| b.hxdp.as_ref().map(|h| (b, h)));
+    let mut head = format!(
         "{:<20} {:>8} {:>10} {:>14} {:>14} {:>15} {:>14}",
         "program",
         "packets",
@@ -145,7 +216,7 @@ fn print_table(r: &Report) {
         "interp ns/insn",
         "interp/kernel"
     );
-    println!(
+    let mut row = format!(
         "{:<20} {:>8} {:>10.1} {:>14.1} {:>14.1} {:>15.2} {:>13.1}x",
         r.program,
         r.packets,
@@ -155,4 +226,16 @@ fn print_table(r: &Report) {
         r.interp_ns_per_insn,
         r.interp_over_kernel
     );
+    if let Some((b, h)) = hxdp {
+        head.push_str(&format!(
+            " {:>12} {:>12} {:>15} {:>12}",
+            "hxdp ns/pkt", "hxdp cyc/pkt", "Mpps@156.25MHz", "Mpps@250MHz"
+        ));
+        row.push_str(&format!(
+            " {:>12.1} {:>12.1} {:>15.2} {:>12.2}",
+            b.ns_per_packet, h.cycles_per_packet, h.mpps_156_25_mhz, h.mpps_250_mhz
+        ));
+    }
+    println!("{head}");
+    println!("{row}");
 }

@@ -1,6 +1,7 @@
 //! `hwxdp run`: a trace through a program on the reference machine.
 
 use crate::common::{self, ProgramArgs, TraceArgs};
+use crate::under_test::BackendArgs;
 use crate::{progress, trace};
 use anyhow::{Context, Result};
 use hwxdp_xdp::{Backend, Clock, Config, Machine, Verdict, XdpBuff};
@@ -30,15 +31,8 @@ pub struct Args {
     /// Seed of bpf_get_prandom_u32.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Backend: `interp` (the reference machine) or `hxdp` (the compiled image on the cycle model of the core).
-    #[arg(long, default_value = "interp", value_parser = ["interp", "hxdp"])]
-    backend: String,
-    /// Lanes per bundle for `--backend hxdp`.
-    #[arg(long, default_value_t = 4)]
-    lanes: usize,
-    /// Compiler passes to switch off for `--backend hxdp`.
-    #[arg(long = "disable", value_delimiter = ',')]
-    disable: Vec<String>,
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
 /// Cycle figures of `--backend hxdp`.
@@ -129,21 +123,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &config,
     )
     .with_context(|| args.program.object.display().to_string())?;
-    let mut core = if args.backend == "hxdp" {
-        let options = crate::cmd_compile::options(args.lanes, &args.disable)?;
-        let (compiled, _) = crate::cmd_compile::build(&args.program, &loaded.spec, &options)?;
-        Some(
-            hwxdp_hxdp::HxdpCore::new(
-                compiled.image,
-                &loaded.spec,
-                args.program.chosen(&loaded.spec).as_deref(),
-                &config,
-            )
-            .with_context(|| args.program.object.display().to_string())?,
-        )
-    } else {
-        None
-    };
+    let mut core = args
+        .backend
+        .core(&args.program, &loaded.spec, &config)?;
     if let Some(path) = &args.trace.maps {
         let file = common::load_maps(path)?;
         let target = match core.as_mut() {
@@ -265,7 +247,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let hxdp = core.as_ref().map(|c| {
         let st = c.stats();
         HxdpStats {
-            lanes: args.lanes,
+            lanes: args.backend.lanes,
             bundles: c.image().bundles.len(),
             cycles_per_packet: InsnStats {
                 min: st.min,

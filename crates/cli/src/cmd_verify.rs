@@ -1,11 +1,14 @@
-//! `hwxdp verify`: the kernel and the reference machine side by side, packet by packet, then their maps.
+//! `hwxdp verify`: the kernel and the machine under test (the reference machine, or the hXDP core with `--backend
+//! hxdp`) side by side, packet by packet, then their maps.
 
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::pair::Pair;
 use crate::progress;
+use crate::under_test::{BackendArgs, Tested, UnderTest};
 use anyhow::{Context, Result};
+use hwxdp_kernel::KernelRun;
 use hwxdp_maps::MapStore;
-use hwxdp_xdp::{Clock, XdpBuff};
+use hwxdp_xdp::{Clock, Verdict, XdpBuff};
 use std::process::ExitCode;
 
 /// Arguments of `hwxdp verify`.
@@ -15,6 +18,8 @@ pub struct Args {
     program: ProgramArgs,
     #[command(flatten)]
     trace: TraceArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
 const RINGBUF: u32 = 27;
@@ -27,8 +32,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
         _sandbox,
         mut kernel,
         mut machine,
+        mut core,
         name,
-    } = Pair::setup(&args.program, &args.trace, &loaded, Clock::Monotonic)?;
+    } = Pair::setup(
+        &args.program,
+        &args.trace,
+        &args.backend,
+        &loaded,
+        Clock::Monotonic,
+    )?;
+    let tested: &mut dyn UnderTest = match core.as_deref_mut() {
+        Some(c) => c,
+        None => &mut machine,
+    };
+    let side = tested.side();
     let ringbufs: Vec<usize> = (0..loaded.spec.maps.len())
         .filter(|&m| loaded.spec.maps[m].map_type == RINGBUF)
         .collect();
@@ -45,35 +62,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let k = kernel
             .test_run(&packet.data, &md)
             .with_context(|| format!("packet {i}"))?;
-        let o = machine.run_packet(&mut buff, &md);
+        let o = tested.run_one(&mut buff, &md);
         compared += 1;
-        let mut problems = Vec::new();
-        if k.retval != o.retval {
-            problems.push(format!(
-                "verdict: kernel {}, hwxdp {}",
-                k.verdict(),
-                o.verdict()
-            ));
-        }
-        if let Some(f) = &o.fault {
-            problems.push(format!("hwxdp stopped the program: {f}"));
-        }
-        if k.output != buff.output() {
-            problems.push(byte_diff(&k.output, buff.output()));
-        }
+        let mut problems = packet_problems(side, &k, &o, buff.output());
         for &m in &ringbufs {
             let theirs = kernel.ringbuf_drain(m)?;
-            let ours = machine.maps_mut().ringbuf_drain(m);
-            if theirs != ours {
-                problems.push(format!(
-                    "ring buffer {}: kernel has {} records, hwxdp {} (first differing: kernel {:02x?}, hwxdp {:02x?})",
-                    loaded.spec.maps[m].name,
-                    theirs.len(),
-                    ours.len(),
-                    theirs.iter().zip(&ours).find(|(a, b)| a != b).map(|p| p.0),
-                    theirs.iter().zip(&ours).find(|(a, b)| a != b).map(|p| p.1),
-                ));
-            }
+            let ours = tested.maps().ringbuf_drain(m);
+            problems.extend(ringbuf_problem(
+                side,
+                &loaded.spec.maps[m].name,
+                &theirs,
+                &ours,
+            ));
         }
         if !problems.is_empty() {
             bar.finish_and_clear();
@@ -84,14 +84,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             for p in problems {
                 println!("  {p}");
             }
-            for d in compare_maps(&mut kernel, machine.maps_mut())? {
+            for d in compare_maps(side, &mut kernel, tested.maps())? {
                 println!("  {d}");
             }
             return Ok(ExitCode::from(1));
         }
     }
     bar.finish_and_clear();
-    let map_diffs = compare_maps(&mut kernel, machine.maps_mut())?;
+    let map_diffs = compare_maps(side, &mut kernel, tested.maps())?;
     if !map_diffs.is_empty() {
         println!("{name}: {compared} packets identical, but the maps differ after the run:");
         for d in map_diffs {
@@ -100,22 +100,71 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let skipped = packets.len() - compared;
+    let cycles = core.as_deref().map(|c| {
+        format!(
+            "; hxdp: {} lanes, {} bundles, mean {:.1} cycles per packet",
+            args.backend.lanes,
+            c.image().bundles.len(),
+            c.stats().mean()
+        )
+    });
     println!(
-        "{name}: {compared} packets identical (verdicts, packet bytes), {} maps identical{}",
+        "{name}: {compared} packets identical (verdicts, packet bytes), {} maps identical{}{}",
         loaded.spec.maps.len(),
         if skipped > 0 {
             format!("; {skipped} frames too short or long for XDP skipped")
         } else {
             String::new()
-        }
+        },
+        cycles.unwrap_or_default()
     );
     Ok(ExitCode::SUCCESS)
 }
 
+/// How one packet's run on `side` differs from the kernel's: verdict, a fault, packet bytes (`ours` is the packet as
+/// `side` left it, metadata first, like the kernel's output).
+fn packet_problems(side: &str, kernel: &KernelRun, tested: &Tested, ours: &[u8]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if kernel.retval != tested.retval {
+        problems.push(format!(
+            "verdict: kernel {}, {side} {}",
+            kernel.verdict(),
+            Verdict::from_retval(tested.retval)
+        ));
+    }
+    if let Some(f) = &tested.fault {
+        problems.push(format!("{side} stopped the program: {f}"));
+    }
+    if kernel.output != ours {
+        problems.push(byte_diff(side, &kernel.output, ours));
+    }
+    problems
+}
+
+/// How the records one packet wrote to ring buffer `map` differ, if they do.
+fn ringbuf_problem(
+    side: &str,
+    map: &str,
+    theirs: &[Vec<u8>],
+    ours: &[Vec<u8>],
+) -> Option<String> {
+    if theirs == ours {
+        return None;
+    }
+    let first = theirs.iter().zip(ours).find(|(a, b)| a != b);
+    Some(format!(
+        "ring buffer {map}: kernel has {} records, {side} {} (first differing: kernel {:02x?}, {side} {:02x?})",
+        theirs.len(),
+        ours.len(),
+        first.map(|p| p.0),
+        first.map(|p| p.1),
+    ))
+}
+
 /// Describes how two packets differ.
-fn byte_diff(kernel: &[u8], ours: &[u8]) -> String {
+fn byte_diff(side: &str, kernel: &[u8], ours: &[u8]) -> String {
     let mut out = format!(
-        "packet bytes: kernel {} bytes, hwxdp {} bytes",
+        "packet bytes: kernel {} bytes, {side} {} bytes",
         kernel.len(),
         ours.len()
     );
@@ -129,14 +178,18 @@ fn byte_diff(kernel: &[u8], ours: &[u8]) -> String {
         })
         .collect();
     if !diffs.is_empty() {
-        out.push_str("; differing offsets (kernel vs hwxdp): ");
+        out.push_str(&format!("; differing offsets (kernel vs {side}): "));
         out.push_str(&diffs.join(", "));
     }
     out
 }
 
-/// Every entry that differs between the kernel's maps and the reference machine's.
-fn compare_maps(kernel: &mut dyn MapStore, ours: &mut dyn MapStore) -> Result<Vec<String>> {
+/// Every entry that differs between the kernel's maps and those of `side`.
+fn compare_maps(
+    side: &str,
+    kernel: &mut dyn MapStore,
+    ours: &mut dyn MapStore,
+) -> Result<Vec<String>> {
     let mut diffs = Vec::new();
     for m in 0..ours.specs().len() {
         let name = ours.specs()[m].name.clone();
@@ -151,7 +204,7 @@ fn compare_maps(kernel: &mut dyn MapStore, ours: &mut dyn MapStore) -> Result<Ve
                 (Some((ka, va)), Some((kb, vb))) if ka == kb => {
                     if va != vb {
                         diffs.push(format!(
-                            "map {name} key {ka:02x?}: kernel {va:02x?}, hwxdp {vb:02x?}"
+                            "map {name} key {ka:02x?}: kernel {va:02x?}, {side} {vb:02x?}"
                         ));
                     }
                     a.next();
@@ -159,19 +212,19 @@ fn compare_maps(kernel: &mut dyn MapStore, ours: &mut dyn MapStore) -> Result<Ve
                 }
                 (Some((ka, va)), Some((kb, _))) if ka < kb => {
                     diffs.push(format!(
-                        "map {name} key {ka:02x?}: kernel {va:02x?}, hwxdp has no entry"
+                        "map {name} key {ka:02x?}: kernel {va:02x?}, {side} has no entry"
                     ));
                     a.next();
                 }
                 (Some((ka, va)), None) => {
                     diffs.push(format!(
-                        "map {name} key {ka:02x?}: kernel {va:02x?}, hwxdp has no entry"
+                        "map {name} key {ka:02x?}: kernel {va:02x?}, {side} has no entry"
                     ));
                     a.next();
                 }
                 (_, Some((kb, vb))) => {
                     diffs.push(format!(
-                        "map {name} key {kb:02x?}: kernel has no entry, hwxdp {vb:02x?}"
+                        "map {name} key {kb:02x?}: kernel has no entry, {side} {vb:02x?}"
                     ));
                     b.next();
                 }

@@ -11,6 +11,7 @@ mod common;
 mod pair;
 mod progress;
 mod rss;
+mod under_test;
 
 use clap::{Parser, Subcommand};
 use hwxdp_cli::{routes, trace};
@@ -30,11 +31,11 @@ enum Command {
     Disasm(cmd_disasm::Args),
     /// Run a trace through a program: one pcap per verdict, stats.json, optional map dump.
     Run(cmd_run::Args),
-    /// Run a trace through the kernel (BPF_PROG_TEST_RUN) and the reference machine and compare packets and maps.
+    /// Run a trace through the kernel (BPF_PROG_TEST_RUN) and the reference machine or hXDP core; compare packets and maps.
     Verify(cmd_verify::Args),
     /// Write a trace (and map preloads) that exercises a program.
     Gen(cmd_gen::Args),
-    /// Time the kernel's JIT and the reference machine on a trace, side by side.
+    /// Time the kernel's JIT, the reference machine (and the hXDP core model) on a trace, side by side.
     Bench(cmd_bench::Args),
     /// Compile a program for a hardware target: `--target hxdp` writes the VLIW image and its listing.
     Compile(cmd_compile::Args),

@@ -1,8 +1,10 @@
-//! The kernel and the reference machine set up side by side on the same program, maps and interfaces: what `verify`
-//! compares and `bench` times.
+//! The kernel and the reference machine (and, with `--backend hxdp`, the hXDP core) set up side by side on the same
+//! program, maps and interfaces: what `verify` compares and `bench` times.
 
 use crate::common::{self, Loaded, ProgramArgs, TraceArgs};
+use crate::under_test::BackendArgs;
 use anyhow::{bail, Context, Result};
+use hwxdp_hxdp::HxdpCore;
 use hwxdp_kernel::{KernelProgram, Sandbox};
 use hwxdp_maps::json::MapsFile;
 use hwxdp_xdp::{Clock, Config, Machine};
@@ -10,7 +12,8 @@ use hwxdp_xdp::{Clock, Config, Machine};
 /// `BPF_MAP_TYPE_DEVMAP` and `BPF_MAP_TYPE_DEVMAP_HASH`: their values name interfaces that must exist.
 const DEVMAP_TYPES: [u32; 2] = [14, 25];
 
-/// One program loaded in the kernel and in the reference machine, with the same map contents.
+/// One program loaded in the kernel, in the reference machine and optionally on the hXDP core, with the same map
+/// contents.
 pub struct Pair {
     /// The network namespace the kernel runs packets in; dropping it leaves it.
     pub _sandbox: Sandbox,
@@ -18,16 +21,20 @@ pub struct Pair {
     pub kernel: KernelProgram,
     /// The reference machine's copy.
     pub machine: Machine,
+    /// The hXDP core's copy (`--backend hxdp`), configured like the reference machine.
+    pub core: Option<Box<HxdpCore>>,
     /// The program's name.
     pub name: String,
 }
 
 impl Pair {
     /// Enters a private network namespace with the interfaces packets arrive on and routes point to, loads the
-    /// program into the kernel and the reference machine, and preloads both with the `--maps` file.
+    /// program into the kernel, the reference machine and (`--backend hxdp`) the hXDP core, and preloads them all with
+    /// the `--maps` file.
     pub fn setup(
         program: &ProgramArgs,
         trace: &TraceArgs,
+        backend: &BackendArgs,
         loaded: &Loaded,
         clock: Clock,
     ) -> Result<Pair> {
@@ -75,6 +82,9 @@ impl Pair {
             &config,
         )
         .context(object.clone())?;
+        let mut core = backend
+            .core(program, &loaded.spec, &config)?
+            .map(Box::new);
         let name = machine.entry().name.clone();
         let mut kernel =
             KernelProgram::load(&loaded.elf, &loaded.spec, &name).context(object.clone())?;
@@ -87,11 +97,16 @@ impl Pair {
                 .with_context(|| format!("{} (kernel)", path.display()))?;
             hwxdp_maps::json::preload(machine.maps_mut(), file)
                 .with_context(|| path.display().to_string())?;
+            if let Some(core) = core.as_mut() {
+                hwxdp_maps::json::preload(core.machine_mut().maps_mut(), file)
+                    .with_context(|| format!("{} (hxdp)", path.display()))?;
+            }
         }
         Ok(Pair {
             _sandbox: sandbox,
             kernel,
             machine,
+            core,
             name,
         })
     }

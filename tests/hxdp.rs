@@ -1,6 +1,8 @@
 //! The hXDP differential suite: every bundled example's trace through the compiled image on the Sephirot cycle model
 //! (`hwxdp run --backend hxdp`) and through the reference machine (`--backend interp`): verdicts (one pcap per
-//! verdict, in order), packet bytes and the final maps must be identical. Needs the examples built (`make examples`).
+//! verdict, in order), packet bytes and the final maps must be identical. The same traces go through the core and the
+//! Linux kernel (`hwxdp verify --backend hxdp`), and `hwxdp bench --backend hxdp` reports the core's figures. Needs
+//! the examples built (`make examples`) and, for verify and bench, root (the kernel runs BPF_PROG_TEST_RUN).
 
 mod support;
 
@@ -39,12 +41,11 @@ fn same_files(a: &str, b: &str, example: &str) {
     }
 }
 
-fn differential(example: &str, extra: &[&str], backend: &[&str]) {
+/// Generates `example`'s trace in a fresh scratch directory named after `tag`; returns the object, the directory and
+/// the trace arguments (`--pcap`, and `--maps`/`--routes` when gen wrote them).
+fn workload(example: &str, tag: &str) -> (String, String, Vec<String>) {
     let obj = example_object(example);
-    let dir = scratch_dir(&format!(
-        "hxdp-{example}-{}",
-        backend.join("").replace(['-', ','], "")
-    ));
+    let dir = scratch_dir(&format!("{tag}-{example}"));
     let gen = hwxdp(&[
         "gen",
         obj.as_str(),
@@ -54,16 +55,20 @@ fn differential(example: &str, extra: &[&str], backend: &[&str]) {
         &PACKETS.to_string(),
     ]);
     assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
-    let pcap = format!("{dir}/trace.pcap");
-    let maps = format!("{dir}/maps.json");
-    let routes = format!("{dir}/routes.json");
-    let mut args = vec!["--pcap", pcap.as_str()];
-    if std::path::Path::new(&maps).exists() {
-        args.extend(["--maps", maps.as_str()]);
+    let mut args = vec!["--pcap".to_string(), format!("{dir}/trace.pcap")];
+    for (flag, file) in [("--maps", "maps.json"), ("--routes", "routes.json")] {
+        let path = format!("{dir}/{file}");
+        if std::path::Path::new(&path).exists() {
+            args.extend([flag.to_string(), path]);
+        }
     }
-    if std::path::Path::new(&routes).exists() {
-        args.extend(["--routes", routes.as_str()]);
-    }
+    (obj, dir, args)
+}
+
+fn differential(example: &str, extra: &[&str], backend: &[&str]) {
+    let tag = format!("hxdp-{}", backend.join("").replace(['-', ','], ""));
+    let (obj, dir, trace) = workload(example, &tag);
+    let mut args: Vec<&str> = trace.iter().map(String::as_str).collect();
     args.extend(extra);
     let interp = run(&obj, &args, &format!("{dir}/interp"), &[]);
     let mut hx = vec!["--backend", "hxdp"];
@@ -87,11 +92,68 @@ fn differential(example: &str, extra: &[&str], backend: &[&str]) {
     same_files(&format!("{dir}/interp"), &format!("{dir}/hxdp"), example);
 }
 
+/// The kernel needs root; without it the kernel half cannot run, which is a failure here, not a skip.
+fn require_kernel() {
+    assert!(
+        kernel_available(),
+        "bpf() is not available (not root?): verify and bench --backend hxdp need the kernel"
+    );
+}
+
+/// `hwxdp verify --backend hxdp`: every packet and every map of the core identical to the kernel's.
+fn verify_against_kernel(example: &str, extra: &[&str]) {
+    require_kernel();
+    let (obj, _dir, trace) = workload(example, "hxdp-verify");
+    let mut args = vec!["verify", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend(extra);
+    args.extend(["--backend", "hxdp"]);
+    let verify = hwxdp(&args);
+    assert!(
+        verify.ok,
+        "verify --backend hxdp found a difference for {example}:\n{}",
+        verify.all
+    );
+    let identical = identical_count(&verify.stdout)
+        .unwrap_or_else(|| panic!("no 'N packets identical' for {example}:\n{}", verify.all));
+    assert!(
+        identical >= 1000,
+        "{example}: only {identical} packets compared:\n{}",
+        verify.all
+    );
+    assert!(
+        verify.stdout.contains(" maps identical; hxdp: 4 lanes, "),
+        "{example}: no map or cycle figures in the summary:\n{}",
+        verify.all
+    );
+    let mean: f64 = verify
+        .stdout
+        .split("mean ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no mean cycles for {example}:\n{}", verify.all));
+    assert!(
+        mean >= 2.0,
+        "{example}: {mean} cycles per packet:\n{}",
+        verify.all
+    );
+}
+
 macro_rules! hxdp_tests {
     ($($name:ident $(, $arg:literal)*;)*) => {$(
-        #[test]
-        fn $name() {
-            differential(stringify!($name), &[$($arg),*], &[]);
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn run_matches_interp() {
+                differential(stringify!($name), &[$($arg),*], &[]);
+            }
+
+            #[test]
+            fn verify_matches_kernel() {
+                verify_against_kernel(stringify!($name), &[$($arg),*]);
+            }
         }
     )*};
 }
@@ -138,4 +200,91 @@ fn passes_disabled() {
             ],
         );
     }
+}
+
+/// `bench --backend hxdp --json`: the core's figures beside the kernel's and the reference machine's, the existing keys
+/// unchanged, Mpps derived from the mean cycles, and those cycles the ones `run --backend hxdp` reports.
+#[test]
+fn bench_reports_the_core() {
+    require_kernel();
+    let (obj, dir, trace) = workload("firewall", "hxdp-bench");
+    let mut args = vec!["bench", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend([
+        "--backend",
+        "hxdp",
+        "--lanes",
+        "2",
+        "--json",
+        "--min-ms",
+        "20",
+        "--repeat",
+        "50",
+        "--kernel-samples",
+        "20",
+    ]);
+    let bench = hwxdp(&args);
+    assert!(bench.ok, "bench failed:\n{}", bench.all);
+    let report: serde_json::Value =
+        serde_json::from_str(&bench.stdout).expect("bench --json is JSON");
+    for key in [
+        "kernel_ns_per_packet",
+        "interp_ns_per_packet",
+        "interp_ns_per_insn",
+    ] {
+        assert!(
+            report[key].as_f64().unwrap_or(0.0) > 0.0,
+            "{key}:\n{}",
+            bench.all
+        );
+    }
+    let h = &report["backends"]["hxdp"];
+    let number = |key: &str| {
+        h[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("backends.hxdp.{key} missing:\n{}", bench.all))
+    };
+    let cycles = number("cycles_per_packet");
+    assert!(cycles > 0.0, "{}", bench.all);
+    assert!(number("ns_per_packet") > 0.0 && number("packets_per_second") > 0.0);
+    assert!((number("mpps_156_25_mhz") - 156.25 / cycles).abs() < 1e-9);
+    assert!((number("mpps_250_mhz") - 250.0 / cycles).abs() < 1e-9);
+    assert_eq!(h["lanes"].as_u64(), Some(2));
+    assert!(h["bundles"].as_u64().unwrap_or(0) > 0);
+    assert!(report["backends"]["kernel"].is_object() && report["backends"]["interp"].is_object());
+
+    let mut run_args: Vec<&str> = trace.iter().map(String::as_str).collect();
+    run_args.extend(["--lanes", "2"]);
+    let stats = run(
+        &obj,
+        &run_args,
+        &format!("{dir}/run"),
+        &["--backend", "hxdp"],
+    );
+    assert_eq!(
+        stats["hxdp"]["cycles_per_packet"]["mean"].as_f64(),
+        Some(cycles),
+        "bench and run --backend hxdp disagree on the cycles of the same trace"
+    );
+}
+
+/// The table shows the core's columns in the same row as the kernel and the reference machine.
+#[test]
+fn bench_table_has_the_core_columns() {
+    require_kernel();
+    let (obj, _dir, trace) = workload("xdp2_macswap", "hxdp-bench-table");
+    let mut args = vec!["bench", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend(["--backend", "hxdp", "--min-ms", "20", "--repeat", "50"]);
+    let bench = hwxdp(&args);
+    assert!(bench.ok, "bench failed:\n{}", bench.all);
+    let lines: Vec<&str> = bench.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "one header, one row:\n{}", bench.all);
+    assert!(lines[0].contains("kernel ns/pkt") && lines[0].contains("hxdp cyc/pkt"));
+    assert_eq!(
+        lines[1].split_whitespace().count(),
+        11,
+        "program, packets, five kernel and interp figures, four hxdp figures:\n{}",
+        bench.all
+    );
 }

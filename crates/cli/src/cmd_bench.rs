@@ -5,9 +5,9 @@ use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::pair::Pair;
 use crate::trace::TracePacket;
 use crate::under_test::BackendArgs;
+use anyhow::{bail, Context, Result};
 use hwxdp_hxdp::{timing, CoreStats, HxdpCore};
 use hwxdp_xdp::XdpMd;
-use anyhow::{bail, Context, Result};
 use hwxdp_xdp::{Clock, XdpBuff};
 use serde::Serialize;
 use std::process::ExitCode;
@@ -205,7 +205,10 @@ fn time_core(
 }
 
 fn print_table(r: &Report) {
-    let hxdp = r.backends.get("hxdp").and_then(|b| b.hxdp.as_ref().map(|h| (b, h)));
+    let hxdp = r
+        .backends
+        .get("hxdp")
+        .and_then(|b| b.hxdp.as_ref().map(|h| (b, h)));
     let mut head = format!(
         "{:<20} {:>8} {:>10} {:>14} {:>14} {:>15} {:>14}",
         "program",

@@ -123,9 +123,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &config,
     )
     .with_context(|| args.program.object.display().to_string())?;
-    let mut core = args
-        .backend
-        .core(&args.program, &loaded.spec, &config)?;
+    let mut core = args.backend.core(&args.program, &loaded.spec, &config)?;
     if let Some(path) = &args.trace.maps {
         let file = common::load_maps(path)?;
         let target = match core.as_mut() {

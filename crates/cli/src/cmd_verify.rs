@@ -142,12 +142,7 @@ fn packet_problems(side: &str, kernel: &KernelRun, tested: &Tested, ours: &[u8])
 }
 
 /// How the records one packet wrote to ring buffer `map` differ, if they do.
-fn ringbuf_problem(
-    side: &str,
-    map: &str,
-    theirs: &[Vec<u8>],
-    ours: &[Vec<u8>],
-) -> Option<String> {
+fn ringbuf_problem(side: &str, map: &str, theirs: &[Vec<u8>], ours: &[Vec<u8>]) -> Option<String> {
     if theirs == ours {
         return None;
     }
@@ -236,4 +231,157 @@ fn compare_maps(
         }
     }
     Ok(diffs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwxdp_maps::Maps;
+    use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
+    use hwxdp_xdp::{Config, Machine, XdpMd};
+
+    fn object(text: &str) -> ObjectSpec {
+        let insns = hwxdp_ebpf::assemble(text).expect("assembles");
+        ObjectSpec {
+            programs: vec![ProgramSpec {
+                name: "t".into(),
+                section: "xdp".into(),
+                own_len: insns.len(),
+                insns,
+                functions: vec![(0, "t".into())],
+            }],
+            maps: Vec::new(),
+            license: "GPL".into(),
+        }
+    }
+
+    /// The hXDP core for `text`, built the way `verify --backend hxdp` builds it.
+    fn core(spec: &ObjectSpec) -> hwxdp_hxdp::HxdpCore {
+        let program = ProgramArgs {
+            object: "t.o".into(),
+            program: None,
+        };
+        let backend = BackendArgs {
+            backend: "hxdp".into(),
+            lanes: 4,
+            disable: Vec::new(),
+        };
+        backend
+            .core(&program, spec, &Config::default())
+            .expect("compiles")
+            .expect("a core for --backend hxdp")
+    }
+
+    fn frame() -> Vec<u8> {
+        (0..64u8).collect()
+    }
+
+    fn kernel(retval: u32, output: Vec<u8>) -> KernelRun {
+        KernelRun {
+            retval,
+            output,
+            meta_len: 0,
+        }
+    }
+
+    /// Runs `frame()` on `tested` and compares it with what the kernel is said to have done.
+    fn problems(tested: &mut dyn UnderTest, kernel: &KernelRun) -> Vec<String> {
+        let mut buff = XdpBuff::new(&frame()).expect("frame");
+        let o = tested.run_one(&mut buff, &XdpMd::default());
+        packet_problems(tested.side(), kernel, &o, buff.output())
+    }
+
+    #[test]
+    fn core_that_agrees_with_the_kernel_has_no_problems() {
+        let mut c = core(&object("r0 = 1\nexit"));
+        assert_eq!(problems(&mut c, &kernel(1, frame())), Vec::<String>::new());
+    }
+
+    #[test]
+    fn core_verdict_unlike_the_kernels_is_reported_as_hxdp() {
+        let mut c = core(&object("r0 = 1\nexit"));
+        assert_eq!(
+            problems(&mut c, &kernel(2, frame())),
+            vec!["verdict: kernel XDP_PASS, hxdp XDP_DROP".to_string()]
+        );
+    }
+
+    #[test]
+    fn core_fault_is_reported_with_its_reason() {
+        // Reads far past the end of the context: the core stops the program, the kernel is said to have passed it.
+        let mut c = core(&object("r0 = *(u32 *)(r1 + 4000)\nexit"));
+        let found = problems(&mut c, &kernel(2, frame()));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0], "verdict: kernel XDP_PASS, hxdp XDP_ABORTED");
+        assert!(
+            found[1].starts_with("hxdp stopped the program: "),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn reference_machine_keeps_its_name_in_reports() {
+        let spec = object("r0 = 1\nexit");
+        let mut m = Machine::new(&spec, None, &Config::default()).expect("loads");
+        assert_eq!(
+            problems(&mut m, &kernel(3, frame())),
+            vec!["verdict: kernel XDP_TX, hwxdp XDP_DROP".to_string()]
+        );
+    }
+
+    #[test]
+    fn differing_bytes_are_listed_by_offset() {
+        let mut theirs = frame();
+        theirs[3] = 0xff;
+        theirs.push(7);
+        let tested = Tested {
+            retval: 2,
+            fault: None,
+        };
+        let found = packet_problems("hxdp", &kernel(2, theirs), &tested, &frame());
+        assert_eq!(
+            found,
+            vec![
+                "packet bytes: kernel 65 bytes, hxdp 64 bytes; differing offsets (kernel vs hxdp): \
+                 3: ff vs 03, 64: 07 vs --"
+                    .to_string()
+            ]
+        );
+    }
+
+    #[test]
+    fn ring_buffer_records_are_compared() {
+        let a = vec![vec![1u8, 2], vec![3]];
+        let b = vec![vec![1u8, 2], vec![4]];
+        assert_eq!(ringbuf_problem("hxdp", "events", &a, &a), None);
+        assert_eq!(
+            ringbuf_problem("hxdp", "events", &a, &b).as_deref(),
+            Some(
+                "ring buffer events: kernel has 2 records, hxdp 2 \
+                 (first differing: kernel Some([03]), hxdp Some([04]))"
+            )
+        );
+    }
+
+    #[test]
+    fn map_entries_that_differ_or_are_missing_are_listed() {
+        let specs = [MapSpec::new("flows", 1, 4, 4, 8)];
+        let mut theirs = Maps::new(&specs, 1).expect("maps");
+        let mut ours = Maps::new(&specs, 1).expect("maps");
+        theirs.update(0, &[1, 0, 0, 0], &[5, 0, 0, 0], 0).unwrap();
+        ours.update(0, &[1, 0, 0, 0], &[6, 0, 0, 0], 0).unwrap();
+        theirs.update(0, &[2, 0, 0, 0], &[7, 0, 0, 0], 0).unwrap();
+        ours.update(0, &[3, 0, 0, 0], &[8, 0, 0, 0], 0).unwrap();
+        assert_eq!(
+            compare_maps("hxdp", &mut theirs, &mut ours).expect("compares"),
+            vec![
+                "map flows key [01, 00, 00, 00]: kernel [05, 00, 00, 00], hxdp [06, 00, 00, 00]",
+                "map flows key [02, 00, 00, 00]: kernel [07, 00, 00, 00], hxdp has no entry",
+                "map flows key [03, 00, 00, 00]: kernel has no entry, hxdp [08, 00, 00, 00]",
+            ]
+        );
+        assert!(compare_maps("hxdp", &mut theirs.clone(), &mut theirs)
+            .expect("compares")
+            .is_empty());
+    }
 }

@@ -82,9 +82,7 @@ impl Pair {
             &config,
         )
         .context(object.clone())?;
-        let mut core = backend
-            .core(program, &loaded.spec, &config)?
-            .map(Box::new);
+        let mut core = backend.core(program, &loaded.spec, &config)?.map(Box::new);
         let name = machine.entry().name.clone();
         let mut kernel =
             KernelProgram::load(&loaded.elf, &loaded.spec, &name).context(object.clone())?;

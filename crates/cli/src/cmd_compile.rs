@@ -20,7 +20,7 @@ pub struct Args {
     /// Lanes per bundle (1 to 8).
     #[arg(long, default_value_t = 4)]
     lanes: usize,
-    /// Passes to switch off: bounds, zeroing, three-operand, six-byte, exit, parallel-branches.
+    /// Passes to switch off: bounds, zeroing, three-operand, six-byte, exit, rename, code-motion, parallel-branches.
     #[arg(long = "disable", value_delimiter = ',')]
     disable: Vec<String>,
 }

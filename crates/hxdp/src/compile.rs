@@ -22,18 +22,24 @@ pub enum Pass {
     SixByte,
     /// Parametrized exit (`exit`).
     Exit,
+    /// Register renaming of values that live inside one block (`rename`).
+    Rename,
+    /// Code motion from control-equivalent blocks (`code-motion`).
+    CodeMotion,
     /// Parallel branches in one bundle (`parallel-branches`).
     ParallelBranches,
 }
 
 impl Pass {
     /// Every pass, in the order the compiler runs them.
-    pub const ALL: [Pass; 6] = [
+    pub const ALL: [Pass; 8] = [
         Pass::Bounds,
         Pass::Zeroing,
         Pass::ThreeOperand,
         Pass::SixByte,
         Pass::Exit,
+        Pass::Rename,
+        Pass::CodeMotion,
         Pass::ParallelBranches,
     ];
 
@@ -45,6 +51,8 @@ impl Pass {
             Pass::ThreeOperand => "three-operand",
             Pass::SixByte => "six-byte",
             Pass::Exit => "exit",
+            Pass::Rename => "rename",
+            Pass::CodeMotion => "code-motion",
             Pass::ParallelBranches => "parallel-branches",
         }
     }
@@ -159,6 +167,16 @@ pub fn optimize(
             }
             Pass::Exit => {
                 passes::parametrize_exits(&mut ir, &regions);
+            }
+            Pass::Rename => {
+                crate::rename::rename_registers(&mut ir, |ops| {
+                    schedule_block(ops, options.lanes).len()
+                });
+            }
+            Pass::CodeMotion => {
+                crate::motion::hoist_control_equivalent(&mut ir, |ir| {
+                    schedule(ir, options).iter().map(Vec::len).collect()
+                });
             }
             Pass::ParallelBranches => {}
         }

@@ -5,7 +5,9 @@ pub mod compile;
 pub mod core;
 pub mod ir;
 pub mod isa;
+pub mod motion;
 pub mod passes;
+pub mod rename;
 pub mod sched;
 pub mod timing;
 

@@ -45,7 +45,7 @@ impl Row {
     }
 }
 
-fn alias(a: Mem, b: Mem) -> bool {
+pub(crate) fn alias(a: Mem, b: Mem) -> bool {
     match (a, b) {
         (Mem::None, _) | (_, Mem::None) | (Mem::Ctx, _) | (_, Mem::Ctx) => false,
         (Mem::Unknown, _) | (_, Mem::Unknown) => true,
@@ -84,7 +84,7 @@ fn barrier(o: &IrOp) -> bool {
 /// How op `j` depends on op `i` (earlier in program order): `None` when independent, else `(delta, raw)`, meaning
 /// `j` must sit in bundle `b(i) + delta` or later, and `raw` marks a register read-after-write (which, one bundle
 /// later, must use the producer's lane).
-fn constraint(i: &IrOp, j: &IrOp) -> Option<(usize, bool)> {
+pub(crate) fn constraint(i: &IrOp, j: &IrOp) -> Option<(usize, bool)> {
     let (wi, ri, wj, rj) = (writes(&i.op), reads(&i.op), writes(&j.op), reads(&j.op));
     let mut dep: Option<usize> = None;
     let mut need = |d: usize| dep = Some(dep.map_or(d, |x: usize| x.max(d)));

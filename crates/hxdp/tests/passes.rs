@@ -281,3 +281,180 @@ fn at_most_one_helper_call_per_bundle() {
         assert!(calls <= 1);
     }
 }
+
+/// Rows of every block when only `on` runs, and when nothing runs.
+fn bundles_with_and_without(text: &str, on: Pass) -> (usize, usize) {
+    let count = |disabled: Vec<Pass>| {
+        let options = Options { lanes: 4, disabled };
+        let (ir, _) = optimize(&object(text), 0, &options).expect("compiles");
+        schedule(&ir, &options).iter().map(Vec::len).sum::<usize>()
+    };
+    let all = Pass::ALL.to_vec();
+    let others = Pass::ALL.into_iter().filter(|&p| p != on).collect();
+    (count(others), count(all))
+}
+
+/// The verdict of the compiled program (default options) equals the reference machine's on packets of each length.
+fn agrees_with_machine(text: &str, lengths: &[usize]) {
+    let spec = object(text);
+    for &len in lengths {
+        let frame: Vec<u8> = (0..len as u8).collect();
+        let mut machine = Machine::new(&spec, None, &Config::default()).expect("loads");
+        let mut a = XdpBuff::new(&frame).expect("frame");
+        let want = machine.run_packet(&mut a, &XdpMd::default()).retval;
+        let compiled = compile_object(&spec, 0, &Options::default()).expect("compiles");
+        let mut core =
+            HxdpCore::new(compiled.image, &spec, None, &Config::default()).expect("loads");
+        let mut b = XdpBuff::new(&frame).expect("frame");
+        assert_eq!(
+            want,
+            core.run_packet(&mut b, &XdpMd::default()).retval(),
+            "{len}-byte packet"
+        );
+    }
+}
+
+/// The definition of op `origin` (an ALU op with immediate `imm`) in the first block: its destination register.
+fn destination(ir: &IrProgram, origin: u32, imm: i64) -> u8 {
+    ir.blocks[0]
+        .ops
+        .iter()
+        .find(|o| o.op.is_alu() && o.op.imm == imm && o.origin == origin)
+        .map(|o| o.op.dst)
+        .expect("definition")
+}
+
+#[test]
+fn renaming_removes_a_false_dependence_and_leaves_what_exit_reads_in_r0() {
+    // `r0 = 2` must wait for `r0 = 1` (write after write) unless the first value, which only feeds r6, moves.
+    let text = "
+        r0 = 1
+        r6 = r0
+        r0 = 2
+        exit
+    ";
+    let (renamed, plain) = bundles_with_and_without(text, Pass::Rename);
+    assert!(renamed < plain, "{renamed} bundles renamed, {plain} not");
+    let ir = only(text, Pass::Rename);
+    assert_ne!(destination(&ir, 0, 1), 0, "the copied value stayed in r0");
+    assert_eq!(destination(&ir, 2, 2), 0, "exit's value left r0");
+    agrees_with_machine(text, &[14]);
+}
+
+#[test]
+fn renaming_leaves_values_that_live_into_other_blocks() {
+    let text = "
+        r2 = 1
+        r6 = r2
+        r2 = 2
+        r0 = 0
+        if r6 == 1 goto same
+        r0 = r2
+        exit
+    same:
+        exit
+    ";
+    let ir = only(text, Pass::Rename);
+    assert_eq!(
+        destination(&ir, 2, 2),
+        2,
+        "a value read in the next block moved"
+    );
+    agrees_with_machine(text, &[14]);
+}
+
+#[test]
+fn renaming_never_picks_a_register_a_call_clobbers_while_the_value_lives() {
+    let text = "
+        r6 = 1
+        r7 = r6
+        call 7
+        r6 = 2
+        r0 = r7
+        r0 += r6
+        exit
+    ";
+    let ir = only(text, Pass::Rename);
+    let ops = &ir.blocks[0].ops;
+    let call = ops
+        .iter()
+        .position(|o| o.op.is_helper_call())
+        .expect("call");
+    for o in &ops[..call] {
+        if o.op.is_alu() {
+            assert!(
+                o.op.dst >= 6,
+                "a value living across the call sits in r{}",
+                o.op.dst
+            );
+        }
+    }
+    agrees_with_machine(text, &[14]);
+}
+
+/// A diamond: both sides set r4, then the join computes r5 from constants and returns r4 + r5.
+const DIAMOND: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r2 += 20
+    if r2 > r3 goto short
+    r4 = 1
+    goto join
+short:
+    r4 = 0
+join:
+    r5 = 1
+    r5 >>= 1
+    r0 = r4
+    r0 += r5
+    exit
+";
+
+#[test]
+fn code_motion_fills_the_branching_block_from_the_join() {
+    let (moved, plain) = bundles_with_and_without(DIAMOND, Pass::CodeMotion);
+    assert!(
+        moved < plain,
+        "{moved} bundles with code motion, {plain} without"
+    );
+    let ir = only(DIAMOND, Pass::CodeMotion);
+    let entry = &ir.blocks[0].ops;
+    assert!(
+        entry.iter().any(|o| o.op.is_alu() && o.op.dst == 5),
+        "r5's computation did not move into the first block: {entry:?}"
+    );
+    // It sits before the branch.
+    assert!(entry.last().expect("ops").op.is_cond_jump());
+    agrees_with_machine(DIAMOND, &[14, 60]);
+}
+
+#[test]
+fn code_motion_leaves_ops_whose_register_a_side_writes() {
+    let text = DIAMOND.replace("    r4 = 0\n", "    r4 = 0\n    r5 = 3\n");
+    let ir = only(&text, Pass::CodeMotion);
+    assert!(
+        !ir.blocks[0]
+            .ops
+            .iter()
+            .any(|o| o.op.dst == 5 && o.op.is_alu()),
+        "moved above a write on one side"
+    );
+    agrees_with_machine(&text, &[14, 60]);
+}
+
+#[test]
+fn code_motion_leaves_loads_that_a_side_may_change() {
+    // The join reads a stack slot one side writes.
+    let text = DIAMOND
+        .replace("    r4 = 0\n", "    r4 = 0\n    *(u64 *)(r10 - 8) = r4\n")
+        .replace("    r5 = 1\n", "    r5 = *(u64 *)(r10 - 8)\n");
+    let ir = only(&text, Pass::CodeMotion);
+    assert!(
+        !ir.blocks[0]
+            .ops
+            .iter()
+            .any(|o| o.op.is_load() && o.op.dst == 5),
+        "a stack load moved above a store to its slot"
+    );
+    agrees_with_machine(&text, &[14, 60]);
+}

@@ -180,7 +180,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 /// Runs the trace on the core until `min_ms` have passed; returns the wall-clock nanoseconds per packet and the cycle
-/// figures of the first pass, which are those `run --backend hxdp` reports for the same trace.
+/// figures of the first pass. Later passes start from the maps the first left behind; the first equals what `run
+/// --backend hxdp` reports for the trace (unless the program draws random numbers, which bench seeds differently).
 fn time_core(
     core: &mut HxdpCore,
     packets: &[TracePacket],

@@ -201,3 +201,20 @@ fn bad_route_files() {
         &["routes.json", "route 0", "10.0.0.0/40"],
     );
 }
+
+/// Output into a pipe whose reader has gone (`hwxdp disasm prog.o | head -1`) ends the process by SIGPIPE, quietly,
+/// as other tools do: no panic on the broken pipe.
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwxdp"))
+        .args(["disasm", &example_object("l2_acl")])
+        .stdout(writer)
+        .output()
+        .expect("hwxdp starts");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{stderr}");
+}

@@ -196,7 +196,7 @@ fn passes_disabled() {
             &[],
             &[
                 "--disable",
-                "bounds,zeroing,three-operand,six-byte,exit,parallel-branches",
+                "bounds,zeroing,three-operand,six-byte,exit,rename,code-motion,parallel-branches",
             ],
         );
     }

@@ -42,6 +42,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` and the like: end quietly when the reader goes away, as command-line tools do, instead
+    // of failing (Rust ignores SIGPIPE, so every later print would panic on EPIPE).
+    // SAFETY: restoring a signal's default disposition before any thread starts has no memory effects.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Disasm(args) => cmd_disasm::run(args),

@@ -458,3 +458,64 @@ fn code_motion_leaves_loads_that_a_side_may_change() {
     );
     agrees_with_machine(&text, &[14, 60]);
 }
+
+/// Lanes of the conditional jumps in each bundle of the whole program, when only `parallel-branches` runs.
+fn branch_lanes(text: &str) -> Vec<Vec<usize>> {
+    let ir = only(text, Pass::ParallelBranches);
+    let disabled = Pass::ALL
+        .into_iter()
+        .filter(|&p| p != Pass::ParallelBranches)
+        .collect();
+    let rows = schedule(&ir, &Options { lanes: 4, disabled });
+    rows.iter()
+        .flatten()
+        .map(|row| {
+            row.lanes
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| matches!(s, hwxdp_hxdp::sched::Slot::Op(o) if o.op.is_cond_jump()))
+                .map(|(l, _)| l)
+                .collect()
+        })
+        .collect()
+}
+
+/// Two checks in a row that both lead to `drop`: the second one is a block of its own with one way in.
+const TWO_CHECKS: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 14
+    if r4 > r3 goto drop
+    if r2 == r3 goto drop
+    r0 = 2
+    exit
+drop:
+    r0 = 1
+    exit
+";
+
+#[test]
+fn parallel_branches_share_a_bundle_with_the_first_check_in_the_lower_lane() {
+    let lanes = branch_lanes(TWO_CHECKS);
+    let together = lanes.iter().find(|l| l.len() == 2);
+    let [first, second] = together.expect("no bundle holds both checks").as_slice() else {
+        unreachable!("filtered on two")
+    };
+    assert!(first < second, "the block's own check must win: {lanes:?}");
+    let (merged, plain) = bundles_with_and_without(TWO_CHECKS, Pass::ParallelBranches);
+    assert!(merged < plain);
+    agrees_with_machine(TWO_CHECKS, &[14, 15, 60]);
+}
+
+#[test]
+fn parallel_branches_leave_a_check_of_a_value_the_bundle_writes() {
+    // The second check reads r5, written in the same bundle as the first check: it must wait for the next bundle.
+    let text = TWO_CHECKS
+        .replace("    r4 += 14\n", "    r4 += 14\n    r5 = r4\n")
+        .replace("if r4 > r3 goto drop", "if r2 > r3 goto drop")
+        .replace("if r2 == r3 goto drop", "if r5 == r3 goto drop");
+    let lanes = branch_lanes(&text);
+    assert!(lanes.iter().all(|l| l.len() < 2), "{lanes:?}");
+    agrees_with_machine(&text, &[14, 15, 60]);
+}

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packets=${1:-1200}
 hwxdp=target/release/hwxdp
+. scripts/workload.sh
 work=build/bench
 mkdir -p "$work"
 echo "| program | insns/packet | kernel ns/packet | interp ns/packet | interp ns/insn | interp / kernel |"
@@ -13,12 +14,8 @@ echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for obj in build/examples/xdp/*.o; do
   name=$(basename "$obj" .o)
   dir="$work/$name"
-  "$hwxdp" gen "$obj" -o "$dir" -n "$packets" > /dev/null
-  extra=()
-  [ -f "$dir/maps.json" ] && extra+=(--maps "$dir/maps.json")
-  [ -f "$dir/routes.json" ] && extra+=(--routes "$dir/routes.json")
-  [ "$name" = rxq_counter ] && extra+=(--ifindex 5 --rx-queues 128)
-  "$hwxdp" bench "$obj" --pcap "$dir/trace.pcap" "${extra[@]}" --json > "$dir/bench.json"
+  workload "$obj" "$dir" "$packets"
+  "$hwxdp" bench "$obj" "${extra[@]}" --json > "$dir/bench.json"
   python3 - "$dir/bench.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packets=${1:-1200}
 hwxdp=target/release/hwxdp
+. scripts/workload.sh
 work=build/hxdp-results
 mkdir -p "$work"
 passes=(bounds zeroing three-operand six-byte exit rename code-motion parallel-branches)
@@ -22,12 +23,8 @@ echo "|---|---|---|---|---|---|---|"
 for obj in build/examples/xdp/*.o; do
   name=$(basename "$obj" .o)
   dir="$work/$name"
-  "$hwxdp" gen "$obj" -o "$dir" -n "$packets" > /dev/null
-  extra=()
-  [ -f "$dir/maps.json" ] && extra+=(--maps "$dir/maps.json")
-  [ -f "$dir/routes.json" ] && extra+=(--routes "$dir/routes.json")
-  [ "$name" = rxq_counter ] && extra+=(--ifindex 5 --rx-queues 128)
-  "$hwxdp" run "$obj" --pcap "$dir/trace.pcap" "${extra[@]}" --backend hxdp -o "$dir/run" > /dev/null
+  workload "$obj" "$dir" "$packets"
+  "$hwxdp" run "$obj" "${extra[@]}" --backend hxdp -o "$dir/run" > /dev/null
   report=$("$hwxdp" compile --target hxdp "$obj" -o "$dir/compile" | sed -n 1p)
   python3 - "$dir/run/stats.json" "$report" <<'PY'
 import json, re, sys

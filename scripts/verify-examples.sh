@@ -7,15 +7,12 @@ cd "$(dirname "$0")/.."
 packets=${1:-20000}
 seed=${2:-7}
 hwxdp=target/release/hwxdp
+. scripts/workload.sh
 failed=0
 for obj in build/examples/xdp/*.o; do
   name=$(basename "$obj" .o)
   dir="build/verify/$name"
-  "$hwxdp" gen "$obj" -o "$dir" -n "$packets" --seed "$seed" > /dev/null
-  extra=()
-  [ -f "$dir/maps.json" ] && extra+=(--maps "$dir/maps.json")
-  [ -f "$dir/routes.json" ] && extra+=(--routes "$dir/routes.json")
-  [ "$name" = rxq_counter ] && extra+=(--ifindex 5 --rx-queues 128)
-  "$hwxdp" verify "$obj" --pcap "$dir/trace.pcap" "${extra[@]}" || failed=$((failed + 1))
+  workload "$obj" "$dir" "$packets" --seed "$seed"
+  "$hwxdp" verify "$obj" "${extra[@]}" || failed=$((failed + 1))
 done
 [ "$failed" -eq 0 ] || { echo "$failed programs differ" >&2; exit 1; }

@@ -242,17 +242,7 @@ mod tests {
 
     fn object(text: &str) -> ObjectSpec {
         let insns = hwxdp_ebpf::assemble(text).expect("assembles");
-        ObjectSpec {
-            programs: vec![ProgramSpec {
-                name: "t".into(),
-                section: "xdp".into(),
-                own_len: insns.len(),
-                insns,
-                functions: vec![(0, "t".into())],
-            }],
-            maps: Vec::new(),
-            license: "GPL".into(),
-        }
+        ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns))
     }
 
     /// The hXDP core for `text`, built the way `verify --backend hxdp` builds it.

@@ -9,17 +9,7 @@ use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
 
 fn object(text: &str) -> ObjectSpec {
     let insns = hwxdp_ebpf::assemble(text).expect("assembles");
-    ObjectSpec {
-        programs: vec![ProgramSpec {
-            name: "t".into(),
-            section: "xdp".into(),
-            own_len: insns.len(),
-            insns,
-            functions: vec![(0, "t".into())],
-        }],
-        maps: Vec::new(),
-        license: "GPL".into(),
-    }
+    ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns))
 }
 
 /// The working form after only `pass` (every other pass off).

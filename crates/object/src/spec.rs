@@ -94,7 +94,30 @@ impl MapSpec {
     }
 }
 
+impl ProgramSpec {
+    /// A program of one function, `name`, in section `section`, with no calls linked in: hand-written and decoded
+    /// programs (tests, the conformance plugin).
+    pub fn standalone(name: &str, section: &str, insns: Vec<Insn>) -> ProgramSpec {
+        ProgramSpec {
+            name: name.into(),
+            section: section.into(),
+            own_len: insns.len(),
+            insns,
+            functions: vec![(0, name.into())],
+        }
+    }
+}
+
 impl ObjectSpec {
+    /// An object holding just `program`, without maps.
+    pub fn single(program: ProgramSpec) -> ObjectSpec {
+        ObjectSpec {
+            programs: vec![program],
+            maps: Vec::new(),
+            license: "GPL".into(),
+        }
+    }
+
     /// Finds a program by function name or section name; with `None`, the only program of the object.
     pub fn program(&self, name: Option<&str>) -> Option<&ProgramSpec> {
         match name {

@@ -8,13 +8,7 @@ use hwxdp_xdp::{Config, FaultKind, Machine, Outcome, Verdict, XdpBuff, XdpMd};
 fn program(name: &str, text: &str) -> ProgramSpec {
     let insns =
         assemble(text).unwrap_or_else(|e| panic!("test program {name} does not assemble: {e}"));
-    ProgramSpec {
-        name: name.into(),
-        section: "xdp".into(),
-        own_len: insns.len(),
-        insns,
-        functions: vec![(0, name.into())],
-    }
+    ProgramSpec::standalone(name, "xdp", insns)
 }
 
 fn object(programs: Vec<ProgramSpec>, maps: Vec<MapSpec>) -> ObjectSpec {

@@ -6,13 +6,7 @@ use hwxdp_object::ProgramSpec;
 /// A program from assembler text; labels named `fn_*` become function symbols.
 pub fn spec(text: &str) -> ProgramSpec {
     let insns = hwxdp_ebpf::assemble(text).expect("test program assembles");
-    ProgramSpec {
-        name: "test".to_string(),
-        section: "xdp".to_string(),
-        own_len: insns.len(),
-        insns,
-        functions: vec![(0, "test".to_string())],
-    }
+    ProgramSpec::standalone("test", "xdp", insns)
 }
 
 /// The CFG of a program from assembler text.

@@ -58,18 +58,7 @@ fn run() -> Result<u64, String> {
     let bytes = hex_bytes(line, "program")?;
     let mut insns = hwxdp_ebpf::decode(&bytes).map_err(|e| format!("program: {e}"))?;
     normalize_callx(&mut insns);
-    let program = ProgramSpec {
-        name: "conformance".into(),
-        section: "conformance".into(),
-        own_len: insns.len(),
-        insns,
-        functions: vec![(0, "conformance".into())],
-    };
-    let spec = ObjectSpec {
-        programs: vec![program],
-        maps: Vec::new(),
-        license: String::new(),
-    };
+    let spec = ObjectSpec::single(ProgramSpec::standalone("conformance", "conformance", insns));
     let config = Config {
         environment: Environment::Conformance,
         ..Config::default()

@@ -15,7 +15,7 @@ have_cmd llvm-mc-19 || need+=(llvm-19)
 have_cmd bpftool || need+=(bpftool)
 have_cmd ip || need+=(iproute2)
 have_cmd pkg-config || need+=(pkg-config)
-for pkg in libbpf-dev libelf-dev zlib1g-dev linux-libc-dev; do
+for pkg in libbpf-dev libelf-dev zlib1g-dev linux-libc-dev verilator yosys g++ make; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 

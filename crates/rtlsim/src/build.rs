@@ -1,0 +1,283 @@
+//! Cached Verilator builds: one directory per distinct set of inputs, filled once and then reused.
+//!
+//! A build happens in a private temporary directory that is renamed into place only when the executable exists, so
+//! a cache directory is either complete or absent. Builds inside one process are serialised (the machine has few
+//! cores and two test threads asking for the same model must not both compile it); between processes, the rename
+//! decides which of two identical builds is kept.
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::hash::KeyHasher;
+use crate::tool::{self, problem_lines};
+use crate::RtlError;
+
+/// The Debian package providing `verilator`.
+pub(crate) const VERILATOR_PACKAGE: &str = "verilator";
+
+/// Flags of every build; they are part of the cache key. `-O2` (Verilator's own optimisation level) keeps the C++
+/// small enough to compile quickly while the generated model stays fast.
+const BASE_FLAGS: &[&str] = &["--cc", "--exe", "--build", "-O2", "-Wall"];
+
+/// Parallel jobs for the C++ compile; the build machines have two cores.
+const BUILD_JOBS: &str = "2";
+
+/// Serialises builds within this process.
+static BUILD_LOCK: Mutex<()> = Mutex::new(());
+
+/// Makes temporary directory names unique within this process.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// What to build: Verilog sources from the repository's `rtl/` tree and one C++ testbench.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildSpec {
+    /// The top module, also the name of the executable (`<top>_sim`).
+    pub top: String,
+    /// The repository's `rtl/` directory; `sources` are relative to it.
+    pub rtl_root: PathBuf,
+    /// Verilog files (and `.vlt` waiver files) relative to `rtl_root`, in the order Verilator reads them.
+    pub sources: Vec<PathBuf>,
+    /// The C++ testbench providing `main`.
+    pub testbench: PathBuf,
+    /// Cargo's target directory; models are cached under `<target_dir>/rtlsim/<top>-<hash>/`.
+    pub target_dir: PathBuf,
+    /// Extra Verilator flags, appended after the standard ones.
+    pub flags: Vec<String>,
+    /// The Verilator program to run, `verilator` from `PATH` unless overridden.
+    pub verilator: PathBuf,
+}
+
+impl BuildSpec {
+    /// A spec with no sources yet, no extra flags and `verilator` from `PATH`.
+    pub fn new(
+        top: impl Into<String>,
+        rtl_root: impl Into<PathBuf>,
+        testbench: impl Into<PathBuf>,
+        target_dir: impl Into<PathBuf>,
+    ) -> Self {
+        Self {
+            top: top.into(),
+            rtl_root: rtl_root.into(),
+            sources: Vec::new(),
+            testbench: testbench.into(),
+            target_dir: target_dir.into(),
+            flags: Vec::new(),
+            verilator: PathBuf::from("verilator"),
+        }
+    }
+
+    /// Adds a source file, relative to `rtl_root`.
+    pub fn source(mut self, relative: impl Into<PathBuf>) -> Self {
+        self.sources.push(relative.into());
+        self
+    }
+}
+
+/// A built Verilator model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    /// The simulation executable.
+    pub executable: PathBuf,
+    /// The cache directory holding the copied inputs and Verilator's output.
+    pub dir: PathBuf,
+    /// True when the model came from the cache and Verilator did not run.
+    pub reused: bool,
+}
+
+/// One input file, as read once for both the hash and the copy.
+struct Input {
+    relative: PathBuf,
+    bytes: Vec<u8>,
+}
+
+/// Builds the model `spec` describes, or returns the cached one when the sources, testbench, Verilator version and
+/// flags are all unchanged.
+pub fn build(spec: &BuildSpec) -> Result<Model, RtlError> {
+    if spec.sources.is_empty() {
+        return Err(RtlError::NoSources {
+            top: spec.top.clone(),
+        });
+    }
+    let sources = read_sources(spec)?;
+    let testbench = read_file(&spec.testbench)?;
+    let version = tool::run(&spec.verilator, VERILATOR_PACKAGE, ["--version"], None)?;
+    if !version.success {
+        return Err(RtlError::Build {
+            top: spec.top.clone(),
+            log: problem_lines(&version.text),
+        });
+    }
+
+    let mut key = KeyHasher::new();
+    key.field(spec.top.as_bytes());
+    key.field(version.text.trim().as_bytes());
+    for flag in BASE_FLAGS {
+        key.field(flag.as_bytes());
+    }
+    for flag in &spec.flags {
+        key.field(flag.as_bytes());
+    }
+    for input in &sources {
+        key.field(input.relative.to_string_lossy().as_bytes());
+        key.field(&input.bytes);
+    }
+    let testbench_name = testbench_name(spec)?;
+    key.field(testbench_name.as_bytes());
+    key.field(&testbench);
+
+    let cache = spec.target_dir.join("rtlsim");
+    let name = format!("{}-{}", spec.top, key.hex());
+    let dir = cache.join(&name);
+    let executable = executable_in(&dir, &spec.top);
+
+    let _guard = BUILD_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if executable.is_file() {
+        return Ok(Model {
+            executable,
+            dir,
+            reused: true,
+        });
+    }
+    let temp = cache.join(format!(
+        ".{name}.{}.{}",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let built = fill_and_build(spec, &temp, &sources, &testbench_name, &testbench);
+    if let Err(err) = built {
+        // A failed build leaves nothing behind; its log is in the error.
+        let _ = fs::remove_dir_all(&temp);
+        return Err(err);
+    }
+    publish(&temp, &dir, &executable)?;
+    Ok(Model {
+        executable,
+        dir,
+        reused: false,
+    })
+}
+
+fn executable_in(dir: &Path, top: &str) -> PathBuf {
+    dir.join("obj").join(format!("{top}_sim"))
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, RtlError> {
+    fs::read(path).map_err(|source| RtlError::Io {
+        action: "cannot read",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn read_sources(spec: &BuildSpec) -> Result<Vec<Input>, RtlError> {
+    spec.sources
+        .iter()
+        .map(|relative| {
+            let inside = relative
+                .components()
+                .all(|component| matches!(component, Component::Normal(_)));
+            if !inside || relative.as_os_str().is_empty() {
+                return Err(RtlError::SourceOutsideRoot {
+                    path: relative.clone(),
+                });
+            }
+            Ok(Input {
+                relative: relative.clone(),
+                bytes: read_file(&spec.rtl_root.join(relative))?,
+            })
+        })
+        .collect()
+}
+
+fn testbench_name(spec: &BuildSpec) -> Result<String, RtlError> {
+    spec.testbench
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .ok_or_else(|| RtlError::Io {
+            action: "testbench has no file name",
+            path: spec.testbench.clone(),
+            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        })
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RtlError> {
+    let io_error = |source| RtlError::Io {
+        action: "cannot write",
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(io_error)?;
+    }
+    fs::write(path, bytes).map_err(io_error)
+}
+
+/// Copies the inputs into `temp` and runs Verilator there.
+fn fill_and_build(
+    spec: &BuildSpec,
+    temp: &Path,
+    sources: &[Input],
+    testbench_name: &str,
+    testbench: &[u8],
+) -> Result<(), RtlError> {
+    let mut args: Vec<String> = BASE_FLAGS.iter().map(|flag| flag.to_string()).collect();
+    args.extend([
+        "-j".to_string(),
+        BUILD_JOBS.to_string(),
+        "--top-module".to_string(),
+        spec.top.clone(),
+        "--prefix".to_string(),
+        format!("V{}", spec.top),
+        "--Mdir".to_string(),
+        "obj".to_string(),
+        "-o".to_string(),
+        format!("{}_sim", spec.top),
+    ]);
+    args.extend(spec.flags.iter().cloned());
+    for input in sources {
+        let copy = Path::new("rtl").join(&input.relative);
+        write_file(&temp.join(&copy), &input.bytes)?;
+        args.push(copy.to_string_lossy().into_owned());
+    }
+    let bench = Path::new("sim").join(testbench_name);
+    write_file(&temp.join(&bench), testbench)?;
+    args.push(bench.to_string_lossy().into_owned());
+
+    let finished = tool::run(&spec.verilator, VERILATOR_PACKAGE, &args, Some(temp))?;
+    if finished.success && executable_in(temp, &spec.top).is_file() {
+        return Ok(());
+    }
+    Err(RtlError::Build {
+        top: spec.top.clone(),
+        log: problem_lines(&finished.text),
+    })
+}
+
+/// Renames the finished build into place. When another process published the same model first, its copy is kept and
+/// ours discarded; a directory left without an executable (by hand, since builds never leave one) is replaced.
+fn publish(temp: &Path, dir: &Path, executable: &Path) -> Result<(), RtlError> {
+    let io_error = |source| RtlError::Io {
+        action: "cannot publish model to",
+        path: dir.to_path_buf(),
+        source,
+    };
+    if fs::rename(temp, dir).is_ok() {
+        return Ok(());
+    }
+    if executable.is_file() {
+        let _ = fs::remove_dir_all(temp);
+        return Ok(());
+    }
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(io_error)?;
+    }
+    let renamed = fs::rename(temp, dir).map_err(io_error);
+    if renamed.is_err() {
+        let _ = fs::remove_dir_all(temp);
+    }
+    renamed
+}

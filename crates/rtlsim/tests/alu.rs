@@ -1,0 +1,281 @@
+//! rtl/sephirot/alu.sv against the reference machine's ALU (`hwxdp_xdp::alu`), vector by vector.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use hwxdp_rtlsim::{build, BuildSpec};
+use hwxdp_xdp::alu;
+
+/// One stimulus of the ALU, field for field its input ports.
+#[derive(Debug, Clone, Copy)]
+struct Vector {
+    op: u8,
+    wide: bool,
+    off: i16,
+    a: u64,
+    b: u64,
+    end_imm: i32,
+    end_swap: bool,
+}
+
+impl Vector {
+    fn line(&self) -> String {
+        format!(
+            "{:x} {:x} {:x} {:x} {:x} {:x} {:x}\n",
+            self.op,
+            u8::from(self.wide),
+            self.off as u16,
+            self.a,
+            self.b,
+            self.end_imm as u32,
+            u8::from(self.end_swap)
+        )
+    }
+
+    /// What the reference machine computes, `None` where it rejects the encoding.
+    fn expected(&self) -> Option<u64> {
+        let op = self.op << 4;
+        if op == hwxdp_ebpf::ALU_END {
+            alu::endian(self.a, i64::from(self.end_imm), self.end_swap)
+        } else if self.wide {
+            alu::alu64(op, self.off, self.a, self.b)
+        } else {
+            alu::alu32(op, self.off, self.a, self.b)
+        }
+    }
+}
+
+/// xorshift64*: a fixed seed gives the same vectors on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Mostly uniform values, sometimes small ones, so that small divisors and shift amounts come up often.
+    fn operand(&mut self) -> u64 {
+        match self.next() % 4 {
+            0 => self.next() % 70,
+            1 => (self.next() % 70).wrapping_neg(),
+            _ => self.next(),
+        }
+    }
+}
+
+const EDGES: &[u64] = &[
+    0,
+    1,
+    2,
+    u64::MAX,
+    i64::MIN as u64,
+    i64::MAX as u64,
+    i32::MIN as i64 as u64,
+    i32::MIN as u32 as u64,
+    i32::MAX as u64,
+    u32::MAX as u64,
+    1 << 32,
+    (1 << 32) | 7,
+    31,
+    32,
+    63,
+    64,
+    0x7f,
+    0x80,
+    0x8000,
+    0xffff,
+    0x1122_3344_5566_7788,
+    0x8877_6655_4433_2211,
+    (-7i64) as u64,
+];
+
+/// The `off` values worth trying for an operation: the ones it gives meaning to, plus ones it must ignore or reject.
+fn offsets(op: u8, rng: &mut Rng) -> Vec<i16> {
+    let random = rng.next() as i16;
+    match op << 4 {
+        hwxdp_ebpf::ALU_DIV | hwxdp_ebpf::ALU_MOD => vec![0, 1, 2, -1, random],
+        hwxdp_ebpf::ALU_MOV => vec![0, 8, 16, 32, 1, 7, 64, -8, random],
+        _ => vec![0, 1, random],
+    }
+}
+
+/// A second operand as an immediate would reach the ALU: a sign-extended 32-bit value.
+fn imm_like(value: u64) -> u64 {
+    value as i32 as i64 as u64
+}
+
+fn vectors() -> Vec<Vector> {
+    let mut rng = Rng(0x6878_6470_616c_7531);
+    let mut out = Vec::new();
+    let plain = Vector {
+        op: 0,
+        wide: true,
+        off: 0,
+        a: 0,
+        b: 0,
+        end_imm: 0,
+        end_swap: false,
+    };
+    for op in 0..16u8 {
+        for wide in [false, true] {
+            if op << 4 == hwxdp_ebpf::ALU_END {
+                for end_imm in [
+                    16,
+                    32,
+                    64,
+                    0,
+                    8,
+                    24,
+                    48,
+                    128,
+                    -16,
+                    16 + (1 << 16),
+                    rng.next() as i32,
+                ] {
+                    for end_swap in [false, true] {
+                        for &a in EDGES {
+                            out.push(Vector {
+                                op,
+                                wide,
+                                a,
+                                b: rng.next(),
+                                end_imm,
+                                end_swap,
+                                ..plain
+                            });
+                        }
+                        for _ in 0..60 {
+                            let a = rng.next();
+                            out.push(Vector {
+                                op,
+                                wide,
+                                a,
+                                b: rng.next(),
+                                end_imm,
+                                end_swap,
+                                ..plain
+                            });
+                        }
+                    }
+                }
+                continue;
+            }
+            for off in offsets(op, &mut rng) {
+                for register in [false, true] {
+                    let second = |v: u64| if register { v } else { imm_like(v) };
+                    for &a in EDGES {
+                        for &b in EDGES {
+                            out.push(Vector {
+                                op,
+                                wide,
+                                off,
+                                a,
+                                b: second(b),
+                                ..plain
+                            });
+                        }
+                    }
+                    for _ in 0..150 {
+                        let (a, b) = (rng.operand(), rng.operand());
+                        out.push(Vector {
+                            op,
+                            wide,
+                            off,
+                            a,
+                            b: second(b),
+                            ..plain
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs the vectors through the Verilated ALU and returns its `(valid, result)` lines.
+fn simulate(vectors: &[Vector]) -> Vec<(bool, u64)> {
+    let root = common::workspace_root();
+    let spec = BuildSpec::new(
+        "alu",
+        root.join("rtl"),
+        root.join("sim/unit/alu_tb.cpp"),
+        common::target_dir(),
+    )
+    .source("sephirot/alu.sv");
+    let model = build(&spec).unwrap_or_else(|err| panic!("{err}"));
+
+    let mut child = Command::new(&model.executable)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the alu model starts");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let input: String = vectors.iter().map(Vector::line).collect();
+    // Writing from another thread keeps a full stdout pipe from blocking the model while we still write.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let lines: Vec<(bool, u64)> = BufReader::new(stdout)
+        .lines()
+        .map(|line| {
+            let line = line.expect("model output is text");
+            let (valid, result) = line.split_once(' ').expect("\"valid result\" line");
+            (
+                valid == "1",
+                u64::from_str_radix(result, 16).expect("hex result"),
+            )
+        })
+        .collect();
+    writer
+        .join()
+        .expect("writer thread")
+        .expect("vectors written");
+    let status = child.wait().expect("the alu model exits");
+    assert!(status.success(), "alu model failed: {status}");
+    lines
+}
+
+#[test]
+fn alu_matches_the_reference_on_every_operation() {
+    let vectors = vectors();
+    assert!(vectors.len() >= 20_000, "only {} vectors", vectors.len());
+    let results = simulate(&vectors);
+    assert_eq!(results.len(), vectors.len(), "one output line per vector");
+
+    let mut mismatches = Vec::new();
+    for (vector, &(valid, result)) in vectors.iter().zip(&results) {
+        let expected = vector.expected();
+        let got = valid.then_some(result);
+        // An invalid encoding must also drive result_o to zero, so that nothing downstream sees stale data.
+        if got != expected || (!valid && result != 0) {
+            mismatches.push(format!(
+                "{vector:x?}: rtl {valid} {result:#x}, reference {expected:x?}"
+            ));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} vectors differ, first ones:\n{}",
+        mismatches.len(),
+        vectors.len(),
+        mismatches[..mismatches.len().min(20)].join("\n")
+    );
+
+    // Every operation was exercised both valid and (for mov, end and the unused nibbles) invalid.
+    for op in 0..16u8 {
+        let of_op = || {
+            vectors
+                .iter()
+                .zip(&results)
+                .filter(move |(v, _)| v.op == op)
+        };
+        assert!(of_op().count() > 500, "op {op:#x} has too few vectors");
+        let any_valid = of_op().any(|(_, r)| r.0);
+        assert_eq!(any_valid, op <= 0xd, "op {op:#x} validity");
+    }
+}

@@ -58,15 +58,27 @@ pub enum DeclKind {
     /// `const T name = value;`.
     Const { ty: Type, name: Ident, value: Expr },
     /// `T name;` or `T name = init;` (a local of a parser or control).
-    Variable { ty: Type, name: Ident, init: Option<Expr> },
+    Variable {
+        ty: Type,
+        name: Ident,
+        init: Option<Expr>,
+    },
     /// `enum E { A, B }` or, with a representation type, `enum bit<8> E { A = 1 }`.
-    Enum { repr: Option<Type>, name: Ident, members: Vec<EnumMember> },
+    Enum {
+        repr: Option<Type>,
+        name: Ident,
+        members: Vec<EnumMember>,
+    },
     /// `error { A, B }`: adds members to the error type.
     Error { members: Vec<Ident> },
     /// `match_kind { exact, lpm }`.
     MatchKind { members: Vec<Ident> },
     /// `extern E<T> { E(args); R m<U>(params); }`.
-    ExternObject { name: Ident, type_params: Vec<Ident>, methods: Vec<Method> },
+    ExternObject {
+        name: Ident,
+        type_params: Vec<Ident>,
+        methods: Vec<Method>,
+    },
     /// `extern R f<T>(params);`.
     ExternFunction { signature: Signature },
     /// `parser P<H>(params);`: a parser type.
@@ -76,17 +88,38 @@ pub enum DeclKind {
     /// `package Pkg<H>(params);`.
     PackageType { signature: Signature },
     /// A parser with its locals and states.
-    Parser { signature: Signature, ctor_params: Vec<Param>, locals: Vec<Decl>, states: Vec<ParserState> },
+    Parser {
+        signature: Signature,
+        ctor_params: Vec<Param>,
+        locals: Vec<Decl>,
+        states: Vec<ParserState>,
+    },
     /// A control with its locals and `apply` block.
-    Control { signature: Signature, ctor_params: Vec<Param>, locals: Vec<Decl>, apply: Block },
+    Control {
+        signature: Signature,
+        ctor_params: Vec<Param>,
+        locals: Vec<Decl>,
+        apply: Block,
+    },
     /// `action a(params) { body }`.
-    Action { name: Ident, params: Vec<Param>, body: Block },
+    Action {
+        name: Ident,
+        params: Vec<Param>,
+        body: Block,
+    },
     /// `R f<T>(params) { body }`.
     Function { signature: Signature, body: Block },
     /// `table t { properties }`.
-    Table { name: Ident, properties: Vec<TableProperty> },
+    Table {
+        name: Ident,
+        properties: Vec<TableProperty>,
+    },
     /// `T(args) name;`: an extern, parser, control or package instance.
-    Instance { ty: Type, args: Vec<Argument>, name: Ident },
+    Instance {
+        ty: Type,
+        args: Vec<Argument>,
+        name: Ident,
+    },
 }
 
 /// A name, type parameters, parameters, and a return type where there is one.
@@ -226,7 +259,11 @@ pub enum Transition {
     /// `transition name;`.
     Direct(Ident),
     /// `transition select(exprs) { cases }`.
-    Select { exprs: Vec<Expr>, cases: Vec<SelectCase>, span: Span },
+    Select {
+        exprs: Vec<Expr>,
+        cases: Vec<SelectCase>,
+        span: Span,
+    },
 }
 
 /// `keyset : state;`.
@@ -348,7 +385,11 @@ pub enum StmtKind {
     /// `e.m(args);` or `f(args);`: the expression is always a [`ExprKind::Call`].
     Call(Expr),
     /// `if (cond) then else els`.
-    If { cond: Expr, then: Box<Stmt>, els: Option<Box<Stmt>> },
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        els: Option<Box<Stmt>>,
+    },
     /// `{ ... }`.
     Block(Block),
     /// `switch (expr) { label: { } ... }`.
@@ -360,7 +401,11 @@ pub enum StmtKind {
     /// `;`.
     Empty,
     /// `T name;` or `T name = init;`.
-    Variable { ty: Type, name: Ident, init: Option<Expr> },
+    Variable {
+        ty: Type,
+        name: Ident,
+        init: Option<Expr>,
+    },
     /// `const T name = value;`.
     Const { ty: Type, name: Ident, value: Expr },
 }
@@ -412,15 +457,31 @@ pub enum ExprKind {
     /// `base[index]`.
     Index { base: Box<Expr>, index: Box<Expr> },
     /// `base[hi:lo]`.
-    Slice { base: Box<Expr>, hi: Box<Expr>, lo: Box<Expr> },
+    Slice {
+        base: Box<Expr>,
+        hi: Box<Expr>,
+        lo: Box<Expr>,
+    },
     /// `callee<type_args>(args)`.
-    Call { callee: Box<Expr>, type_args: Vec<Type>, args: Vec<Argument> },
+    Call {
+        callee: Box<Expr>,
+        type_args: Vec<Type>,
+        args: Vec<Argument>,
+    },
     /// A prefix operator.
     Unary { op: UnaryOp, operand: Box<Expr> },
     /// A binary operator.
-    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `cond ? then : els`.
-    Ternary { cond: Box<Expr>, then: Box<Expr>, els: Box<Expr> },
+    Ternary {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        els: Box<Expr>,
+    },
     /// `(T) expr`.
     Cast { ty: Type, expr: Box<Expr> },
     /// `{ a, b }`: a tuple or positional struct initialiser.

@@ -31,7 +31,11 @@ impl Span {
         if self.file != other.file {
             return self;
         }
-        Span { file: self.file, lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
+        Span {
+            file: self.file,
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
     }
 }
 
@@ -87,8 +91,15 @@ impl SourceMap {
     /// A diagnostic at the start of `span`.
     pub fn diagnostic(&self, span: Span, message: impl Into<String>) -> Diagnostic {
         let (line, col) = self.line_col(span.file, span.lo);
-        let file = self.file(span.file).map_or_else(|| "<unknown>".to_string(), |f| f.name.clone());
-        Diagnostic { file, line, col, message: message.into() }
+        let file = self
+            .file(span.file)
+            .map_or_else(|| "<unknown>".to_string(), |f| f.name.clone());
+        Diagnostic {
+            file,
+            line,
+            col,
+            message: message.into(),
+        }
     }
 }
 
@@ -115,6 +126,9 @@ pub(crate) struct SpanError {
 
 impl SpanError {
     pub fn new(span: Span, message: impl Into<String>) -> SpanError {
-        SpanError { span, message: message.into() }
+        SpanError {
+            span,
+            message: message.into(),
+        }
     }
 }

@@ -50,13 +50,20 @@ pub struct Token {
 
 /// Punctuation, longest first so that the first match is the longest.
 const PUNCT: &[&str] = &[
-    "&&&", "|+|", "|-|", "&&", "||", "==", "!=", "<=", ">=", "<<", "++", "..", "{", "}", "(", ")", "[", "]", "<", ">",
-    ";", ":", ",", ".", "=", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!", "?", "@",
+    "&&&", "|+|", "|-|", "&&", "||", "==", "!=", "<=", ">=", "<<", "++", "..", "{", "}", "(", ")",
+    "[", "]", "<", ">", ";", ":", ",", ".", "=", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!",
+    "?", "@",
 ];
 
 /// Splits `text[start..end]` of `file` into tokens (no `Eof`). Spans are offsets into the whole `text`.
 pub fn lex(file: FileId, text: &str, start: usize, end: usize) -> Result<Vec<Token>, SpanError> {
-    let mut lx = Lexer { file, text: text.as_bytes(), pos: start, end: end.min(text.len()), src: text };
+    let mut lx = Lexer {
+        file,
+        text: text.as_bytes(),
+        pos: start,
+        end: end.min(text.len()),
+        src: text,
+    };
     let mut out = Vec::new();
     while let Some(tok) = lx.next_token()? {
         out.push(tok);
@@ -143,7 +150,10 @@ impl Lexer<'_> {
             }
             self.directive()
         } else if c.is_ascii_alphabetic() || c == b'_' {
-            while self.peek(0).is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
+            while self
+                .peek(0)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+            {
                 self.pos += 1;
             }
             TokenKind::Ident(self.src[lo..self.pos].to_string())
@@ -151,14 +161,23 @@ impl Lexer<'_> {
             TokenKind::Int(self.number()?)
         } else if c == b'"' {
             TokenKind::Str(self.string()?)
-        } else if let Some(p) = PUNCT.iter().find(|p| self.text[lo..self.end].starts_with(p.as_bytes())) {
+        } else if let Some(p) = PUNCT
+            .iter()
+            .find(|p| self.text[lo..self.end].starts_with(p.as_bytes()))
+        {
             self.pos += p.len();
             TokenKind::Punct(p)
         } else {
             let ch = self.src[lo..].chars().next().unwrap_or('?');
-            return Err(self.err(lo, format!("unexpected character `{}`", ch.escape_default())));
+            return Err(self.err(
+                lo,
+                format!("unexpected character `{}`", ch.escape_default()),
+            ));
         };
-        Ok(Some(Token { kind, span: self.span(lo) }))
+        Ok(Some(Token {
+            kind,
+            span: self.span(lo),
+        }))
     }
 
     fn directive(&mut self) -> TokenKind {
@@ -175,7 +194,10 @@ impl Lexer<'_> {
 
     fn digits(&mut self) -> &str {
         let lo = self.pos;
-        while self.peek(0).is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
+        while self
+            .peek(0)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+        {
             self.pos += 1;
         }
         &self.src[lo..self.pos]
@@ -193,7 +215,9 @@ impl Lexer<'_> {
             && (self.peek(1).is_some_and(|c| c.is_ascii_digit())
                 || (self.peek(0) == Some(b's') && self.peek(1) == Some(b'-')));
         if prefix {
-            let w: u32 = self.src[lo..self.pos].parse().map_err(|_| self.err(lo, "integer width too large"))?;
+            let w: u32 = self.src[lo..self.pos]
+                .parse()
+                .map_err(|_| self.err(lo, "integer width too large"))?;
             if w > MAX_WIDTH {
                 return Err(self.err(lo, format!("integer width {w} exceeds {MAX_WIDTH}")));
             }
@@ -226,7 +250,10 @@ impl Lexer<'_> {
                 continue;
             }
             let d = ch.to_digit(radix).ok_or_else(|| {
-                self.err(body_lo + body.len() - digits.len() + i, format!("invalid digit `{ch}` in integer literal"))
+                self.err(
+                    body_lo + body.len() - digits.len() + i,
+                    format!("invalid digit `{ch}` in integer literal"),
+                )
             })?;
             value = value
                 .checked_mul(radix as u128)
@@ -237,7 +264,13 @@ impl Lexer<'_> {
         if !seen {
             return Err(self.err(lo, "integer literal has no digits"));
         }
-        Ok(IntLit { value, negative, width, signed, radix })
+        Ok(IntLit {
+            value,
+            negative,
+            width,
+            signed,
+            radix,
+        })
     }
 
     fn string(&mut self) -> Result<String, SpanError> {
@@ -264,7 +297,11 @@ impl Lexer<'_> {
                         'r' => '\r',
                         '0' => '\0',
                         '\\' | '"' | '\'' => esc,
-                        other => return Err(self.err(self.pos - 2, format!("unknown escape `\\{other}`"))),
+                        other => {
+                            return Err(
+                                self.err(self.pos - 2, format!("unknown escape `\\{other}`"))
+                            )
+                        }
                     });
                 }
                 other => out.push(other),
@@ -278,7 +315,11 @@ mod tests {
     use super::*;
 
     fn kinds(s: &str) -> Vec<TokenKind> {
-        lex(FileId(0), s, 0, s.len()).unwrap().into_iter().map(|t| t.kind).collect()
+        lex(FileId(0), s, 0, s.len())
+            .unwrap()
+            .into_iter()
+            .map(|t| t.kind)
+            .collect()
     }
 
     fn int(s: &str) -> IntLit {
@@ -290,32 +331,68 @@ mod tests {
 
     #[test]
     fn literals_keep_width_sign_and_radix() {
-        assert_eq!(int("8w0x0800"), IntLit { value: 0x800, negative: false, width: Some(8), signed: false, radix: 16 });
-        assert_eq!(int("16s-1"), IntLit { value: 1, negative: true, width: Some(16), signed: true, radix: 10 });
+        assert_eq!(
+            int("8w0x0800"),
+            IntLit {
+                value: 0x800,
+                negative: false,
+                width: Some(8),
+                signed: false,
+                radix: 16
+            }
+        );
+        assert_eq!(
+            int("16s-1"),
+            IntLit {
+                value: 1,
+                negative: true,
+                width: Some(16),
+                signed: true,
+                radix: 10
+            }
+        );
         assert_eq!(int("0b1010_1010").value, 0xaa);
-        assert_eq!(int("128w0xffffffffffffffffffffffffffffffff").value, u128::MAX);
+        assert_eq!(
+            int("128w0xffffffffffffffffffffffffffffffff").value,
+            u128::MAX
+        );
         assert_eq!(int("42").radix, 10);
     }
 
     #[test]
     fn bad_literals_are_errors() {
-        for bad in ["0x", "0xfg", "129w1", "0w1", "340282366920938463463374607431768211456"] {
+        for bad in [
+            "0x",
+            "0xfg",
+            "129w1",
+            "0w1",
+            "340282366920938463463374607431768211456",
+        ] {
             assert!(lex(FileId(0), bad, 0, bad.len()).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn greater_than_is_never_joined() {
-        assert_eq!(kinds(">>"), vec![TokenKind::Punct(">"), TokenKind::Punct(">")]);
-        assert_eq!(kinds("&&&&"), vec![TokenKind::Punct("&&&"), TokenKind::Punct("&")]);
+        assert_eq!(
+            kinds(">>"),
+            vec![TokenKind::Punct(">"), TokenKind::Punct(">")]
+        );
+        assert_eq!(
+            kinds("&&&&"),
+            vec![TokenKind::Punct("&&&"), TokenKind::Punct("&")]
+        );
     }
 
     #[test]
     fn directives_only_at_line_start() {
-        assert_eq!(kinds("  #include <core.p4> // c\nx"), vec![
-            TokenKind::Directive("include <core.p4>".into()),
-            TokenKind::Ident("x".into())
-        ]);
+        assert_eq!(
+            kinds("  #include <core.p4> // c\nx"),
+            vec![
+                TokenKind::Directive("include <core.p4>".into()),
+                TokenKind::Ident("x".into())
+            ]
+        );
         assert!(lex(FileId(0), "x #define", 0, 9).is_err());
     }
 }

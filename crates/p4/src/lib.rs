@@ -40,7 +40,10 @@ pub fn parse_file(path: &Path) -> Result<Program, Diagnostic> {
         let bytes = e.into_bytes();
         let prefix = String::from_utf8_lossy(bytes.get(..valid).unwrap_or(&[])).into_owned();
         let file = sources.add(name.clone(), prefix);
-        sources.diagnostic(Span::new(file, valid as u32, valid as u32 + 1), "file is not valid utf-8")
+        sources.diagnostic(
+            Span::new(file, valid as u32, valid as u32 + 1),
+            "file is not valid utf-8",
+        )
     })?;
     parse_source(&name, text, Some(path))
 }

@@ -22,7 +22,10 @@ const BUNDLED: &[(&str, &str)] = &[
 
 /// The text of a bundled include, by file name (`core.p4`, `ebpf_model.p4`, `xdp_model.p4`).
 pub fn bundled_include(name: &str) -> Option<&'static str> {
-    BUNDLED.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
+    BUNDLED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
 }
 
 /// Where `#include "f"` looks first: the directory of the including file, if it is a real file.
@@ -53,50 +56,83 @@ pub(crate) struct Preprocessor {
 
 impl Preprocessor {
     pub fn new() -> Preprocessor {
-        Preprocessor { sources: SourceMap::default(), defines: HashMap::new(), out: Vec::new() }
+        Preprocessor {
+            sources: SourceMap::default(),
+            defines: HashMap::new(),
+            out: Vec::new(),
+        }
     }
 
     /// Preprocesses the main file; `path` is its location on disk, if it has one.
-    pub fn run(mut self, name: &str, text: String, path: Option<&Path>) -> (SourceMap, Result<Vec<Token>, SpanError>) {
+    pub fn run(
+        mut self,
+        name: &str,
+        text: String,
+        path: Option<&Path>,
+    ) -> (SourceMap, Result<Vec<Token>, SpanError>) {
         let origin = path.map_or(Origin::Memory, |p| Origin::Disk(p.to_path_buf()));
         let file = self.sources.add(name.to_string(), text);
         let result = self.file(file, origin, 0).map(|()| {
             let text_len = self.sources.file(file).map_or(0, |f| f.text.len()) as u32;
             let mut out = std::mem::take(&mut self.out);
-            out.push(Token { kind: TokenKind::Eof, span: Span::new(file, text_len, text_len) });
+            out.push(Token {
+                kind: TokenKind::Eof,
+                span: Span::new(file, text_len, text_len),
+            });
             out
         });
         (self.sources, result)
     }
 
     fn file(&mut self, file: FileId, origin: Origin, depth: usize) -> Result<(), SpanError> {
-        let text = self.sources.file(file).map(|f| f.text.clone()).unwrap_or_default();
+        let text = self
+            .sources
+            .file(file)
+            .map(|f| f.text.clone())
+            .unwrap_or_default();
         let tokens = lex(file, &text, 0, text.len())?;
         let mut conds: Vec<Frame> = Vec::new();
         for tok in tokens {
-            let active = conds.last().is_none_or(|f| f.parent_active && (f.taken != f.in_else));
+            let active = conds
+                .last()
+                .is_none_or(|f| f.parent_active && (f.taken != f.in_else));
             let TokenKind::Directive(line) = &tok.kind else {
                 if active {
                     self.emit(tok, 0)?;
                 }
                 continue;
             };
-            let (name, rest) = line.split_once(|c: char| c.is_whitespace()).unwrap_or((line.as_str(), ""));
+            let (name, rest) = line
+                .split_once(|c: char| c.is_whitespace())
+                .unwrap_or((line.as_str(), ""));
             let rest = rest.trim();
             match name {
                 "ifdef" | "ifndef" => {
                     let macro_name = single_word(rest, tok.span, name)?;
                     let defined = self.defines.contains_key(macro_name);
-                    conds.push(Frame { span: tok.span, parent_active: active, taken: defined == (name == "ifdef"), in_else: false });
+                    conds.push(Frame {
+                        span: tok.span,
+                        parent_active: active,
+                        taken: defined == (name == "ifdef"),
+                        in_else: false,
+                    });
                 }
                 "else" => match conds.last_mut() {
                     Some(f) if !f.in_else => f.in_else = true,
                     Some(_) => return Err(SpanError::new(tok.span, "`#else` after `#else`")),
-                    None => return Err(SpanError::new(tok.span, "`#else` without `#ifdef` or `#ifndef`")),
+                    None => {
+                        return Err(SpanError::new(
+                            tok.span,
+                            "`#else` without `#ifdef` or `#ifndef`",
+                        ))
+                    }
                 },
                 "endif" => {
                     if conds.pop().is_none() {
-                        return Err(SpanError::new(tok.span, "`#endif` without `#ifdef` or `#ifndef`"));
+                        return Err(SpanError::new(
+                            tok.span,
+                            "`#endif` without `#ifdef` or `#ifndef`",
+                        ));
                     }
                 }
                 _ if !active => {}
@@ -108,7 +144,10 @@ impl Preprocessor {
                 "include" => self.include(&origin, rest, tok.span, depth)?,
                 "error" => return Err(SpanError::new(tok.span, format!("#error {rest}"))),
                 other => {
-                    return Err(SpanError::new(tok.span, format!("unsupported preprocessor directive `#{other}`")));
+                    return Err(SpanError::new(
+                        tok.span,
+                        format!("unsupported preprocessor directive `#{other}`"),
+                    ));
                 }
             }
         }
@@ -129,23 +168,37 @@ impl Preprocessor {
             return Ok(());
         };
         if depth >= MAX_EXPANSION_DEPTH {
-            return Err(SpanError::new(tok.span, format!("macro `{name}` expands without end")));
+            return Err(SpanError::new(
+                tok.span,
+                format!("macro `{name}` expands without end"),
+            ));
         }
         for t in body {
             // The expansion is reported at the use site: that is where a reader looks.
-            self.emit(Token { kind: t.kind, span: tok.span }, depth + 1)?;
+            self.emit(
+                Token {
+                    kind: t.kind,
+                    span: tok.span,
+                },
+                depth + 1,
+            )?;
         }
         Ok(())
     }
 
     fn define(&mut self, text: &str, tok: &Token, rest: &str) -> Result<(), SpanError> {
-        let name_len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
         let name = &rest[..name_len];
         if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
             return Err(SpanError::new(tok.span, "`#define` needs a macro name"));
         }
         if rest[name_len..].starts_with('(') {
-            return Err(SpanError::new(tok.span, format!("function-like macro `{name}` is not supported")));
+            return Err(SpanError::new(
+                tok.span,
+                format!("function-like macro `{name}` is not supported"),
+            ));
         }
         // Lex the value in place so that errors in it point into the file.
         // `rest` starts after `#`, blanks, `define` and blanks of the raw line, and ends where the directive's text
@@ -157,35 +210,64 @@ impl Preprocessor {
         let value_at = rest_at + name_len;
         let value_end = (rest_at + rest.len()).min(tok.span.hi as usize);
         let body = lex(tok.span.file, text, value_at, value_end)?;
-        if let Some(d) = body.iter().find(|t| matches!(t.kind, TokenKind::Directive(_))) {
+        if let Some(d) = body
+            .iter()
+            .find(|t| matches!(t.kind, TokenKind::Directive(_)))
+        {
             return Err(SpanError::new(d.span, "`#` in a macro value"));
         }
         self.defines.insert(name.to_string(), body);
         Ok(())
     }
 
-    fn include(&mut self, origin: &Origin, rest: &str, span: Span, depth: usize) -> Result<(), SpanError> {
-        let (name, angled) = if let Some(n) = rest.strip_prefix('<').and_then(|r| r.strip_suffix('>')) {
-            (n, true)
-        } else if let Some(n) = rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-            (n, false)
-        } else {
-            return Err(SpanError::new(span, "`#include` expects <file> or \"file\""));
-        };
+    fn include(
+        &mut self,
+        origin: &Origin,
+        rest: &str,
+        span: Span,
+        depth: usize,
+    ) -> Result<(), SpanError> {
+        let (name, angled) =
+            if let Some(n) = rest.strip_prefix('<').and_then(|r| r.strip_suffix('>')) {
+                (n, true)
+            } else if let Some(n) = rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+                (n, false)
+            } else {
+                return Err(SpanError::new(
+                    span,
+                    "`#include` expects <file> or \"file\"",
+                ));
+            };
         if depth >= MAX_INCLUDE_DEPTH {
-            return Err(SpanError::new(span, format!("includes nested deeper than {MAX_INCLUDE_DEPTH} at `{name}`")));
+            return Err(SpanError::new(
+                span,
+                format!("includes nested deeper than {MAX_INCLUDE_DEPTH} at `{name}`"),
+            ));
         }
         let local = match origin {
             Origin::Disk(p) => Some(p.parent().unwrap_or(Path::new(".")).join(name)),
             Origin::Bundled | Origin::Memory => None,
         };
-        let read_local = |path: &PathBuf| std::fs::read_to_string(path).ok().map(|t| (path.clone(), t));
+        let read_local = |path: &PathBuf| {
+            std::fs::read_to_string(path)
+                .ok()
+                .map(|t| (path.clone(), t))
+        };
         let from_disk = local.as_ref().and_then(read_local);
         let bundled = bundled_include(name);
         let (shown, text, next) = match (angled, from_disk, bundled) {
-            (true, _, Some(text)) | (false, None, Some(text)) => (format!("<bundled>/{name}"), text.to_string(), Origin::Bundled),
+            (true, _, Some(text)) | (false, None, Some(text)) => (
+                format!("<bundled>/{name}"),
+                text.to_string(),
+                Origin::Bundled,
+            ),
             (_, Some((path, text)), _) => (path.display().to_string(), text, Origin::Disk(path)),
-            (_, None, None) => return Err(SpanError::new(span, format!("include file `{name}` not found"))),
+            (_, None, None) => {
+                return Err(SpanError::new(
+                    span,
+                    format!("include file `{name}` not found"),
+                ))
+            }
         };
         let file = self.sources.add(shown, text);
         self.file(file, next, depth + 1)
@@ -196,6 +278,9 @@ fn single_word<'a>(rest: &'a str, span: Span, directive: &str) -> Result<&'a str
     let mut words = rest.split_whitespace();
     match (words.next(), words.next()) {
         (Some(w), None) => Ok(w),
-        _ => Err(SpanError::new(span, format!("`#{directive}` expects one macro name"))),
+        _ => Err(SpanError::new(
+            span,
+            format!("`#{directive}` expects one macro name"),
+        )),
     }
 }

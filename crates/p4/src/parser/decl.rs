@@ -9,21 +9,34 @@ impl Parser<'_> {
         let start = self.span();
         let annotations = self.annotations()?;
         let kind = self.top_decl_kind()?;
-        Ok(Decl { annotations, kind, span: start.to(self.prev_span()) })
+        Ok(Decl {
+            annotations,
+            kind,
+            span: start.to(self.prev_span()),
+        })
     }
 
     fn top_decl_kind(&mut self) -> PResult<DeclKind> {
         if self.eat_word("header") {
             let name = self.ident()?;
-            return Ok(DeclKind::Header { name, fields: self.fields()? });
+            return Ok(DeclKind::Header {
+                name,
+                fields: self.fields()?,
+            });
         }
         if self.eat_word("header_union") {
             let name = self.ident()?;
-            return Ok(DeclKind::HeaderUnion { name, fields: self.fields()? });
+            return Ok(DeclKind::HeaderUnion {
+                name,
+                fields: self.fields()?,
+            });
         }
         if self.eat_word("struct") {
             let name = self.ident()?;
-            return Ok(DeclKind::Struct { name, fields: self.fields()? });
+            return Ok(DeclKind::Struct {
+                name,
+                fields: self.fields()?,
+            });
         }
         if self.eat_word("typedef") {
             let ty = self.ty()?;
@@ -36,11 +49,15 @@ impl Parser<'_> {
         }
         if self.is_word("error") && self.is_punct_at(1, "{") {
             self.bump();
-            return Ok(DeclKind::Error { members: self.member_list()? });
+            return Ok(DeclKind::Error {
+                members: self.member_list()?,
+            });
         }
         if self.is_word("match_kind") && self.is_punct_at(1, "{") {
             self.bump();
-            return Ok(DeclKind::MatchKind { members: self.member_list()? });
+            return Ok(DeclKind::MatchKind {
+                members: self.member_list()?,
+            });
         }
         if self.eat_word("extern") {
             return self.extern_decl();
@@ -70,7 +87,15 @@ impl Parser<'_> {
         let type_params = self.type_params()?;
         let params = self.params()?;
         let body = self.block()?;
-        Ok(DeclKind::Function { signature: Signature { ret: Some(ty), name, type_params, params }, body })
+        Ok(DeclKind::Function {
+            signature: Signature {
+                ret: Some(ty),
+                name,
+                type_params,
+                params,
+            },
+            body,
+        })
     }
 
     /// `name<T>(params)` with the return type already read (or none).
@@ -78,7 +103,12 @@ impl Parser<'_> {
         let name = self.ident()?;
         let type_params = self.type_params()?;
         let params = self.params()?;
-        Ok(Signature { ret, name, type_params, params })
+        Ok(Signature {
+            ret,
+            name,
+            type_params,
+            params,
+        })
     }
 
     /// `{ T name; ... }` of a header, header union or struct.
@@ -91,7 +121,12 @@ impl Parser<'_> {
             let ty = self.ty()?;
             let name = self.ident()?;
             self.expect_punct(";")?;
-            fields.push(Field { annotations, ty, name, span: start.to(self.prev_span()) });
+            fields.push(Field {
+                annotations,
+                ty,
+                name,
+                span: start.to(self.prev_span()),
+            });
         }
         Ok(fields)
     }
@@ -103,19 +138,31 @@ impl Parser<'_> {
     }
 
     fn enum_decl(&mut self) -> PResult<DeclKind> {
-        let repr = if self.is_word("bit") || self.is_word("int") { Some(self.ty()?) } else { None };
+        let repr = if self.is_word("bit") || self.is_word("int") {
+            Some(self.ty()?)
+        } else {
+            None
+        };
         let name = self.ident()?;
         self.expect_punct("{")?;
         let members = self.comma_list("}", |p| {
             let name = p.ident()?;
-            let value = if p.eat_punct("=") { Some(p.expr()?) } else { None };
+            let value = if p.eat_punct("=") {
+                Some(p.expr()?)
+            } else {
+                None
+            };
             Ok(EnumMember { name, value })
         })?;
-        Ok(DeclKind::Enum { repr, name, members })
+        Ok(DeclKind::Enum {
+            repr,
+            name,
+            members,
+        })
     }
 
     fn extern_decl(&mut self) -> PResult<DeclKind> {
-        let object_head = self.attempt(|p| {
+        let object_head = self.attempt("extern object", |p| {
             let name = p.ident()?;
             let type_params = p.type_params()?;
             p.expect_punct("{")?;
@@ -135,15 +182,29 @@ impl Parser<'_> {
             let is_constructor = self.is_word(&name.name) && self.is_punct_at(1, "(");
             let signature = if is_constructor {
                 let name = self.ident()?;
-                Signature { ret: None, name, type_params: Vec::new(), params: self.params()? }
+                Signature {
+                    ret: None,
+                    name,
+                    type_params: Vec::new(),
+                    params: self.params()?,
+                }
             } else {
                 let ret = self.ty()?;
                 self.signature(Some(ret))?
             };
             self.expect_punct(";")?;
-            methods.push(Method { annotations, is_abstract, signature, span: start.to(self.prev_span()) });
+            methods.push(Method {
+                annotations,
+                is_abstract,
+                signature,
+                span: start.to(self.prev_span()),
+            });
         }
-        Ok(DeclKind::ExternObject { name, type_params, methods })
+        Ok(DeclKind::ExternObject {
+            name,
+            type_params,
+            methods,
+        })
     }
 
     fn parser_decl(&mut self) -> PResult<DeclKind> {
@@ -151,9 +212,18 @@ impl Parser<'_> {
         if self.eat_punct(";") {
             return Ok(DeclKind::ParserType { signature });
         }
-        let ctor_params = if self.is_punct("(") { self.params()? } else { Vec::new() };
+        let ctor_params = if self.is_punct("(") {
+            self.params()?
+        } else {
+            Vec::new()
+        };
         let (locals, states) = self.parser_body()?;
-        Ok(DeclKind::Parser { signature, ctor_params, locals, states })
+        Ok(DeclKind::Parser {
+            signature,
+            ctor_params,
+            locals,
+            states,
+        })
     }
 
     fn control_decl(&mut self) -> PResult<DeclKind> {
@@ -161,8 +231,17 @@ impl Parser<'_> {
         if self.eat_punct(";") {
             return Ok(DeclKind::ControlType { signature });
         }
-        let ctor_params = if self.is_punct("(") { self.params()? } else { Vec::new() };
+        let ctor_params = if self.is_punct("(") {
+            self.params()?
+        } else {
+            Vec::new()
+        };
         let (locals, apply) = self.control_body()?;
-        Ok(DeclKind::Control { signature, ctor_params, locals, apply })
+        Ok(DeclKind::Control {
+            signature,
+            ctor_params,
+            locals,
+            apply,
+        })
     }
 }

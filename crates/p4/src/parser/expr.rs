@@ -17,7 +17,11 @@ impl Parser<'_> {
             let els = p.expr()?;
             let span = cond.span.to(els.span);
             Ok(Expr {
-                kind: ExprKind::Ternary { cond: Box::new(cond), then: Box::new(then), els: Box::new(els) },
+                kind: ExprKind::Ternary {
+                    cond: Box::new(cond),
+                    then: Box::new(then),
+                    els: Box::new(els),
+                },
                 span,
             })
         })
@@ -70,7 +74,14 @@ impl Parser<'_> {
             }
             let rhs = self.binary(op.precedence() + 1)?;
             let span = lhs.span.to(rhs.span);
-            lhs = Expr { kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
+            lhs = Expr {
+                kind: ExprKind::Binary {
+                    op,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                },
+                span,
+            };
         }
         Ok(lhs)
     }
@@ -89,13 +100,25 @@ impl Parser<'_> {
                 p.bump();
                 let operand = p.unary()?;
                 let span = start.to(operand.span);
-                return Ok(Expr { kind: ExprKind::Unary { op, operand: Box::new(operand) }, span });
+                return Ok(Expr {
+                    kind: ExprKind::Unary {
+                        op,
+                        operand: Box::new(operand),
+                    },
+                    span,
+                });
             }
             if p.is_punct("(") {
                 if let Some(ty) = p.cast_type()? {
                     let operand = p.unary()?;
                     let span = start.to(operand.span);
-                    return Ok(Expr { kind: ExprKind::Cast { ty, expr: Box::new(operand) }, span });
+                    return Ok(Expr {
+                        kind: ExprKind::Cast {
+                            ty,
+                            expr: Box::new(operand),
+                        },
+                        span,
+                    });
                 }
             }
             p.postfix()
@@ -105,7 +128,9 @@ impl Parser<'_> {
     /// `(T)` when the parenthesis opens a cast. A keyword type always does; a named type does when what follows
     /// `)` can only start an operand, since `(x) - y` is a subtraction.
     fn cast_type(&mut self) -> PResult<Option<crate::ast::Type>> {
-        let keyword_type = ["bit", "int", "varbit", "bool", "tuple"].iter().any(|w| self.is_word_at(1, w));
+        let keyword_type = ["bit", "int", "varbit", "bool", "tuple"]
+            .iter()
+            .any(|w| self.is_word_at(1, w));
         if keyword_type {
             self.bump();
             let ty = self.ty()?;
@@ -115,7 +140,7 @@ impl Parser<'_> {
         if !self.is_ident_at(1) {
             return Ok(None);
         }
-        Ok(self.attempt(|p| {
+        Ok(self.attempt("cast", |p| {
             p.bump();
             let ty = p.ty()?;
             p.expect_punct(")")?;
@@ -139,23 +164,39 @@ impl Parser<'_> {
             let start = e.span;
             let kind = if self.eat_punct(".") {
                 let member = self.any_word()?;
-                ExprKind::Member { base: Box::new(e), member }
+                ExprKind::Member {
+                    base: Box::new(e),
+                    member,
+                }
             } else if self.eat_punct("[") {
                 let index = self.expr()?;
                 let kind = if self.eat_punct(":") {
                     let lo = self.expr()?;
-                    ExprKind::Slice { base: Box::new(e), hi: Box::new(index), lo: Box::new(lo) }
+                    ExprKind::Slice {
+                        base: Box::new(e),
+                        hi: Box::new(index),
+                        lo: Box::new(lo),
+                    }
                 } else {
-                    ExprKind::Index { base: Box::new(e), index: Box::new(index) }
+                    ExprKind::Index {
+                        base: Box::new(e),
+                        index: Box::new(index),
+                    }
                 };
                 self.expect_punct("]")?;
                 kind
             } else if self.is_punct("(") {
                 let args = self.args()?;
-                ExprKind::Call { callee: Box::new(e), type_args: Vec::new(), args }
-            } else if self.is_punct("<") && matches!(e.kind, ExprKind::Name(_) | ExprKind::Member { .. }) {
+                ExprKind::Call {
+                    callee: Box::new(e),
+                    type_args: Vec::new(),
+                    args,
+                }
+            } else if self.is_punct("<")
+                && matches!(e.kind, ExprKind::Name(_) | ExprKind::Member { .. })
+            {
                 // `f<T>(...)` against `a < b`: only a type list closed by `>` and followed by `(` is a call.
-                let type_args = self.attempt(|p| {
+                let type_args = self.attempt("type arguments", |p| {
                     p.bump();
                     let args = p.type_args_rest()?;
                     if p.is_punct("(") {
@@ -168,11 +209,18 @@ impl Parser<'_> {
                     break;
                 };
                 let args = self.args()?;
-                ExprKind::Call { callee: Box::new(e), type_args, args }
+                ExprKind::Call {
+                    callee: Box::new(e),
+                    type_args,
+                    args,
+                }
             } else {
                 break;
             };
-            e = Expr { kind, span: start.to(self.prev_span()) };
+            e = Expr {
+                kind,
+                span: start.to(self.prev_span()),
+            };
         }
         Ok(e)
     }
@@ -199,13 +247,19 @@ impl Parser<'_> {
             // `error.NoMatch`: the error type's members are reached through its keyword.
             TokenKind::Ident(w) if w == "error" => {
                 let span = self.bump().span;
-                ExprKind::Name(Ident { name: w.clone(), span })
+                ExprKind::Name(Ident {
+                    name: w.clone(),
+                    span,
+                })
             }
             TokenKind::Punct("(") => {
                 self.bump();
                 let inner = self.expr()?;
                 self.expect_punct(")")?;
-                return Ok(Expr { kind: inner.kind, span: start.to(self.prev_span()) });
+                return Ok(Expr {
+                    kind: inner.kind,
+                    span: start.to(self.prev_span()),
+                });
             }
             TokenKind::Punct("{") => {
                 self.bump();
@@ -214,7 +268,10 @@ impl Parser<'_> {
             _ if self.is_ident() => ExprKind::Name(self.ident()?),
             _ => return Err(self.unexpected("expression")),
         };
-        Ok(Expr { kind, span: start.to(self.prev_span()) })
+        Ok(Expr {
+            kind,
+            span: start.to(self.prev_span()),
+        })
     }
 
     /// After `{`: `{ a, b }` or `{ f = a, g = b }`.
@@ -241,7 +298,10 @@ impl Parser<'_> {
             } else {
                 None
             };
-            Ok(Argument { name, value: p.expr()? })
+            Ok(Argument {
+                name,
+                value: p.expr()?,
+            })
         })
     }
 
@@ -249,7 +309,7 @@ impl Parser<'_> {
     pub(super) fn keyset(&mut self) -> PResult<Keyset> {
         if self.is_punct("(") {
             let start = self.span();
-            let tuple = self.attempt(|p| {
+            let tuple = self.attempt("tuple keyset", |p| {
                 p.bump();
                 let items = p.comma_list(")", Self::simple_keyset)?;
                 if p.is_punct(":") {
@@ -272,7 +332,9 @@ impl Parser<'_> {
         if self.is_word("default") {
             return Ok(Keyset::Default(self.bump().span));
         }
-        if self.is_word("_") && (self.is_punct_at(1, ":") || self.is_punct_at(1, ",") || self.is_punct_at(1, ")")) {
+        if self.is_word("_")
+            && (self.is_punct_at(1, ":") || self.is_punct_at(1, ",") || self.is_punct_at(1, ")"))
+        {
             return Ok(Keyset::DontCare(self.bump().span));
         }
         let value = self.expr()?;

@@ -2,8 +2,8 @@
 
 use super::{PResult, Parser};
 use crate::ast::{
-    ActionRef, Block, Decl, DeclKind, Entry, KeyElement, ParserState, SelectCase, TableProperty, TablePropertyKind,
-    Transition, Type,
+    ActionRef, Block, Decl, DeclKind, Entry, KeyElement, ParserState, SelectCase, TableProperty,
+    TablePropertyKind, Transition, Type,
 };
 
 impl Parser<'_> {
@@ -18,10 +18,20 @@ impl Parser<'_> {
             if self.eat_word("state") {
                 let name = self.ident()?;
                 let (body, transition) = self.state_body()?;
-                states.push(ParserState { annotations, name, body, transition, span: start.to(self.prev_span()) });
+                states.push(ParserState {
+                    annotations,
+                    name,
+                    body,
+                    transition,
+                    span: start.to(self.prev_span()),
+                });
             } else {
                 let kind = self.local_decl_kind()?;
-                locals.push(Decl { annotations, kind, span: start.to(self.prev_span()) });
+                locals.push(Decl {
+                    annotations,
+                    kind,
+                    span: start.to(self.prev_span()),
+                });
             }
         }
         Ok((locals, states))
@@ -65,9 +75,17 @@ impl Parser<'_> {
             self.expect_punct(":")?;
             let state = self.ident()?;
             self.expect_punct(";")?;
-            cases.push(SelectCase { keyset, state, span: case_start.to(self.prev_span()) });
+            cases.push(SelectCase {
+                keyset,
+                state,
+                span: case_start.to(self.prev_span()),
+            });
         }
-        Ok(Transition::Select { exprs, cases, span: start.to(self.prev_span()) })
+        Ok(Transition::Select {
+            exprs,
+            cases,
+            span: start.to(self.prev_span()),
+        })
     }
 
     /// `{ locals apply { ... } }` of a control.
@@ -78,7 +96,11 @@ impl Parser<'_> {
             let start = self.span();
             let annotations = self.annotations()?;
             let kind = self.local_decl_kind()?;
-            locals.push(Decl { annotations, kind, span: start.to(self.prev_span()) });
+            locals.push(Decl {
+                annotations,
+                kind,
+                span: start.to(self.prev_span()),
+            });
         }
         self.bump();
         let apply = self.block()?;
@@ -96,7 +118,10 @@ impl Parser<'_> {
         }
         if self.eat_word("table") {
             let name = self.ident()?;
-            return Ok(DeclKind::Table { name, properties: self.table_properties()? });
+            return Ok(DeclKind::Table {
+                name,
+                properties: self.table_properties()?,
+            });
         }
         if self.eat_word("const") {
             let ty = self.ty()?;
@@ -114,7 +139,11 @@ impl Parser<'_> {
             return self.instance_rest(ty);
         }
         let name = self.ident()?;
-        let init = if self.eat_punct("=") { Some(self.expr()?) } else { None };
+        let init = if self.eat_punct("=") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
         self.expect_punct(";")?;
         Ok(DeclKind::Variable { ty, name, init })
     }
@@ -143,7 +172,12 @@ impl Parser<'_> {
                     let expr = p.expr()?;
                     p.expect_punct(":")?;
                     let match_kind = p.ident()?;
-                    Ok(KeyElement { annotations, expr, match_kind, span: start.to(p.prev_span()) })
+                    Ok(KeyElement {
+                        annotations,
+                        expr,
+                        match_kind,
+                        span: start.to(p.prev_span()),
+                    })
                 })?),
                 "actions" => TablePropertyKind::Actions(self.braced_items(Self::action_ref)?),
                 "entries" => TablePropertyKind::Entries(self.braced_items(|p| {
@@ -151,7 +185,11 @@ impl Parser<'_> {
                     let keyset = p.keyset()?;
                     p.expect_punct(":")?;
                     let action = p.action_ref()?;
-                    Ok(Entry { keyset, action, span: start.to(p.prev_span()) })
+                    Ok(Entry {
+                        keyset,
+                        action,
+                        span: start.to(p.prev_span()),
+                    })
                 })?),
                 "default_action" => {
                     let action = self.action_ref()?;
@@ -164,14 +202,22 @@ impl Parser<'_> {
                     TablePropertyKind::Other { name, value }
                 }
             };
-            let prop = TableProperty { annotations, is_const, kind, span: start.to(self.prev_span()) };
+            let prop = TableProperty {
+                annotations,
+                is_const,
+                kind,
+                span: start.to(self.prev_span()),
+            };
             props.push(prop);
         }
         Ok(props)
     }
 
     /// `{ item; item; }`: every item ends in `;`.
-    fn braced_items<T>(&mut self, mut item: impl FnMut(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
+    fn braced_items<T>(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
         self.expect_punct("{")?;
         let mut out = Vec::new();
         while !self.eat_punct("}") {
@@ -185,7 +231,16 @@ impl Parser<'_> {
         let start = self.span();
         let annotations = self.annotations()?;
         let name = self.ident()?;
-        let args = if self.is_punct("(") { Some(self.args()?) } else { None };
-        Ok(ActionRef { annotations, name, args, span: start.to(self.prev_span()) })
+        let args = if self.is_punct("(") {
+            Some(self.args()?)
+        } else {
+            None
+        };
+        Ok(ActionRef {
+            annotations,
+            name,
+            args,
+            span: start.to(self.prev_span()),
+        })
     }
 }

@@ -8,26 +8,69 @@ mod local;
 mod stmt;
 mod types;
 
+use std::collections::HashSet;
+
 use crate::ast::{Annotation, Decl, Ident};
 use crate::diag::{Span, SpanError};
 use crate::lexer::{Token, TokenKind};
 
 /// Nesting beyond this (expressions, statements, types) is refused instead of exhausting the stack.
-const MAX_DEPTH: u32 = 64;
+const MAX_DEPTH: u32 = 128;
 
 /// Words that cannot name a declaration. Member names after `.` may still be any word (`t.apply()`).
 const RESERVED: &[&str] = &[
-    "abstract", "action", "apply", "bit", "bool", "const", "control", "default", "else", "entries", "enum", "error",
-    "exit", "extern", "false", "header", "header_union", "if", "in", "inout", "int", "key", "match_kind", "out",
-    "package", "parser", "return", "select", "state", "string", "struct", "switch", "table", "transition", "true",
-    "tuple", "typedef", "varbit", "void", "_",
+    "abstract",
+    "action",
+    "apply",
+    "bit",
+    "bool",
+    "const",
+    "control",
+    "default",
+    "else",
+    "entries",
+    "enum",
+    "error",
+    "exit",
+    "extern",
+    "false",
+    "header",
+    "header_union",
+    "if",
+    "in",
+    "inout",
+    "int",
+    "key",
+    "match_kind",
+    "out",
+    "package",
+    "parser",
+    "return",
+    "select",
+    "state",
+    "string",
+    "struct",
+    "switch",
+    "table",
+    "transition",
+    "true",
+    "tuple",
+    "typedef",
+    "varbit",
+    "void",
+    "_",
 ];
 
 pub(crate) type PResult<T> = Result<T, SpanError>;
 
 /// Parses every declaration of a token stream that ends in `Eof`.
 pub(crate) fn parse_tokens(tokens: &[Token]) -> PResult<Vec<Decl>> {
-    let mut p = Parser { toks: tokens, pos: 0, depth: 0 };
+    let mut p = Parser {
+        toks: tokens,
+        pos: 0,
+        depth: 0,
+        failed: HashSet::new(),
+    };
     let mut decls = Vec::new();
     while !p.at_eof() {
         decls.push(p.top_decl()?);
@@ -39,6 +82,9 @@ pub(crate) struct Parser<'a> {
     toks: &'a [Token],
     pos: usize,
     depth: u32,
+    /// Tentative readings that already failed, by reading and position: nested tentative readings would otherwise
+    /// retry each other exponentially (`(a[(b[(c[...`).
+    failed: HashSet<(&'static str, usize)>,
 }
 
 /// How a token is named in "expected X, found Y" messages.
@@ -132,7 +178,10 @@ impl<'a> Parser<'a> {
     }
 
     fn unexpected(&self, what: &str) -> SpanError {
-        SpanError::new(self.span(), format!("expected {what}, found {}", describe(self.kind())))
+        SpanError::new(
+            self.span(),
+            format!("expected {what}, found {}", describe(self.kind())),
+        )
     }
 
     fn expect_punct(&mut self, p: &str) -> PResult<Span> {
@@ -148,7 +197,10 @@ impl<'a> Parser<'a> {
         match self.kind() {
             TokenKind::Ident(name) if !RESERVED.contains(&name.as_str()) => {
                 let span = self.bump().span;
-                Ok(Ident { name: name.clone(), span })
+                Ok(Ident {
+                    name: name.clone(),
+                    span,
+                })
             }
             _ => Err(self.unexpected("identifier")),
         }
@@ -159,7 +211,10 @@ impl<'a> Parser<'a> {
         match self.kind() {
             TokenKind::Ident(name) => {
                 let span = self.bump().span;
-                Ok(Ident { name: name.clone(), span })
+                Ok(Ident {
+                    name: name.clone(),
+                    span,
+                })
             }
             _ => Err(self.unexpected("identifier")),
         }
@@ -169,7 +224,10 @@ impl<'a> Parser<'a> {
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(SpanError::new(self.span(), format!("nesting deeper than {MAX_DEPTH} levels")));
+            return Err(SpanError::new(
+                self.span(),
+                format!("nesting deeper than {MAX_DEPTH} levels"),
+            ));
         }
         Ok(())
     }
@@ -186,12 +244,20 @@ impl<'a> Parser<'a> {
         r
     }
 
-    /// Tries `f`; on failure rewinds to where it started and returns `None`.
-    fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> Option<T> {
+    /// Tries the tentative reading `what`; on failure rewinds to where it started and returns `None`.
+    fn attempt<T>(
+        &mut self,
+        what: &'static str,
+        f: impl FnOnce(&mut Self) -> PResult<T>,
+    ) -> Option<T> {
         let (pos, depth) = (self.pos, self.depth);
+        if self.failed.contains(&(what, pos)) {
+            return None;
+        }
         match f(self) {
             Ok(v) => Some(v),
             Err(_) => {
+                self.failed.insert((what, pos));
                 self.pos = pos;
                 self.depth = depth;
                 None
@@ -212,13 +278,21 @@ impl<'a> Parser<'a> {
             } else {
                 None
             };
-            out.push(Annotation { name, args, span: start.to(self.prev_span()) });
+            out.push(Annotation {
+                name,
+                args,
+                span: start.to(self.prev_span()),
+            });
         }
         Ok(out)
     }
 
     /// Items separated by `,` up to and including `close`; a trailing comma is accepted.
-    fn comma_list<T>(&mut self, close: &str, mut item: impl FnMut(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
+    fn comma_list<T>(
+        &mut self,
+        close: &str,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
         let mut out = Vec::new();
         while !self.is_punct(close) {
             out.push(item(self)?);

@@ -16,7 +16,10 @@ impl Parser<'_> {
             stmts.push(self.stmt()?);
         }
         self.bump();
-        Ok(Block { stmts, span: start.to(self.prev_span()) })
+        Ok(Block {
+            stmts,
+            span: start.to(self.prev_span()),
+        })
     }
 
     /// One statement.
@@ -24,7 +27,10 @@ impl Parser<'_> {
         self.nested(|p| {
             let start = p.span();
             let kind = p.stmt_kind()?;
-            Ok(Stmt { kind, span: start.to(p.prev_span()) })
+            Ok(Stmt {
+                kind,
+                span: start.to(p.prev_span()),
+            })
         })
     }
 
@@ -40,14 +46,22 @@ impl Parser<'_> {
             let cond = self.expr()?;
             self.expect_punct(")")?;
             let then = Box::new(self.stmt()?);
-            let els = if self.eat_word("else") { Some(Box::new(self.stmt()?)) } else { None };
+            let els = if self.eat_word("else") {
+                Some(Box::new(self.stmt()?))
+            } else {
+                None
+            };
             return Ok(StmtKind::If { cond, then, els });
         }
         if self.eat_word("switch") {
             return self.switch();
         }
         if self.eat_word("return") {
-            let value = if self.is_punct(";") { None } else { Some(self.expr()?) };
+            let value = if self.is_punct(";") {
+                None
+            } else {
+                Some(self.expr()?)
+            };
             self.expect_punct(";")?;
             return Ok(StmtKind::Return(value));
         }
@@ -64,7 +78,11 @@ impl Parser<'_> {
             return Ok(StmtKind::Const { ty, name, value });
         }
         if let Some((ty, name)) = self.declaration_head() {
-            let init = if self.eat_punct("=") { Some(self.expr()?) } else { None };
+            let init = if self.eat_punct("=") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
             self.expect_punct(";")?;
             return Ok(StmtKind::Variable { ty, name, init });
         }
@@ -76,7 +94,10 @@ impl Parser<'_> {
         }
         if !matches!(lhs.kind, ExprKind::Call { .. }) {
             if self.is_punct(";") {
-                return Err(SpanError::new(lhs.span, "expression statement must be a call or an assignment"));
+                return Err(SpanError::new(
+                    lhs.span,
+                    "expression statement must be a call or an assignment",
+                ));
             }
             return Err(self.unexpected("`=` or `;`"));
         }
@@ -90,7 +111,7 @@ impl Parser<'_> {
         if !(self.is_ident() || self.at_type_keyword() || self.is_word("error")) {
             return None;
         }
-        self.attempt(|p| {
+        self.attempt("declaration", |p| {
             let ty = p.ty()?;
             let name = p.ident()?;
             if p.is_punct("=") || p.is_punct(";") {
@@ -117,8 +138,16 @@ impl Parser<'_> {
                 SwitchLabel::Expr(self.expr()?)
             };
             self.expect_punct(":")?;
-            let body = if self.is_punct("{") { Some(self.block()?) } else { None };
-            cases.push(SwitchCase { label, body, span: start.to(self.prev_span()) });
+            let body = if self.is_punct("{") {
+                Some(self.block()?)
+            } else {
+                None
+            };
+            cases.push(SwitchCase {
+                label,
+                body,
+                span: start.to(self.prev_span()),
+            });
         }
         Ok(StmtKind::Switch { expr, cases })
     }

@@ -8,7 +8,18 @@ use crate::lexer::{TokenKind, MAX_WIDTH};
 impl Parser<'_> {
     /// True when the current token can only start a type (a keyword type), not an expression.
     pub(super) fn at_type_keyword(&self) -> bool {
-        ["bit", "int", "varbit", "bool", "void", "string", "tuple", "match_kind"].iter().any(|w| self.is_word(w))
+        [
+            "bit",
+            "int",
+            "varbit",
+            "bool",
+            "void",
+            "string",
+            "tuple",
+            "match_kind",
+        ]
+        .iter()
+        .any(|w| self.is_word(w))
     }
 
     /// A type, including header stacks `T[n]`.
@@ -20,7 +31,13 @@ impl Parser<'_> {
                 let size = p.expr()?;
                 p.expect_punct("]")?;
                 let span = t.span.to(p.prev_span());
-                t = Type { kind: TypeKind::Stack { elem: Box::new(t), size: Box::new(size) }, span };
+                t = Type {
+                    kind: TypeKind::Stack {
+                        elem: Box::new(t),
+                        size: Box::new(size),
+                    },
+                    span,
+                };
             }
             Ok(t)
         })
@@ -76,7 +93,10 @@ impl Parser<'_> {
                 TypeKind::Named { name, args }
             }
         };
-        Ok(Type { kind, span: start.to(self.prev_span()) })
+        Ok(Type {
+            kind,
+            span: start.to(self.prev_span()),
+        })
     }
 
     /// `<N>` after `bit`, `int` or `varbit`.
@@ -89,9 +109,16 @@ impl Parser<'_> {
         };
         self.bump();
         self.expect_punct(">")?;
-        let limit = if what == "varbit" { u32::MAX as u128 } else { MAX_WIDTH as u128 };
+        let limit = if what == "varbit" {
+            u32::MAX as u128
+        } else {
+            MAX_WIDTH as u128
+        };
         if w > limit {
-            return Err(SpanError::new(span, format!("`{what}<{w}>` is wider than {MAX_WIDTH} bits")));
+            return Err(SpanError::new(
+                span,
+                format!("`{what}<{w}>` is wider than {MAX_WIDTH} bits"),
+            ));
         }
         if w == 0 && what == "int" {
             return Err(SpanError::new(span, "`int<0>` has no sign bit"));
@@ -133,7 +160,18 @@ impl Parser<'_> {
         };
         let ty = self.ty()?;
         let name = self.ident()?;
-        let default = if self.eat_punct("=") { Some(self.expr()?) } else { None };
-        Ok(Param { annotations, direction, ty, name, default, span: start.to(self.prev_span()) })
+        let default = if self.eat_punct("=") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        Ok(Param {
+            annotations,
+            direction,
+            ty,
+            name,
+            default,
+            span: start.to(self.prev_span()),
+        })
     }
 }

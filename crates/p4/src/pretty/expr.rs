@@ -1,7 +1,10 @@
 //! Expressions, types, keysets, arguments and annotations as P4 text. A binary operand that is itself a binary or
 //! conditional expression is always parenthesised, so the printed text shows how the parser grouped it.
 
-use crate::ast::{Annotation, Argument, Direction, Expr, ExprKind, IntLit, Keyset, Param, Signature, Type, TypeKind};
+use crate::ast::{
+    Annotation, Argument, Direction, Expr, ExprKind, IntLit, Keyset, Param, Signature, Type,
+    TypeKind,
+};
 
 /// One expression as P4 text.
 pub fn pretty_expr(e: &Expr) -> String {
@@ -13,23 +16,49 @@ pub fn pretty_expr(e: &Expr) -> String {
         ExprKind::DontCare => "_".to_string(),
         ExprKind::Member { base, member } => format!("{}.{}", atom(base), member.name),
         ExprKind::Index { base, index } => format!("{}[{}]", atom(base), pretty_expr(index)),
-        ExprKind::Slice { base, hi, lo } => format!("{}[{}:{}]", atom(base), pretty_expr(hi), pretty_expr(lo)),
-        ExprKind::Call { callee, type_args, args: call_args } => {
-            let targs = if type_args.is_empty() { String::new() } else { format!("<{}>", types(type_args)) };
+        ExprKind::Slice { base, hi, lo } => {
+            format!("{}[{}:{}]", atom(base), pretty_expr(hi), pretty_expr(lo))
+        }
+        ExprKind::Call {
+            callee,
+            type_args,
+            args: call_args,
+        } => {
+            let targs = if type_args.is_empty() {
+                String::new()
+            } else {
+                format!("<{}>", types(type_args))
+            };
             format!("{}{targs}({})", atom(callee), args(call_args))
         }
         ExprKind::Unary { op, operand } => format!("{}{}", op.symbol(), operand_of(operand, true)),
         ExprKind::Binary { op, lhs, rhs } => {
-            format!("{} {} {}", operand_of(lhs, true), op.symbol(), operand_of(rhs, true))
+            format!(
+                "{} {} {}",
+                operand_of(lhs, true),
+                op.symbol(),
+                operand_of(rhs, true)
+            )
         }
         ExprKind::Ternary { cond, then, els } => {
-            format!("{} ? {} : {}", operand_of(cond, false), operand_of(then, false), operand_of(els, false))
+            format!(
+                "{} ? {} : {}",
+                operand_of(cond, false),
+                operand_of(then, false),
+                operand_of(els, false)
+            )
         }
         ExprKind::Cast { ty, expr } => format!("({}){}", pretty_type(ty), atom(expr)),
         ExprKind::List(items) if items.is_empty() => "{ }".to_string(),
-        ExprKind::List(items) => format!("{{ {} }}", items.iter().map(pretty_expr).collect::<Vec<_>>().join(", ")),
+        ExprKind::List(items) => format!(
+            "{{ {} }}",
+            items.iter().map(pretty_expr).collect::<Vec<_>>().join(", ")
+        ),
         ExprKind::StructInit(fields) => {
-            let fields: Vec<String> = fields.iter().map(|(n, v)| format!("{} = {}", n.name, pretty_expr(v))).collect();
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(n, v)| format!("{} = {}", n.name, pretty_expr(v)))
+                .collect();
             format!("{{ {} }}", fields.join(", "))
         }
     }
@@ -47,7 +76,10 @@ fn operand_of(e: &Expr, binary: bool) -> String {
 /// The base of a member access, index or call, and the operand of a cast: anything with operators in parentheses.
 fn atom(e: &Expr) -> String {
     match e.kind {
-        ExprKind::Unary { .. } | ExprKind::Binary { .. } | ExprKind::Ternary { .. } | ExprKind::Cast { .. } => {
+        ExprKind::Unary { .. }
+        | ExprKind::Binary { .. }
+        | ExprKind::Ternary { .. }
+        | ExprKind::Cast { .. } => {
             format!("({})", pretty_expr(e))
         }
         _ => pretty_expr(e),
@@ -127,9 +159,18 @@ pub(super) fn keyset(k: &Keyset) -> String {
         Keyset::Default(_) => "default".to_string(),
         Keyset::DontCare(_) => "_".to_string(),
         Keyset::Value(e) => operand_of(e, false),
-        Keyset::Mask { value, mask } => format!("{} &&& {}", operand_of(value, false), operand_of(mask, false)),
-        Keyset::Range { lo, hi } => format!("{} .. {}", operand_of(lo, false), operand_of(hi, false)),
-        Keyset::Tuple(items, _) => format!("({})", items.iter().map(keyset).collect::<Vec<_>>().join(", ")),
+        Keyset::Mask { value, mask } => format!(
+            "{} &&& {}",
+            operand_of(value, false),
+            operand_of(mask, false)
+        ),
+        Keyset::Range { lo, hi } => {
+            format!("{} .. {}", operand_of(lo, false), operand_of(hi, false))
+        }
+        Keyset::Tuple(items, _) => format!(
+            "({})",
+            items.iter().map(keyset).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -140,7 +181,10 @@ pub(super) fn annotations(anns: &[Annotation]) -> String {
         s.push('@');
         s.push_str(&a.name.name);
         if let Some(a) = &a.args {
-            s.push_str(&format!("({})", a.iter().map(pretty_expr).collect::<Vec<_>>().join(", ")));
+            s.push_str(&format!(
+                "({})",
+                a.iter().map(pretty_expr).collect::<Vec<_>>().join(", ")
+            ));
         }
         s.push(' ');
     }
@@ -156,19 +200,39 @@ pub(super) fn params(ps: &[Param]) -> String {
             Direction::Out => "out ",
             Direction::InOut => "inout ",
         };
-        let default = p.default.as_ref().map(|d| format!(" = {}", pretty_expr(d))).unwrap_or_default();
-        format!("{}{dir}{} {}{default}", annotations(&p.annotations), pretty_type(&p.ty), p.name.name)
+        let default = p
+            .default
+            .as_ref()
+            .map(|d| format!(" = {}", pretty_expr(d)))
+            .unwrap_or_default();
+        format!(
+            "{}{dir}{} {}{default}",
+            annotations(&p.annotations),
+            pretty_type(&p.ty),
+            p.name.name
+        )
     };
     format!("({})", ps.iter().map(one).collect::<Vec<_>>().join(", "))
 }
 
 /// `[ret ]name<T>(params)`.
 pub(super) fn signature(s: &Signature) -> String {
-    let ret = s.ret.as_ref().map(|t| format!("{} ", pretty_type(t))).unwrap_or_default();
+    let ret = s
+        .ret
+        .as_ref()
+        .map(|t| format!("{} ", pretty_type(t)))
+        .unwrap_or_default();
     let tps = if s.type_params.is_empty() {
         String::new()
     } else {
-        format!("<{}>", s.type_params.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "))
+        format!(
+            "<{}>",
+            s.type_params
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     };
     format!("{ret}{}{tps}{}", s.name.name, params(&s.params))
 }

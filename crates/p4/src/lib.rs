@@ -22,7 +22,7 @@ pub use ast::Program;
 pub use diag::{Diagnostic, FileId, SourceFile, SourceMap, Span};
 pub use lexer::MAX_WIDTH;
 pub use preproc::bundled_include;
-pub use pretty::{pretty, pretty_decl, pretty_expr};
+pub use pretty::{pretty, pretty_decl, pretty_expr, pretty_type};
 
 /// Reads and parses a P4 file. `#include "f"` looks next to the including file first, then among the bundled
 /// includes; `#include <f>` looks among the bundled includes first.

@@ -124,11 +124,7 @@ impl Parser<'_> {
             });
         }
         if self.eat_word("const") {
-            let ty = self.ty()?;
-            let name = self.ident()?;
-            self.expect_punct("=")?;
-            let value = self.expr()?;
-            self.expect_punct(";")?;
+            let (ty, name, value) = self.const_rest()?;
             return Ok(DeclKind::Const { ty, name, value });
         }
         if !(self.is_ident() || self.at_type_keyword() || self.is_word("error")) {

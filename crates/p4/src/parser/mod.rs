@@ -10,7 +10,7 @@ mod types;
 
 use std::collections::HashSet;
 
-use crate::ast::{Annotation, Decl, Ident};
+use crate::ast::{Annotation, Decl, Expr, Ident, Type};
 use crate::diag::{Span, SpanError};
 use crate::lexer::{Token, TokenKind};
 
@@ -190,6 +190,16 @@ impl<'a> Parser<'a> {
         } else {
             Err(self.unexpected(&format!("`{p}`")))
         }
+    }
+
+    /// What follows `const` in a declaration or a statement: `TYPE NAME = VALUE;`.
+    fn const_rest(&mut self) -> PResult<(Type, Ident, Expr)> {
+        let ty = self.ty()?;
+        let name = self.ident()?;
+        self.expect_punct("=")?;
+        let value = self.expr()?;
+        self.expect_punct(";")?;
+        Ok((ty, name, value))
     }
 
     /// A non-reserved identifier.

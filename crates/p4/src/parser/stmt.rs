@@ -70,11 +70,7 @@ impl Parser<'_> {
             return Ok(StmtKind::Exit);
         }
         if self.eat_word("const") {
-            let ty = self.ty()?;
-            let name = self.ident()?;
-            self.expect_punct("=")?;
-            let value = self.expr()?;
-            self.expect_punct(";")?;
+            let (ty, name, value) = self.const_rest()?;
             return Ok(StmtKind::Const { ty, name, value });
         }
         if let Some((ty, name)) = self.declaration_head() {

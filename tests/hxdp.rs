@@ -158,24 +158,7 @@ macro_rules! hxdp_tests {
     )*};
 }
 
-hxdp_tests! {
-    l2_acl;
-    ethertype_counter;
-    firewall;
-    router;
-    tunnel;
-    nat;
-    vlan_filter;
-    katran_lb;
-    rate_limiter;
-    icmp_reply;
-    redirect_fwd;
-    xdp1_drop;
-    xdp2_macswap;
-    rxq_counter, "--ifindex", "5", "--rx-queues", "128";
-    tail_dispatch;
-    fib_forward;
-}
+with_examples!(hxdp_tests);
 
 /// One lane and eight lanes schedule differently but must compute the same.
 #[test]

@@ -77,3 +77,31 @@ pub fn identical_count(stdout: &str) -> Option<usize> {
         .parse()
         .ok()
 }
+
+/// Calls macro `$m` with every bundled example, each followed by the options its trace needs beyond `hwxdp gen`'s
+/// files (`name, "--opt", "value";`): the one list the per-example test suites expand.
+#[allow(unused_macros)]
+macro_rules! with_examples {
+    ($m:ident) => {
+        $m! {
+            l2_acl;
+            ethertype_counter;
+            firewall;
+            router;
+            tunnel;
+            nat;
+            vlan_filter;
+            katran_lb;
+            rate_limiter;
+            icmp_reply;
+            redirect_fwd;
+            xdp1_drop;
+            xdp2_macswap;
+            rxq_counter, "--ifindex", "5", "--rx-queues", "128";
+            tail_dispatch;
+            fib_forward;
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use with_examples;

@@ -9,32 +9,12 @@ mod support;
 
 use support::*;
 
-/// Packets per trace: enough to reach every path several times.
-const PACKETS: usize = 1200;
-
 fn differential(example: &str, extra: &[&str]) {
-    let obj = example_object(example);
-    let dir = scratch_dir(&format!("diff-{example}"));
-    let gen = hwxdp(&[
-        "gen",
-        obj.as_str(),
-        "-o",
-        dir.as_str(),
-        "-n",
-        &PACKETS.to_string(),
-    ]);
-    assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
-    let pcap = format!("{dir}/trace.pcap");
-    let maps = format!("{dir}/maps.json");
-    let routes = format!("{dir}/routes.json");
-    let mut args = vec!["verify", obj.as_str(), "--pcap", pcap.as_str()];
-    if std::path::Path::new(&maps).exists() {
-        args.extend(["--maps", maps.as_str()]);
-    }
-    // The route table bpf_fib_lookup consults, installed for the kernel and given to the reference machine alike.
-    if std::path::Path::new(&routes).exists() {
-        args.extend(["--routes", routes.as_str()]);
-    }
+    // The trace, its map preloads and the route table bpf_fib_lookup consults, given to the kernel and the reference
+    // machine alike.
+    let (obj, dir, trace) = workload(example, "diff");
+    let mut args = vec!["verify", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
     args.extend(extra);
     check_coverage(example, &args, &dir);
     if !kernel_available() {
@@ -73,10 +53,7 @@ fn check_coverage(example: &str, verify_args: &[&str], dir: &str) {
     args.extend(["-o", out.as_str()]);
     let run = hwxdp(&args);
     assert!(run.ok, "hwxdp run failed for {example}:\n{}", run.all);
-    let stats: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{out}/stats.json")).expect("stats.json written"),
-    )
-    .expect("stats.json is JSON");
+    let stats = read_stats(&out);
     let coverage = stats["coverage"]
         .as_array()
         .expect("coverage in stats.json");

@@ -8,8 +8,6 @@ mod support;
 
 use support::*;
 
-const PACKETS: usize = 1200;
-
 fn run(obj: &str, args: &[&str], out: &str, backend: &[&str]) -> serde_json::Value {
     let mut all = vec!["run", obj];
     all.extend(args);
@@ -17,10 +15,7 @@ fn run(obj: &str, args: &[&str], out: &str, backend: &[&str]) -> serde_json::Val
     all.extend(backend);
     let r = hwxdp(&all);
     assert!(r.ok, "hwxdp {} failed:\n{}", all.join(" "), r.all);
-    serde_json::from_str(
-        &std::fs::read_to_string(format!("{out}/stats.json")).expect("stats.json written"),
-    )
-    .expect("stats.json is JSON")
+    read_stats(out)
 }
 
 fn same_files(a: &str, b: &str, example: &str) {
@@ -39,30 +34,6 @@ fn same_files(a: &str, b: &str, example: &str) {
             "{example}: {name} differs between interp ({a}) and hxdp ({b})"
         );
     }
-}
-
-/// Generates `example`'s trace in a fresh scratch directory named after `tag`; returns the object, the directory and
-/// the trace arguments (`--pcap`, and `--maps`/`--routes` when gen wrote them).
-fn workload(example: &str, tag: &str) -> (String, String, Vec<String>) {
-    let obj = example_object(example);
-    let dir = scratch_dir(&format!("{tag}-{example}"));
-    let gen = hwxdp(&[
-        "gen",
-        obj.as_str(),
-        "-o",
-        dir.as_str(),
-        "-n",
-        &PACKETS.to_string(),
-    ]);
-    assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
-    let mut args = vec!["--pcap".to_string(), format!("{dir}/trace.pcap")];
-    for (flag, file) in [("--maps", "maps.json"), ("--routes", "routes.json")] {
-        let path = format!("{dir}/{file}");
-        if std::path::Path::new(&path).exists() {
-            args.extend([flag.to_string(), path]);
-        }
-    }
-    (obj, dir, args)
 }
 
 fn differential(example: &str, extra: &[&str], backend: &[&str]) {
@@ -90,14 +61,6 @@ fn differential(example: &str, extra: &[&str], backend: &[&str]) {
         "{example}: {cycles} cycles per packet is not a run of the core"
     );
     same_files(&format!("{dir}/interp"), &format!("{dir}/hxdp"), example);
-}
-
-/// The kernel needs root; without it the kernel half cannot run, which is a failure here, not a skip.
-fn require_kernel() {
-    assert!(
-        kernel_available(),
-        "bpf() is not available (not root?): verify and bench --backend hxdp need the kernel"
-    );
 }
 
 /// `hwxdp verify --backend hxdp`: every packet and every map of the core identical to the kernel's.

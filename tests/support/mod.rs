@@ -105,3 +105,46 @@ macro_rules! with_examples {
 }
 #[allow(unused_imports)]
 pub(crate) use with_examples;
+
+/// Packets per generated trace: enough to reach every path of an example several times.
+pub const PACKETS: usize = 1200;
+
+/// Generates `example`'s trace in a fresh scratch directory named after `tag`; returns the object, the directory and
+/// the trace arguments (`--pcap`, and `--maps`/`--routes` when gen wrote them).
+pub fn workload(example: &str, tag: &str) -> (String, String, Vec<String>) {
+    let obj = example_object(example);
+    let dir = scratch_dir(&format!("{tag}-{example}"));
+    let gen = hwxdp(&[
+        "gen",
+        obj.as_str(),
+        "-o",
+        dir.as_str(),
+        "-n",
+        &PACKETS.to_string(),
+    ]);
+    assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
+    let mut args = vec!["--pcap".to_string(), format!("{dir}/trace.pcap")];
+    for (flag, file) in [("--maps", "maps.json"), ("--routes", "routes.json")] {
+        let path = format!("{dir}/{file}");
+        if std::path::Path::new(&path).exists() {
+            args.extend([flag.to_string(), path]);
+        }
+    }
+    (obj, dir, args)
+}
+
+/// The `stats.json` that `hwxdp run -o OUT` wrote.
+pub fn read_stats(out: &str) -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(format!("{out}/stats.json")).expect("stats.json written"),
+    )
+    .expect("stats.json is JSON")
+}
+
+/// The kernel needs root; without it the kernel half cannot run, which is a failure here, not a skip.
+pub fn require_kernel() {
+    assert!(
+        kernel_available(),
+        "bpf() is not available (not root?): comparing with the kernel needs it"
+    );
+}

@@ -1,7 +1,7 @@
 //! `hwxdp run`: a trace through a program on the reference machine.
 
 use crate::common::{self, ProgramArgs, TraceArgs};
-use crate::under_test::BackendArgs;
+use crate::under_test::{self, BackendArgs};
 use crate::{progress, trace};
 use anyhow::{Context, Result};
 use hwxdp_xdp::{Backend, Clock, Config, Machine, Verdict, XdpBuff};
@@ -126,10 +126,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut core = args.backend.core(&args.program, &loaded.spec, &config)?;
     if let Some(path) = &args.trace.maps {
         let file = common::load_maps(path)?;
-        let target = match core.as_mut() {
-            Some(c) => c.machine_mut().maps_mut(),
-            None => machine.maps_mut(),
-        };
+        let target = under_test::chosen(core.as_mut(), &mut machine).maps();
         hwxdp_maps::json::preload(target, &file).with_context(|| path.display().to_string())?;
     }
     common::create_dir(&args.out)?;
@@ -235,10 +232,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         std::fs::write(args.out.join("trace_printk.txt"), printk.join("\n") + "\n")?;
     }
     if args.dump_maps {
-        let maps = match core.as_mut() {
-            Some(c) => c.machine_mut().maps_mut(),
-            None => machine.maps_mut(),
-        };
+        let maps = under_test::chosen(core.as_mut(), &mut machine).maps();
         let dump = hwxdp_maps::json::dump(maps)?;
         common::write_json(&args.out.join("maps.json"), &dump)?;
     }

@@ -4,7 +4,7 @@
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::pair::Pair;
 use crate::progress;
-use crate::under_test::{BackendArgs, Tested, UnderTest};
+use crate::under_test::{chosen, BackendArgs, Tested};
 use anyhow::{Context, Result};
 use hwxdp_kernel::KernelRun;
 use hwxdp_maps::MapStore;
@@ -41,10 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &loaded,
         Clock::Monotonic,
     )?;
-    let tested: &mut dyn UnderTest = match core.as_deref_mut() {
-        Some(c) => c,
-        None => &mut machine,
-    };
+    let tested = chosen(core.as_deref_mut(), &mut machine);
     let side = tested.side();
     let ringbufs: Vec<usize> = (0..loaded.spec.maps.len())
         .filter(|&m| loaded.spec.maps[m].map_type == RINGBUF)
@@ -236,6 +233,7 @@ fn compare_maps(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::under_test::UnderTest;
     use hwxdp_maps::Maps;
     use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
     use hwxdp_xdp::{Config, Machine, XdpMd};

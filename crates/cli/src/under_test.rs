@@ -56,6 +56,17 @@ pub struct Tested {
     pub fault: Option<String>,
 }
 
+/// The side `--backend` chose: the hXDP core when one was built, else the reference machine.
+pub fn chosen<'a>(
+    core: Option<&'a mut HxdpCore>,
+    machine: &'a mut Machine,
+) -> &'a mut dyn UnderTest {
+    match core {
+        Some(c) => c,
+        None => machine,
+    }
+}
+
 /// A machine whose packets and maps `verify` compares with the kernel's.
 pub trait UnderTest {
     /// How output names this side: `hwxdp` for the reference machine, `hxdp` for the core.

@@ -20,7 +20,7 @@ fn bit(r: u8) -> u16 {
 /// True for an op that sets its destination without reading it, so the destination can change alone.
 fn pure_definition(op: &Op) -> Option<u8> {
     let w = writes(op);
-    if w.count_ones() != 1 || op.dst == 10 || w != bit(op.dst) {
+    if op.dst == 10 || w != bit(op.dst) {
         return None;
     }
     let plain_load = op.is_load() && op.class() == CLASS_LDX;
@@ -90,16 +90,13 @@ fn renamed(
     let mut ended = false;
     for m in j + 1..ops.len() {
         let op = &ops[m].op;
-        let touches_value = (reads(op) | writes(op)) & bit(from) != 0;
-        if !touches_value {
-            // While the value lives in `to`, nothing else may read or write it.
-            if (reads(op) | writes(op)) & bit(to) != 0 {
-                return None;
-            }
-            continue;
-        }
-        if (reads(op) | writes(op)) & bit(to) != 0 {
+        let touched = reads(op) | writes(op);
+        // While the value lives in `to`, nothing else may read or write it.
+        if touched & bit(to) != 0 {
             return None;
+        }
+        if touched & bit(from) == 0 {
+            continue;
         }
         out[m].op = redirect_reads(op, from, to)?;
         if writes(op) & bit(from) != 0 {

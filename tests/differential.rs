@@ -17,10 +17,7 @@ fn differential(example: &str, extra: &[&str]) {
     args.extend(trace.iter().map(String::as_str));
     args.extend(extra);
     check_coverage(example, &args, &dir);
-    if !kernel_available() {
-        eprintln!("\n!!!! SKIPPING the kernel half of {example}: bpf() is not available here (not root?) !!!!\n");
-        return;
-    }
+    require_kernel();
     let verify = hwxdp(&args);
     assert!(
         verify.ok,

@@ -11,6 +11,7 @@
 
 pub mod ast;
 mod diag;
+pub mod ir;
 mod lexer;
 mod parser;
 mod preproc;

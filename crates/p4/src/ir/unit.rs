@@ -1,0 +1,180 @@
+//! The parser, the control and what the control declares: actions, tables, counters.
+
+use super::{ActionId, Expr, KeysetElem, LocalId, StateId, Stmt};
+use crate::diag::Span;
+
+/// Which architecture model the program's `main` instantiates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    /// `xdp(parser, switch, deparser) main;` of `xdp_model.p4`.
+    Xdp,
+    /// `ebpfFilter(parser, filter) main;` of `ebpf_model.p4`.
+    EbpfFilter,
+}
+
+/// The parser: states, the first being `start`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parser {
+    /// The parser's name.
+    pub name: String,
+    /// Its states; [`Parser::START`] is `start`.
+    pub states: Vec<State>,
+}
+
+impl Parser {
+    /// The index of the `start` state.
+    pub const START: StateId = 0;
+}
+
+/// A parser state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    /// The state's name.
+    pub name: String,
+    /// Its statements (extract, advance, verify, assignments, declarations, `if`).
+    pub stmts: Vec<Stmt>,
+    /// Where it goes next.
+    pub transition: Transition,
+}
+
+/// Where a parser state goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `accept`: parsing is done.
+    Accept,
+    /// `reject`: parsing failed; the packet is dropped (XDP model) or not accepted (filter model).
+    Reject,
+    /// Another state.
+    State(StateId),
+}
+
+/// The end of a state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Transition {
+    /// `transition name;`.
+    Direct(Target),
+    /// `transition select(keys) { cases }`; no matching case rejects with `error.NoMatch`.
+    Select {
+        /// The selected values.
+        keys: Vec<Expr>,
+        /// The cases in order; the first that matches wins.
+        cases: Vec<SelectCase>,
+    },
+}
+
+/// One case of a select.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SelectCase {
+    /// One keyset per key (`default` is `Any` for every key).
+    pub keysets: Vec<KeysetElem>,
+    /// Where it goes.
+    pub target: Target,
+}
+
+/// The control: its actions, tables and counters, and its `apply` block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Control {
+    /// The control's name.
+    pub name: String,
+    /// Every action the control can run, `NoAction` included when used.
+    pub actions: Vec<Action>,
+    /// Its tables.
+    pub tables: Vec<Table>,
+    /// Its `CounterArray` instances.
+    pub counters: Vec<Counter>,
+    /// The `apply` block.
+    pub apply: Vec<Stmt>,
+}
+
+/// An action.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
+    /// The action's name.
+    pub name: String,
+    /// Its parameters, all directionless (action data): locals set before the body runs.
+    pub params: Vec<LocalId>,
+    /// Its body.
+    pub body: Vec<Stmt>,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// How a table key is matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchKind {
+    /// `exact`.
+    Exact,
+    /// `lpm`.
+    Lpm,
+    /// `ternary`.
+    Ternary,
+}
+
+/// One field of a table key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableKey {
+    /// The key as written, e.g. `hd.ipv4.dstAddr` (STF files name key fields by it, or by its last component).
+    pub name: String,
+    /// The value matched, of type `Bit`/`Int`/`Bool`/serializable enum.
+    pub expr: Expr,
+    /// How it is matched.
+    pub kind: MatchKind,
+    /// Its width in bits.
+    pub width: u32,
+}
+
+/// `implementation = ...` of a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableImpl {
+    /// No implementation given: the map type follows from the key (hash, LPM trie, or ternary array).
+    Default,
+    /// `array_table(size)`: an array map indexed by the (single, exact) key.
+    Array,
+    /// `hash_table(size)`.
+    Hash,
+}
+
+/// A `const entries` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstEntry {
+    /// One keyset per key.
+    pub keys: Vec<KeysetElem>,
+    /// The action run on a match.
+    pub action: ActionId,
+    /// Its arguments, folded to constants, one per action parameter.
+    pub args: Vec<u128>,
+}
+
+/// A table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// The table's name (the map's name).
+    pub name: String,
+    /// The key fields in order; empty for a keyless table (which always runs its default action).
+    pub keys: Vec<TableKey>,
+    /// The actions it may run, in the order of its `actions` list (an action's position is its number in maps).
+    pub actions: Vec<ActionId>,
+    /// The default action and its arguments (`NoAction` when none is given).
+    pub default_action: (ActionId, Vec<u128>),
+    /// `const default_action`: the control plane may not change it.
+    pub default_is_const: bool,
+    /// `const entries`, in priority order (the first that matches wins).
+    pub entries: Vec<ConstEntry>,
+    /// `size`, default 1024.
+    pub size: u32,
+    /// `implementation`.
+    pub implementation: TableImpl,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// A `CounterArray(max_index, sparse)` instance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Counter {
+    /// The instance's name (the map's name).
+    pub name: String,
+    /// `max_index`: the number of counters.
+    pub size: u32,
+    /// `sparse`: a hash map instead of an array.
+    pub sparse: bool,
+}

@@ -16,6 +16,7 @@ mod lexer;
 mod parser;
 mod preproc;
 mod pretty;
+pub mod stf;
 
 use std::path::Path;
 

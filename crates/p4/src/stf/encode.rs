@@ -1,0 +1,310 @@
+//! Table commands as map entries, exactly as `docs/p4.md` lays them out: key fields and action parameters big-endian
+//! in `ceil(width / 8)` bytes, packed; host-order `u32` for indices, prefix lengths, action numbers and ranks.
+//!
+//! Ternary priorities follow the P4 tools: p4c's `bmv2stf.py` turns an STF priority `p` into BMv2's `10000 - p`, and
+//! BMv2 lets the numerically smallest priority win, so in STF the numerically highest `PRIO` wins. Entries without a
+//! priority have priority 0; between equal priorities the entry added first wins. Both are folded into the slot's
+//! `u32 rank` (highest wins): `(PRIO + 1) << 16 | (0xffff - slot)`.
+
+use super::keys::{be_bytes, bytes, find_named, fits, match_keys};
+use super::{ActionCall, Command, StfError};
+use crate::ir::{Checked, MatchKind, Table, TableImpl, Ty};
+
+/// The highest `add` priority a ternary entry may have (it must fit in the rank's upper 16 bits).
+pub const TERNARY_MAX_PRIORITY: u32 = 0xfffe;
+
+/// One map update: `map[key] = value`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapWrite {
+    /// The map's name.
+    pub map: String,
+    /// The key bytes.
+    pub key: Vec<u8>,
+    /// The value bytes.
+    pub value: Vec<u8>,
+}
+
+/// Where a counter lives: its map and the key of one index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CounterRef {
+    /// The map's name (the counter's).
+    pub map: String,
+    /// The `u32` index, host order.
+    pub key: Vec<u8>,
+    /// A hash map (`sparse`): a missing entry counts 0.
+    pub sparse: bool,
+}
+
+/// The map a table's entries live in (`docs/p4.md`, "Tables").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableKind {
+    /// No key: only the default action runs; there is no entries map.
+    Keyless,
+    /// `BPF_MAP_TYPE_HASH` keyed by the fields.
+    Hash,
+    /// `BPF_MAP_TYPE_ARRAY` indexed by the single exact field.
+    Array,
+    /// `BPF_MAP_TYPE_LPM_TRIE`: prefix length, exact fields, the lpm field.
+    Lpm,
+    /// `BPF_MAP_TYPE_ARRAY` of slots holding rank, fields, masks, action.
+    Ternary,
+}
+
+/// Which map layout a table has, or why it has none the contract allows.
+pub fn table_kind(table: &Table) -> Result<TableKind, String> {
+    let count = |k: MatchKind| table.keys.iter().filter(|key| key.kind == k).count();
+    if table.keys.is_empty() {
+        return Ok(TableKind::Keyless);
+    }
+    if count(MatchKind::Ternary) > 0 {
+        return Ok(TableKind::Ternary);
+    }
+    match (table.implementation, count(MatchKind::Lpm)) {
+        (TableImpl::Array, 0) if table.keys.len() == 1 => Ok(TableKind::Array),
+        (TableImpl::Array, _) => Err(format!(
+            "table `{}`: array_table needs exactly one exact key field",
+            table.name
+        )),
+        (TableImpl::Hash, 0) | (TableImpl::Default, 0) => Ok(TableKind::Hash),
+        (TableImpl::Default, 1) => Ok(TableKind::Lpm),
+        (TableImpl::Hash, _) => Err(format!(
+            "table `{}`: hash_table needs exact key fields only",
+            table.name
+        )),
+        (_, _) => Err(format!("table `{}` has several lpm key fields", table.name)),
+    }
+}
+
+/// Turns `add` and `setdefault` commands into map writes for one program; keeps the ternary slots handed out.
+pub struct Encoder<'a> {
+    program: &'a Checked,
+    file: String,
+    next_slot: Vec<u32>,
+}
+
+impl<'a> Encoder<'a> {
+    /// An encoder for `program`; errors name `file`.
+    pub fn new(program: &'a Checked, file: &str) -> Encoder<'a> {
+        Encoder {
+            program,
+            file: file.to_string(),
+            next_slot: vec![0; program.control.tables.len()],
+        }
+    }
+
+    fn err(&self, line: usize, message: impl Into<String>) -> StfError {
+        StfError::new(&self.file, line, message)
+    }
+
+    /// The map write of an `add` or `setdefault` command at `line`.
+    pub fn encode(&mut self, line: usize, command: &Command) -> Result<MapWrite, StfError> {
+        self.encode_inner(command).map_err(|m| self.err(line, m))
+    }
+
+    /// The map and key of `check_counter NAME(INDEX)`.
+    pub fn counter(&self, line: usize, name: &str, index: u32) -> Result<CounterRef, StfError> {
+        let counters = &self.program.control.counters;
+        let found = find_named(counters.iter().map(|c| c.name.as_str()), name)
+            .ok_or_else(|| self.err(line, format!("unknown counter `{name}`")))?;
+        let counter = &counters[found];
+        if index >= counter.size {
+            return Err(self.err(
+                line,
+                format!(
+                    "index {index} is out of range: `{}` has {} counters",
+                    counter.name, counter.size
+                ),
+            ));
+        }
+        Ok(CounterRef {
+            map: counter.name.clone(),
+            key: index.to_le_bytes().to_vec(),
+            sparse: counter.sparse,
+        })
+    }
+
+    fn encode_inner(&mut self, command: &Command) -> Result<MapWrite, String> {
+        let tables = &self.program.control.tables;
+        let (table_name, action) = match command {
+            Command::Add { table, action, .. } | Command::SetDefault { table, action } => {
+                (table, action)
+            }
+            _ => return Err("not a table command".into()),
+        };
+        let t = find_named(tables.iter().map(|t| t.name.as_str()), table_name)
+            .ok_or_else(|| format!("unknown table `{table_name}`"))?;
+        let table = &tables[t];
+        let action = self.action_value(table, action)?;
+        let Command::Add { priority, keys, .. } = command else {
+            if table.default_is_const {
+                return Err(format!("table `{}` has a const default_action", table.name));
+            }
+            let mut value = 1u32.to_le_bytes().to_vec();
+            value.extend(action);
+            return Ok(MapWrite {
+                map: format!("{}_defact", table.name),
+                key: 0u32.to_le_bytes().to_vec(),
+                value,
+            });
+        };
+        if !table.entries.is_empty() {
+            return Err(format!(
+                "table `{}` has const entries: it cannot be changed",
+                table.name
+            ));
+        }
+        let fields = match_keys(table, keys)?;
+        let kind = table_kind(table)?;
+        let mut key = Vec::new();
+        let value = match kind {
+            TableKind::Keyless => {
+                return Err(format!("table `{}` has no key: use setdefault", table.name))
+            }
+            TableKind::Hash | TableKind::Array | TableKind::Lpm => {
+                let lpm = kind == TableKind::Lpm;
+                if kind == TableKind::Lpm {
+                    key.extend([0; 4]);
+                }
+                let mut prefix = 0u32;
+                for (k, field) in table.keys.iter().zip(&fields) {
+                    if k.kind == MatchKind::Exact {
+                        let v = field.exact(&k.name)?;
+                        key.extend(be_bytes(v, k.width));
+                        prefix += 8 * bytes(k.width) as u32;
+                    }
+                }
+                if let Some((k, field)) = table
+                    .keys
+                    .iter()
+                    .zip(&fields)
+                    .find(|(k, _)| k.kind == MatchKind::Lpm)
+                {
+                    let len = field.prefix_len(k.width).ok_or_else(|| {
+                        format!("key `{}` is lpm: give VALUE/LEN or VALUE", k.name)
+                    })?;
+                    key.extend(be_bytes(field.value & field.mask, k.width));
+                    prefix += 8 * bytes(k.width) as u32 - k.width + len;
+                }
+                if lpm {
+                    key[..4].copy_from_slice(&prefix.to_le_bytes());
+                }
+                if kind == TableKind::Array {
+                    let index = fields[0].exact(&table.keys[0].name)?;
+                    if index >= u128::from(table.size) {
+                        return Err(format!(
+                            "index {index} is out of range: `{}` has {} entries",
+                            table.name, table.size
+                        ));
+                    }
+                    key = (index as u32).to_le_bytes().to_vec();
+                }
+                action
+            }
+            TableKind::Ternary => {
+                let prio = priority.unwrap_or(0);
+                if prio > TERNARY_MAX_PRIORITY {
+                    return Err(format!(
+                        "priority {prio} is above the highest supported, {TERNARY_MAX_PRIORITY}"
+                    ));
+                }
+                let slot = self.next_slot[t];
+                if slot >= table.size || slot > 0xffff {
+                    return Err(format!("table `{}` is full ({} entries)", table.name, slot));
+                }
+                self.next_slot[t] += 1;
+                key = slot.to_le_bytes().to_vec();
+                let rank = ((prio + 1) << 16) | (0xffff - slot);
+                let mut value = rank.to_le_bytes().to_vec();
+                for (k, field) in table.keys.iter().zip(&fields) {
+                    if k.kind == MatchKind::Exact {
+                        field.exact(&k.name)?;
+                    }
+                    if k.kind == MatchKind::Lpm && field.prefix_len(k.width).is_none() {
+                        return Err(format!(
+                            "key `{}` is lpm: its mask must be a prefix",
+                            k.name
+                        ));
+                    }
+                    value.extend(be_bytes(field.value & field.mask, k.width));
+                }
+                for (k, field) in table.keys.iter().zip(&fields) {
+                    value.extend(be_bytes(field.mask, k.width));
+                }
+                value.extend(action);
+                value
+            }
+        };
+        Ok(MapWrite {
+            map: table.name.clone(),
+            key,
+            value,
+        })
+    }
+
+    /// `u32 action` and the parameters, padded to the table's largest parameter block.
+    fn action_value(&self, table: &Table, call: &ActionCall) -> Result<Vec<u8>, String> {
+        let actions = &self.program.control.actions;
+        let names = table.actions.iter().map(|&a| actions[a].name.as_str());
+        let position = find_named(names, &call.name)
+            .ok_or_else(|| format!("table `{}` has no action `{}`", table.name, call.name))?;
+        let action = &actions[table.actions[position]];
+        let mut value = (position as u32).to_le_bytes().to_vec();
+        for given in &call.args {
+            let known = action
+                .params
+                .iter()
+                .any(|&p| self.program.locals[p].name == given.0);
+            if !known {
+                return Err(format!(
+                    "action `{}` has no parameter `{}`",
+                    action.name, given.0
+                ));
+            }
+            if call.args.iter().filter(|a| a.0 == given.0).count() > 1 {
+                return Err(format!("argument `{}` is given twice", given.0));
+            }
+        }
+        for &p in &action.params {
+            let local = &self.program.locals[p];
+            let arg = call
+                .args
+                .iter()
+                .find(|a| a.0 == local.name)
+                .ok_or_else(|| {
+                    format!(
+                        "missing argument `{}` of action `{}`",
+                        local.name, action.name
+                    )
+                })?;
+            let width = self.width(&local.ty, &local.name)?;
+            if !fits(arg.1, width) {
+                return Err(format!(
+                    "value {:#x} of `{}` does not fit in {width} bits",
+                    arg.1, local.name
+                ));
+            }
+            value.extend(be_bytes(arg.1, width));
+        }
+        let largest = table
+            .actions
+            .iter()
+            .map(|&a| {
+                actions[a]
+                    .params
+                    .iter()
+                    .map(|&p| self.width(&self.program.locals[p].ty, "").map(bytes))
+                    .sum::<Result<usize, String>>()
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+        value.resize(4 + largest, 0);
+        Ok(value)
+    }
+
+    fn width(&self, ty: &Ty, name: &str) -> Result<u32, String> {
+        ty.scalar_width(self.program)
+            .ok_or_else(|| format!("parameter `{name}` is not a scalar"))
+    }
+}

@@ -1,4 +1,5 @@
-/* Drops IPv4 packets from listed source addresses; passes everything else. */
+/* Drops IPv4 packets from listed source addresses and bounces the other IPv4 packets unchanged out of their input
+   port (XDP_TX, a loopback responder for link tests); everything else goes to the kernel. */
 #include <core.p4>
 #include <xdp_model.p4>
 
@@ -61,8 +62,9 @@ control Ingress(inout Headers hd, in xdp_input xin, out xdp_output xout) {
         drop = false;
     }
 
+    // The control-plane name and the P4 name agree, so the control plane may use either.
     @name("blocklist")
-    table ipv4_src_drop {
+    table blocklist {
         key = { hd.ipv4.srcAddr : exact; }
         actions = {
             Fallback_action;
@@ -73,10 +75,13 @@ control Ingress(inout Headers hd, in xdp_input xin, out xdp_output xout) {
     }
 
     apply {
-        if (hd.ipv4.isValid())
-            ipv4_src_drop.apply();
         xout.output_port = 0;
-        xout.output_action = drop ? xdp_action.XDP_DROP : xdp_action.XDP_PASS;
+        xout.output_action = xdp_action.XDP_PASS;
+        if (hd.ipv4.isValid()) {
+            blocklist.apply();
+            xout.output_port = xin.input_port;
+            xout.output_action = drop ? xdp_action.XDP_DROP : xdp_action.XDP_TX;
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 /* Parser features: select on a tuple with masks, lookahead, advance, verify, a serializable enum and typed
-   literals; the control matches UDP ports against constant entries and counts with a timestamp. */
+   literals; the control marks UDP flows listed in constant entries and sends them back out (XDP_TX), decrements the
+   TTL with csum_replace2 and samples with a timestamp. Unlisted traffic goes to the kernel. */
 #include <core.p4>
 #include <xdp_model.p4>
 
@@ -107,12 +108,20 @@ control Ingress(inout Headers hd, in xdp_input xin, out xdp_output xout) {
         xout.output_port = 0;
         xout.output_action = xdp_action.XDP_PASS;
         if (hd.udp.isValid()) {
-            udp_ports.apply();
+            if (udp_ports.apply().hit) {
+                xout.output_port = xin.input_port;
+                xout.output_action = xdp_action.XDP_TX;
+            }
             if (stamp[0:0] == 1 && hd.udp.srcPort >= 16w1024)
                 BPF_PERF_EVENT_OUTPUT(hd.udp);
         }
-        int<16> delta = 16s-1;
-        hd.ipv4.ttl = (hd.ipv4.ttl > 1 ? hd.ipv4.ttl + (bit<8>)delta : 8w0);
+        if (hd.ipv4.isValid()) {
+            int<16> delta = 16s-1;
+            bit<8> ttl = (hd.ipv4.ttl > 1 ? hd.ipv4.ttl + (bit<8>)delta : 8w0);
+            // The TTL is the high byte of its checksum word; the protocol byte beside it does not change.
+            hd.ipv4.hdrChecksum = csum_replace2(hd.ipv4.hdrChecksum, hd.ipv4.ttl ++ 8w0, ttl ++ 8w0);
+            hd.ipv4.ttl = ttl;
+        }
     }
 }
 

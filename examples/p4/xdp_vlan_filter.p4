@@ -1,4 +1,5 @@
-/* VLAN filter: a ternary table on (VLAN id, priority) with constant entries decides drop or pass. */
+/* VLAN filter on a hairpin (reflective relay) port: a ternary table on (VLAN id, priority) with constant entries
+   drops a tagged frame or sends it back out of its port (XDP_TX); untagged frames go to the kernel. */
 #include <core.p4>
 #include <xdp_model.p4>
 
@@ -39,7 +40,8 @@ parser Parser(packet_in packet, out Headers hd) {
 
 control Ingress(inout Headers hd, in xdp_input xin, out xdp_output xout) {
     action allow() {
-        xout.output_action = xdp_action.XDP_PASS;
+        xout.output_port = xin.input_port;
+        xout.output_action = xdp_action.XDP_TX;
     }
 
     action deny() {

@@ -10,6 +10,7 @@
 //! Errors are [`Diagnostic`]s shown as `file:line:col: message`; no input makes the front end panic.
 
 pub mod ast;
+mod check;
 mod diag;
 pub mod ir;
 mod lexer;
@@ -21,6 +22,7 @@ pub mod stf;
 use std::path::Path;
 
 pub use ast::Program;
+pub use check::check;
 pub use diag::{Diagnostic, FileId, SourceFile, SourceMap, Span};
 pub use lexer::MAX_WIDTH;
 pub use preproc::bundled_include;
@@ -48,6 +50,11 @@ pub fn parse_file(path: &Path) -> Result<Program, Diagnostic> {
         )
     })?;
     parse_source(&name, text, Some(path))
+}
+
+/// Reads, parses and checks a P4 file: [`parse_file`], then [`check`].
+pub fn check_file(path: &Path) -> Result<ir::Checked, Diagnostic> {
+    check(&parse_file(path)?)
 }
 
 /// Parses P4 text held in memory; `name` is the file name shown in diagnostics. Includes resolve against the bundled

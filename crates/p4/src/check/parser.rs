@@ -1,0 +1,188 @@
+//! The parser: its locals, its states (`start` first), transitions and `select` keysets; keysets of table entries
+//! are folded by the same code.
+
+use super::{err, Binding, CResult, Checker, Ctx};
+use crate::ast::{self, Decl, DeclKind, Keyset, ParserState};
+use crate::diag::Span;
+use crate::ir::{ExprKind, KeysetElem, Parser, SelectCase, State, Target, Transition, Ty};
+
+impl Checker<'_> {
+    /// Lowers the parser; its variable declarations run at the beginning of `start`.
+    pub(super) fn lower_parser(&mut self, decl: &Decl) -> CResult<Parser> {
+        let DeclKind::Parser {
+            signature,
+            locals,
+            states,
+            ..
+        } = &decl.kind
+        else {
+            return err(decl.span, "expected a parser");
+        };
+        self.ctx = Ctx::Parser;
+        let mut prelude = Vec::new();
+        for l in locals {
+            match &l.kind {
+                DeclKind::Const { ty, name, value } => {
+                    let v = self.const_value(ty, value)?;
+                    self.bind(name, Binding::Value(v))?;
+                }
+                DeclKind::Variable { ty, name, init } => {
+                    prelude.push(self.declare(ty, name, init.as_ref())?)
+                }
+                DeclKind::Instance { name, .. } => {
+                    return err(name.span, "unsupported construct: instances in a parser")
+                }
+                _ => {
+                    return err(
+                        l.span,
+                        "unsupported construct: this declaration in a parser",
+                    )
+                }
+            }
+        }
+        let Some(start) = states.iter().find(|s| s.name.name == "start") else {
+            return err(signature.name.span, "missing state `start`");
+        };
+        let mut order: Vec<&ParserState> = vec![start];
+        for s in states {
+            let n = &s.name.name;
+            if n == "accept"
+                || n == "reject"
+                || (order.iter().any(|o| o.name.name == *n) && !std::ptr::eq(s, start))
+            {
+                return err(s.name.span, format!("duplicate state `{n}`"));
+            }
+            if !std::ptr::eq(s, start) {
+                order.push(s);
+            }
+        }
+        let names: Vec<String> = order.iter().map(|s| s.name.name.clone()).collect();
+        let mut out = Vec::new();
+        for s in &order {
+            out.push(self.scoped(|c| c.state(s, &names))?);
+        }
+        if let Some(first) = out.first_mut() {
+            prelude.append(&mut first.stmts);
+            first.stmts = prelude;
+        }
+        Ok(Parser {
+            name: signature.name.name.clone(),
+            states: out,
+        })
+    }
+
+    fn state(&mut self, s: &ParserState, names: &[String]) -> CResult<State> {
+        let mut stmts = Vec::new();
+        for st in &s.body {
+            self.stmt(st, &mut stmts)?;
+        }
+        let target = |t: &ast::Ident| -> CResult<Target> {
+            match t.name.as_str() {
+                "accept" => Ok(Target::Accept),
+                "reject" => Ok(Target::Reject),
+                n => match names.iter().position(|x| x == n) {
+                    Some(i) => Ok(Target::State(i)),
+                    None => err(t.span, format!("unknown state `{n}`")),
+                },
+            }
+        };
+        let transition = match &s.transition {
+            None => Transition::Direct(Target::Reject),
+            Some(ast::Transition::Direct(t)) => Transition::Direct(target(t)?),
+            Some(ast::Transition::Select { exprs, cases, .. }) => {
+                let mut keys = Vec::new();
+                for e in exprs {
+                    let k = self.expr(e, None)?;
+                    if !(self.is_scalar(&k.ty) || matches!(k.ty, Ty::Enum(_) | Ty::Error)) {
+                        return err(
+                            e.span,
+                            format!("invalid select key of type {}", self.ty_name(&k.ty)),
+                        );
+                    }
+                    keys.push(k);
+                }
+                let tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
+                let mut out = Vec::new();
+                for c in cases {
+                    let keysets = self.keysets(&c.keyset, &tys, c.span)?;
+                    out.push(SelectCase {
+                        keysets,
+                        target: target(&c.state)?,
+                    });
+                }
+                Transition::Select { keys, cases: out }
+            }
+        };
+        Ok(State {
+            name: s.name.name.clone(),
+            stmts,
+            transition,
+        })
+    }
+
+    /// One keyset per key, folded against the keys' types.
+    pub(super) fn keysets(
+        &mut self,
+        ks: &Keyset,
+        tys: &[Ty],
+        span: Span,
+    ) -> CResult<Vec<KeysetElem>> {
+        match ks {
+            Keyset::Default(_) | Keyset::DontCare(_) => Ok(vec![KeysetElem::Any; tys.len()]),
+            Keyset::Tuple(items, sp) => {
+                if items.len() != tys.len() {
+                    let msg = format!(
+                        "wrong number of keyset values: expected {}, got {}",
+                        tys.len(),
+                        items.len()
+                    );
+                    return err(*sp, msg);
+                }
+                items
+                    .iter()
+                    .zip(tys)
+                    .map(|(k, t)| self.keyset_elem(k, t))
+                    .collect()
+            }
+            single => {
+                if tys.len() != 1 {
+                    return err(
+                        span,
+                        format!(
+                            "wrong number of keyset values: expected {}, got 1",
+                            tys.len()
+                        ),
+                    );
+                }
+                Ok(vec![self.keyset_elem(single, &tys[0])?])
+            }
+        }
+    }
+
+    fn keyset_elem(&mut self, k: &Keyset, ty: &Ty) -> CResult<KeysetElem> {
+        Ok(match k {
+            Keyset::Default(_) | Keyset::DontCare(_) => KeysetElem::Any,
+            Keyset::Value(e) => KeysetElem::Value(self.key_const(e, ty)?),
+            Keyset::Mask { value, mask } => KeysetElem::Mask {
+                value: self.key_const(value, ty)?,
+                mask: self.key_const(mask, ty)?,
+            },
+            Keyset::Range { lo, hi } => KeysetElem::Range {
+                lo: self.key_const(lo, ty)?,
+                hi: self.key_const(hi, ty)?,
+            },
+            Keyset::Tuple(_, sp) => return err(*sp, "unexpected tuple keyset"),
+        })
+    }
+
+    /// A keyset value: a constant of the key's type.
+    fn key_const(&mut self, e: &ast::Expr, ty: &Ty) -> CResult<u128> {
+        let x = self.expr_as(e, ty)?;
+        match x.kind {
+            ExprKind::Const(v) => Ok(v),
+            ExprKind::Bool(b) => Ok(b as u128),
+            ExprKind::EnumMember(i) | ExprKind::ErrorMember(i) => Ok(i as u128),
+            _ => err(e.span, "not a constant"),
+        }
+    }
+}

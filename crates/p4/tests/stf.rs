@@ -624,3 +624,26 @@ fn matcher_reports_mismatches_missing_and_unexpected_packets() {
     let (_, failures) = m.finish();
     assert_eq!(failures[0].detail[2], "differing bytes at offsets 1");
 }
+
+#[test]
+fn every_bundled_script_parses() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/p4");
+    let mut parsed = 0;
+    for entry in std::fs::read_dir(&dir).expect("examples/p4") {
+        let path = entry.expect("directory entry").path();
+        if path.extension().is_some_and(|e| e == "stf") {
+            let text = std::fs::read_to_string(&path).expect("readable script");
+            let script =
+                parse(&path.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                script
+                    .iter()
+                    .any(|(_, c)| matches!(c, Command::Packet { .. })),
+                "{}",
+                path.display()
+            );
+            parsed += 1;
+        }
+    }
+    assert!(parsed > 0, "no STF scripts in {}", dir.display());
+}

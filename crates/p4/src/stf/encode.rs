@@ -107,7 +107,8 @@ impl<'a> Encoder<'a> {
         let found = find_named(counters.iter().map(|c| c.name.as_str()), name)
             .ok_or_else(|| self.err(line, format!("unknown counter `{name}`")))?;
         let counter = &counters[found];
-        if index >= counter.size {
+        // A sparse counter is a hash map: `size` bounds how many indices it holds, not their values.
+        if !counter.sparse && index >= counter.size {
             return Err(self.err(
                 line,
                 format!(

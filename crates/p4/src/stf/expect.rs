@@ -1,6 +1,7 @@
-//! Output packets against `expect` lines: per port, expectations in the order written; each packet sent out on a port
-//! must match that port's next expectation; at the end every expectation must have been met and no packet may have
-//! gone out unexpected.
+//! Output packets against `expect` lines: per port, expectations in the order written; the n-th packet sent out on a
+//! port must match that port's n-th expectation, wherever the `expect` line stands relative to the `packet` lines (as in
+//! the P4 tools, which collect a script's expectations before comparing); every expectation must be met and no packet
+//! may go out unexpected.
 
 use super::Pattern;
 use std::collections::{BTreeMap, VecDeque};
@@ -99,10 +100,16 @@ struct Expectation {
     pattern: Option<Pattern>,
 }
 
+struct Output {
+    packet_line: usize,
+    data: Vec<u8>,
+}
+
 /// Collects expectations and output packets and reports every mismatch.
 pub struct Matcher {
     file: String,
     queues: BTreeMap<u32, VecDeque<Expectation>>,
+    outputs: BTreeMap<u32, Vec<Output>>,
     met: usize,
     failures: Vec<Failure>,
 }
@@ -113,6 +120,7 @@ impl Matcher {
         Matcher {
             file: file.to_string(),
             queues: BTreeMap::new(),
+            outputs: BTreeMap::new(),
             met: 0,
             failures: Vec::new(),
         }
@@ -128,6 +136,14 @@ impl Matcher {
 
     /// A packet went out on `port`, produced by the `packet` command of `packet_line`.
     pub fn output(&mut self, packet_line: usize, port: u32, data: &[u8]) {
+        self.outputs.entry(port).or_default().push(Output {
+            packet_line,
+            data: data.to_vec(),
+        });
+    }
+
+    /// Matches one output against the port's next expectation.
+    fn judge(&mut self, packet_line: usize, port: u32, data: &[u8]) {
         let Some(e) = self.queues.get_mut(&port).and_then(VecDeque::pop_front) else {
             self.failures.push(Failure {
                 file: self.file.clone(),
@@ -179,6 +195,11 @@ impl Matcher {
     /// Ends the run: expectations never met become failures. Returns how many were met and every failure, ordered
     /// by line.
     pub fn finish(mut self) -> (usize, Vec<Failure>) {
+        for (port, outputs) in std::mem::take(&mut self.outputs) {
+            for o in outputs {
+                self.judge(o.packet_line, port, &o.data);
+            }
+        }
         for (port, queue) in std::mem::take(&mut self.queues) {
             for e in queue {
                 let what = e.pattern.map_or("any packet".to_string(), |p| p.to_hex());

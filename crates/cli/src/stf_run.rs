@@ -1,0 +1,262 @@
+//! Running an STF script against a compiled P4 program, on the reference machine or in the kernel (`hwxdp stf`).
+//!
+//! Table commands become map writes (`hwxdp_p4::stf::Encoder`, the layout of `docs/p4.md`) before the next packet;
+//! packets run in order with `ingress_ifindex` = the STF port. Where a packet goes:
+//!
+//! - XDP model: `XDP_TX` sends it out on its input port; `XDP_PASS` hands it to the host (no port); `XDP_DROP` and
+//!   `XDP_ABORTED` drop it. `XDP_REDIRECT` also counts as handed to the host: the kernel's test run does not say where a
+//!   redirect went, and both backends must judge a script alike.
+//! - Filter model (`ebpfFilter`): an accepted packet (`XDP_PASS`) leaves unchanged on its input port; others are dropped.
+//!
+//! `wait` does nothing (runs are synchronous); `check_counter` reads the counter's map then and there.
+
+use anyhow::{bail, Context, Result};
+use hwxdp_kernel::{KernelProgram, Sandbox};
+use hwxdp_maps::MapStore;
+use hwxdp_object::ObjectSpec;
+use hwxdp_p4::ir::{Arch, Checked};
+use hwxdp_p4::stf::{Command, Encoder, Failure, MapWrite, Matcher};
+use hwxdp_xdp::{Config, Machine, Verdict, XdpBuff, XdpMd};
+use std::path::Path;
+
+/// Where the program runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The reference machine.
+    Interp,
+    /// The running kernel (`BPF_PROG_TEST_RUN`), in a private network namespace with one device per port.
+    Kernel,
+}
+
+/// What a script's run found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StfReport {
+    /// Packets run.
+    pub packets: usize,
+    /// Expectations met (output packets and counter checks).
+    pub met: usize,
+    /// Packets handed to the host (`XDP_PASS` and `XDP_REDIRECT` in the XDP model).
+    pub to_host: usize,
+    /// Every failed expectation, unexpected packet, failed counter check and program fault, ordered by line.
+    pub failures: Vec<Failure>,
+}
+
+/// One program loaded on a backend.
+trait Target {
+    fn maps(&mut self) -> &mut dyn MapStore;
+    /// Runs `data` arriving on `port`: the verdict, the packet afterwards, and a fault if the program was stopped.
+    fn run(&mut self, data: &[u8], port: u32) -> Result<(Verdict, Vec<u8>, Option<String>)>;
+}
+
+impl Target for Machine {
+    fn maps(&mut self) -> &mut dyn MapStore {
+        self.maps_mut()
+    }
+
+    fn run(&mut self, data: &[u8], port: u32) -> Result<(Verdict, Vec<u8>, Option<String>)> {
+        let mut buff = XdpBuff::new(data)?;
+        let outcome = self.run_packet(&mut buff, &metadata(port));
+        Ok((
+            outcome.verdict(),
+            buff.data().to_vec(),
+            outcome.fault.map(|f| f.to_string()),
+        ))
+    }
+}
+
+impl Target for KernelProgram {
+    fn maps(&mut self) -> &mut dyn MapStore {
+        self
+    }
+
+    fn run(&mut self, data: &[u8], port: u32) -> Result<(Verdict, Vec<u8>, Option<String>)> {
+        let run = self.test_run(data, &metadata(port))?;
+        Ok((run.verdict(), run.data().to_vec(), None))
+    }
+}
+
+fn metadata(port: u32) -> XdpMd {
+    XdpMd {
+        ingress_ifindex: port,
+        rx_queue_index: 0,
+    }
+}
+
+/// Runs `script` (from the file `stf_name`) against `object`, the program compiled from `checked`.
+///
+/// Errors (bad ports, entries the program cannot take, a program that cannot load) end the run; test failures are in
+/// the report.
+pub fn run_script(
+    object: &Path,
+    checked: &Checked,
+    stf_name: &str,
+    script: &[(usize, Command)],
+    backend: Backend,
+) -> Result<StfReport> {
+    let mut ports = Vec::new();
+    for (line, command) in script {
+        if let Command::Packet { port, .. } | Command::Expect { port, .. } = command {
+            if *port == 0 {
+                bail!("{stf_name}:{line}: port 0: ports are interface indices, which start at 1 (1 is the loopback device)");
+            }
+            ports.push(*port);
+        }
+    }
+    ports.sort_unstable();
+    ports.dedup();
+    let elf =
+        std::fs::read(object).with_context(|| format!("{}: cannot read", object.display()))?;
+    let spec = hwxdp_object::parse(&elf).with_context(|| object.display().to_string())?;
+    let name = xdp_program(&spec, object)?;
+    match backend {
+        Backend::Interp => {
+            let config = Config {
+                possible_cpus: hwxdp_kernel::possible_cpus().unwrap_or(1),
+                ..Config::default()
+            };
+            let mut machine = Machine::new(&spec, Some(&name), &config)
+                .with_context(|| object.display().to_string())?;
+            execute(&mut machine, checked, stf_name, script)
+        }
+        Backend::Kernel => {
+            hwxdp_kernel::bpf_available()
+                .context("the kernel cannot run BPF programs here (not root?)")?;
+            let devices: Vec<(u32, u32)> = ports.iter().map(|&p| (p, 1)).collect();
+            let _sandbox = Sandbox::enter(&devices)
+                .context("cannot set up the interfaces of the script's ports")?;
+            let mut kernel = KernelProgram::load(&elf, &spec, &name)
+                .with_context(|| object.display().to_string())?;
+            execute(&mut kernel, checked, stf_name, script)
+        }
+    }
+}
+
+/// The object's one XDP program.
+fn xdp_program(spec: &ObjectSpec, object: &Path) -> Result<String> {
+    let xdp: Vec<_> = spec
+        .programs
+        .iter()
+        .filter(|p| p.section.starts_with("xdp"))
+        .collect();
+    match xdp.as_slice() {
+        [only] => Ok(only.name.clone()),
+        [] => bail!("{}: no XDP program in the object", object.display()),
+        _ => bail!("{}: the object has several XDP programs", object.display()),
+    }
+}
+
+fn execute(
+    target: &mut dyn Target,
+    checked: &Checked,
+    file: &str,
+    script: &[(usize, Command)],
+) -> Result<StfReport> {
+    let mut encoder = Encoder::new(checked, file);
+    let mut matcher = Matcher::new(file);
+    let mut report = StfReport::default();
+    let mut failures = Vec::new();
+    let failure = |line: usize, message: String| Failure {
+        file: file.to_string(),
+        line,
+        message,
+        detail: vec![],
+    };
+    for (line, command) in script {
+        let line = *line;
+        match command {
+            Command::Add { .. } | Command::SetDefault { .. } => {
+                let write = encoder.encode(line, command)?;
+                apply(target.maps(), &write).with_context(|| format!("{file}:{line}"))?;
+            }
+            Command::Expect { port, pattern } => matcher.expect(line, *port, pattern.clone()),
+            Command::Packet { port, data } => {
+                report.packets += 1;
+                let (verdict, out, fault) = target
+                    .run(data, *port)
+                    .with_context(|| format!("{file}:{line}: cannot run the packet"))?;
+                if let Some(fault) = fault {
+                    failures.push(failure(line, format!("the program was stopped: {fault}")));
+                }
+                match (checked.arch, verdict) {
+                    (Arch::EbpfFilter, Verdict::Pass) => matcher.output(line, *port, data),
+                    (Arch::Xdp, Verdict::Tx) => matcher.output(line, *port, &out),
+                    (Arch::Xdp, Verdict::Pass | Verdict::Redirect) => report.to_host += 1,
+                    _ => {}
+                }
+            }
+            Command::CheckCounter {
+                counter,
+                index,
+                op,
+                value,
+                ..
+            } => {
+                let at = encoder.counter(line, counter, *index)?;
+                let maps = target.maps();
+                let m = map_index(maps, &at.map).with_context(|| format!("{file}:{line}"))?;
+                let found = maps
+                    .lookup(m, &at.key)
+                    .with_context(|| format!("{file}:{line}"))?;
+                let count = match found {
+                    Some(v) if v.len() >= 4 => {
+                        u64::from(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+                    }
+                    Some(v) => bail!(
+                        "{file}:{line}: counter map `{}` holds {}-byte values, not u32",
+                        at.map,
+                        v.len()
+                    ),
+                    None if at.sparse => 0,
+                    None => bail!(
+                        "{file}:{line}: counter map `{}` has no index {index}",
+                        at.map
+                    ),
+                };
+                if op.holds(count, *value) {
+                    report.met += 1;
+                } else {
+                    failures.push(failure(
+                        line,
+                        format!(
+                            "counter {counter}({index}) is {count}, expected {} {value}",
+                            op.symbol()
+                        ),
+                    ));
+                }
+            }
+            Command::Wait => {}
+        }
+    }
+    let (met, matched) = matcher.finish();
+    report.met += met;
+    failures.extend(matched);
+    failures.sort_by_key(|f| f.line);
+    report.failures = failures;
+    Ok(report)
+}
+
+fn map_index(maps: &dyn MapStore, name: &str) -> Result<usize> {
+    maps.specs()
+        .iter()
+        .position(|s| s.name == name)
+        .with_context(|| format!("the object has no map `{name}`"))
+}
+
+/// Writes one entry, after checking its sizes against the map's: a mismatch means the program and the layout of
+/// `docs/p4.md` disagree.
+fn apply(maps: &mut dyn MapStore, write: &MapWrite) -> Result<()> {
+    let m = map_index(maps, &write.map)?;
+    let spec = &maps.specs()[m];
+    if spec.key_size as usize != write.key.len() || spec.value_size as usize != write.value.len() {
+        bail!(
+            "map `{}` has {}-byte keys and {}-byte values, but the entry has a {}-byte key and a {}-byte value",
+            write.map,
+            spec.key_size,
+            spec.value_size,
+            write.key.len(),
+            write.value.len()
+        );
+    }
+    maps.update(m, &write.key, &write.value, 0)?;
+    Ok(())
+}

@@ -363,3 +363,53 @@ fn command_line_help_and_errors() {
     assert_eq!(out.code, Some(2), "{}", out.all);
     assert!(out.stderr.contains("none.stf: cannot read"), "{}", out.all);
 }
+
+/// Every P4 example with its STF script, compiled by `hwxdp stf` and run on `backend`; all failures reported at once.
+fn examples_pass_on(backend: &str) {
+    let dir = repo_root().join("examples/p4");
+    let mut failed = Vec::new();
+    let mut ran = 0;
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples/p4")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "p4"))
+        .collect();
+    entries.sort();
+    for p4 in entries {
+        let stf = p4.with_extension("stf");
+        assert!(stf.exists(), "{} has no STF script", p4.display());
+        let name = p4.file_stem().unwrap().to_string_lossy().into_owned();
+        let out = scratch_dir(&format!("stf-example-{backend}-{name}"));
+        let run = hwxdp(&[
+            "stf",
+            "--backend",
+            backend,
+            &p4.display().to_string(),
+            &stf.display().to_string(),
+            "-o",
+            &out,
+        ]);
+        ran += 1;
+        if !run.ok || !run.stdout.contains(", 0 failures") {
+            failed.push(run.all);
+        }
+    }
+    assert!(ran > 0, "no P4 examples in {}", dir.display());
+    assert!(
+        failed.is_empty(),
+        "{} of {ran} examples failed on {backend}:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn p4_examples_on_the_reference_machine() {
+    examples_pass_on("interp");
+}
+
+#[test]
+fn p4_examples_in_the_kernel() {
+    require_kernel();
+    examples_pass_on("kernel");
+}

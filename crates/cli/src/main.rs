@@ -5,9 +5,12 @@ mod cmd_bench;
 mod cmd_compile;
 mod cmd_disasm;
 mod cmd_gen;
+mod cmd_p4c;
 mod cmd_run;
+mod cmd_stf;
 mod cmd_verify;
 mod common;
+mod p4build;
 mod pair;
 mod progress;
 mod rss;
@@ -39,6 +42,10 @@ enum Command {
     Bench(cmd_bench::Args),
     /// Compile a program for a hardware target: `--target hxdp` writes the VLIW image and its listing.
     Compile(cmd_compile::Args),
+    /// Compile a P4-16 program to an XDP object (`-o prog.o`, `--emit-c` keeps the C).
+    P4c(cmd_p4c::Args),
+    /// Compile a P4-16 program to XDP and run an STF test script against it (reference machine or kernel).
+    Stf(cmd_stf::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +63,8 @@ fn main() -> ExitCode {
         Command::Gen(args) => cmd_gen::run(args),
         Command::Bench(args) => cmd_bench::run(args),
         Command::Compile(args) => cmd_compile::run(args),
+        Command::P4c(args) => cmd_p4c::run(args),
+        Command::Stf(args) => cmd_stf::run(args),
     };
     match result {
         Ok(code) => code,

@@ -6,11 +6,11 @@
 use thiserror::Error;
 
 /// Index of a file in a [`SourceMap`]; file 0 is the program itself, includes follow in the order they were read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileId(pub u32);
 
 /// A byte range `lo..hi` in one source file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Span {
     /// The file the range lies in.
     pub file: FileId,

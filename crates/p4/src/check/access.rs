@@ -281,17 +281,6 @@ impl Checker<'_> {
         err(member.span, format!("unknown method `{}`", member.name))
     }
 
-    /// Checks that a call has no arguments.
-    pub(super) fn no_args(&self, args: &[Argument], span: Span) -> CResult<()> {
-        if !args.is_empty() {
-            return err(
-                span,
-                format!("wrong number of arguments: expected 0, got {}", args.len()),
-            );
-        }
-        Ok(())
-    }
-
     fn lookahead(
         &mut self,
         type_args: &[ast::Type],
@@ -310,39 +299,5 @@ impl Checker<'_> {
             );
         }
         Ok(mk(ExprKind::Lookahead, ty, span))
-    }
-
-    /// Arguments matched to parameters (positionally or by name) and converted to their types.
-    pub(super) fn call_args(
-        &mut self,
-        params: &[(String, Ty)],
-        args: &[Argument],
-        span: Span,
-    ) -> CResult<Vec<Expr>> {
-        if params.len() != args.len() {
-            return err(
-                span,
-                format!(
-                    "wrong number of arguments: expected {}, got {}",
-                    params.len(),
-                    args.len()
-                ),
-            );
-        }
-        let mut out: Vec<Option<Expr>> = vec![None; params.len()];
-        for (i, a) in args.iter().enumerate() {
-            let slot = match &a.name {
-                None => i,
-                Some(n) => match params.iter().position(|p| p.0 == n.name) {
-                    Some(j) => j,
-                    None => return err(n.span, format!("unknown parameter `{}`", n.name)),
-                },
-            };
-            if out[slot].is_some() {
-                return err(a.value.span, "argument given twice");
-            }
-            out[slot] = Some(self.expr_as(&a.value, &params[slot].1)?);
-        }
-        Ok(out.into_iter().flatten().collect())
     }
 }

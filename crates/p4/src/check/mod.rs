@@ -7,11 +7,14 @@
 
 mod access;
 mod arch;
+mod calls;
 mod control;
 mod expr;
 mod fold;
+mod ops;
 mod parser;
 mod stmt;
+mod table;
 mod types;
 
 use std::collections::{HashMap, HashSet};

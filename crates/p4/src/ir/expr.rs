@@ -117,7 +117,10 @@ pub struct SwitchArm {
 /// A checked statement.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    /// `lhs = rhs;`, `lhs` an lvalue (a `Var`, `Field`, `StackElem` or `Slice` chain), types equal.
+    /// `lhs = rhs;`, `lhs` an lvalue (a `Var`, `Field`, `StackElem` or `Slice` chain), types equal. Assigning a
+    /// header copies its validity too (P4 semantics): a header stack's `push_front(n)`/`pop_front(n)` are lowered
+    /// to element assignments and [`Stmt::SetInvalid`]s; a [`ExprKind::StructInit`] assigned to a header makes it
+    /// valid.
     Assign { lhs: Expr, rhs: Expr },
     /// A local's declaration with its initial value; locals without one start as zero (header locals invalid).
     Declare { local: LocalId, init: Option<Expr> },

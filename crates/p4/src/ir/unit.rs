@@ -17,7 +17,8 @@ pub enum Arch {
 pub struct Parser {
     /// The parser's name.
     pub name: String,
-    /// Its states; [`Parser::START`] is `start`.
+    /// Its states; [`Parser::START`] is `start`. The parser's own variable declarations (outside any state) are
+    /// [`Stmt::Declare`]s at the beginning of `start`'s statements.
     pub states: Vec<State>,
 }
 
@@ -82,7 +83,8 @@ pub struct Control {
     pub tables: Vec<Table>,
     /// Its `CounterArray` instances.
     pub counters: Vec<Counter>,
-    /// The `apply` block.
+    /// The `apply` block. The control's own variable declarations (outside `apply`, read and written by actions
+    /// too) come first, as [`Stmt::Declare`]s in declaration order, so they run before anything else.
     pub apply: Vec<Stmt>,
 }
 

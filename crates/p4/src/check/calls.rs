@@ -1,0 +1,358 @@
+//! Calls that are statements: methods of the packet, tables, counters, headers and header stacks; actions;
+//! `verify` and `BPF_PERF_EVENT_OUTPUT`; and the matching of arguments to parameters.
+
+use super::access::extern_fn;
+use super::expr::mk;
+use super::{err, Binding, CResult, Checker, Ctx};
+use crate::ast::{self, Argument, Ident};
+use crate::diag::Span;
+use crate::ir::{ActionId, CounterId, Expr, ExprKind, Stmt, Ty};
+
+impl Checker<'_> {
+    pub(super) fn call_stmt(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> CResult<()> {
+        let ast::ExprKind::Call { callee, args, .. } = &e.kind else {
+            return err(e.span, "not a call");
+        };
+        let span = e.span;
+        match &callee.kind {
+            ast::ExprKind::Member { base, member } => {
+                if let ast::ExprKind::Name(n) = &base.kind {
+                    match self.lookup(&n.name).cloned() {
+                        Some(Binding::Packet { input }) => {
+                            return self.packet_call(input, member, args, span, out)
+                        }
+                        Some(Binding::Table(id)) if member.name == "apply" => {
+                            self.no_args(args, span)?;
+                            self.in_apply(span)?;
+                            out.push(Stmt::ApplyTable(id));
+                            return Ok(());
+                        }
+                        Some(Binding::Counter(id)) => {
+                            return self.count(id, member, args, span, out)
+                        }
+                        Some(Binding::Table(_) | Binding::Action(_)) => {
+                            return err(member.span, format!("unknown method `{}`", member.name))
+                        }
+                        _ => {}
+                    }
+                }
+                self.object_call(base, member, args, span, out)
+            }
+            ast::ExprKind::Name(f) => self.function_call(f, args, span, out),
+            _ => err(
+                callee.span,
+                "unsupported construct: call of this expression",
+            ),
+        }
+    }
+
+    /// Tables and actions run only from the control's `apply`.
+    pub(super) fn in_apply(&self, span: Span) -> CResult<()> {
+        match self.ctx {
+            Ctx::Apply => Ok(()),
+            Ctx::Action => err(
+                span,
+                "unsupported construct: calls of tables or actions from actions",
+            ),
+            _ => err(
+                span,
+                "tables and actions can only be applied in the control's `apply`",
+            ),
+        }
+    }
+
+    fn object_call(
+        &mut self,
+        base: &ast::Expr,
+        member: &Ident,
+        args: &[Argument],
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> CResult<()> {
+        let b = self.expr(base, None)?;
+        match (&b.ty, member.name.as_str()) {
+            (Ty::Header(_), "setValid" | "setInvalid") => {
+                self.writable(base)?;
+                self.no_args(args, span)?;
+                self.flush(out);
+                out.push(if member.name == "setValid" {
+                    Stmt::SetValid(b)
+                } else {
+                    Stmt::SetInvalid(b)
+                });
+            }
+            (Ty::Header(_), "isValid") => {
+                self.no_args(args, span)?;
+                self.flush(out);
+            }
+            (Ty::Stack { elem, size }, "push_front" | "pop_front") => {
+                let (elem, size) = (*elem, *size);
+                self.writable(base)?;
+                let [n] = args else {
+                    return err(
+                        span,
+                        format!("wrong number of arguments: expected 1, got {}", args.len()),
+                    );
+                };
+                let n = self.const_u32(&n.value)?;
+                self.flush(out);
+                let at = |i: u32| {
+                    mk(
+                        ExprKind::StackElem {
+                            base: Box::new(b.clone()),
+                            index: i,
+                        },
+                        Ty::Header(elem),
+                        span,
+                    )
+                };
+                let pop = member.name == "pop_front";
+                let order: Vec<u32> = if pop {
+                    (0..size).collect()
+                } else {
+                    (0..size).rev().collect()
+                };
+                for i in order {
+                    let from = if pop {
+                        i.checked_add(n).filter(|&j| j < size)
+                    } else {
+                        i.checked_sub(n)
+                    };
+                    out.push(match from {
+                        Some(j) => Stmt::Assign {
+                            lhs: at(i),
+                            rhs: at(j),
+                        },
+                        None => Stmt::SetInvalid(at(i)),
+                    });
+                }
+            }
+            _ => return err(member.span, format!("unknown method `{}`", member.name)),
+        }
+        Ok(())
+    }
+
+    fn function_call(
+        &mut self,
+        f: &Ident,
+        args: &[Argument],
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> CResult<()> {
+        match self.lookup(&f.name) {
+            Some(Binding::Action(_)) => {}
+            Some(_) => return err(f.span, format!("`{}` cannot be called", f.name)),
+            None if self.top_actions.contains_key(&f.name) => {}
+            None => {
+                return match f.name.as_str() {
+                    _ if !self.extern_fns.contains_key(&f.name) => {
+                        err(f.span, format!("unknown name `{}`", f.name))
+                    }
+                    "verify" => self.verify(args, span, out),
+                    "BPF_PERF_EVENT_OUTPUT" => {
+                        let [a] = args else {
+                            return err(
+                                span,
+                                format!(
+                                    "wrong number of arguments: expected 1, got {}",
+                                    args.len()
+                                ),
+                            );
+                        };
+                        let x = self.expr(&a.value, None)?;
+                        self.flush(out);
+                        out.push(Stmt::PerfOutput(x));
+                        Ok(())
+                    }
+                    name if extern_fn(name).is_some() => {
+                        err(span, format!("unused result of `{name}`"))
+                    }
+                    _ => err(f.span, format!("unknown extern `{}`", f.name)),
+                };
+            }
+        }
+        self.in_apply(span)?;
+        let id = self.find_action(f)?;
+        let args = self.action_args(id, args, span)?;
+        self.flush(out);
+        out.push(Stmt::CallAction { action: id, args });
+        Ok(())
+    }
+
+    /// Arguments of a call of an action, one per parameter.
+    pub(super) fn action_args(
+        &mut self,
+        id: ActionId,
+        args: &[Argument],
+        span: Span,
+    ) -> CResult<Vec<Expr>> {
+        let params: Vec<(String, Ty)> = self.actions[id]
+            .params
+            .iter()
+            .map(|&l| (self.locals[l].name.clone(), self.locals[l].ty.clone()))
+            .collect();
+        self.call_args(&params, args, span)
+    }
+
+    fn verify(&mut self, args: &[Argument], span: Span, out: &mut Vec<Stmt>) -> CResult<()> {
+        if self.ctx != Ctx::Parser {
+            return err(span, "`verify` is only allowed in a parser");
+        }
+        let params = [
+            ("check".to_string(), Ty::Bool),
+            ("toSignal".to_string(), Ty::Error),
+        ];
+        let mut a = self.call_args(&params, args, span)?.into_iter();
+        let (Some(cond), Some(e)) = (a.next(), a.next()) else {
+            return err(span, "wrong number of arguments: expected 2");
+        };
+        let ExprKind::ErrorMember(error) = e.kind else {
+            return err(e.span, "not a constant");
+        };
+        self.flush(out);
+        out.push(Stmt::Verify { cond, error });
+        Ok(())
+    }
+
+    fn packet_call(
+        &mut self,
+        input: bool,
+        member: &Ident,
+        args: &[Argument],
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> CResult<()> {
+        let one = |args: &[Argument]| match args {
+            [a] => Ok(a.value.clone()),
+            _ => err(
+                span,
+                format!("wrong number of arguments: expected 1, got {}", args.len()),
+            ),
+        };
+        match (input, member.name.as_str()) {
+            (true, "extract") => {
+                if args.len() == 2 {
+                    return err(span, "unsupported construct: variable-size extract");
+                }
+                let a = one(args)?;
+                self.writable(&a)?;
+                self.allow_next = true;
+                let x = self.expr(&a, None);
+                self.allow_next = false;
+                let x = x?;
+                if !matches!(x.ty, Ty::Header(_)) {
+                    return err(a.span, format!("cannot extract {}", self.ty_name(&x.ty)));
+                }
+                self.flush(out);
+                out.push(Stmt::Extract(x));
+            }
+            (true, "advance") => {
+                let a = one(args)?;
+                let x = self.expr_as(&a, &Ty::Bit(32))?;
+                self.flush(out);
+                out.push(Stmt::Advance(x));
+            }
+            (true, "lookahead" | "length") => {
+                return err(span, format!("unused result of `{}`", member.name))
+            }
+            (false, "emit") => {
+                let a = one(args)?;
+                let x = self.expr(&a, None)?;
+                if !self.emittable(&x.ty) {
+                    return err(a.span, format!("cannot emit {}", self.ty_name(&x.ty)));
+                }
+                self.flush(out);
+                out.push(Stmt::Emit(x));
+            }
+            _ => return err(member.span, format!("unknown method `{}`", member.name)),
+        }
+        Ok(())
+    }
+
+    /// A header, a header stack, or a struct of those.
+    fn emittable(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Header(_) | Ty::Stack { .. } => true,
+            Ty::Struct(s) => self.structs[*s]
+                .fields
+                .iter()
+                .all(|f| self.emittable(&f.ty)),
+            _ => false,
+        }
+    }
+
+    fn count(
+        &mut self,
+        id: CounterId,
+        member: &Ident,
+        args: &[Argument],
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> CResult<()> {
+        if !matches!(self.ctx, Ctx::Apply | Ctx::Action) {
+            return err(span, "counters can only be used in a control");
+        }
+        let mut params = vec![("index".to_string(), Ty::Bit(32))];
+        match member.name.as_str() {
+            "increment" => {}
+            "add" => params.push(("value".to_string(), Ty::Bit(32))),
+            _ => return err(member.span, format!("unknown method `{}`", member.name)),
+        }
+        let mut a = self.call_args(&params, args, span)?.into_iter();
+        let Some(index) = a.next() else {
+            return err(span, "wrong number of arguments");
+        };
+        self.flush(out);
+        out.push(Stmt::Count {
+            counter: id,
+            index,
+            amount: a.next(),
+        });
+        Ok(())
+    }
+
+    /// Checks that a call has no arguments.
+    pub(super) fn no_args(&self, args: &[Argument], span: Span) -> CResult<()> {
+        if !args.is_empty() {
+            return err(
+                span,
+                format!("wrong number of arguments: expected 0, got {}", args.len()),
+            );
+        }
+        Ok(())
+    }
+
+    /// Arguments matched to parameters (positionally or by name) and converted to their types.
+    pub(super) fn call_args(
+        &mut self,
+        params: &[(String, Ty)],
+        args: &[Argument],
+        span: Span,
+    ) -> CResult<Vec<Expr>> {
+        if params.len() != args.len() {
+            return err(
+                span,
+                format!(
+                    "wrong number of arguments: expected {}, got {}",
+                    params.len(),
+                    args.len()
+                ),
+            );
+        }
+        let mut out: Vec<Option<Expr>> = vec![None; params.len()];
+        for (i, a) in args.iter().enumerate() {
+            let slot = match &a.name {
+                None => i,
+                Some(n) => match params.iter().position(|p| p.0 == n.name) {
+                    Some(j) => j,
+                    None => return err(n.span, format!("unknown parameter `{}`", n.name)),
+                },
+            };
+            if out[slot].is_some() {
+                return err(a.value.span, "argument given twice");
+            }
+            out[slot] = Some(self.expr_as(&a.value, &params[slot].1)?);
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+}

@@ -11,6 +11,7 @@
 
 pub mod ast;
 mod check;
+pub mod codegen;
 mod diag;
 pub mod ir;
 mod lexer;

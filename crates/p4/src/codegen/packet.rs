@@ -15,7 +15,7 @@ use crate::ir::{Expr, ExprKind, HeaderId, KeysetElem, Stmt, Target, Transition, 
 pub fn load_field(p: &str, bo: u32, w: u32, raw: bool) -> String {
     let k = bo / 8;
     let bits = c_bits(w);
-    if bo % 8 == 0 && w % 8 == 0 {
+    if bo.is_multiple_of(8) && w.is_multiple_of(8) {
         let n = w / 8;
         if n == 1 {
             return format!("{p}[{k}]");
@@ -44,7 +44,7 @@ pub fn load_field(p: &str, bo: u32, w: u32, raw: bool) -> String {
 pub fn store_field(p: &str, bo: u32, w: u32, value: &str, raw: bool) -> String {
     let k = bo / 8;
     let bits = c_bits(w);
-    if bo % 8 == 0 && w % 8 == 0 {
+    if bo.is_multiple_of(8) && w.is_multiple_of(8) {
         let n = w / 8;
         if n == 1 {
             return format!("{p}[{k}] = (u8)({value});");
@@ -84,7 +84,7 @@ impl Gen<'_> {
     /// The size in bytes of a header; a diagnostic when it is not a whole number of bytes.
     pub fn header_bytes(&self, h: HeaderId, at: &Expr) -> Result<u32, Diagnostic> {
         let bits = self.p.headers[h].width_bits(self.p);
-        if bits % 8 != 0 {
+        if !bits.is_multiple_of(8) {
             return Err(self.error(
                 at.span,
                 format!(

@@ -98,7 +98,7 @@ pub fn field_offset(program: &Checked, header: HeaderId, index: usize) -> u32 {
 fn eligible(program: &Checked, loc: Loc) -> bool {
     let ty = match loc {
         Loc::HeaderField(h, i) => {
-            if field_offset(program, h, i) % 8 != 0 {
+            if !field_offset(program, h, i).is_multiple_of(8) {
                 return false;
             }
             &program.headers[h].fields[i].ty
@@ -242,13 +242,13 @@ impl Analysis<'_> {
                     } else {
                         Loc::StructField(h, i)
                     };
-                    self.into_loc(loc, e);
+                    self.flows_into(loc, e);
                 }
                 return;
             }
         }
         match loc_of(self.program, lhs) {
-            Some(l) => self.into_loc(l, rhs),
+            Some(l) => self.flows_into(l, rhs),
             None => {
                 // A slice of a location, or a whole header or struct: slices need the number.
                 self.lvalue_parts(lhs);
@@ -257,7 +257,7 @@ impl Analysis<'_> {
         }
     }
 
-    fn into_loc(&mut self, l: Loc, rhs: &Expr) {
+    fn flows_into(&mut self, l: Loc, rhs: &Expr) {
         self.seen.insert(l);
         if let Some(r) = loc_of(self.program, rhs) {
             self.seen.insert(r);

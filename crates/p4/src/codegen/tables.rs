@@ -244,28 +244,7 @@ impl Gen<'_> {
                     "if (v) {{ t{id}_hit = 1; t{id}_act = v->action; {copy} }}"
                 ));
             }
-            Storage::Ternary => {
-                self.line("u32 best = 0;");
-                self.line(&format!(
-                    "for (u32 i = 0; i < {}; i++) {{",
-                    table.size.max(1)
-                ));
-                self.line(&format!(
-                    "u32 slot = i; struct t{id}_slot *s = bpf_map_lookup_elem(&{name}, &slot);"
-                ));
-                self.line("if (!s || s->rank == 0) break;");
-                // One branch per slot: byte-wise branches would multiply the verifier's states.
-                let diffs: Vec<String> = (0..n)
-                    .map(|j| format!("((k.b[{j}] ^ s->key[{j}]) & s->mask[{j}])"))
-                    .collect();
-                self.line(&format!("u8 diff = {};", diffs.join(" | ")));
-                self.line("if (diff == 0 && s->rank > best) {");
-                self.line(&format!(
-                    "best = s->rank; t{id}_hit = 1; t{id}_act = s->action; {copy_s}"
-                ));
-                self.line("}");
-                self.line("}");
-            }
+            Storage::Ternary => self.ternary_scan(id, &name, n, table.size.max(1), &copy_s),
         }
         let (def, def_args) = table.default_action.clone();
         self.line(&format!("if (!t{id}_hit) {{"));
@@ -293,6 +272,33 @@ impl Gen<'_> {
         self.line("}");
         self.line("}");
         Ok(())
+    }
+
+    /// The ternary lookup in two scans over the slots: the first finds the best rank among the matching slots, the
+    /// second fetches the slot with that rank. Keeping the first loop's state to one number lets the verifier merge
+    /// its iterations; a single loop carrying the chosen action and parameters grew with every slot.
+    fn ternary_scan(&mut self, id: TableId, name: &str, n: u32, size: u32, copy_s: &str) {
+        let diff: Vec<String> = (0..n)
+            .map(|j| format!("((k.b[{j}] ^ s->key[{j}]) & s->mask[{j}])"))
+            .collect();
+        let diff = diff.join(" | ");
+        let lookup =
+            format!("u32 slot = i; struct t{id}_slot *s = bpf_map_lookup_elem(&{name}, &slot);");
+        self.line("u32 best = 0;");
+        self.line(&format!("for (u32 i = 0; i < {size}; i++) {{"));
+        self.line(&lookup);
+        self.line("if (!s || s->rank == 0) break;");
+        self.line(&format!(
+            "if (({diff}) == 0 && s->rank > best) best = s->rank;"
+        ));
+        self.line("}");
+        self.line(&format!("for (u32 i = 0; best && i < {size}; i++) {{"));
+        self.line(&lookup);
+        self.line("if (!s || s->rank == 0) break;");
+        self.line(&format!("if (s->rank != best || ({diff}) != 0) continue;"));
+        self.line(&format!("t{id}_hit = 1; t{id}_act = s->action; {copy_s}"));
+        self.line("break;");
+        self.line("}");
     }
 
     /// Stores a key value as big-endian bytes at `dst`.

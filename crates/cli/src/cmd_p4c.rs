@@ -2,7 +2,6 @@
 
 use crate::p4build;
 use anyhow::{Context, Result};
-use hwxdp_p4::codegen::Options;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,12 +16,8 @@ pub struct Args {
     /// Also keep the generated C in this file.
     #[arg(long = "emit-c", value_name = "FILE")]
     emit_c: Option<PathBuf>,
-    /// Convert every field to host order when parsing and back when deparsing, as P4C-XDP does (for comparison).
-    #[arg(long)]
-    convert_all_fields: bool,
-    /// Write back every emitted header, changed or not, as P4C-XDP does (for comparison).
-    #[arg(long)]
-    writeback_all: bool,
+    #[command(flatten)]
+    codegen: p4build::CodegenArgs,
 }
 
 /// Runs `hwxdp p4c`.
@@ -31,10 +26,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .output
         .clone()
         .unwrap_or_else(|| args.p4.with_extension("o"));
-    let options = Options {
-        keep_network_order: !args.convert_all_fields,
-        writeback_changed_only: !args.writeback_all,
-    };
+    let options = args.codegen.options();
     let scratch;
     let c_path = match &args.emit_c {
         Some(path) => path.clone(),

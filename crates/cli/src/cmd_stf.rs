@@ -47,6 +47,8 @@ pub struct Args {
     /// Directory for the generated C and object (default: a temporary directory, removed afterwards).
     #[arg(short = 'o', long = "out")]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    codegen: crate::p4build::CodegenArgs,
 }
 
 /// Runs `hwxdp stf`.
@@ -64,13 +66,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     std::fs::create_dir_all(&out)
         .with_context(|| format!("{}: cannot create directory", out.display()))?;
-    let result = crate::p4build::build(&args.p4, &out).and_then(|(checked, object)| {
-        let backend = match args.backend.as_str() {
-            "kernel" => Backend::Kernel,
-            _ => Backend::Interp,
-        };
-        stf_run::run_script(&object, &checked, &stf_name, &script, backend)
-    });
+    let result = crate::p4build::build(&args.p4, &out, &args.codegen.options()).and_then(
+        |(checked, object)| {
+            let backend = match args.backend.as_str() {
+                "kernel" => Backend::Kernel,
+                _ => Backend::Interp,
+            };
+            stf_run::run_script(&object, &checked, &stf_name, &script, backend)
+        },
+    );
     if temporary {
         let _ = std::fs::remove_dir_all(&out);
     }

@@ -15,9 +15,29 @@ pub fn compile(p4: &Path, c_path: &Path, object: &Path, options: &Options) -> Re
     Ok(checked)
 }
 
-/// Compiles `p4` with the default options into `out_dir` (`NAME.c` and `NAME.o`): the checked program and the
-/// object's path.
-pub fn build(p4: &Path, out_dir: &Path) -> Result<(Checked, PathBuf)> {
+/// The code-generation switches `p4c` and `stf` share.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CodegenArgs {
+    /// Convert every field to host order when parsing and back when deparsing, as P4C-XDP does (for comparison).
+    #[arg(long)]
+    pub convert_all_fields: bool,
+    /// Write back every emitted header, changed or not, as P4C-XDP does (for comparison).
+    #[arg(long)]
+    pub writeback_all: bool,
+}
+
+impl CodegenArgs {
+    /// The code generator's options these flags choose.
+    pub fn options(&self) -> Options {
+        Options {
+            keep_network_order: !self.convert_all_fields,
+            writeback_changed_only: !self.writeback_all,
+        }
+    }
+}
+
+/// Compiles `p4` with `options` into `out_dir` (`NAME.c` and `NAME.o`): the checked program and the object's path.
+pub fn build(p4: &Path, out_dir: &Path, options: &Options) -> Result<(Checked, PathBuf)> {
     let stem = p4
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -26,7 +46,7 @@ pub fn build(p4: &Path, out_dir: &Path) -> Result<(Checked, PathBuf)> {
         .with_context(|| format!("cannot create {}", out_dir.display()))?;
     let c_path = out_dir.join(format!("{stem}.c"));
     let object = out_dir.join(format!("{stem}.o"));
-    let checked = compile(p4, &c_path, &object, &Options::default())?;
+    let checked = compile(p4, &c_path, &object, options)?;
     Ok((checked, object))
 }
 

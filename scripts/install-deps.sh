@@ -15,6 +15,11 @@ have_cmd llvm-mc-19 || need+=(llvm-19)
 have_cmd bpftool || need+=(bpftool)
 have_cmd ip || need+=(iproute2)
 have_cmd pkg-config || need+=(pkg-config)
+# Under -target bpf, clang defines neither __x86_64__ nor __i386__, so glibc's headers (reached through linux/if.h)
+# ask for the 32-bit stubs.
+if [ "$(uname -m)" = x86_64 ] && [ ! -e /usr/include/x86_64-linux-gnu/gnu/stubs-32.h ]; then
+  need+=(libc6-dev-i386)
+fi
 for pkg in libbpf-dev libelf-dev zlib1g-dev linux-libc-dev verilator yosys g++ make; do
   have_pkg "$pkg" || need+=("$pkg")
 done

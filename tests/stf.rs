@@ -410,6 +410,11 @@ fn p4_examples_in_the_kernel() {
     examples_pass_on("kernel", &[]);
 }
 
+#[test]
+fn p4_examples_on_the_hxdp_core() {
+    examples_pass_on("hxdp", &[]);
+}
+
 /// The unoptimised code (every field converted, every header written back) must behave identically: the two
 /// optimisations change cost, never results.
 #[test]

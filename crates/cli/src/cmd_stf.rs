@@ -41,8 +41,9 @@ pub struct Args {
     p4: PathBuf,
     /// STF script.
     stf: PathBuf,
-    /// Where the program runs: `interp` (the reference machine) or `kernel` (BPF_PROG_TEST_RUN; needs root).
-    #[arg(long, default_value = "interp", value_parser = ["interp", "kernel"])]
+    /// Where the program runs: `interp` (the reference machine), `kernel` (BPF_PROG_TEST_RUN; needs root) or `hxdp`
+    /// (the hXDP compiler's image on the Sephirot cycle model).
+    #[arg(long, default_value = "interp", value_parser = ["interp", "kernel", "hxdp"])]
     backend: String,
     /// Directory for the generated C and object (default: a temporary directory, removed afterwards).
     #[arg(short = 'o', long = "out")]
@@ -70,6 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         |(checked, object)| {
             let backend = match args.backend.as_str() {
                 "kernel" => Backend::Kernel,
+                "hxdp" => Backend::Hxdp,
                 _ => Backend::Interp,
             };
             stf_run::run_script(&object, &checked, &stf_name, &script, backend)

@@ -11,6 +11,7 @@
 //! `wait` does nothing (runs are synchronous); `check_counter` reads the counter's map then and there.
 
 use anyhow::{bail, Context, Result};
+use hwxdp_hxdp::HxdpCore;
 use hwxdp_kernel::{KernelProgram, Sandbox};
 use hwxdp_maps::MapStore;
 use hwxdp_object::ObjectSpec;
@@ -26,6 +27,8 @@ pub enum Backend {
     Interp,
     /// The running kernel (`BPF_PROG_TEST_RUN`), in a private network namespace with one device per port.
     Kernel,
+    /// The hXDP compiler's image (default options) on the cycle model of the Sephirot core.
+    Hxdp,
 }
 
 /// What a script's run found.
@@ -60,6 +63,22 @@ impl Target for Machine {
             outcome.verdict(),
             buff.data().to_vec(),
             outcome.fault.map(|f| f.to_string()),
+        ))
+    }
+}
+
+impl Target for HxdpCore {
+    fn maps(&mut self) -> &mut dyn MapStore {
+        self.machine_mut().maps_mut()
+    }
+
+    fn run(&mut self, data: &[u8], port: u32) -> Result<(Verdict, Vec<u8>, Option<String>)> {
+        let mut buff = XdpBuff::new(data)?;
+        let verdict = self.run_packet(&mut buff, &metadata(port));
+        Ok((
+            verdict,
+            buff.data().to_vec(),
+            self.last_fault().map(str::to_string),
         ))
     }
 }
@@ -108,15 +127,28 @@ pub fn run_script(
         std::fs::read(object).with_context(|| format!("{}: cannot read", object.display()))?;
     let spec = hwxdp_object::parse(&elf).with_context(|| object.display().to_string())?;
     let name = xdp_program(&spec, object)?;
+    let config = Config {
+        possible_cpus: hwxdp_kernel::possible_cpus().unwrap_or(1),
+        ..Config::default()
+    };
     match backend {
         Backend::Interp => {
-            let config = Config {
-                possible_cpus: hwxdp_kernel::possible_cpus().unwrap_or(1),
-                ..Config::default()
-            };
             let mut machine = Machine::new(&spec, Some(&name), &config)
                 .with_context(|| object.display().to_string())?;
             execute(&mut machine, checked, stf_name, script)
+        }
+        Backend::Hxdp => {
+            let entry = spec
+                .programs
+                .iter()
+                .position(|p| p.name == name)
+                .context("the XDP program vanished from the object")?;
+            let compiled =
+                hwxdp_hxdp::compile_object(&spec, entry, &hwxdp_hxdp::Options::default())
+                    .with_context(|| object.display().to_string())?;
+            let mut core = HxdpCore::new(compiled.image, &spec, Some(&name), &config)
+                .with_context(|| object.display().to_string())?;
+            execute(&mut core, checked, stf_name, script)
         }
         Backend::Kernel => {
             hwxdp_kernel::bpf_available()

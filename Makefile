@@ -31,6 +31,10 @@ demo: build examples
 		$$(test -f $(DEMO)/$(DEMO_PROGRAM)/maps.json && echo --maps $(DEMO)/$(DEMO_PROGRAM)/maps.json)
 	@echo "== written: one pcap per verdict, stats.json (verdicts, instructions per packet, paths, coverage), maps.json"
 	@ls $(DEMO)/$(DEMO_PROGRAM)/run
+	@echo "== hwxdp p4c + stf: a P4 LPM router compiled to XDP, its STF test on the reference machine and the kernel"
+	$(HWXDP) p4c examples/p4/xdp_lpm_router.p4 -o $(DEMO)/xdp_lpm_router.o --emit-c $(DEMO)/xdp_lpm_router.c
+	$(HWXDP) stf examples/p4/xdp_lpm_router.p4 examples/p4/xdp_lpm_router.stf
+	$(HWXDP) stf examples/p4/xdp_lpm_router.p4 examples/p4/xdp_lpm_router.stf --backend kernel
 
 test: deps examples
 	$(CARGO) test --workspace

@@ -46,10 +46,14 @@ pub fn compile_with(name: &str, target: &[&str]) -> Built {
     std::fs::create_dir_all(&dir).expect("create temp dir");
     let n = NEXT_OBJECT.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!("{name}-{n}.o"));
+    // The multiarch include directory holds asm/types.h for linux/bpf.h; a fresh Debian machine has no
+    // /usr/include/asm (only gcc-multilib provides that link).
+    let arch_include = format!("-I/usr/include/{}-linux-gnu", std::env::consts::ARCH);
     run(
         Command::new("clang")
             .args(["-O2", "-g"])
             .args(target)
+            .arg(&arch_include)
             .arg("-c")
             .arg(&src)
             .arg("-o")

@@ -608,6 +608,37 @@ fn table_rules() {
     );
 }
 
+/// Every table the checker accepts has a map in docs/p4.md (`Table::storage`), whatever the order of its properties.
+#[test]
+fn implementation_needs_a_fitting_key() {
+    let table = |key: &str, implementation: &str| {
+        format!("action a() {{ }} table t {{ implementation = {implementation}(8); key = {{ {key} }} actions = {{ a; }} }} apply {{ t.apply(); }}")
+    };
+    assert_eq!(
+        ctl_err(&table("h.e.t : lpm;", "array_table")),
+        "t.p4:8:43: `array_table` needs exactly one `exact` key"
+    );
+    assert_eq!(
+        ctl_err(&table("h.e.t : exact; h.e.d : exact;", "array_table")),
+        "t.p4:8:43: `array_table` needs exactly one `exact` key"
+    );
+    assert_eq!(
+        ctl_err(&table("h.e.t : exact; h.e.d : lpm;", "hash_table")),
+        "t.p4:8:43: `hash_table` needs `exact` keys only"
+    );
+    assert_eq!(
+        ctl_err(&table("h.e.t : ternary;", "hash_table")),
+        "t.p4:8:43: `hash_table` needs `exact` keys only"
+    );
+    let c = ok(&control(&table("h.e.t : exact;", "array_table")));
+    assert_eq!(c.control.tables[0].storage(), hwxdp_p4::ir::Storage::Array);
+    let c = ok(&control(&table(
+        "h.e.t : exact; h.e.d : exact;",
+        "hash_table",
+    )));
+    assert_eq!(c.control.tables[0].storage(), hwxdp_p4::ir::Storage::Hash);
+}
+
 #[test]
 fn model_and_parser_rules() {
     assert_eq!(

@@ -56,6 +56,7 @@ impl Checker<'_> {
             span: name.span,
         };
         let (mut seen, mut has_actions, mut default, mut entries) = (Vec::new(), false, None, None);
+        let mut implementation = None;
         for p in props {
             let pname = match &p.kind {
                 TablePropertyKind::Key(_) => "key",
@@ -94,10 +95,13 @@ impl Checker<'_> {
                 TablePropertyKind::Entries(es) => entries = Some(es),
                 TablePropertyKind::Other { name: n, value } => match n.name.as_str() {
                     "size" => t.size = self.table_size(value)?,
-                    "implementation" => self.implementation(value, &mut t)?,
+                    "implementation" => implementation = Some(self.implementation(value, &mut t)?),
                     other => return err(n.span, format!("unsupported table property `{other}`")),
                 },
             }
+        }
+        if let Some(span) = implementation {
+            Self::implementation_fits_key(&t, span)?;
         }
         if !has_actions {
             return err(
@@ -171,7 +175,8 @@ impl Checker<'_> {
         Ok(n)
     }
 
-    fn implementation(&mut self, value: &ast::Expr, t: &mut Table) -> CResult<()> {
+    /// Sets the table's implementation and size; the span of the extern's name.
+    fn implementation(&mut self, value: &ast::Expr, t: &mut Table) -> CResult<Span> {
         let ast::ExprKind::Call { callee, args, .. } = &value.kind else {
             return err(value.span, "unsupported table implementation");
         };
@@ -190,11 +195,19 @@ impl Checker<'_> {
             );
         };
         t.size = self.table_size(&a.value)?;
-        if t.implementation == TableImpl::Array
-            && !(t.keys.len() == 1 && t.keys[0].kind == MatchKind::Exact)
-        {
-            return err(n.span, "`array_table` needs exactly one `exact` key");
+        Ok(n.span)
+    }
+
+    /// Refuses an implementation docs/p4.md has no map for with the table's key (whichever property comes
+    /// first), so that [`Table::storage`] holds for every checked table; `span` is the extern's name.
+    fn implementation_fits_key(t: &Table, span: Span) -> CResult<()> {
+        let all_exact = t.keys.iter().all(|k| k.kind == MatchKind::Exact);
+        match t.implementation {
+            TableImpl::Array if !(t.keys.len() == 1 && all_exact) => {
+                err(span, "`array_table` needs exactly one `exact` key")
+            }
+            TableImpl::Hash if !all_exact => err(span, "`hash_table` needs `exact` keys only"),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }

@@ -20,8 +20,6 @@ use repr::Reprs;
 use std::collections::HashSet;
 use std::fmt::Write;
 
-pub use tables::{key_layout, storage, Storage};
-
 /// The code generator's switches; [`Options::default`] turns both optimisations on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {

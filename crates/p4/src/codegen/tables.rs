@@ -5,57 +5,8 @@ use super::ctypes::{c_bits, ident};
 use super::repr::loc_of;
 use super::Gen;
 use crate::diag::Diagnostic;
-use crate::ir::{ActionId, CounterId, Expr, KeysetElem, MatchKind, Table, TableId, TableImpl};
+use crate::ir::{ActionId, CounterId, Expr, KeysetElem, Storage, Table, TableId};
 use std::fmt::Write;
-
-/// How a table's entries are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Storage {
-    /// No key: only the default action runs.
-    Keyless,
-    /// `const entries`: compiled in, no entries map.
-    Const,
-    /// `BPF_MAP_TYPE_HASH`.
-    Hash,
-    /// `BPF_MAP_TYPE_ARRAY` indexed by the single exact key.
-    Array,
-    /// `BPF_MAP_TYPE_LPM_TRIE`.
-    Lpm,
-    /// `BPF_MAP_TYPE_ARRAY` of ranked slots scanned in order.
-    Ternary,
-}
-
-/// The storage docs/p4.md gives a table.
-pub fn storage(table: &Table) -> Storage {
-    if table.keys.is_empty() {
-        Storage::Keyless
-    } else if !table.entries.is_empty() {
-        Storage::Const
-    } else if table.keys.iter().any(|k| k.kind == MatchKind::Ternary) {
-        Storage::Ternary
-    } else if table.keys.iter().any(|k| k.kind == MatchKind::Lpm) {
-        Storage::Lpm
-    } else if table.implementation == TableImpl::Array && table.keys.len() == 1 {
-        Storage::Array
-    } else {
-        Storage::Hash
-    }
-}
-
-/// Key fields in map order (`exact` before `lpm` in an LPM trie) with their byte offsets; and the key's size.
-pub fn key_layout(table: &Table) -> (Vec<(usize, u32)>, u32) {
-    let mut order: Vec<usize> = (0..table.keys.len()).collect();
-    if storage(table) == Storage::Lpm {
-        order.sort_by_key(|&i| table.keys[i].kind == MatchKind::Lpm);
-    }
-    let mut off = 0;
-    let mut out = Vec::new();
-    for i in order {
-        out.push((i, off));
-        off += table.keys[i].width.div_ceil(8);
-    }
-    (out, off)
-}
 
 impl Gen<'_> {
     /// Bytes of an action's parameters in a map value.
@@ -94,13 +45,13 @@ impl Gen<'_> {
     pub fn map_defs(&mut self) -> Result<String, Diagnostic> {
         let mut out = String::new();
         for (id, table) in self.p.control.tables.iter().enumerate() {
-            let (_, n) = key_layout(table);
+            let (_, n) = table.key_layout();
             let m = self.value_bytes(table);
             let name = ident(&table.name);
             let _ = writeln!(
                 out,
                 "struct t{id}_key {{ {}u8 b[{}]; }} __attribute__((packed));",
-                if storage(table) == Storage::Lpm {
+                if table.storage() == Storage::Lpm {
                     "u32 prefixlen; "
                 } else {
                     ""
@@ -118,7 +69,7 @@ impl Gen<'_> {
                 )
             };
             let size = table.size.max(1);
-            match storage(table) {
+            match table.storage() {
                 Storage::Keyless | Storage::Const => {}
                 Storage::Hash => {
                     out += &map(
@@ -192,9 +143,9 @@ impl Gen<'_> {
     pub fn apply_table(&mut self, id: TableId) -> Result<(), Diagnostic> {
         let table = self.p.control.tables[id].clone();
         let name = ident(&table.name);
-        let (layout, n) = key_layout(&table);
+        let (layout, n) = table.key_layout();
         let m = self.value_bytes(&table);
-        let kind = storage(&table);
+        let kind = table.storage();
         let copy_from = |v: &str| {
             if m == 0 {
                 String::new()

@@ -9,8 +9,8 @@ mod unit;
 
 pub use expr::{Expr, ExprKind, ExternFn, KeysetElem, Root, Stmt, SwitchArm};
 pub use unit::{
-    Action, Arch, ConstEntry, Control, Counter, MatchKind, Parser, SelectCase, State, Table,
-    TableImpl, TableKey, Target, Transition,
+    Action, Arch, ConstEntry, Control, Counter, MatchKind, Parser, SelectCase, State, Storage,
+    Table, TableImpl, TableKey, Target, Transition,
 };
 
 use crate::diag::{SourceMap, Span};

@@ -170,6 +170,61 @@ pub struct Table {
     pub span: Span,
 }
 
+/// Which map holds a table's entries: the "Tables" rows of docs/p4.md ("Maps of a compiled program").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// No key: only the default action runs; there is no entries map.
+    Keyless,
+    /// `const entries`: compiled into the program; there is no entries map.
+    Const,
+    /// `BPF_MAP_TYPE_HASH` keyed by the fields.
+    Hash,
+    /// `BPF_MAP_TYPE_ARRAY` indexed by the single exact field.
+    Array,
+    /// `BPF_MAP_TYPE_LPM_TRIE`: prefix length, exact fields, the lpm field.
+    Lpm,
+    /// `BPF_MAP_TYPE_ARRAY` of ranked slots (rank, fields, masks, action value) scanned in order.
+    Ternary,
+}
+
+impl Table {
+    /// The map docs/p4.md ("Maps of a compiled program", "Tables") gives the table. The checker has rejected what
+    /// the contract has no map for: several `lpm` fields, `array_table` without exactly one `exact` field,
+    /// `hash_table` with a non-`exact` field.
+    pub fn storage(&self) -> Storage {
+        if self.keys.is_empty() {
+            Storage::Keyless
+        } else if !self.entries.is_empty() {
+            Storage::Const
+        } else if self.keys.iter().any(|k| k.kind == MatchKind::Ternary) {
+            Storage::Ternary
+        } else if self.keys.iter().any(|k| k.kind == MatchKind::Lpm) {
+            Storage::Lpm
+        } else if self.implementation == TableImpl::Array && self.keys.len() == 1 {
+            Storage::Array
+        } else {
+            Storage::Hash
+        }
+    }
+
+    /// The key fields as docs/p4.md packs them: `(index in keys, byte offset)` in map order, each field taking
+    /// `ceil(width / 8)` bytes; and the key's size in bytes. The order is the key's, except that an LPM trie has
+    /// its `exact` fields before the `lpm` field. Offsets do not count an LPM trie's `u32 prefixlen`.
+    pub fn key_layout(&self) -> (Vec<(usize, u32)>, u32) {
+        let mut order: Vec<usize> = (0..self.keys.len()).collect();
+        if self.storage() == Storage::Lpm {
+            order.sort_by_key(|&i| self.keys[i].kind == MatchKind::Lpm);
+        }
+        let mut off = 0;
+        let mut out = Vec::new();
+        for i in order {
+            out.push((i, off));
+            off += self.keys[i].width.div_ceil(8);
+        }
+        (out, off)
+    }
+}
+
 /// A `CounterArray(max_index, sparse)` instance.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Counter {

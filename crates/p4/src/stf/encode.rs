@@ -8,7 +8,7 @@
 
 use super::keys::{be_bytes, bytes, find_named, fits, match_keys};
 use super::{ActionCall, Command, StfError};
-use crate::ir::{Checked, MatchKind, Table, TableImpl, Ty};
+use crate::ir::{Checked, MatchKind, Storage, Table, Ty};
 
 /// The highest `add` priority a ternary entry may have (it must fit in the rank's upper 16 bits).
 pub const TERNARY_MAX_PRIORITY: u32 = 0xfffe;
@@ -33,46 +33,6 @@ pub struct CounterRef {
     pub key: Vec<u8>,
     /// A hash map (`sparse`): a missing entry counts 0.
     pub sparse: bool,
-}
-
-/// The map a table's entries live in (`docs/p4.md`, "Tables").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TableKind {
-    /// No key: only the default action runs; there is no entries map.
-    Keyless,
-    /// `BPF_MAP_TYPE_HASH` keyed by the fields.
-    Hash,
-    /// `BPF_MAP_TYPE_ARRAY` indexed by the single exact field.
-    Array,
-    /// `BPF_MAP_TYPE_LPM_TRIE`: prefix length, exact fields, the lpm field.
-    Lpm,
-    /// `BPF_MAP_TYPE_ARRAY` of slots holding rank, fields, masks, action.
-    Ternary,
-}
-
-/// Which map layout a table has, or why it has none the contract allows.
-pub fn table_kind(table: &Table) -> Result<TableKind, String> {
-    let count = |k: MatchKind| table.keys.iter().filter(|key| key.kind == k).count();
-    if table.keys.is_empty() {
-        return Ok(TableKind::Keyless);
-    }
-    if count(MatchKind::Ternary) > 0 {
-        return Ok(TableKind::Ternary);
-    }
-    match (table.implementation, count(MatchKind::Lpm)) {
-        (TableImpl::Array, 0) if table.keys.len() == 1 => Ok(TableKind::Array),
-        (TableImpl::Array, _) => Err(format!(
-            "table `{}`: array_table needs exactly one exact key field",
-            table.name
-        )),
-        (TableImpl::Hash, 0) | (TableImpl::Default, 0) => Ok(TableKind::Hash),
-        (TableImpl::Default, 1) => Ok(TableKind::Lpm),
-        (TableImpl::Hash, _) => Err(format!(
-            "table `{}`: hash_table needs exact key fields only",
-            table.name
-        )),
-        (_, _) => Err(format!("table `{}` has several lpm key fields", table.name)),
-    }
 }
 
 /// Turns `add` and `setdefault` commands into map writes for one program; keeps the ternary slots handed out.
@@ -155,53 +115,46 @@ impl<'a> Encoder<'a> {
             ));
         }
         let fields = match_keys(table, keys)?;
-        let kind = table_kind(table)?;
-        let mut key = Vec::new();
-        let value = match kind {
-            TableKind::Keyless => {
+        let kind = table.storage();
+        let (key, value) = match kind {
+            Storage::Keyless => {
                 return Err(format!("table `{}` has no key: use setdefault", table.name))
             }
-            TableKind::Hash | TableKind::Array | TableKind::Lpm => {
-                let lpm = kind == TableKind::Lpm;
-                if kind == TableKind::Lpm {
-                    key.extend([0; 4]);
+            Storage::Const => unreachable!("const entries are refused above"),
+            Storage::Array => {
+                let index = fields[0].exact(&table.keys[0].name)?;
+                if index >= u128::from(table.size) {
+                    return Err(format!(
+                        "index {index} is out of range: `{}` has {} entries",
+                        table.name, table.size
+                    ));
                 }
-                let mut prefix = 0u32;
-                for (k, field) in table.keys.iter().zip(&fields) {
-                    if k.kind == MatchKind::Exact {
-                        let v = field.exact(&k.name)?;
-                        key.extend(be_bytes(v, k.width));
-                        prefix += 8 * bytes(k.width) as u32;
-                    }
-                }
-                if let Some((k, field)) = table
-                    .keys
-                    .iter()
-                    .zip(&fields)
-                    .find(|(k, _)| k.kind == MatchKind::Lpm)
-                {
-                    let len = field.prefix_len(k.width).ok_or_else(|| {
-                        format!("key `{}` is lpm: give VALUE/LEN or VALUE", k.name)
-                    })?;
-                    key.extend(be_bytes(field.value & field.mask, k.width));
-                    prefix += 8 * bytes(k.width) as u32 - k.width + len;
-                }
-                if lpm {
-                    key[..4].copy_from_slice(&prefix.to_le_bytes());
-                }
-                if kind == TableKind::Array {
-                    let index = fields[0].exact(&table.keys[0].name)?;
-                    if index >= u128::from(table.size) {
-                        return Err(format!(
-                            "index {index} is out of range: `{}` has {} entries",
-                            table.name, table.size
-                        ));
-                    }
-                    key = (index as u32).to_le_bytes().to_vec();
-                }
-                action
+                ((index as u32).to_le_bytes().to_vec(), action)
             }
-            TableKind::Ternary => {
+            Storage::Hash | Storage::Lpm => {
+                // The fields in map order (exact ones before the lpm one); the prefix length counts the bits of
+                // the exact fields, the lpm field's padding and its written prefix.
+                let (mut key, mut prefix) = (Vec::new(), 0u32);
+                for (i, _) in table.key_layout().0 {
+                    let (k, field) = (&table.keys[i], &fields[i]);
+                    let full = 8 * bytes(k.width) as u32;
+                    if k.kind == MatchKind::Lpm {
+                        let len = field.prefix_len(k.width).ok_or_else(|| {
+                            format!("key `{}` is lpm: give VALUE/LEN or VALUE", k.name)
+                        })?;
+                        key.extend(be_bytes(field.value & field.mask, k.width));
+                        prefix += full - k.width + len;
+                    } else {
+                        key.extend(be_bytes(field.exact(&k.name)?, k.width));
+                        prefix += full;
+                    }
+                }
+                if kind == Storage::Lpm {
+                    key.splice(0..0, prefix.to_le_bytes());
+                }
+                (key, action)
+            }
+            Storage::Ternary => {
                 let prio = priority.unwrap_or(0);
                 if prio > TERNARY_MAX_PRIORITY {
                     return Err(format!(
@@ -213,7 +166,6 @@ impl<'a> Encoder<'a> {
                     return Err(format!("table `{}` is full ({} entries)", table.name, slot));
                 }
                 self.next_slot[t] += 1;
-                key = slot.to_le_bytes().to_vec();
                 let rank = ((prio + 1) << 16) | (0xffff - slot);
                 let mut value = rank.to_le_bytes().to_vec();
                 for (k, field) in table.keys.iter().zip(&fields) {
@@ -232,7 +184,7 @@ impl<'a> Encoder<'a> {
                     value.extend(be_bytes(field.mask, k.width));
                 }
                 value.extend(action);
-                value
+                (slot.to_le_bytes().to_vec(), value)
             }
         };
         Ok(MapWrite {

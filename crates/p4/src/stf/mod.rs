@@ -18,7 +18,7 @@ mod expect;
 mod keys;
 mod parse;
 
-pub use encode::{table_kind, CounterRef, Encoder, MapWrite, TableKind, TERNARY_MAX_PRIORITY};
+pub use encode::{CounterRef, Encoder, MapWrite, TERNARY_MAX_PRIORITY};
 pub use expect::{Failure, Matcher};
 pub use parse::parse;
 

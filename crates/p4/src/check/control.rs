@@ -20,14 +20,10 @@ impl<'a> Checker<'a> {
         let mut stmts = Vec::new();
         for l in locals {
             self.ctx = Ctx::Control;
+            if self.local_decl(l, &mut stmts)? {
+                continue;
+            }
             match &l.kind {
-                DeclKind::Const { ty, name, value } => {
-                    let v = self.const_value(ty, value)?;
-                    self.bind(name, Binding::Value(v))?;
-                }
-                DeclKind::Variable { ty, name, init } => {
-                    stmts.push(self.declare(ty, name, init.as_ref())?)
-                }
                 DeclKind::Action { name, .. } => {
                     let id = self.lower_action(l)?;
                     self.bind(name, Binding::Action(id))?;
@@ -75,20 +71,11 @@ impl<'a> Checker<'a> {
         self.ctx = Ctx::Deparser;
         let mut stmts = Vec::new();
         for l in locals {
-            match &l.kind {
-                DeclKind::Const { ty, name, value } => {
-                    let v = self.const_value(ty, value)?;
-                    self.bind(name, Binding::Value(v))?;
-                }
-                DeclKind::Variable { ty, name, init } => {
-                    stmts.push(self.declare(ty, name, init.as_ref())?)
-                }
-                _ => {
-                    return err(
-                        l.span,
-                        "unsupported construct: this declaration in a deparser",
-                    )
-                }
+            if !self.local_decl(l, &mut stmts)? {
+                return err(
+                    l.span,
+                    "unsupported construct: this declaration in a deparser",
+                );
             }
         }
         stmts.extend(self.block(&apply.stmts)?);

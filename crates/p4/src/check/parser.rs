@@ -1,7 +1,7 @@
 //! The parser: its locals, its states (`start` first), transitions and `select` keysets; keysets of table entries
 //! are folded by the same code.
 
-use super::{err, Binding, CResult, Checker, Ctx};
+use super::{err, CResult, Checker, Ctx};
 use crate::ast::{self, Decl, DeclKind, Keyset, ParserState};
 use crate::diag::Span;
 use crate::ir::{ExprKind, KeysetElem, Parser, SelectCase, State, Target, Transition, Ty};
@@ -21,14 +21,10 @@ impl Checker<'_> {
         self.ctx = Ctx::Parser;
         let mut prelude = Vec::new();
         for l in locals {
+            if self.local_decl(l, &mut prelude)? {
+                continue;
+            }
             match &l.kind {
-                DeclKind::Const { ty, name, value } => {
-                    let v = self.const_value(ty, value)?;
-                    self.bind(name, Binding::Value(v))?;
-                }
-                DeclKind::Variable { ty, name, init } => {
-                    prelude.push(self.declare(ty, name, init.as_ref())?)
-                }
                 DeclKind::Instance { name, .. } => {
                     return err(name.span, "unsupported construct: instances in a parser")
                 }

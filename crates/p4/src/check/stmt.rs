@@ -82,6 +82,22 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// A parser's, control's or deparser's own `const` or variable declaration: binds the constant, or appends
+    /// the variable's [`Stmt::Declare`] to `stmts`. False (nothing done) for any other declaration.
+    pub(super) fn local_decl(&mut self, decl: &ast::Decl, stmts: &mut Vec<Stmt>) -> CResult<bool> {
+        match &decl.kind {
+            ast::DeclKind::Const { ty, name, value } => {
+                let v = self.const_value(ty, value)?;
+                self.bind(name, Binding::Value(v))?;
+            }
+            ast::DeclKind::Variable { ty, name, init } => {
+                stmts.push(self.declare(ty, name, init.as_ref())?)
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
     /// A variable declaration: a new local bound in the current scope after its initialiser is checked.
     pub(super) fn declare(
         &mut self,

@@ -286,8 +286,7 @@ impl Analysis<'_> {
             return;
         }
         match &e.kind {
-            ExprKind::Binary(op @ (BinaryOp::Eq | BinaryOp::Ne), a, b) => {
-                let _ = op;
+            ExprKind::Binary(BinaryOp::Eq | BinaryOp::Ne, a, b) => {
                 let (la, lb) = (loc_of(self.program, a), loc_of(self.program, b));
                 let ca = matches!(a.kind, ExprKind::Const(_));
                 let cb = matches!(b.kind, ExprKind::Const(_));

@@ -87,10 +87,7 @@ impl Checker<'_> {
         match op {
             And | Or => {
                 let l = self.expr_as(lhs, &Ty::Bool)?;
-                self.cond_depth += 1;
-                let r = self.expr_as(rhs, &Ty::Bool);
-                self.cond_depth -= 1;
-                let r = r?;
+                let r = self.conditional(|c| c.expr_as(rhs, &Ty::Bool))?;
                 if let (ExprKind::Bool(a), ExprKind::Bool(b)) = (&l.kind, &r.kind) {
                     let v = if op == And { *a && *b } else { *a || *b };
                     return Ok(mk(ExprKind::Bool(v), Ty::Bool, span));
@@ -116,14 +113,7 @@ impl Checker<'_> {
                     arith && !(matches!(op, AddSat | SubSat) && l.ty == Ty::InfInt)
                 };
                 if !ok {
-                    return err(
-                        span,
-                        format!(
-                            "invalid operands of `{}`: {}",
-                            op.symbol(),
-                            self.ty_name(&l.ty)
-                        ),
-                    );
+                    return self.invalid_operands(op, &l.ty, span);
                 }
                 let ty = if compare || ordered {
                     Ty::Bool
@@ -133,6 +123,27 @@ impl Checker<'_> {
                 self.fold_binary(op, l, r, ty, span)
             }
         }
+    }
+
+    /// Checks what only runs depending on a condition (the right operand of `&&`/`||`, the branches of `?:`),
+    /// where table applications are refused.
+    fn conditional<T>(&mut self, check: impl FnOnce(&mut Self) -> CResult<T>) -> CResult<T> {
+        self.cond_depth += 1;
+        let out = check(self);
+        self.cond_depth -= 1;
+        out
+    }
+
+    /// The error of a binary operator whose operands have a type it does not take.
+    fn invalid_operands<T>(&self, op: BinaryOp, ty: &Ty, span: Span) -> CResult<T> {
+        err(
+            span,
+            format!(
+                "invalid operands of `{}`: {}",
+                op.symbol(),
+                self.ty_name(ty)
+            ),
+        )
     }
 
     fn fold_binary(&self, op: BinaryOp, l: Expr, r: Expr, ty: Ty, span: Span) -> CResult<Expr> {
@@ -215,14 +226,7 @@ impl Checker<'_> {
             }
         }
         if !matches!(l.ty, Ty::Bit(_) | Ty::Int(_) | Ty::InfInt) {
-            return err(
-                span,
-                format!(
-                    "invalid operands of `{}`: {}",
-                    op.symbol(),
-                    self.ty_name(&l.ty)
-                ),
-            );
+            return self.invalid_operands(op, &l.ty, span);
         }
         let ty = l.ty.clone();
         self.fold_binary(op, l, r, ty, span)
@@ -237,12 +241,8 @@ impl Checker<'_> {
         span: Span,
     ) -> CResult<Expr> {
         let c = self.expr_as(cond, &Ty::Bool)?;
-        self.cond_depth += 1;
-        let branches = self
-            .expr(then, expected)
-            .and_then(|t| Ok((t, self.expr(els, expected)?)));
-        self.cond_depth -= 1;
-        let (mut t, mut e) = branches?;
+        let (mut t, mut e) =
+            self.conditional(|c| Ok((c.expr(then, expected)?, c.expr(els, expected)?)))?;
         if let Some(x @ (Ty::Bit(_) | Ty::Int(_))) = expected {
             if t.ty == Ty::InfInt {
                 t = self.coerce(t, x)?;

@@ -297,6 +297,7 @@ impl Gen<'_> {
         let fast = self.opts.writeback_changed_only;
         if fast {
             self.line("if (same) {");
+            self.line("u32 woff = 0;");
             self.deparse_pass(&stmts, Pass::Changed)?;
             self.line("} else {");
         } else {
@@ -327,14 +328,17 @@ impl Gen<'_> {
                             Pass::Measure => self.line(&format!(
                                 "if ({h_place}.hwxdp_valid) {{ if ({h_place}.hwxdp_off != new_len + 1) same = 0; new_len += {size}; }}"
                             )),
-                            Pass::Changed => {
-                                if self.is_modified(&h_place) {
-                                    let store = self.store_header(&h_place, h, "(pkt + o_)");
-                                    self.line(&format!(
-                                        "if ({h_place}.hwxdp_valid) {{ u32 o_ = {h_place}.hwxdp_off - 1; if (o_ > 4095 || pkt + o_ + {size} > end) return XDP_ABORTED; {store}}}"
-                                    ));
-                                }
+                            // Every header sits where it was parsed, so the running offset is its offset; walking it
+                            // (rather than reading the stored one) leaves clang constant offsets to fold.
+                            Pass::Changed if self.is_modified(&h_place) => {
+                                let store = self.store_header(&h_place, h, "(pkt + woff)");
+                                self.line(&format!(
+                                    "if ({h_place}.hwxdp_valid) {{ if (pkt + woff + {size} > end) return XDP_ABORTED; {store}woff += {size}; }}"
+                                ));
                             }
+                            Pass::Changed => self.line(&format!(
+                                "if ({h_place}.hwxdp_valid) woff += {size};"
+                            )),
                             Pass::All => {
                                 let store = self.store_header(&h_place, h, "(pkt + woff)");
                                 self.line(&format!(

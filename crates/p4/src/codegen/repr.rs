@@ -45,6 +45,12 @@ impl Reprs {
             seen: HashSet::new(),
         };
         a.program_uses();
+        // Fields the program never names are only carried from the parser to the deparser: bytes are enough.
+        for (h, header) in program.headers.iter().enumerate() {
+            for i in 0..header.fields.len() {
+                a.seen.insert(Loc::HeaderField(h, i));
+            }
+        }
         let mut classes: HashMap<Loc, Vec<Loc>> = HashMap::new();
         for loc in a.seen.clone() {
             let root = a.find(loc);

@@ -1,0 +1,816 @@
+//! rtl/sephirot/maps.sv against the reference maps (`hwxdp_maps::Maps`), operation by operation: seeded random
+//! sequences of program lookups, updates and deletes, host (syscall-side) operations and value loads and stores, each
+//! compared for return code, hit, slot and bytes, then a dump of every slot through the host port compared with the
+//! reference's entries and slot values.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use hwxdp_maps::{MapStore, Maps};
+use hwxdp_object::MapSpec;
+use hwxdp_rtlsim::{build, synth, BuildSpec};
+
+/// The module's default parameters, which the model is built with.
+const KEY_BYTES: usize = 16;
+const VALUE_BYTES: usize = 64;
+
+const HASH: u32 = 1;
+const ARRAY: u32 = 2;
+const LPM_TRIE: u32 = 11;
+const NO_PREALLOC: u32 = 1;
+const RDONLY: u32 = 1 << 3;
+const WRONLY: u32 = 1 << 4;
+
+/// xorshift64*: a fixed seed gives the same sequence on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "-".into();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len() / 2)
+        .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).expect("hex byte"))
+        .collect()
+}
+
+/// What one command must print; `None` fields are not compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Expect {
+    Ok,
+    Config {
+        error: bool,
+    },
+    Request {
+        ret: i64,
+        hit: bool,
+        slot: u32,
+    },
+    Host {
+        ret: i64,
+        hit: bool,
+        key: Option<Vec<u8>>,
+        value: Option<Vec<u8>>,
+    },
+    Value {
+        rdata: u64,
+        fault: bool,
+    },
+    /// A slot read for the final dump: checked against the reference afterwards.
+    Dump {
+        map: usize,
+        slot: u32,
+    },
+}
+
+/// A command line for the testbench and what the reference machine says it must print.
+struct Step {
+    line: String,
+    what: String,
+    expect: Expect,
+}
+
+/// One output line, parsed.
+#[derive(Debug, Clone)]
+struct Output {
+    fields: Vec<String>,
+}
+
+/// Sends every line through a fresh model and returns its output lines.
+fn simulate(lines: &[String]) -> Vec<Output> {
+    let root = common::workspace_root();
+    let spec = BuildSpec::new(
+        "maps",
+        root.join("rtl"),
+        root.join("sim/unit/maps_tb.cpp"),
+        common::target_dir(),
+    )
+    .source("sephirot/maps_values.sv")
+    .source("sephirot/maps.sv");
+    let model = build(&spec).unwrap_or_else(|err| panic!("{err}"));
+    let mut child = Command::new(&model.executable)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the maps model starts");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    // Writing from another thread keeps a full stdout pipe from blocking the model while we still write.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let out: Vec<Output> = BufReader::new(stdout)
+        .lines()
+        .map(|line| Output {
+            fields: line
+                .expect("model output is text")
+                .split_whitespace()
+                .map(str::to_string)
+                .collect(),
+        })
+        .collect();
+    writer
+        .join()
+        .expect("writer thread")
+        .expect("commands written");
+    let status = child.wait().expect("the maps model exits");
+    assert!(status.success(), "maps model failed: {status}");
+    out
+}
+
+fn field_u64(out: &Output, i: usize) -> u64 {
+    u64::from_str_radix(&out.fields[i], 16).expect("hex field")
+}
+
+/// A test bench session: the reference maps and the commands with their expected results.
+struct Session {
+    specs: Vec<MapSpec>,
+    maps: Maps,
+    steps: Vec<Step>,
+    /// Slots lookups have returned, per map (stale ones included, as programs may keep pointers).
+    seen: Vec<Vec<u32>>,
+    /// Slots each map has in the RTL layout.
+    slot_counts: Vec<u32>,
+}
+
+fn slot_count(spec: &MapSpec) -> u32 {
+    match spec.map_type {
+        ARRAY => spec.max_entries,
+        HASH | LPM_TRIE => spec.max_entries + 1,
+        _ => spec.max_entries,
+    }
+}
+
+impl Session {
+    fn new(specs: Vec<MapSpec>) -> Session {
+        let maps = Maps::new(&specs, 1).expect("valid maps");
+        let mut steps = Vec::new();
+        for (i, s) in specs.iter().enumerate() {
+            steps.push(Step {
+                line: format!(
+                    "c {i:x} {:x} {:x} {:x} {:x} {:x}",
+                    s.map_type, s.key_size, s.value_size, s.max_entries, s.map_flags
+                ),
+                what: format!("configure map {i}"),
+                expect: Expect::Ok,
+            });
+        }
+        steps.push(Step {
+            line: "d".into(),
+            what: "configuration done".into(),
+            expect: Expect::Config { error: false },
+        });
+        Session {
+            seen: vec![Vec::new(); specs.len()],
+            slot_counts: specs.iter().map(slot_count).collect(),
+            specs,
+            maps,
+            steps,
+        }
+    }
+
+    fn push(&mut self, line: String, what: String, expect: Expect) {
+        self.steps.push(Step { line, what, expect });
+    }
+
+    fn prog_lookup(&mut self, map: usize, key: &[u8], stall: bool) {
+        let slot = self.maps.lookup_slot(map, key);
+        if let (Some(s), Some(seen)) = (slot, self.seen.get_mut(map)) {
+            if !seen.contains(&s) {
+                seen.push(s);
+            }
+        }
+        self.push(
+            format!("o 0 0 {map:x} 0 0 {} - {}", hex(key), u8::from(stall)),
+            format!("prog lookup map {map} key {}", hex(key)),
+            Expect::Request {
+                ret: 0,
+                hit: slot.is_some(),
+                slot: slot.unwrap_or(0),
+            },
+        );
+    }
+
+    fn prog_update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64, stall: bool) {
+        let ret = self.maps.prog_update(map, key, value, flags);
+        self.push(
+            format!(
+                "o 0 1 {map:x} {flags:x} 0 {} {} {}",
+                hex(key),
+                hex(value),
+                u8::from(stall)
+            ),
+            format!("prog update map {map} key {} flags {flags}", hex(key)),
+            Expect::Request {
+                ret,
+                hit: false,
+                slot: 0,
+            },
+        );
+    }
+
+    fn prog_delete(&mut self, map: usize, key: &[u8], stall: bool) {
+        let ret = self.maps.prog_delete(map, key);
+        self.push(
+            format!("o 0 2 {map:x} 0 0 {} - {}", hex(key), u8::from(stall)),
+            format!("prog delete map {map} key {}", hex(key)),
+            Expect::Request {
+                ret,
+                hit: false,
+                slot: 0,
+            },
+        );
+    }
+
+    fn host_lookup(&mut self, map: usize, key: &[u8]) {
+        let (ret, found) = match self.maps.lookup(map, key) {
+            Ok(v) => (0, v),
+            Err(e) => (-i64::from(e.errno), None),
+        };
+        let value = found.as_ref().map(|v| {
+            let mut v = v.clone();
+            v.resize(VALUE_BYTES, 0);
+            v
+        });
+        self.push(
+            format!("o 1 0 {map:x} 0 0 {} - 0", hex(key)),
+            format!("host lookup map {map} key {}", hex(key)),
+            Expect::Host {
+                ret,
+                hit: found.is_some(),
+                key: None,
+                value: Some(value.unwrap_or_else(|| vec![0; VALUE_BYTES])),
+            },
+        );
+    }
+
+    fn host_update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) {
+        let ret = match self.maps.update(map, key, value, flags) {
+            Ok(()) => 0,
+            Err(e) => -i64::from(e.errno),
+        };
+        self.push(
+            format!("o 1 1 {map:x} {flags:x} 0 {} {} 0", hex(key), hex(value)),
+            format!("host update map {map} key {} flags {flags}", hex(key)),
+            Expect::Host {
+                ret,
+                hit: false,
+                key: None,
+                value: None,
+            },
+        );
+    }
+
+    fn host_delete(&mut self, map: usize, key: &[u8]) {
+        let ret = match self.maps.delete(map, key) {
+            Ok(()) => 0,
+            Err(e) => -i64::from(e.errno),
+        };
+        self.push(
+            format!("o 1 2 {map:x} 0 0 {} - 0", hex(key)),
+            format!("host delete map {map} key {}", hex(key)),
+            Expect::Host {
+                ret,
+                hit: false,
+                key: None,
+                value: None,
+            },
+        );
+    }
+
+    /// A load or store of `bytes` at `off` in `slot`; faults exactly when the bytes leave the value.
+    fn value_access(
+        &mut self,
+        map: usize,
+        slot: u32,
+        off: usize,
+        bytes: usize,
+        store: Option<u64>,
+    ) {
+        let size = self.specs[map].value_size as usize;
+        let fault =
+            !(1..=8).contains(&bytes) || off + bytes > size || slot >= self.slot_counts[map];
+        let mut rdata = 0;
+        if !fault {
+            let value = self.maps.value_mut(map, slot);
+            assert_eq!(
+                value.len(),
+                size,
+                "slot {slot} of map {map} exists in the reference"
+            );
+            match store {
+                Some(data) => value[off..off + bytes].copy_from_slice(&data.to_le_bytes()[..bytes]),
+                None => {
+                    let mut b = [0u8; 8];
+                    b[..bytes].copy_from_slice(&value[off..off + bytes]);
+                    rdata = u64::from_le_bytes(b);
+                }
+            }
+        }
+        self.push(
+            format!(
+                "v {} {map:x} {slot:x} {off:x} {bytes:x} {:x}",
+                u8::from(store.is_some()),
+                store.unwrap_or(0)
+            ),
+            format!(
+                "value {} map {map} slot {slot} off {off} bytes {bytes}",
+                if store.is_some() { "store" } else { "load" }
+            ),
+            Expect::Value { rdata, fault },
+        );
+    }
+
+    /// Reads every slot of every map through the host port.
+    fn dump(&mut self) {
+        for map in 0..self.specs.len() {
+            for slot in 0..self.slot_counts[map] {
+                self.push(
+                    format!("o 1 3 {map:x} 0 {slot:x} - - 0"),
+                    format!("dump map {map} slot {slot}"),
+                    Expect::Dump { map, slot },
+                );
+            }
+        }
+    }
+
+    /// Runs the session through the model and checks every line, then the dump against the reference's entries.
+    fn check(mut self) {
+        let lines: Vec<String> = self.steps.iter().map(|s| s.line.clone()).collect();
+        let out = simulate(&lines);
+        assert_eq!(out.len(), self.steps.len(), "one output line per command");
+        let mut mismatches = Vec::new();
+        let mut dumped: Vec<Vec<(Vec<u8>, Vec<u8>)>> = vec![Vec::new(); self.specs.len()];
+        for (step, o) in self.steps.iter().zip(&out) {
+            let got = match &step.expect {
+                Expect::Ok => (o.fields == ["ok"]).then_some(Expect::Ok),
+                Expect::Config { .. } => Some(Expect::Config {
+                    error: o.fields[0] == "1",
+                }),
+                Expect::Request { .. } => Some(Expect::Request {
+                    ret: field_u64(o, 0) as i64,
+                    hit: o.fields[1] == "1",
+                    slot: field_u64(o, 2) as u32,
+                }),
+                Expect::Host { key, value, .. } => Some(Expect::Host {
+                    ret: field_u64(o, 0) as i64,
+                    hit: o.fields[1] == "1",
+                    key: key.as_ref().map(|_| unhex(&o.fields[3])),
+                    value: value.as_ref().map(|_| unhex(&o.fields[4])),
+                }),
+                Expect::Value { .. } => Some(Expect::Value {
+                    rdata: field_u64(o, 0),
+                    fault: o.fields[1] == "1",
+                }),
+                Expect::Dump { map, slot } => {
+                    let spec = &self.specs[*map];
+                    if field_u64(o, 0) != 0 {
+                        mismatches.push(format!("{}: return {}", step.what, o.fields[0]));
+                    }
+                    if o.fields[1] == "1" {
+                        assert_eq!(o.fields[3].len(), 2 * KEY_BYTES, "host_rsp_key_o width");
+                        let key = unhex(&o.fields[3])[..spec.key_size as usize].to_vec();
+                        let value = unhex(&o.fields[4])[..spec.value_size as usize].to_vec();
+                        let reference = self.maps.value(*map, *slot);
+                        if reference != value.as_slice() {
+                            mismatches.push(format!(
+                                "{}: value {}, reference slot holds {}",
+                                step.what,
+                                hex(&value),
+                                hex(reference)
+                            ));
+                        }
+                        dumped[*map].push((key, value));
+                    }
+                    Some(step.expect.clone())
+                }
+            };
+            if got.as_ref() != Some(&step.expect) {
+                mismatches.push(format!(
+                    "{} ({}): rtl {:?}, reference {:?}",
+                    step.what, step.line, o.fields, step.expect
+                ));
+            }
+        }
+        for (map, mut entries) in dumped.into_iter().enumerate() {
+            entries.sort();
+            // A write-only map has no syscall listing; its slots were compared one by one above.
+            let Ok(reference) = self.maps.entries(map) else {
+                continue;
+            };
+            if entries != reference {
+                mismatches.push(format!(
+                    "map {map}: dump {entries:x?}, reference entries {reference:x?}"
+                ));
+            }
+        }
+        assert!(
+            mismatches.is_empty(),
+            "{} mismatches, first ones:\n{}",
+            mismatches.len(),
+            mismatches
+                .iter()
+                .take(20)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+fn spec(
+    name: &str,
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    flags: u32,
+) -> MapSpec {
+    MapSpec::new(name, map_type, key_size, value_size, max_entries).with_flags(flags)
+}
+
+/// Update flags: mostly the three meaningful ones, sometimes BPF_F_LOCK combinations and unknown bits.
+fn flags(rng: &mut Rng) -> u64 {
+    match rng.below(16) {
+        0 => 4,
+        1 => 5,
+        2 => 6,
+        3 => 3 + rng.below(64),
+        n => n % 3,
+    }
+}
+
+/// A load or store at a random place of a slot lookups have returned, sometimes past the value's end.
+fn random_access(s: &mut Session, rng: &mut Rng, map: usize) {
+    let slot = match s.seen[map].len() {
+        0 => return,
+        n => s.seen[map][rng.below(n as u64) as usize],
+    };
+    let size = s.specs[map].value_size as usize;
+    let bytes = match rng.below(8) {
+        0 => 1,
+        1 => 2,
+        2 => 4,
+        3 => 6,
+        4 => rng.below(10) as usize,
+        _ => 8,
+    };
+    let off = rng.below(size as u64 + 2) as usize;
+    let store = (rng.below(2) == 0).then(|| rng.next());
+    s.value_access(map, slot, off, bytes, store);
+}
+
+/// Random operations on the maps of `s`, keys drawn from `key_of(map, rng)`.
+fn random_ops(
+    s: &mut Session,
+    rng: &mut Rng,
+    ops: usize,
+    key_of: &dyn Fn(usize, &mut Rng) -> Vec<u8>,
+) {
+    let nmaps = s.specs.len();
+    for _ in 0..ops {
+        // now and then a map index that does not exist
+        let map = if rng.below(40) == 0 {
+            nmaps + rng.below(4) as usize
+        } else {
+            rng.below(nmaps as u64) as usize
+        };
+        let (key_size, value_size) = s
+            .specs
+            .get(map)
+            .map_or((4, 8), |sp| (sp.key_size as usize, sp.value_size as usize));
+        let key = if map < nmaps {
+            key_of(map, rng)
+        } else {
+            rng.bytes(key_size)
+        };
+        let stall = rng.below(8) == 0;
+        match rng.below(20) {
+            0..=5 => s.prog_lookup(map, &key, stall),
+            6..=9 => {
+                let value = rng.bytes(value_size);
+                s.prog_update(map, &key, &value, flags(rng), stall);
+            }
+            10..=11 => s.prog_delete(map, &key, stall),
+            12 => s.host_lookup(map, &key),
+            13 => {
+                let value = rng.bytes(value_size);
+                s.host_update(map, &key, &value, flags(rng));
+            }
+            14 => s.host_delete(map, &key),
+            _ if map < nmaps => random_access(s, rng, map),
+            _ => s.prog_lookup(map, &key, stall),
+        }
+    }
+}
+
+/// A key of `size` bytes from a pool of `pool` keys (so that keys repeat and maps fill up).
+fn pooled_key(rng: &mut Rng, size: usize, pool: u64, salt: u64) -> Vec<u8> {
+    let mut r = Rng((rng.below(pool) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt);
+    r.bytes(size)
+}
+
+#[test]
+fn array_maps_match_the_reference() {
+    let specs = vec![
+        spec("a", ARRAY, 4, 12, 10, 0),
+        spec("b", ARRAY, 4, 64, 3, 0),
+        spec("ro", ARRAY, 4, 8, 4, RDONLY),
+        spec("wo", ARRAY, 4, 5, 4, WRONLY),
+    ];
+    let mut s = Session::new(specs);
+    let mut rng = Rng(0x6172_7261_7931);
+    let key_of = |map: usize, rng: &mut Rng| -> Vec<u8> {
+        let max = [10u64, 3, 4, 4][map];
+        let index = if rng.below(10) == 0 {
+            rng.next() as u32
+        } else {
+            rng.below(max + 2) as u32
+        };
+        index.to_le_bytes().to_vec()
+    };
+    random_ops(&mut s, &mut rng, 1500, &key_of);
+    s.dump();
+    s.check();
+}
+
+#[test]
+fn hash_maps_match_the_reference() {
+    let specs = vec![
+        spec("small", HASH, 6, 20, 8, 0),
+        spec("wide", HASH, 16, 64, 4, 0),
+        spec("one", HASH, 1, 1, 1, 0),
+        spec("ro", HASH, 4, 8, 3, RDONLY),
+    ];
+    let mut s = Session::new(specs);
+    let mut rng = Rng(0x6861_7368_2121);
+    let key_of = |map: usize, rng: &mut Rng| -> Vec<u8> {
+        let (size, pool) = [(6, 12), (16, 7), (1, 3), (4, 5)][map];
+        pooled_key(rng, size, pool, map as u64)
+    };
+    random_ops(&mut s, &mut rng, 3000, &key_of);
+    s.dump();
+    s.check();
+}
+
+#[test]
+fn lpm_tries_match_the_reference() {
+    let specs = vec![
+        spec("v4", LPM_TRIE, 8, 8, 6, NO_PREALLOC),
+        spec("v6ish", LPM_TRIE, 16, 16, 10, NO_PREALLOC),
+        spec("tiny", LPM_TRIE, 5, 3, 2, NO_PREALLOC),
+    ];
+    let mut s = Session::new(specs);
+    let mut rng = Rng(0x6c70_6d5f_7472);
+    let key_of = |map: usize, rng: &mut Rng| -> Vec<u8> {
+        let data_size = [4usize, 12, 1][map];
+        let bits = data_size as u64 * 8;
+        let plen = match rng.below(6) {
+            0 => bits,
+            1 => bits + 1 + rng.below(40),
+            _ => rng.below(bits + 1),
+        } as u32;
+        // a few base prefixes with random low bits, so that prefixes nest and share bits
+        let mut data = pooled_key(rng, data_size, 4, map as u64);
+        let tail = rng.bytes(data_size);
+        let keep = rng.below(bits + 1) as usize;
+        for bit in keep..data_size * 8 {
+            let mask = 0x80u8 >> (bit % 8);
+            data[bit / 8] = (data[bit / 8] & !mask) | (tail[bit / 8] & mask);
+        }
+        let mut key = plen.to_le_bytes().to_vec();
+        key.extend_from_slice(&data);
+        key
+    };
+    random_ops(&mut s, &mut rng, 3000, &key_of);
+    s.dump();
+    s.check();
+}
+
+#[test]
+fn maps_of_every_type_share_the_memories() {
+    let specs = vec![
+        spec("arr", ARRAY, 4, 12, 10, 0),
+        spec("hash", HASH, 6, 20, 8, 0),
+        spec("lpm", LPM_TRIE, 8, 8, 6, NO_PREALLOC),
+        spec("wide", HASH, 16, 64, 4, 0),
+    ];
+    let mut s = Session::new(specs);
+    let mut rng = Rng(0x6d69_7865_6421);
+    let key_of = |map: usize, rng: &mut Rng| -> Vec<u8> {
+        match map {
+            0 => (rng.below(12) as u32).to_le_bytes().to_vec(),
+            1 => pooled_key(rng, 6, 12, 1),
+            2 => {
+                let mut key = (rng.below(33) as u32).to_le_bytes().to_vec();
+                key.extend(pooled_key(rng, 4, 5, 2));
+                key
+            }
+            _ => pooled_key(rng, 16, 7, 3),
+        }
+    };
+    random_ops(&mut s, &mut rng, 2000, &key_of);
+    s.dump();
+    s.check();
+}
+
+/// Fills a hash map to the brim: E2BIG for one more key, replacing values moves keys to the spare element, deletes
+/// free slots last in, first out.
+#[test]
+fn a_full_hash_map_refuses_new_keys_and_recycles_slots() {
+    let mut s = Session::new(vec![spec("h", HASH, 4, 8, 4, 0)]);
+    let key = |k: u32| k.to_le_bytes().to_vec();
+    for k in 0..5 {
+        s.prog_update(0, &key(k), &[k as u8; 8], 1, false);
+    }
+    for k in 0..5 {
+        s.prog_lookup(0, &key(k), false);
+    }
+    s.prog_update(0, &key(2), &[0x22; 8], 2, false);
+    s.prog_update(0, &key(3), &[0x33; 8], 0, false);
+    s.prog_update(0, &key(9), &[0x99; 8], 2, false);
+    s.prog_delete(0, &key(1), false);
+    s.prog_delete(0, &key(0), false);
+    s.prog_delete(0, &key(0), false);
+    s.host_update(0, &key(7), &[0x77; 8], 1);
+    s.prog_update(0, &key(8), &[0x88; 8], 0, false);
+    s.prog_update(0, &key(6), &[0x66; 8], 0, false);
+    for k in 0..10 {
+        s.prog_lookup(0, &key(k), false);
+    }
+    s.dump();
+    s.check();
+}
+
+/// Configurations the hardware cannot hold, or the kernel would refuse, raise cfg_error_o.
+#[test]
+fn bad_configurations_raise_cfg_error() {
+    /// type, key_size, value_size, max_entries, map_flags
+    type Def = (u32, u32, u32, u32, u32);
+    let cases: Vec<(Vec<Def>, bool)> = vec![
+        (vec![(HASH, 4, 8, 4, 0)], false),
+        (vec![(HASH, 17, 8, 4, 0)], true),
+        (vec![(HASH, 4, 65, 4, 0)], true),
+        (vec![(3, 4, 4, 4, 0)], true),
+        (vec![(ARRAY, 8, 8, 4, 0)], true),
+        (vec![(ARRAY, 4, 8, 0, 0)], true),
+        (vec![(LPM_TRIE, 8, 8, 4, 0)], true),
+        (vec![(LPM_TRIE, 4, 8, 4, NO_PREALLOC)], true),
+        (vec![(HASH, 4, 8, 31, 0)], false),
+        (vec![(HASH, 4, 8, 32, 0)], true),
+        (
+            vec![(HASH, 4, 8, 16, 0), (LPM_TRIE, 8, 8, 15, NO_PREALLOC)],
+            true,
+        ),
+        (vec![(ARRAY, 4, 64, 64, 0)], false),
+        (vec![(ARRAY, 4, 64, 65, 0)], true),
+        (vec![(ARRAY, 4, 8, 4, RDONLY | WRONLY)], true),
+    ];
+    let mut lines = Vec::new();
+    for (maps, _) in &cases {
+        lines.push("r".to_string());
+        for (i, (t, k, v, m, f)) in maps.iter().enumerate() {
+            lines.push(format!("c {i:x} {t:x} {k:x} {v:x} {m:x} {f:x}"));
+        }
+        lines.push("d".to_string());
+    }
+    let out = simulate(&lines);
+    let mut at = 0;
+    for (maps, error) in &cases {
+        at += 1 + maps.len();
+        assert_eq!(
+            out[at].fields[0] == "1",
+            *error,
+            "configuration {maps:?}: cfg_error_o"
+        );
+        at += 1;
+    }
+}
+
+/// Response latencies as documented in maps.sv: 2 cycles for lookups and deletes, 2 + rows for updates.
+#[test]
+fn latencies_are_as_documented() {
+    let lines = [
+        "c 0 1 4 14 4 0",
+        "d",
+        "o 0 0 0 0 0 01000000 - 0",
+        "o 0 1 0 0 0 01000000 - 0",
+        "o 0 0 0 0 0 01000000 - 0",
+        "o 0 2 0 0 0 01000000 - 0",
+        "o 1 1 0 0 0 01000000 - 0",
+        "o 1 0 0 0 0 01000000 - 0",
+    ]
+    .map(String::from);
+    let out = simulate(&lines);
+    let cycles: Vec<u64> = out[2..].iter().map(|o| field_u64(o, 5)).collect();
+    // The testbench counts clock edges from acceptance to the response pulse: exec, then respond.
+    assert_eq!(cycles, [1, 1 + 3, 1, 1, 1 + 3, 1 + 2 * 3]);
+}
+
+/// The module synthesizes for UltraScale+ at small parameters.
+#[test]
+fn maps_synthesizes_for_ultrascale_plus() {
+    let root = common::workspace_root();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rtlsim-maps-synth");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let wrapper = dir.join("maps_small.sv");
+    let ports = [
+        "clk_i",
+        "rst_ni",
+        "cfg_we_i",
+        "cfg_map_i",
+        "cfg_type_i",
+        "cfg_key_size_i",
+        "cfg_value_size_i",
+        "cfg_max_entries_i",
+        "cfg_flags_i",
+        "cfg_done_i",
+        "cfg_error_o",
+        "req_valid_i",
+        "req_ready_o",
+        "req_op_i",
+        "req_map_i",
+        "req_key_i",
+        "req_value_i",
+        "req_flags_i",
+        "rsp_valid_o",
+        "rsp_ret_o",
+        "rsp_hit_o",
+        "rsp_slot_o",
+        "val_en_i",
+        "val_we_i",
+        "val_map_i",
+        "val_slot_i",
+        "val_off_i",
+        "val_bytes_i",
+        "val_wdata_i",
+        "val_rdata_o",
+        "val_fault_o",
+        "host_valid_i",
+        "host_ready_o",
+        "host_op_i",
+        "host_map_i",
+        "host_key_i",
+        "host_value_i",
+        "host_flags_i",
+        "host_slot_i",
+        "host_rsp_valid_o",
+        "host_rsp_ret_o",
+        "host_rsp_hit_o",
+        "host_rsp_key_o",
+        "host_rsp_value_o",
+    ];
+    let connections: Vec<String> = ports.iter().map(|p| format!(".{p}({p})")).collect();
+    let text = SMALL_WRAPPER.replace("CONNECTIONS", &connections.join(", "));
+    std::fs::write(&wrapper, text).expect("write wrapper");
+    let sources = [
+        root.join("rtl/sephirot/maps_values.sv"),
+        root.join("rtl/sephirot/maps.sv"),
+        wrapper,
+    ];
+    synth(&sources, "maps_small").unwrap_or_else(|err| panic!("{err}"));
+}
+
+/// `maps` at synthesis-test parameters: 4 maps, 8-byte keys, 16-byte values, 8 CAM entries, 64 value rows.
+const SMALL_WRAPPER: &str = "`default_nettype none
+// maps at small parameters, for the synthesis test.
+module maps_small (
+  input  logic clk_i, input logic rst_ni,
+  input  logic cfg_we_i, input logic [7:0] cfg_map_i, input logic [31:0] cfg_type_i, input logic [31:0] cfg_key_size_i,
+  input  logic [31:0] cfg_value_size_i, input logic [31:0] cfg_max_entries_i, input logic [31:0] cfg_flags_i,
+  input  logic cfg_done_i, output logic cfg_error_o,
+  input  logic req_valid_i, output logic req_ready_o, input logic [1:0] req_op_i, input logic [7:0] req_map_i,
+  input  logic [63:0] req_key_i, input logic [127:0] req_value_i, input logic [63:0] req_flags_i,
+  output logic rsp_valid_o, output logic [63:0] rsp_ret_o, output logic rsp_hit_o, output logic [27:0] rsp_slot_o,
+  input  logic val_en_i, input logic val_we_i, input logic [7:0] val_map_i, input logic [27:0] val_slot_i,
+  input  logic [11:0] val_off_i, input logic [3:0] val_bytes_i, input logic [63:0] val_wdata_i,
+  output logic [63:0] val_rdata_o, output logic val_fault_o,
+  input  logic host_valid_i, output logic host_ready_o, input logic [1:0] host_op_i, input logic [7:0] host_map_i,
+  input  logic [63:0] host_key_i, input logic [127:0] host_value_i, input logic [63:0] host_flags_i,
+  input  logic [27:0] host_slot_i, output logic host_rsp_valid_o, output logic [63:0] host_rsp_ret_o,
+  output logic host_rsp_hit_o, output logic [63:0] host_rsp_key_o, output logic [127:0] host_rsp_value_o
+);
+  maps #(.MAPS(4), .KEY_BYTES(8), .VALUE_BYTES(16), .ENTRIES(8), .MEM_WORDS(64), .LRU_NODES(8)) u_maps (CONNECTIONS);
+endmodule
+";

@@ -1,0 +1,803 @@
+`default_nettype none
+// hXDP maps module: ARRAY, HASH and LPM_TRIE maps shaped at load time, with crates/maps' kernel semantics.
+//
+// Load time: cfg_we_i writes one map's definition (the image's map table row); cfg_done_i lays every written map out
+// (one cycle), flags cfg_error_o when a definition is invalid for the kernel or does not fit, and then zeroes the
+// value memory (MEM_WORDS cycles, requests wait). Maps not written do not exist (their operations give -EINVAL or a
+// miss, as hwxdp_maps::Maps does for a map index it does not have).
+//
+// Storage:
+// - values: MEM_WORDS rows of 8 bytes (maps_values, eight byte banks). A map takes `slots * ceil(value_size / 8)`
+//   rows from a base row; slot s's value starts at row base + s * ceil(value_size / 8).
+// - keys: a CAM of ENTRIES flip-flop entries (valid, key, LPM prefix mask and length) shared by the HASH, LRU_HASH and
+//   LPM_TRIE maps, each map a contiguous range; entry base + s holds the key of slot s. Lookups compare every entry of
+//   the map in one cycle. A free-slot stack per map (in the same ENTRIES-entry range) reuses slots last in, first out.
+// Slots (what lookups return, rsp_slot_o) are numbered exactly as hwxdp_maps numbers them:
+// - ARRAY: the index. HASH: element numbers from a LIFO free list, then never-used ones, and replacing a key's value
+//   moves it to the map's spare element (one CPU, so one spare), the old element becoming the spare; max_entries + 1
+//   slots. LRU_HASH: not built yet, its configuration raises cfg_error_o. LPM_TRIE: a LIFO of freed value
+//   slots, then never-used ones, max_entries + 1 slots; the trie itself is replaced by a longest-prefix CAM compare,
+//   which finds the same entry.
+//
+// Requests (req_*: the helper module; host_*: userspace and dumps) are served one at a time; req_ready_o and
+// host_ready_o are high when the engine is idle (a request wins over a host operation offered in the same cycle).
+// Latency from acceptance to the response pulse (rsp_valid_o / host_rsp_valid_o): lookup and delete 2 cycles; update
+// 2 + ceil(value_size / 8) cycles (the value is written one row per cycle); host lookup and slot read
+// 2 + 2 * ceil(value_size / 8). Every value-memory cycle of the
+// engine waits while val_en_i is high.
+//
+// Value port: val_rdata_o and val_fault_o are valid the cycle after val_en_i. An access faults (and neither reads nor
+// writes) when the map does not exist, the slot is not below its slot count, val_bytes_i is not 1..8, or the bytes do
+// not lie wholly inside value_size.
+module maps #(
+  parameter integer MAPS        = 8,    // maps of one program (2 or more)
+  parameter integer KEY_BYTES   = 16,   // widest key; a wider key_size is a configuration error
+  parameter integer VALUE_BYTES = 64,   // widest value, a multiple of 8; a wider value_size is a configuration error
+  parameter integer ENTRIES     = 32,   // CAM entries for all hash, LRU and LPM maps together (a power of two)
+  parameter integer MEM_WORDS   = 512,  // 8-byte value rows for all maps together (a power of two, >= ENTRIES)
+  parameter integer LRU_NODES   = 32    // LRU_HASH nodes for all LRU maps together (a power of two)
+) (
+  input  logic                     clk_i,
+  input  logic                     rst_ni,
+  // configuration (load time)
+  input  logic                     cfg_we_i,
+  input  logic [7:0]               cfg_map_i,
+  input  logic [31:0]              cfg_type_i,
+  input  logic [31:0]              cfg_key_size_i,
+  input  logic [31:0]              cfg_value_size_i,
+  input  logic [31:0]              cfg_max_entries_i,
+  input  logic [31:0]              cfg_flags_i,
+  input  logic                     cfg_done_i,
+  output logic                     cfg_error_o,
+  // helper requests
+  input  logic                     req_valid_i,
+  output logic                     req_ready_o,
+  input  logic [1:0]               req_op_i,
+  input  logic [7:0]               req_map_i,
+  input  logic [8*KEY_BYTES-1:0]   req_key_i,
+  input  logic [8*VALUE_BYTES-1:0] req_value_i,
+  input  logic [63:0]              req_flags_i,
+  output logic                     rsp_valid_o,
+  output logic [63:0]              rsp_ret_o,
+  output logic                     rsp_hit_o,
+  output logic [27:0]              rsp_slot_o,
+  // value loads and stores
+  input  logic                     val_en_i,
+  input  logic                     val_we_i,
+  input  logic [7:0]               val_map_i,
+  input  logic [27:0]              val_slot_i,
+  input  logic [11:0]              val_off_i,
+  input  logic [3:0]               val_bytes_i,
+  input  logic [63:0]              val_wdata_i,
+  output logic [63:0]              val_rdata_o,
+  output logic                     val_fault_o,
+  // host operations
+  input  logic                     host_valid_i,
+  output logic                     host_ready_o,
+  input  logic [1:0]               host_op_i,
+  input  logic [7:0]               host_map_i,
+  input  logic [8*KEY_BYTES-1:0]   host_key_i,
+  input  logic [8*VALUE_BYTES-1:0] host_value_i,
+  input  logic [63:0]              host_flags_i,
+  input  logic [27:0]              host_slot_i,
+  output logic                     host_rsp_valid_o,
+  output logic [63:0]              host_rsp_ret_o,
+  output logic                     host_rsp_hit_o,
+  output logic [8*KEY_BYTES-1:0]   host_rsp_key_o,
+  output logic [8*VALUE_BYTES-1:0] host_rsp_value_o
+);
+
+  localparam integer MW = $clog2(MAPS);
+  localparam integer EW = $clog2(ENTRIES);
+  localparam integer AW = $clog2(MEM_WORDS);
+  localparam integer SW = AW + 1;            // slot numbers and counts: up to MEM_WORDS
+  localparam integer KB = 8 * KEY_BYTES;
+  localparam integer VB = 8 * VALUE_BYTES;
+  localparam integer PW = 16;                // LPM prefix lengths
+  localparam integer EW1 = EW + 1;
+  localparam integer AW1 = AW + 1;
+  localparam integer AW3 = AW + 3;
+
+  localparam [1:0] OpLookup = 2'd0;
+  localparam [1:0] OpDelete = 2'd2;
+  localparam [1:0] OpRead   = 2'd3;
+
+  localparam [1:0] KindArray = 2'd0;
+  localparam [1:0] KindHash  = 2'd1;
+  localparam [1:0] KindLru   = 2'd2;
+  localparam [1:0] KindLpm   = 2'd3;
+
+  localparam [63:0] Eperm  = 64'd1;
+  localparam [63:0] Enoent = 64'd2;
+  localparam [63:0] E2big  = 64'd7;
+  localparam [63:0] Eexist = 64'd17;
+  localparam [63:0] Einval = 64'd22;
+  localparam [63:0] Enospc = 64'd28;
+
+  // map_flags bits
+  localparam [31:0] FNoPrealloc  = 32'h1;
+  localparam [31:0] FNoCommonLru = 32'h2;
+  localparam [31:0] FNumaNode    = 32'h4;
+  localparam [31:0] FRdonly      = 32'h8;
+  localparam [31:0] FWronly      = 32'h10;
+  localparam [31:0] FZeroSeed    = 32'h40;
+  localparam [31:0] FRdonlyProg  = 32'h80;
+  localparam [31:0] FWronlyProg  = 32'h100;
+  localparam [31:0] FMmapable    = 32'h400;
+  localparam [31:0] FPreserve    = 32'h800;
+  localparam [31:0] FInnerMap    = 32'h1000;
+  localparam [31:0] FAccess      = FRdonly | FRdonlyProg | FWronly | FWronlyProg;
+  localparam [31:0] ArrayFlags   = FNumaNode | FMmapable | FAccess | FPreserve | FInnerMap;
+  localparam [31:0] HashFlags    = FNoPrealloc | FNoCommonLru | FNumaNode | FAccess | FZeroSeed;
+  localparam [31:0] LpmFlags     = FNoPrealloc | FNumaNode | FAccess;
+
+  localparam [3:0] StIdle   = 4'd0;
+  localparam [3:0] StLayout = 4'd1;
+  localparam [3:0] StClear  = 4'd2;
+  localparam [3:0] StExec   = 4'd3;
+  localparam [3:0] StWrite  = 4'd4;
+  localparam [3:0] StRead   = 4'd5;
+  localparam [3:0] StReadW  = 4'd6;
+  localparam [3:0] StResp   = 4'd7;
+  localparam [3:0] StLru    = 4'd8;
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Configuration as written, and the layout cfg_done_i computes from it.
+
+  logic [MAPS-1:0] def_q;
+  logic [31:0]     def_type_q  [MAPS];
+  logic [31:0]     def_key_q   [MAPS];
+  logic [31:0]     def_value_q [MAPS];
+  logic [31:0]     def_max_q   [MAPS];
+  logic [31:0]     def_flags_q [MAPS];
+
+  logic [MAPS-1:0] live_q;                   // the map exists (configuration loaded without error)
+  logic [1:0]      kind_q   [MAPS];
+  logic [7:0]      ksize_q  [MAPS];
+  logic [15:0]     vsize_q  [MAPS];
+  logic [SW-1:0]   max_q    [MAPS];
+  logic [SW-1:0]   slots_q  [MAPS];
+  logic [4:0]      stride_q [MAPS];          // rows per value
+  logic [AW-1:0]   vbase_q  [MAPS];
+  logic [EW:0]     ebase_q  [MAPS];
+  logic [MAPS-1:0] rdonly_q;
+  logic [MAPS-1:0] wronly_q;
+  logic            cfg_error_q;
+
+  logic            lay_error;
+  logic [1:0]      lay_kind   [MAPS];
+  logic [SW-1:0]   lay_slots  [MAPS];
+  logic [4:0]      lay_stride [MAPS];
+  logic [AW-1:0]   lay_vbase  [MAPS];
+  logic [EW:0]     lay_ebase  [MAPS];
+
+  always_comb begin : layout
+    logic [40:0] rows;
+    logic [40:0] cams;
+    logic [40:0] nodes;
+    logic [40:0] slots;
+    logic [4:0]  stride;
+    logic        bad;
+    logic [31:0] t;
+    logic [31:0] ks;
+    logic [31:0] vs;
+    logic [31:0] mx;
+    logic [31:0] fl;
+    rows      = 41'd0;
+    cams      = 41'd0;
+    nodes     = 41'd0;
+    lay_error = 1'b0;
+    for (integer m = 0; m < MAPS; m = m + 1) begin
+      t  = def_type_q[m];
+      ks = def_key_q[m];
+      vs = def_value_q[m];
+      mx = def_max_q[m];
+      fl = def_flags_q[m];
+      lay_kind[m]   = KindArray;
+      lay_slots[m]  = '0;
+      lay_stride[m] = '0;
+      lay_vbase[m]  = rows[AW-1:0];
+      lay_ebase[m]  = cams[EW:0];
+      slots  = 41'd0;
+      stride = 5'((vs + 32'd7) >> 3);  // vs above VALUE_BYTES is an error below
+      bad    = 1'b0;
+      if (def_q[m]) begin
+        // check_access
+        if ((fl & FRdonlyProg) != 0 && (fl & FWronlyProg) != 0) bad = 1'b1;
+        if ((fl & FRdonly) != 0 && (fl & FWronly) != 0) bad = 1'b1;
+        if (t == 32'd2) begin
+          // array_map_alloc_check
+          if (mx == 0 || ks != 32'd4 || vs == 0 || (fl & ~ArrayFlags) != 0 || (fl & FPreserve) != 0) bad = 1'b1;
+          slots = {9'd0, mx};
+        end else if (t == 32'd1 || t == 32'd9) begin
+          // htab_map_alloc_check
+          if ((fl & ~HashFlags) != 0 || mx == 0 || ks == 0 || vs == 0) bad = 1'b1;
+          if (t == 32'd1 && (fl & FNoCommonLru) != 0) bad = 1'b1;
+          // LRU maps are preallocated; the per-CPU LRU variant (BPF_F_NO_COMMON_LRU) is not built in hardware
+          if (t == 32'd9 && (fl & (FNoPrealloc | FNoCommonLru)) != 0) bad = 1'b1;
+          if (t == 32'd9) bad = 1'b1;  // LRU_HASH: not yet
+          lay_kind[m] = (t == 32'd1) ? KindHash : KindLru;
+          slots = (t == 32'd1) ? {9'd0, mx} + 41'd1 : {9'd0, mx};
+        end else if (t == 32'd11) begin
+          // trie_alloc
+          if (mx == 0 || (fl & FNoPrealloc) == 0 || (fl & ~LpmFlags) != 0 || ks < 32'd5 || vs == 0) bad = 1'b1;
+          lay_kind[m] = KindLpm;
+          slots = {9'd0, mx} + 41'd1;
+        end else begin
+          bad = 1'b1;
+        end
+        if (ks > KEY_BYTES || vs > VALUE_BYTES) bad = 1'b1;
+        if (mx > MEM_WORDS) bad = 1'b1;
+        if (!bad) begin
+          rows = rows + 41'(slots[SW:0] * stride);
+          if (t != 32'd2) cams = cams + slots;
+          if (t == 32'd9) nodes = nodes + slots;
+        end
+        lay_slots[m]  = slots[SW-1:0];
+        lay_stride[m] = stride;
+      end
+      lay_error = lay_error | bad;
+    end
+    if (rows > 41'(MEM_WORDS) || cams > 41'(ENTRIES) || nodes > 41'(LRU_NODES)) lay_error = 1'b1;
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Engine registers.
+
+  logic [3:0]      state_q;
+  logic            host_q;                   // the operation came from the host port
+  logic [1:0]      op_q;
+  logic [MW-1:0]   map_q;
+  logic            map_ok_q;                 // map index names an existing map
+  logic [KB-1:0]   key_q;                    // masked to the map's key_size
+  logic [VB-1:0]   value_q;
+  logic [63:0]     flags_q;
+  logic [27:0]     slot_in_q;
+  logic [63:0]     ret_q;
+  logic            hit_q;
+  logic [SW-1:0]   slot_q;
+  logic [AW-1:0]   row_q;                    // value row being written or read
+  logic [4:0]      word_q;                   // rows done
+  logic [AW:0]     clear_q;                  // clearing sweep
+
+  // CAM and slot allocation
+  logic [ENTRIES-1:0] ent_valid_q;
+  logic [KB-1:0]      ent_key_q   [ENTRIES];
+  logic [KB-1:0]      ent_mask_q  [ENTRIES];
+  logic [PW-1:0]      ent_plen_q  [ENTRIES];
+  logic [SW-1:0]      stack_q     [ENTRIES];
+  logic [SW-1:0]      sp_q        [MAPS];
+  logic [SW-1:0]      fresh_q     [MAPS];
+  logic [SW-1:0]      count_q     [MAPS];
+  logic [SW-1:0]      spare_q     [MAPS];
+  logic [MAPS-1:0]    spare_v_q;
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Value memory and the value port.
+
+  logic          vp_fault;
+  logic [AW+2:0] vp_addr;
+  logic          vp_en;
+  logic          vp_zero_q;
+  logic          vp_fault_q;
+  logic [3:0]    vp_bytes_q;
+  logic [63:0]   vp_keep;
+  logic [63:0]   a_rdata;
+  logic          b_en;
+  logic          b_we;
+  logic [AW-1:0] b_row;
+  logic [63:0]   b_wdata;
+  logic [63:0]   b_rdata;
+
+  always_comb begin : value_port
+    logic [MW-1:0] m;
+    logic [AW-1:0] row;
+    logic [16:0]   end_byte;
+    m        = val_map_i[MW-1:0];
+    vp_fault = 1'b0;
+    if (32'(val_map_i) >= MAPS || !live_q[m]) vp_fault = 1'b1;
+    if (val_slot_i >= {{(28 - SW) {1'b0}}, slots_q[m]}) vp_fault = 1'b1;
+    if (val_bytes_i == 4'd0 || val_bytes_i > 4'd8) vp_fault = 1'b1;
+    end_byte = {5'd0, val_off_i} + {13'd0, val_bytes_i};
+    if (end_byte > {1'b0, vsize_q[m]}) vp_fault = 1'b1;
+    row      = vbase_q[m] + AW'(val_slot_i[AW-1:0] * AW'(stride_q[m]));
+    vp_addr  = {row, 3'b000} + AW3'(val_off_i);
+    vp_en    = val_en_i && !vp_fault;
+  end
+
+  maps_values #(
+    .WORDS (MEM_WORDS),
+    .AW    (AW)
+  ) u_values (
+    .clk_i     (clk_i),
+    .a_en_i    (vp_en),
+    .a_we_i    (val_we_i),
+    .a_addr_i  (vp_addr),
+    .a_bytes_i (val_bytes_i),
+    .a_wdata_i (val_wdata_i),
+    .a_rdata_o (a_rdata),
+    .b_en_i    (b_en),
+    .b_we_i    (b_we),
+    .b_row_i   (b_row),
+    .b_wdata_i (b_wdata),
+    .b_rdata_o (b_rdata)
+  );
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      vp_zero_q  <= 1'b1;
+      vp_fault_q <= 1'b0;
+      vp_bytes_q <= 4'd0;
+    end else begin
+      vp_zero_q  <= !vp_en || val_we_i;
+      vp_fault_q <= val_en_i && vp_fault;
+      vp_bytes_q <= val_bytes_i;
+    end
+  end
+
+  always_comb begin
+    for (integer b = 0; b < 8; b = b + 1) begin
+      vp_keep[8*b +: 8] = (4'(b) < vp_bytes_q) ? 8'hff : 8'h00;
+    end
+  end
+
+  assign val_rdata_o = vp_zero_q ? 64'd0 : a_rdata & vp_keep;
+  assign val_fault_o = vp_fault_q;
+
+  // The engine's memory cycles: clearing, value writes, value reads; each waits while the lanes use the memory.
+  always_comb begin
+    b_en    = 1'b0;
+    b_we    = 1'b0;
+    b_row   = row_q;
+    b_wdata = value_q[64*word_q[2:0] +: 64];
+    if (state_q == StClear) begin
+      b_en    = 1'b1;
+      b_we    = 1'b1;
+      b_row   = clear_q[AW-1:0];
+      b_wdata = 64'd0;
+    end else if (state_q == StWrite) begin
+      b_en = 1'b1;
+      b_we = 1'b1;
+    end else if (state_q == StRead) begin
+      b_en = 1'b1;
+    end
+    if (val_en_i) begin
+      b_en = 1'b0;
+      b_we = 1'b0;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // The CAM compare of the latched key against the latched map's entries.
+
+  logic [KB-1:0]      key_in;                // the offered key masked to the map's key_size
+  logic [MW-1:0]      map_in;
+  logic               host_pick;
+  logic [KB-1:0]      key_plen_mask;         // LPM: data bits below the key's prefix length
+  logic [31:0]        key_plen;
+  logic [PW-1:0]      max_plen;
+  logic [ENTRIES-1:0] in_map;
+  logic [ENTRIES-1:0] match;                 // lookup match (LPM: any covering prefix)
+  logic [ENTRIES-1:0] exact;                 // the same key (LPM: the same prefix)
+  logic               best_v;
+  logic [EW-1:0]      best;
+  logic               exact_v;
+  logic [EW-1:0]      exact_i;
+
+  assign host_pick = !req_valid_i;
+  assign map_in    = host_pick ? host_map_i[MW-1:0] : req_map_i[MW-1:0];
+
+  always_comb begin : key_mask
+    logic [7:0] ks;
+    ks     = ksize_q[map_in];
+    key_in = host_pick ? host_key_i : req_key_i;
+    for (integer b = 0; b < KEY_BYTES; b = b + 1) begin
+      if (b >= ks) key_in[8*b +: 8] = 8'd0;
+    end
+  end
+
+  assign key_plen = key_q[31:0];
+  assign max_plen = PW'({ksize_q[map_q] - 8'd4, 3'b000});
+
+  always_comb begin : prefix_mask
+    key_plen_mask = '0;
+    for (integer p = 32; p < KB; p = p + 1) begin
+      // key bit p is data bit 8 * (p / 8 - 4) + 7 - p % 8 (bits are numbered from each byte's top, as extract_bit)
+      if (32'((p / 8 - 4) * 8 + 7 - p % 8) < key_plen) key_plen_mask[p] = 1'b1;
+    end
+  end
+
+  always_comb begin : cam
+    logic [EW:0] lo;
+    logic [EW:0] hi;
+    logic        lpm;
+    lo      = ebase_q[map_q];
+    hi      = ebase_q[map_q] + slots_q[map_q][EW:0];
+    lpm     = kind_q[map_q] == KindLpm;
+    best_v  = 1'b0;
+    best    = '0;
+    exact_v = 1'b0;
+    exact_i = '0;
+    for (integer i = 0; i < ENTRIES; i = i + 1) begin
+      in_map[i] = EW1'(i) >= lo && EW1'(i) < hi && kind_q[map_q] != KindArray;
+      match[i]  = in_map[i] && ent_valid_q[i] && ((ent_key_q[i] ^ key_q) & ent_mask_q[i]) == '0
+                  && (!lpm || {16'd0, ent_plen_q[i]} <= key_plen);
+      exact[i]  = match[i] && (!lpm || {16'd0, ent_plen_q[i]} == key_plen);
+      if (match[i] && (!best_v || ent_plen_q[i] > ent_plen_q[best])) begin
+        best_v = 1'b1;
+        best   = EW'(i);
+      end
+      if (exact[i]) begin
+        exact_v = 1'b1;
+        exact_i = EW'(i);
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // One operation's outcome, from the latched request and the CAM (state StExec).
+
+  logic [63:0]   x_ret;                      // positive errno, negated at the response
+  logic          x_hit;
+  logic [SW-1:0] x_slot;
+  logic [1:0]    x_next;                     // 0 respond, 1 write the value, 2 read the value, 3 LRU node
+  logic          x_set;                      // enter key_q at slot x_slot
+  logic          x_clr;                      // remove the key of slot x_old
+  logic [SW-1:0] x_old;
+  logic          x_pop;                      // x_slot came from the free stack (else maybe fresh)
+  logic          x_fresh;                    // x_slot is the next never-used slot
+  logic          x_push;                     // x_push_slot goes on the free stack
+  logic [SW-1:0] x_push_slot;
+  logic          x_spare;                    // the spare becomes x_old
+  logic          x_inc;
+  logic          x_dec;
+
+  logic [SW-1:0] alloc_slot;
+  logic          alloc_pop;
+  logic [SW-1:0] exact_slot;
+  logic [SW-1:0] best_slot;
+  logic [EW-1:0] stack_top;
+
+  always_comb begin
+    stack_top  = ebase_q[map_q][EW-1:0] + sp_q[map_q][EW-1:0] - EW'(1);
+    alloc_pop  = sp_q[map_q] != '0;
+    alloc_slot = alloc_pop ? stack_q[stack_top] : fresh_q[map_q];
+    exact_slot = SW'(EW1'({1'b0, exact_i} - ebase_q[map_q]));
+    best_slot  = SW'(EW1'({1'b0, best} - ebase_q[map_q]));
+  end
+
+  always_comb begin : exec
+    logic [1:0]  kind;
+    logic [31:0] index;
+    logic        host_ro;
+    logic        host_wo;
+    kind         = kind_q[map_q];
+    index        = key_q[31:0];
+    host_ro      = host_q && rdonly_q[map_q];
+    host_wo      = host_q && wronly_q[map_q];
+    x_ret        = 64'd0;
+    x_hit        = 1'b0;
+    x_slot       = '0;
+    x_next       = 2'd0;
+    x_set        = 1'b0;
+    x_clr        = 1'b0;
+    x_old        = exact_slot;
+    x_pop        = 1'b0;
+    x_fresh      = 1'b0;
+    x_push       = 1'b0;
+    x_push_slot  = exact_slot;
+    x_spare      = 1'b0;
+    x_inc        = 1'b0;
+    x_dec        = 1'b0;
+    if (!map_ok_q) begin
+      x_ret = (op_q == OpLookup && !host_q) ? 64'd0 : Einval;
+    end else if (op_q == OpRead) begin
+      x_slot = slot_in_q[SW-1:0];
+      if (slot_in_q < {{(28 - SW) {1'b0}}, slots_q[map_q]}) begin
+        x_hit  = (kind == KindArray) || ent_valid_q[ebase_q[map_q][EW-1:0] + slot_in_q[EW-1:0]];
+        x_next = 2'd2;
+      end
+    end else if (op_q == OpLookup) begin
+      if (host_wo) begin
+        x_ret = Eperm;
+      end else if (kind == KindArray) begin
+        x_hit  = index < {{(32 - SW) {1'b0}}, max_q[map_q]};
+        x_slot = index[SW-1:0];
+      end else begin
+        x_hit  = best_v;
+        x_slot = best_slot;
+      end
+      if (x_hit && host_q) x_next = 2'd2;
+    end else if (op_q == OpDelete) begin
+      if (host_ro) begin
+        x_ret = Eperm;
+      end else if (kind == KindArray) begin
+        x_ret = Einval;
+      end else if (kind == KindLpm && key_plen > {16'd0, max_plen}) begin
+        x_ret = Einval;
+      end else if (!exact_v) begin
+        x_ret = Enoent;
+      end else begin
+        x_clr  = 1'b1;
+        x_push = 1'b1;
+        x_dec  = 1'b1;
+        x_slot = exact_slot;
+        if (kind == KindLru) x_next = 2'd3;
+      end
+    end else begin
+      // update
+      if (host_ro) begin
+        x_ret = Eperm;
+      end else if (host_q && flags_q[2]) begin
+        x_ret = Einval;
+      end else if (kind == KindArray) begin
+        if ((flags_q & ~64'd4) > 64'd2) x_ret = Einval;
+        else if (index >= {{(32 - SW) {1'b0}}, max_q[map_q]}) x_ret = E2big;
+        else if (flags_q[0]) x_ret = Eexist;
+        else if (flags_q[2]) x_ret = Einval;
+        else begin
+          x_slot = index[SW-1:0];
+          x_next = 2'd1;
+        end
+      end else if (flags_q > 64'd2) begin
+        x_ret = Einval;
+      end else if (kind == KindHash) begin
+        if (exact_v && flags_q == 64'd1) begin
+          x_ret = Eexist;
+        end else if (!exact_v && flags_q == 64'd2) begin
+          x_ret = Enoent;
+        end else if (exact_v) begin
+          // the new value goes to the spare element (or a new one); the old element becomes the spare
+          x_spare      = 1'b1;
+          x_slot       = spare_v_q[map_q] ? spare_q[map_q] : alloc_slot;
+          x_pop        = !spare_v_q[map_q] && alloc_pop;
+          x_fresh      = !spare_v_q[map_q] && !alloc_pop;
+          x_set        = 1'b1;
+          x_clr        = 1'b1;
+          x_next       = 2'd1;
+        end else if (count_q[map_q] >= max_q[map_q]) begin
+          x_ret = E2big;
+        end else begin
+          x_slot  = alloc_slot;
+          x_pop   = alloc_pop;
+          x_fresh = !alloc_pop;
+          x_set   = 1'b1;
+          x_inc   = 1'b1;
+          x_next  = 2'd1;
+        end
+      end else if (kind == KindLpm) begin
+        if (key_plen > {16'd0, max_plen}) begin
+          x_ret = Einval;
+        end else begin
+          // trie_update_elem takes a value slot (and writes the value into it) before it walks the trie; a failed
+          // update gives the slot back to the free list.
+          x_slot = alloc_slot;
+          x_next = 2'd1;
+          if (exact_v && flags_q == 64'd1) begin
+            x_ret = Eexist;
+          end else if (!exact_v && flags_q == 64'd2) begin
+            x_ret = Enoent;
+          end else if (!exact_v && count_q[map_q] == max_q[map_q]) begin
+            x_ret = Enospc;
+          end else begin
+            x_pop   = alloc_pop;
+            x_fresh = !alloc_pop;
+            x_set   = 1'b1;
+            if (exact_v) begin
+              x_clr  = 1'b1;
+              x_push = 1'b1;
+            end else begin
+              x_inc = 1'b1;
+            end
+          end
+        end
+      end else begin
+        // LRU_HASH: maps_lru finds the node; the outcome is settled in StLru
+        x_next = 2'd3;
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Sequencing.
+
+  logic [7:0] map_raw;
+
+  assign map_raw = host_pick ? host_map_i : req_map_i;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q     <= StIdle;
+      def_q       <= '0;
+      live_q      <= '0;
+      rdonly_q    <= '0;
+      wronly_q    <= '0;
+      cfg_error_q <= 1'b0;
+      ent_valid_q <= '0;
+      spare_v_q   <= '0;
+      host_q      <= 1'b0;
+      op_q        <= OpLookup;
+      map_q       <= '0;
+      map_ok_q    <= 1'b0;
+      flags_q     <= '0;
+      slot_in_q   <= '0;
+      ret_q       <= '0;
+      hit_q       <= 1'b0;
+      slot_q      <= '0;
+      row_q       <= '0;
+      word_q      <= '0;
+      clear_q     <= '0;
+      for (integer m = 0; m < MAPS; m = m + 1) begin
+        def_type_q[m]  <= '0;
+        def_key_q[m]   <= '0;
+        def_value_q[m] <= '0;
+        def_max_q[m]   <= '0;
+        def_flags_q[m] <= '0;
+        kind_q[m]      <= KindArray;
+        ksize_q[m]     <= '0;
+        vsize_q[m]     <= '0;
+        max_q[m]       <= '0;
+        slots_q[m]     <= '0;
+        stride_q[m]    <= '0;
+        vbase_q[m]     <= '0;
+        ebase_q[m]     <= '0;
+        sp_q[m]        <= '0;
+        fresh_q[m]     <= '0;
+        count_q[m]     <= '0;
+        spare_q[m]     <= '0;
+      end
+    end else begin
+      if (cfg_we_i && 32'(cfg_map_i) < MAPS) begin
+        def_q[cfg_map_i[MW-1:0]]       <= 1'b1;
+        def_type_q[cfg_map_i[MW-1:0]]  <= cfg_type_i;
+        def_key_q[cfg_map_i[MW-1:0]]   <= cfg_key_size_i;
+        def_value_q[cfg_map_i[MW-1:0]] <= cfg_value_size_i;
+        def_max_q[cfg_map_i[MW-1:0]]   <= cfg_max_entries_i;
+        def_flags_q[cfg_map_i[MW-1:0]] <= cfg_flags_i;
+      end
+      if (cfg_we_i && 32'(cfg_map_i) >= MAPS) cfg_error_q <= 1'b1;
+      case (state_q)
+        StIdle: begin
+          if (cfg_done_i) begin
+            state_q <= StLayout;
+          end else if (req_valid_i || host_valid_i) begin
+            host_q    <= host_pick;
+            op_q      <= host_pick ? host_op_i : req_op_i;
+            map_q     <= map_in;
+            map_ok_q  <= 32'(map_raw) < MAPS && live_q[map_in] && (host_pick || req_op_i != OpRead);
+            flags_q   <= host_pick ? host_flags_i : req_flags_i;
+            slot_in_q <= host_slot_i;
+            state_q   <= StExec;
+          end
+        end
+        StLayout: begin
+          cfg_error_q <= cfg_error_q | lay_error;
+          for (integer m = 0; m < MAPS; m = m + 1) begin
+            live_q[m]   <= def_q[m] && !lay_error && !cfg_error_q;
+            kind_q[m]   <= lay_kind[m];
+            ksize_q[m]  <= def_key_q[m][7:0];
+            vsize_q[m]  <= def_value_q[m][15:0];
+            max_q[m]    <= def_max_q[m][SW-1:0];
+            slots_q[m]  <= lay_slots[m];
+            stride_q[m] <= lay_stride[m];
+            vbase_q[m]  <= lay_vbase[m];
+            ebase_q[m]  <= lay_ebase[m];
+            rdonly_q[m] <= (def_flags_q[m] & FRdonly) != 0;
+            wronly_q[m] <= (def_flags_q[m] & FWronly) != 0;
+            sp_q[m]     <= '0;
+            fresh_q[m]  <= '0;
+            count_q[m]  <= '0;
+          end
+          ent_valid_q <= '0;
+          spare_v_q   <= '0;
+          clear_q     <= '0;
+          state_q     <= StClear;
+        end
+        StClear: begin
+          if (!val_en_i) begin
+            clear_q <= clear_q + AW1'(1);
+            if (clear_q == AW1'(MEM_WORDS - 1)) state_q <= StIdle;
+          end
+        end
+        StExec: begin
+          ret_q  <= x_ret;
+          hit_q  <= x_hit;
+          slot_q <= x_slot;
+          row_q  <= vbase_q[map_q] + AW'(x_slot * SW'(stride_q[map_q]));
+          word_q <= '0;
+          if (x_set) begin
+            ent_valid_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= 1'b1;
+          end
+          if (x_clr && !(x_set && x_old == x_slot)) begin
+            ent_valid_q[ebase_q[map_q][EW-1:0] + x_old[EW-1:0]] <= 1'b0;
+          end
+          if (x_pop || x_push) begin
+            sp_q[map_q] <= sp_q[map_q] - SW'(x_pop) + SW'(x_push);
+          end
+          if (x_fresh) fresh_q[map_q] <= fresh_q[map_q] + SW'(1);
+          if (x_spare) begin
+            spare_q[map_q]   <= x_old;
+            spare_v_q[map_q] <= 1'b1;
+          end
+          if (x_inc) count_q[map_q] <= count_q[map_q] + SW'(1);
+          if (x_dec) count_q[map_q] <= count_q[map_q] - SW'(1);
+          case (x_next)
+            2'd1: state_q <= StWrite;
+            2'd2: state_q <= StRead;
+            2'd3: state_q <= StLru;
+            default: state_q <= StResp;
+          endcase
+        end
+        StWrite: begin
+          if (!val_en_i) begin
+            row_q  <= row_q + AW'(1);
+            word_q <= word_q + 5'd1;
+            if (word_q + 5'd1 == stride_q[map_q]) state_q <= StResp;
+          end
+        end
+        StRead: begin
+          if (!val_en_i) state_q <= StReadW;
+        end
+        StReadW: begin
+          row_q   <= row_q + AW'(1);
+          word_q  <= word_q + 5'd1;
+          state_q <= (word_q + 5'd1 == stride_q[map_q]) ? StResp : StRead;
+        end
+        StLru: begin
+          state_q <= StResp;
+        end
+        default: begin
+          state_q <= StIdle;
+        end
+      endcase
+    end
+  end
+
+  // Registers without reset: the latched key and value, the CAM's keys and the free stacks.
+  always_ff @(posedge clk_i) begin
+    if (state_q == StIdle && !cfg_done_i && (req_valid_i || host_valid_i)) begin
+      key_q   <= key_in;
+      value_q <= host_pick ? host_value_i : req_value_i;
+    end
+    if (state_q == StReadW) begin
+      value_q[64*word_q[2:0] +: 64] <= b_rdata;
+    end
+    if (state_q == StExec && x_set) begin
+      ent_key_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]]  <= key_q;
+      ent_mask_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= (kind_q[map_q] == KindLpm) ? key_plen_mask : '1;
+      ent_plen_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= (kind_q[map_q] == KindLpm) ? key_plen[PW-1:0] : '0;
+    end
+    if (state_q == StExec && x_push) begin
+      stack_q[ebase_q[map_q][EW-1:0] + sp_q[map_q][EW-1:0] - EW'(x_pop)] <= x_push_slot;
+    end
+  end
+
+  assign req_ready_o  = state_q == StIdle && !cfg_done_i;
+  assign host_ready_o = state_q == StIdle && !cfg_done_i && !req_valid_i;
+  assign cfg_error_o  = cfg_error_q;
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Responses.
+
+  always_comb begin : responses
+    logic [VB-1:0] value;
+    logic [KB-1:0] key;
+    value = value_q;
+    for (integer b = 0; b < VALUE_BYTES; b = b + 1) begin
+      if (b >= vsize_q[map_q]) value[8*b +: 8] = 8'd0;
+    end
+    key = ent_key_q[ebase_q[map_q][EW-1:0] + slot_q[EW-1:0]];
+    if (kind_q[map_q] == KindArray) key = {{(KB - SW) {1'b0}}, slot_q};
+    if (op_q == OpLookup) key = key_q;
+    rsp_valid_o      = state_q == StResp && !host_q;
+    host_rsp_valid_o = state_q == StResp && host_q;
+    rsp_ret_o        = 64'd0 - ret_q;
+    host_rsp_ret_o   = 64'd0 - ret_q;
+    rsp_hit_o        = hit_q;
+    host_rsp_hit_o   = hit_q;
+    rsp_slot_o       = hit_q ? {{(28 - SW) {1'b0}}, slot_q} : 28'd0;
+    host_rsp_key_o   = key;
+    host_rsp_value_o = hit_q ? value : '0;
+  end
+
+endmodule

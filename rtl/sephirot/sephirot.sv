@@ -1,0 +1,797 @@
+`default_nettype none
+// Sephirot: the hXDP VLIW core, a four-stage pipeline (fetch, decode, execute, commit) running docs/isa-hxdp.md images.
+//
+// Stages and what each does with one bundle of LANES slots:
+// - IF: the bundle at fetch_pc_q is read from the instruction memory (synchronous block RAM).
+// - ID: every lane decodes its slot and reads its operands from the register file's next state (so the commit
+//   stage's writes are seen) or, forwarded, from the same lane's execute stage; a helper's result (r0) is
+//   forwarded to every lane. Memory addresses are formed here: context fields are selected and tag-2/tag-4 loads
+//   go out on the lane's data bus. Stack and context accesses are checked here against their regions.
+// - IE: ALU (alu.sv per lane), stack reads (the internal stack memory reads asynchronously, so a load sees the
+//   previous bundle's stores), bus data and faults arrive, the helper is called (r1-r5 as read in ID) and
+//   waited for, stores go out in lane order (data bus or stack), and control is resolved: the lowest lane whose
+//   jump is taken, or that exits or calls, wins. A taken transfer squashes the two younger bundles (IF, ID).
+// - commit: register results, exit K's r0, and the frame push/pop of bpf-to-bpf calls and returns; a data-bus
+//   store fault arrives here. An exit with no caller frame ends the packet here.
+//
+// Hazards, as crates/hxdp/src/core.rs charges them: a bundle reading a register the previous bundle writes on
+// another lane waits one cycle in ID (forwarding is per lane). Beyond the model, a bundle whose bus load reads
+// bytes the bundle in IE stores, or needs a bus port that the bundle in IE stores through, waits one cycle in ID
+// (stores happen in IE, bus loads start in ID). An `exit K` alone in its bundle ends the packet from ID when nothing older is
+// in flight.
+//
+// Data bus (one port per lane, for tag 2 packet and tag 4 map-value addresses): a request holds dbus_req_o with
+// dbus_we_o, dbus_addr_o (the tagged address), dbus_bytes_o (1, 2, 4, 6 or 8) and, for writes, dbus_wdata_o (the
+// value in its low bytes). The answer comes in the next cycle, always (fixed latency 1): dbus_rdata_i holds the
+// bytes read little-endian from bit 0 for a read, dbus_fault_i is high when the access lies outside its region. A
+// faulting write must not change memory. Reads never have side effects: a read may be issued again, or for a
+// bundle that then does not execute. A read and a write issued in the same cycle (on different lanes) never
+// touch the same bytes.
+//
+// Helper bus: hcall_o is high for one cycle with hcall_id_o and hcall_args_o (r1..r5, r1 in the low 64 bits);
+// the helper answers hret_valid_i for one cycle, at least one cycle later, with hret_i (r0) and hret_fault_i.
+//
+// A packet: start_i (one cycle) clears the registers (r1 = context, r10 = top of the first stack frame), the stack
+// and the call frames and starts at entry_i. done_o rises with verdict_o, fault_o and cycles_o (cycles from the
+// start_i cycle through the last cycle of work) and stays until the next start_i.
+module sephirot #(
+  parameter integer LANES        = 4,     // slots per bundle, 1..8
+  parameter integer IMEM_BUNDLES = 1024,  // instruction memory depth in bundles, at most 65536
+  parameter integer STACK_FRAMES = 8      // 512-byte stack frames (call depth)
+) (
+  input  logic                 clk_i,
+  input  logic                 rst_ni,
+  // instruction memory loading
+  input  logic                 imem_we_i,
+  input  logic [15:0]          imem_addr_i,    // bundle
+  input  logic [2:0]           imem_lane_i,
+  input  logic [63:0]          imem_slot_i,
+  // packet start and result
+  input  logic [15:0]          entry_i,
+  input  logic                 start_i,
+  input  logic [63:0]          ctx_data_i,      // region-tagged packet pointers, as the context holds them
+  input  logic [63:0]          ctx_data_end_i,
+  input  logic [63:0]          ctx_data_meta_i,
+  input  logic [31:0]          ctx_ifindex_i,
+  input  logic [31:0]          ctx_rxq_i,
+  output logic                 busy_o,
+  output logic                 done_o,
+  output logic [31:0]          verdict_o,
+  output logic                 fault_o,
+  output logic [31:0]          cycles_o,
+  // data bus, one port per lane
+  output logic [LANES-1:0]     dbus_req_o,
+  output logic [LANES-1:0]     dbus_we_o,
+  output logic [LANES*64-1:0]  dbus_addr_o,
+  output logic [LANES*4-1:0]   dbus_bytes_o,
+  output logic [LANES*64-1:0]  dbus_wdata_o,
+  input  logic [LANES*64-1:0]  dbus_rdata_i,
+  input  logic [LANES-1:0]     dbus_fault_i,
+  // helper bus
+  output logic                 hcall_o,
+  output logic [31:0]          hcall_id_o,
+  output logic [5*64-1:0]      hcall_args_o,
+  input  logic                 hret_valid_i,
+  input  logic [63:0]          hret_i,
+  input  logic                 hret_fault_i
+);
+
+  localparam integer AW       = (IMEM_BUNDLES > 1) ? $clog2(IMEM_BUNDLES) : 1;
+  localparam integer SAW      = $clog2(STACK_FRAMES * 512);
+  localparam [60:0]  StackEnd = STACK_FRAMES * 512;
+  localparam [63:0]  CtxPtr   = 64'h1000_0000_0000_0000;  // region::context()
+  localparam [63:0]  StackTop = 64'h3000_0000_0000_0200;  // region::stack(512)
+  localparam integer FW       = $clog2(STACK_FRAMES + 1);
+  // Memory kinds of a lane's access.
+  localparam [1:0]   KindNone  = 2'd0;
+  localparam [1:0]   KindCtx   = 2'd1;
+  localparam [1:0]   KindStack = 2'd2;
+  localparam [1:0]   KindBus   = 2'd3;
+
+  integer l;
+  integer j;
+  integer r;
+
+  logic unused_addr;
+  assign unused_addr = ^imem_addr_i;
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // State
+  // ---------------------------------------------------------------------------------------------------------------
+  logic        run_q;          // fetching
+  logic        busy_q;
+  logic [15:0] fetch_pc_q;
+  logic [31:0] cnt_q;
+  logic        done_q;
+  logic [31:0] verdict_q;
+  logic        fault_q;
+  logic [31:0] cycles_q;
+
+  // ID
+  logic                 id_valid_q;
+  logic [15:0]          id_pc_q;
+  logic [LANES*64-1:0]  id_slots;
+
+  // IE, per lane
+  logic                 ie_valid_q;
+  logic                 ie_fresh_q;     // the bundle entered IE at the last edge: bus and stack answers are for it
+  logic [15:0]          ie_pc_q;
+  logic                 ie_fell_q;      // fetched past the instruction memory
+  logic [LANES-1:0]     ie_any_q, ie_alu_q, ie_wide_q, ie_x_q, ie_lddw_q, ie_load_q, ie_sext_q, ie_checked_q;
+  logic [LANES-1:0]     ie_store_q, ie_mfault_q, ie_cond_q, ie_condv_q, ie_ja_q, ie_exit_q, ie_exitk_q;
+  logic [LANES-1:0]     ie_hcall_q, ie_lcall_q, ie_wen_q;
+  logic [LANES*4-1:0]   ie_op_q, ie_bytes_q, ie_wreg_q;
+  logic [LANES*2-1:0]   ie_kind_q;
+  logic [LANES*16-1:0]  ie_aluoff_q, ie_off_q;
+  logic [LANES*32-1:0]  ie_imm_q, ie_verdict_q;
+  logic [LANES*64-1:0]  ie_a_q, ie_b_q, ie_lddwval_q, ie_addr_q, ie_wdata_q, ie_ctxval_q;
+  logic [LANES*64-1:0]  ie_ldraw_h_q;
+  logic [LANES-1:0]     ie_ldflt_h_q;
+  logic [5*64-1:0]      ie_args_q;
+  logic [31:0]          ie_hid_q;
+  logic                 hc_issued_q;
+
+  // commit
+  logic                 c_valid_q;
+  logic [LANES-1:0]     c_wen_q;
+  logic [LANES*4-1:0]   c_wreg_q;
+  logic [LANES*64-1:0]  c_wval_q;
+  logic                 c_hwen_q;
+  logic [63:0]          c_hval_q;
+  logic                 c_exitk_q;
+  logic [63:0]          c_k_q;
+  logic                 c_final_q;
+  logic                 c_push_q;
+  logic                 c_pop_q;
+  logic [15:0]          c_retpc_q;
+  logic [LANES-1:0]     c_dbst_q;
+
+  // call frames
+  logic [FW-1:0]                depth_q;
+  logic [STACK_FRAMES*16-1:0]   frame_pc_q;
+  logic [STACK_FRAMES*256-1:0]  frame_regs_q;
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Register file, instruction memory, stack
+  // ---------------------------------------------------------------------------------------------------------------
+  logic [11*64-1:0]     regs_next;
+  logic                 rf_r0_we;
+  logic [63:0]          rf_r0;
+  logic                 rf_restore;
+  logic [4*64-1:0]      rf_frame;
+  logic                 rf_push;
+  logic                 c_kill;         // a data-bus store of the bundle in commit faulted
+
+  assign c_kill = c_valid_q && |(c_dbst_q & dbus_fault_i);
+
+  regfile #(.LANES(LANES)) u_regfile (
+    .clk_i        (clk_i),
+    .rst_ni       (rst_ni),
+    .clear_i      (start_i),
+    .clear_r1_i   (CtxPtr),
+    .clear_r10_i  (StackTop),
+    .we_i         (c_valid_q ? c_wen_q : {LANES{1'b0}}),
+    .waddr_i      (c_wreg_q),
+    .wdata_i      (c_wval_q),
+    .r0_we_i      (rf_r0_we),
+    .r0_i         (rf_r0),
+    .restore_i    (rf_restore),
+    .frame_regs_i (rf_frame),
+    .push_i       (rf_push),
+    .next_o       (regs_next)
+  );
+
+  logic        imem_rd_en;
+  logic        id_take;       // ID takes the bundle being fetched at this edge
+
+  imem #(.LANES(LANES), .BUNDLES(IMEM_BUNDLES), .AW(AW)) u_imem (
+    .clk_i      (clk_i),
+    .we_i       (imem_we_i),
+    .wr_addr_i  (imem_addr_i[AW-1:0]),
+    .wr_lane_i  (imem_lane_i),
+    .wr_slot_i  (imem_slot_i),
+    .rd_en_i    (imem_rd_en),
+    .rd_addr_i  (fetch_pc_q[AW-1:0]),
+    .rd_slots_o (id_slots)
+  );
+
+  logic [LANES*SAW-1:0] stk_rd_addr;
+  logic [LANES*64-1:0]  stk_rd_data;
+  logic [LANES-1:0]     stk_we;
+  logic [LANES*SAW-1:0] stk_wr_addr;
+  logic [LANES*4-1:0]   stk_wr_bytes;
+
+  stack #(.LANES(LANES), .FRAMES(STACK_FRAMES), .AW(SAW)) u_stack (
+    .clk_i      (clk_i),
+    .clear_i    (start_i),
+    .rd_addr_i  (stk_rd_addr),
+    .rd_data_o  (stk_rd_data),
+    .we_i       (stk_we),
+    .wr_addr_i  (stk_wr_addr),
+    .wr_bytes_i (stk_wr_bytes),
+    .wr_data_i  (ie_wdata_q)
+  );
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // ID: decode
+  // ---------------------------------------------------------------------------------------------------------------
+  logic [LANES-1:0]     d_alu, d_wide, d_x, d_lddw, d_load, d_sext, d_checked, d_store, d_stimm, d_atomic;
+  logic [LANES-1:0]     d_cond, d_condv, d_ja, d_exit, d_exitk, d_hcall, d_lcall, d_writes, d_any;
+  logic [LANES*4-1:0]   d_op, d_bytes, d_dst, d_src, d_ra;
+  logic [LANES*16-1:0]  d_aluoff, d_off;
+  logic [LANES*32-1:0]  d_imm, d_verdict;
+  logic [LANES*64-1:0]  d_imm64, d_lddwval;
+  logic [LANES*11-1:0]  d_reads;
+
+  genvar g;
+  generate
+    for (g = 0; g < LANES; g = g + 1) begin : g_dec
+      logic [31:0] next_hi;
+      if (g + 1 < LANES) begin : g_next
+        assign next_hi = id_slots[(g+1)*64+32 +: 32];
+      end else begin : g_last
+        assign next_hi = 32'd0;
+      end
+      decode u_decode (
+        .slot_i         (id_slots[g*64 +: 64]),
+        .next_hi_i      (next_hi),
+        .alu_o          (d_alu[g]),
+        .wide_o         (d_wide[g]),
+        .x_o            (d_x[g]),
+        .op_o           (d_op[g*4 +: 4]),
+        .alu_off_o      (d_aluoff[g*16 +: 16]),
+        .lddw_o         (d_lddw[g]),
+        .lddw_val_o     (d_lddwval[g*64 +: 64]),
+        .load_o         (d_load[g]),
+        .load_sext_o    (d_sext[g]),
+        .load_verdict_o (d_verdict[g*32 +: 32]),
+        .load_checked_o (d_checked[g]),
+        .store_o        (d_store[g]),
+        .store_imm_o    (d_stimm[g]),
+        .atomic_o       (d_atomic[g]),
+        .bytes_o        (d_bytes[g*4 +: 4]),
+        .cond_o         (d_cond[g]),
+        .cond_valid_o   (d_condv[g]),
+        .ja_o           (d_ja[g]),
+        .exit_o         (d_exit[g]),
+        .exitk_o        (d_exitk[g]),
+        .hcall_o        (d_hcall[g]),
+        .lcall_o        (d_lcall[g]),
+        .dst_o          (d_dst[g*4 +: 4]),
+        .src_o          (d_src[g*4 +: 4]),
+        .ra_o           (d_ra[g*4 +: 4]),
+        .off_o          (d_off[g*16 +: 16]),
+        .imm_o          (d_imm[g*32 +: 32]),
+        .imm64_o        (d_imm64[g*64 +: 64]),
+        .reads_o        (d_reads[g*11 +: 11]),
+        .writes_o       (d_writes[g]),
+        .any_o          (d_any[g])
+      );
+    end
+  endgenerate
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // IE: execute units (declared here: ID forwards their results)
+  // ---------------------------------------------------------------------------------------------------------------
+  logic [LANES*64-1:0]  x_alu, x_ldval, x_res, x_raw;
+  logic [LANES-1:0]     x_aluv, x_taken, x_ldflt;
+  logic                 ie_has_hc;
+
+  generate
+    for (g = 0; g < LANES; g = g + 1) begin : g_lane
+      lane u_lane (
+        .op_i         (ie_op_q[g*4 +: 4]),
+        .wide_i       (ie_wide_q[g]),
+        .alu_off_i    (ie_aluoff_q[g*16 +: 16]),
+        .a_i          (ie_a_q[g*64 +: 64]),
+        .b_i          (ie_b_q[g*64 +: 64]),
+        .end_imm_i    (ie_imm_q[g*32 +: 32]),
+        .end_swap_i   (ie_wide_q[g] | ie_x_q[g]),
+        .alu_result_o (x_alu[g*64 +: 64]),
+        .alu_valid_o  (x_aluv[g]),
+        .taken_o      (x_taken[g]),
+        .load_raw_i   (x_raw[g*64 +: 64]),
+        .load_bytes_i (ie_bytes_q[g*4 +: 4]),
+        .load_sext_i  (ie_sext_q[g]),
+        .load_value_o (x_ldval[g*64 +: 64])
+      );
+    end
+  endgenerate
+
+  always_comb begin
+    ie_has_hc = |ie_hcall_q;
+    for (l = 0; l < LANES; l = l + 1) begin
+      if (ie_kind_q[l*2 +: 2] == KindStack) begin
+        x_raw[l*64 +: 64] = stk_rd_data[l*64 +: 64];
+      end else begin
+        x_raw[l*64 +: 64] = ie_fresh_q ? dbus_rdata_i[l*64 +: 64] : ie_ldraw_h_q[l*64 +: 64];
+      end
+      x_ldflt[l] = (ie_kind_q[l*2 +: 2] == KindBus) && (ie_fresh_q ? dbus_fault_i[l] : ie_ldflt_h_q[l]);
+      if (ie_load_q[l]) begin
+        x_res[l*64 +: 64] = (ie_kind_q[l*2 +: 2] == KindCtx) ? ie_ctxval_q[l*64 +: 64] : x_ldval[l*64 +: 64];
+      end else if (ie_lddw_q[l]) begin
+        x_res[l*64 +: 64] = ie_lddwval_q[l*64 +: 64];
+      end else begin
+        x_res[l*64 +: 64] = x_alu[l*64 +: 64];
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // ID: operands (with forwarding), hazards, addresses
+  // ---------------------------------------------------------------------------------------------------------------
+  logic [LANES*64-1:0]  o_ra, o_src, o_addr;
+  logic [LANES*2-1:0]   o_kind;
+  logic [LANES-1:0]     o_mfault;
+  logic [LANES*64-1:0]  o_ctxval;
+  logic [5*64-1:0]      o_args;
+  logic [31:0]          o_hid;
+  logic                 xlane;
+  logic                 memhaz;
+  logic                 id_stall;
+  logic [59:0]          r10_off;
+  logic [60:0]          acc_end;
+
+  // The value of register reg_i as lane lane_i of the ID bundle sees it: the register file's next state, the same
+  // lane's result in IE, or the helper's r0 in IE.
+  function automatic [63:0] forward(input integer lane_i, input logic [3:0] reg_i);
+    logic [63:0] v;
+    integer k;
+    v = 64'd0;
+    for (k = 0; k < 11; k = k + 1) begin
+      if (reg_i == k[3:0]) begin
+        v = regs_next[k*64 +: 64];
+      end
+    end
+    if (ie_valid_q && ie_wen_q[lane_i] && ie_wreg_q[lane_i*4 +: 4] == reg_i) begin
+      v = x_res[lane_i*64 +: 64];
+    end
+    if (ie_valid_q && ie_has_hc && reg_i == 4'd0) begin
+      v = hret_i;
+    end
+    forward = v;
+  endfunction
+
+  always_comb begin
+    r10_off = regs_next[10*64 +: 60];
+    xlane = 1'b0;
+    o_args = '0;
+    o_hid = 32'd0;
+    acc_end = 61'd0;
+    for (l = 0; l < LANES; l = l + 1) begin
+      // Cross-lane read-after-write with the bundle in IE.
+      for (j = 0; j < LANES; j = j + 1) begin
+        for (r = 0; r < 11; r = r + 1) begin
+          if (j != l && ie_valid_q && ie_wen_q[j] && ie_wreg_q[j*4 +: 4] == r[3:0] && d_reads[l*11 + r]) begin
+            xlane = 1'b1;
+          end
+        end
+      end
+      o_ra[l*64 +: 64]  = forward(l, d_ra[l*4 +: 4]);
+      o_src[l*64 +: 64] = forward(l, d_src[l*4 +: 4]);
+      // Helper arguments r1-r5 through the helper lane's forwarding.
+      if (d_hcall[l]) begin
+        o_hid = d_imm[l*32 +: 32];
+        for (r = 1; r <= 5; r = r + 1) begin
+          o_args[(r-1)*64 +: 64] = forward(l, r[3:0]);
+        end
+      end
+      // Address: loads from src + off, stores to dst + off.
+      o_addr[l*64 +: 64] = (d_load[l] ? o_src[l*64 +: 64] : o_ra[l*64 +: 64])
+                           + {{48{d_off[l*16 + 15]}}, d_off[l*16 +: 16]};
+      acc_end = {1'b0, o_addr[l*64 +: 60]} + {57'd0, d_bytes[l*4 +: 4]};
+      o_kind[l*2 +: 2] = KindNone;
+      o_mfault[l] = 1'b0;
+      o_ctxval[l*64 +: 64] = 64'd0;
+      if (d_load[l] || d_store[l]) begin
+        case (o_addr[l*64 + 60 +: 4])
+          4'd1: begin
+            o_kind[l*2 +: 2] = KindCtx;
+            o_mfault[l] = d_store[l] || d_bytes[l*4 +: 4] != 4'd4;
+            case (o_addr[l*64 +: 60])
+              60'd0:   o_ctxval[l*64 +: 64] = ctx_data_i;
+              60'd4:   o_ctxval[l*64 +: 64] = ctx_data_end_i;
+              60'd8:   o_ctxval[l*64 +: 64] = ctx_data_meta_i;
+              60'd12:  o_ctxval[l*64 +: 64] = {32'd0, ctx_ifindex_i};
+              60'd16:  o_ctxval[l*64 +: 64] = {32'd0, ctx_rxq_i};
+              60'd20:  o_ctxval[l*64 +: 64] = 64'd0;   // egress_ifindex: 0 on the XDP receive path
+              default: o_mfault[l] = 1'b1;
+            endcase
+          end
+          4'd3: begin
+            o_kind[l*2 +: 2] = KindStack;
+            o_mfault[l] = acc_end > {1'b0, r10_off} || acc_end > StackEnd;
+          end
+          4'd2, 4'd4: o_kind[l*2 +: 2] = KindBus;
+          default: o_mfault[l] = 1'b1;
+        endcase
+        if (d_atomic[l]) begin
+          o_mfault[l] = 1'b1;
+        end
+      end
+    end
+    // A bus load waits while the bundle in IE stores to bytes it reads, or stores on its lane's bus port. (Stack
+    // loads read in IE, after the previous bundle's stores: they never wait.)
+    memhaz = 1'b0;
+    for (l = 0; l < LANES; l = l + 1) begin
+      for (j = 0; j < LANES; j = j + 1) begin
+        if (d_any[l] && d_load[l] && o_kind[l*2 +: 2] == KindBus && ie_valid_q && ie_store_q[j]
+            && ((o_addr[l*64 +: 64] < ie_addr_q[j*64 +: 64] + {60'd0, ie_bytes_q[j*4 +: 4]}
+                 && ie_addr_q[j*64 +: 64] < o_addr[l*64 +: 64] + {60'd0, d_bytes[l*4 +: 4]})
+                || (l == j && o_kind[l*2 +: 2] == KindBus && ie_kind_q[j*2 +: 2] == KindBus))) begin
+          memhaz = 1'b1;
+        end
+      end
+    end
+    id_stall = id_valid_q && (xlane || memhaz);
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // IE: phases of the bundle
+  // ---------------------------------------------------------------------------------------------------------------
+  logic             ie_hold;        // waiting for the helper
+  logic             ie_go;          // the bundle completes IE this cycle
+  logic             p1_end;         // an ALU op or a load failed
+  logic             p1_verdict_ok;  // ... with a checked packet load: a verdict, not a fault
+  logic [31:0]      p1_verdict;
+  logic             h_fault;
+  logic             st_end;
+  logic [LANES-1:0] st_en;
+  logic             ctl_any;
+  logic             ctl_fault;
+  logic             ctl_final;
+  logic             ctl_push;
+  logic             ctl_pop;
+  logic             ctl_exitk;      // the winner is exit K: r0 = K at commit
+  logic [63:0]      ctl_k;
+  logic [15:0]      ctl_target;
+  logic             redirect;
+  logic             ie_end;
+  logic             st_seen_fail;
+  logic             ctl_ok;
+
+  always_comb begin
+    // Phase 1: ALU ops and loads, the lowest failing lane decides.
+    p1_end = ie_fell_q;
+    p1_verdict_ok = 1'b0;
+    p1_verdict = 32'd0;
+    for (l = LANES - 1; l >= 0; l = l - 1) begin
+      if (ie_any_q[l] && ((ie_alu_q[l] && !x_aluv[l])
+                          || (ie_load_q[l] && (ie_mfault_q[l] || x_ldflt[l])))) begin
+        p1_end = 1'b1;
+        p1_verdict_ok = ie_load_q[l] && !ie_mfault_q[l] && ie_checked_q[l]
+                        && ie_addr_q[l*64 + 60 +: 4] == 4'd2;
+        p1_verdict = ie_verdict_q[l*32 +: 32];
+      end
+    end
+    if (ie_fell_q) begin
+      p1_verdict_ok = 1'b0;
+    end
+    if (!ie_valid_q) begin
+      p1_end = 1'b0;
+    end
+    ie_hold = ie_valid_q && ie_has_hc && !p1_end && !c_kill && !(hc_issued_q && hret_valid_i);
+    ie_go = ie_valid_q && !ie_hold && !c_kill;
+    h_fault = ie_go && !p1_end && ie_has_hc && hret_fault_i;
+    // Phase 3: stores in lane order, up to the first one outside its region.
+    st_seen_fail = 1'b0;
+    for (l = 0; l < LANES; l = l + 1) begin
+      if (ie_store_q[l] && ie_mfault_q[l]) begin
+        st_seen_fail = 1'b1;
+      end
+      st_en[l] = ie_go && !p1_end && !h_fault && ie_store_q[l] && !st_seen_fail;
+    end
+    st_end = ie_go && !p1_end && !h_fault && st_seen_fail;
+    // Control: the lowest lane that transfers (or holds an invalid condition) wins.
+    ctl_any = 1'b0;
+    ctl_fault = 1'b0;
+    ctl_final = 1'b0;
+    ctl_push = 1'b0;
+    ctl_pop = 1'b0;
+    ctl_exitk = 1'b0;
+    ctl_k = 64'd0;
+    ctl_target = 16'd0;
+    for (l = LANES - 1; l >= 0; l = l - 1) begin
+      if (ie_cond_q[l] && !ie_condv_q[l]) begin
+        ctl_any = 1'b1;
+        ctl_fault = 1'b1;
+        ctl_final = 1'b0;
+        ctl_push = 1'b0;
+        ctl_pop = 1'b0;
+        ctl_exitk = 1'b0;
+      end else if (ie_exit_q[l] || ie_lcall_q[l] || ie_ja_q[l] || (ie_cond_q[l] && x_taken[l])) begin
+        ctl_any = 1'b1;
+        ctl_fault = 1'b0;
+        ctl_final = ie_exit_q[l] && depth_q == '0;
+        ctl_pop = ie_exit_q[l] && depth_q != '0;
+        ctl_push = ie_lcall_q[l];
+        ctl_exitk = ie_exitk_q[l];
+        ctl_k = {{32{ie_imm_q[l*32 + 31]}}, ie_imm_q[l*32 +: 32]};
+        if (ie_lcall_q[l]) begin
+          ctl_target = ie_imm_q[l*32 +: 16];
+          ctl_fault = depth_q >= FW'(STACK_FRAMES - 1);
+        end else if (ie_exit_q[l]) begin
+          ctl_target = 16'd0;
+          for (j = 0; j < STACK_FRAMES; j = j + 1) begin
+            if (depth_q == FW'(j + 1)) begin
+              ctl_target = frame_pc_q[j*16 +: 16];
+            end
+          end
+        end else begin
+          ctl_target = ie_off_q[l*16 +: 16];
+        end
+      end
+    end
+    ctl_ok = ie_go && !p1_end && !h_fault && !st_end;
+    if (!ctl_ok) begin
+      ctl_any = 1'b0;
+      ctl_fault = 1'b0;
+      ctl_final = 1'b0;
+      ctl_push = 1'b0;
+      ctl_pop = 1'b0;
+      ctl_exitk = 1'b0;
+    end
+    ie_end = ie_go && (p1_end || h_fault || st_end || ctl_fault);
+    redirect = ctl_any && !ctl_fault && !ctl_final;
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Commit, the end of a packet, and what ID and IF do next
+  // ---------------------------------------------------------------------------------------------------------------
+  logic        c_final_ok;
+  logic        id_early;
+  logic        end_now;
+  logic [31:0] end_verdict;
+  logic        end_fault;
+  logic        id_adv;
+  logic        id_exitk_alone;
+  logic [31:0] id_k;
+
+  always_comb begin
+    c_final_ok = c_valid_q && c_final_q && !c_kill;
+    rf_r0_we = c_valid_q && (c_exitk_q || c_hwen_q);
+    rf_r0 = c_exitk_q ? c_k_q : c_hval_q;
+    rf_restore = c_valid_q && c_pop_q;
+    rf_push = c_valid_q && c_push_q;
+    rf_frame = '0;
+    for (j = 0; j < STACK_FRAMES; j = j + 1) begin
+      if (depth_q == FW'(j + 1)) begin
+        rf_frame = frame_regs_q[j*256 +: 256];
+      end
+    end
+    // Early exit: `exit K` alone in its bundle, nothing older in flight, no caller frame.
+    id_exitk_alone = 1'b0;
+    id_k = 32'd0;
+    for (l = 0; l < LANES; l = l + 1) begin
+      if (d_exitk[l] && d_any == LANES'(1 << l)) begin
+        id_exitk_alone = 1'b1;
+        id_k = d_imm[l*32 +: 32];
+      end
+    end
+    id_early = id_valid_q && id_exitk_alone && !ie_valid_q && !c_valid_q && depth_q == '0;
+    end_now = 1'b1;
+    end_verdict = 32'd0;
+    end_fault = 1'b1;
+    if (c_kill) begin
+      end_verdict = 32'd0;
+      end_fault = 1'b1;
+    end else if (c_final_ok) begin
+      end_verdict = regs_next[31:0];
+      end_fault = 1'b0;
+    end else if (ie_end) begin
+      end_verdict = p1_verdict_ok ? p1_verdict : 32'd0;
+      end_fault = !p1_verdict_ok;
+    end else if (id_early) begin
+      end_verdict = id_k;
+      end_fault = 1'b0;
+    end else begin
+      end_now = 1'b0;
+    end
+    if (!busy_q) begin
+      end_now = 1'b0;
+    end
+    // ID hands its bundle to IE.
+    id_adv = id_valid_q && !ie_hold && !id_stall && !redirect && !ctl_final && !end_now;
+    // The instruction memory output is ID's bundle register: it loads when ID moves on or is emptied.
+    id_take = !(id_valid_q && (ie_hold || id_stall)) || redirect || ctl_final || end_now;
+    imem_rd_en = id_take;
+  end
+
+  // Data bus and stack ports.
+  always_comb begin
+    for (l = 0; l < LANES; l = l + 1) begin
+      dbus_req_o[l] = 1'b0;
+      dbus_we_o[l] = 1'b0;
+      dbus_addr_o[l*64 +: 64] = 64'd0;
+      dbus_bytes_o[l*4 +: 4] = 4'd0;
+      dbus_wdata_o[l*64 +: 64] = 64'd0;
+      if (st_en[l] && ie_kind_q[l*2 +: 2] == KindBus) begin
+        dbus_req_o[l] = 1'b1;
+        dbus_we_o[l] = 1'b1;
+        dbus_addr_o[l*64 +: 64] = ie_addr_q[l*64 +: 64];
+        dbus_bytes_o[l*4 +: 4] = ie_bytes_q[l*4 +: 4];
+        dbus_wdata_o[l*64 +: 64] = ie_wdata_q[l*64 +: 64];
+      end else if (busy_q && id_valid_q && d_load[l] && o_kind[l*2 +: 2] == KindBus && !memhaz) begin
+        dbus_req_o[l] = 1'b1;
+        dbus_addr_o[l*64 +: 64] = o_addr[l*64 +: 64];
+        dbus_bytes_o[l*4 +: 4] = d_bytes[l*4 +: 4];
+      end
+      stk_rd_addr[l*SAW +: SAW] = ie_addr_q[l*64 +: SAW];
+      stk_we[l] = st_en[l] && ie_kind_q[l*2 +: 2] == KindStack;
+      stk_wr_addr[l*SAW +: SAW] = ie_addr_q[l*64 +: SAW];
+      stk_wr_bytes[l*4 +: 4] = ie_bytes_q[l*4 +: 4];
+    end
+  end
+
+  assign hcall_o      = ie_valid_q && ie_has_hc && !hc_issued_q && !p1_end && !c_kill;
+  assign hcall_id_o   = ie_hid_q;
+  assign hcall_args_o = ie_args_q;
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Sequential
+  // ---------------------------------------------------------------------------------------------------------------
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      run_q       <= 1'b0;
+      busy_q      <= 1'b0;
+      fetch_pc_q  <= 16'd0;
+      cnt_q       <= 32'd0;
+      done_q      <= 1'b0;
+      verdict_q   <= 32'd0;
+      fault_q     <= 1'b0;
+      cycles_q    <= 32'd0;
+      id_valid_q  <= 1'b0;
+      id_pc_q     <= 16'd0;
+      ie_valid_q  <= 1'b0;
+      ie_fresh_q  <= 1'b0;
+      hc_issued_q <= 1'b0;
+      c_valid_q   <= 1'b0;
+      depth_q     <= '0;
+    end else if (start_i) begin
+      run_q       <= 1'b1;
+      busy_q      <= 1'b1;
+      fetch_pc_q  <= entry_i;
+      cnt_q       <= 32'd1;
+      done_q      <= 1'b0;
+      verdict_q   <= 32'd0;
+      fault_q     <= 1'b0;
+      cycles_q    <= 32'd0;
+      id_valid_q  <= 1'b0;
+      ie_valid_q  <= 1'b0;
+      ie_fresh_q  <= 1'b0;
+      hc_issued_q <= 1'b0;
+      c_valid_q   <= 1'b0;
+      depth_q     <= '0;
+    end else if (busy_q) begin
+      cnt_q <= cnt_q + 32'd1;
+      if (end_now) begin
+        run_q       <= 1'b0;
+        busy_q      <= 1'b0;
+        done_q      <= 1'b1;
+        verdict_q   <= end_verdict;
+        fault_q     <= end_fault;
+        cycles_q    <= cnt_q + 32'd1;
+        id_valid_q  <= 1'b0;
+        ie_valid_q  <= 1'b0;
+        ie_fresh_q  <= 1'b0;
+        c_valid_q   <= 1'b0;
+        hc_issued_q <= 1'b0;
+      end else begin
+        // IF/ID
+        if (redirect) begin
+          fetch_pc_q <= ctl_target;
+          id_valid_q <= 1'b0;
+        end else if (ctl_final) begin
+          run_q      <= 1'b0;
+          id_valid_q <= 1'b0;
+        end else if (id_take) begin
+          id_valid_q <= run_q;
+          id_pc_q    <= fetch_pc_q;
+          if (run_q) begin
+            fetch_pc_q <= fetch_pc_q + 16'd1;
+          end
+        end
+        // ID -> IE
+        ie_fresh_q <= id_adv;
+        if (id_adv) begin
+          ie_valid_q <= 1'b1;
+        end else if (!ie_hold) begin
+          ie_valid_q <= 1'b0;
+        end
+        if (hcall_o) begin
+          hc_issued_q <= 1'b1;
+        end
+        if (ie_go) begin
+          hc_issued_q <= 1'b0;
+        end
+        // IE -> commit
+        c_valid_q <= ie_go && !ie_end;
+        // Call frames
+        if (c_valid_q && c_push_q) begin
+          depth_q <= depth_q + 1'b1;
+        end else if (c_valid_q && c_pop_q) begin
+          depth_q <= depth_q - 1'b1;
+        end
+      end
+    end
+  end
+
+  // Pipeline payload registers (no reset needed: qualified by the valid bits above).
+  always_ff @(posedge clk_i) begin
+    if (id_adv) begin
+      ie_pc_q      <= id_pc_q;
+      ie_fell_q    <= {16'd0, id_pc_q} >= IMEM_BUNDLES;
+      ie_any_q     <= d_any;
+      ie_alu_q     <= d_alu & d_any;
+      ie_wide_q    <= d_wide;
+      ie_x_q       <= d_x;
+      ie_lddw_q    <= d_lddw;
+      ie_load_q    <= d_load;
+      ie_sext_q    <= d_sext;
+      ie_checked_q <= d_checked;
+      ie_store_q   <= d_store;
+      ie_mfault_q  <= o_mfault;
+      ie_cond_q    <= d_cond;
+      ie_condv_q   <= d_condv;
+      ie_ja_q      <= d_ja;
+      ie_exit_q    <= d_exit;
+      ie_exitk_q   <= d_exitk;
+      ie_hcall_q   <= d_hcall;
+      ie_lcall_q   <= d_lcall;
+      ie_wen_q     <= d_writes;
+      ie_op_q      <= d_op;
+      ie_bytes_q   <= d_bytes;
+      ie_wreg_q    <= d_dst;
+      ie_kind_q    <= o_kind;
+      ie_aluoff_q  <= d_aluoff;
+      ie_off_q     <= d_off;
+      ie_imm_q     <= d_imm;
+      ie_verdict_q <= d_verdict;
+      ie_lddwval_q <= d_lddwval;
+      ie_addr_q    <= o_addr;
+      ie_ctxval_q  <= o_ctxval;
+      ie_args_q    <= o_args;
+      ie_hid_q     <= o_hid;
+      for (l = 0; l < LANES; l = l + 1) begin
+        ie_a_q[l*64 +: 64]     <= o_ra[l*64 +: 64];
+        ie_b_q[l*64 +: 64]     <= d_x[l] ? o_src[l*64 +: 64] : d_imm64[l*64 +: 64];
+        ie_wdata_q[l*64 +: 64] <= d_stimm[l] ? d_imm64[l*64 +: 64] : o_src[l*64 +: 64];
+      end
+    end
+    if (ie_fresh_q) begin
+      ie_ldraw_h_q <= x_raw;
+      ie_ldflt_h_q <= dbus_fault_i;
+    end
+    if (ie_go) begin
+      c_wen_q   <= ie_wen_q & ie_any_q;
+      c_wreg_q  <= ie_wreg_q;
+      c_wval_q  <= x_res;
+      c_hwen_q  <= ie_has_hc;
+      c_hval_q  <= hret_i;
+      c_exitk_q <= ctl_exitk;
+      c_k_q     <= ctl_k;
+      c_final_q <= ctl_final;
+      c_push_q  <= ctl_push && !ctl_fault;
+      c_pop_q   <= ctl_pop;
+      c_retpc_q <= ie_pc_q + 16'd1;
+      for (l = 0; l < LANES; l = l + 1) begin
+        c_dbst_q[l] <= st_en[l] && ie_kind_q[l*2 +: 2] == KindBus;
+      end
+    end
+    if (c_valid_q && c_push_q) begin
+      for (j = 0; j < STACK_FRAMES; j = j + 1) begin
+        if (depth_q == FW'(j)) begin
+          frame_pc_q[j*16 +: 16]     <= c_retpc_q;
+          frame_regs_q[j*256 +: 256] <= regs_next[6*64 +: 256];
+        end
+      end
+    end
+  end
+
+  assign busy_o    = busy_q;
+  assign done_o    = done_q;
+  assign verdict_o = verdict_q;
+  assign fault_o   = fault_q;
+  assign cycles_o  = cycles_q;
+
+endmodule

@@ -34,9 +34,15 @@ fn copied_mac_addresses_stay_in_network_order() {
 fn fields_the_program_never_names_stay_in_network_order() {
     // MAC swap never reads the IPv4 total length or identification: they go back to the packet as they came.
     let optimised = c("xdp_mac_swap", Options::default());
-    assert!(!optimised.contains("hdr.ipv4.totalLen = hwxdp_ntoh16("), "{optimised}");
+    assert!(
+        !optimised.contains("hdr.ipv4.totalLen = hwxdp_ntoh16("),
+        "{optimised}"
+    );
     let baseline = c("xdp_mac_swap", Options::baseline());
-    assert!(baseline.contains("hdr.ipv4.totalLen = hwxdp_ntoh16("), "{baseline}");
+    assert!(
+        baseline.contains("hdr.ipv4.totalLen = hwxdp_ntoh16("),
+        "{baseline}"
+    );
 }
 
 #[test]
@@ -51,7 +57,9 @@ fn only_changed_headers_are_written_back_in_place() {
     // MAC swap changes Ethernet only: with an unchanged layout the IPv4 header is skipped, not rewritten.
     let optimised = c("xdp_mac_swap", Options::default());
     let in_place = &optimised[optimised.find("if (same) {").expect("the in-place path")..];
-    let in_place = &in_place[..in_place.find("} else {").expect("the end of the in-place path")];
+    let in_place = &in_place[..in_place
+        .find("} else {")
+        .expect("the end of the in-place path")];
     assert!(in_place.contains("hdr.ethernet.dstAddr"), "{in_place}");
     assert!(!in_place.contains("hdr.ipv4.ttl"), "{in_place}");
     assert!(
@@ -94,4 +102,18 @@ fn every_example_generates_under_every_option_set() {
             );
         }
     }
+}
+
+#[test]
+fn only_changed_fields_are_written_back_in_place() {
+    // The router rewrites the TTL and the checksum of IPv4, not its addresses.
+    let optimised = c("xdp_lpm_router", Options::default());
+    let in_place = &optimised[optimised.find("if (same) {").expect("the in-place path")..];
+    let in_place = &in_place[..in_place
+        .find("} else {")
+        .expect("the end of the in-place path")];
+    assert!(in_place.contains("hdr.ipv4.ttl"), "{in_place}");
+    assert!(in_place.contains("hdr.ipv4.hdrChecksum"), "{in_place}");
+    assert!(!in_place.contains("hdr.ipv4.srcAddr"), "{in_place}");
+    assert!(!in_place.contains("hdr.ipv4.totalLen"), "{in_place}");
 }

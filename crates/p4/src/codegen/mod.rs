@@ -66,6 +66,7 @@ pub fn generate(program: &Checked, options: &Options) -> Result<String, Diagnost
         labels: 0,
         return_labels: Vec::new(),
         modified: HashSet::new(),
+        modified_fields: HashSet::new(),
         all_modified: false,
         uses_perf: false,
     };
@@ -101,6 +102,8 @@ pub(crate) struct Gen<'a> {
     return_labels: Vec<String>,
     /// C places of header instances (or stacks) that the control or deparser may change.
     modified: HashSet<String>,
+    /// (C place of a header, field index) pairs the program may change, for headers not in `modified`.
+    modified_fields: HashSet<(String, usize)>,
     /// Set when the whole headers struct is assigned.
     all_modified: bool,
     uses_perf: bool,

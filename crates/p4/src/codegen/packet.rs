@@ -113,8 +113,15 @@ impl Gen<'_> {
 
     /// Statements writing every field of header `h` (C lvalue `place`) to the bytes at `p`.
     pub fn store_header(&self, place: &str, h: HeaderId, p: &str) -> String {
+        let all: Vec<usize> = (0..self.p.headers[h].fields.len()).collect();
+        self.store_fields(place, h, &all, p)
+    }
+
+    /// Statements writing the given fields of header `h` (C lvalue `place`) to the bytes at `p`.
+    pub fn store_fields(&self, place: &str, h: HeaderId, fields: &[usize], p: &str) -> String {
         let mut out = String::new();
-        for (i, f) in self.p.headers[h].fields.iter().enumerate() {
+        for &i in fields {
+            let f = &self.p.headers[h].fields[i];
             let w = f.ty.scalar_width(self.p).unwrap_or(0);
             let raw = self.reprs.is_raw(Loc::HeaderField(h, i));
             let value = format!("{place}.{}", ident(&f.name));
@@ -330,15 +337,24 @@ impl Gen<'_> {
                             )),
                             // Every header sits where it was parsed, so the running offset is its offset; walking it
                             // (rather than reading the stored one) leaves clang constant offsets to fold.
-                            Pass::Changed if self.is_modified(&h_place) => {
-                                let store = self.store_header(&h_place, h, "(pkt + woff)");
-                                self.line(&format!(
-                                    "if ({h_place}.hwxdp_valid) {{ if (pkt + woff + {size} > end) return XDP_ABORTED; {store}woff += {size}; }}"
-                                ));
+                            // Every header sits where it was parsed, so the running offset is its offset; walking it
+                            // (rather than reading the stored one) leaves clang constant offsets to fold.
+                            Pass::Changed => {
+                                let store = if self.is_modified(&h_place) {
+                                    self.store_header(&h_place, h, "(pkt + woff)")
+                                } else if let Some(fields) = self.modified_fields_of(&h_place) {
+                                    self.store_fields(&h_place, h, &fields, "(pkt + woff)")
+                                } else {
+                                    String::new()
+                                };
+                                if store.is_empty() {
+                                    self.line(&format!("if ({h_place}.hwxdp_valid) woff += {size};"));
+                                } else {
+                                    self.line(&format!(
+                                        "if ({h_place}.hwxdp_valid) {{ if (pkt + woff + {size} > end) return XDP_ABORTED; {store}woff += {size}; }}"
+                                    ));
+                                }
                             }
-                            Pass::Changed => self.line(&format!(
-                                "if ({h_place}.hwxdp_valid) woff += {size};"
-                            )),
                             Pass::All => {
                                 let store = self.store_header(&h_place, h, "(pkt + woff)");
                                 self.line(&format!(

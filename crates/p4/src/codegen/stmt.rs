@@ -230,11 +230,39 @@ impl Gen<'_> {
                     cur = base;
                 }
                 let place = self.place(top)?;
-                self.modified.insert(place);
+                let mut target = lhs;
+                if let ExprKind::Slice { base, .. } = &lhs.kind {
+                    target = base;
+                }
+                match &target.kind {
+                    // One field of a header outside any stack: only that field needs writing back.
+                    ExprKind::Field { base, index } if std::ptr::eq(&**base, top) => {
+                        self.modified_fields.insert((place, *index));
+                    }
+                    _ => {
+                        self.modified.insert(place);
+                    }
+                }
             }
             None => self.all_modified = true,
         }
         Ok(())
+    }
+
+    /// The fields of the header at `place` that the program may change, when it changes only some of them (`None`:
+    /// write the whole header, or nothing when [`Gen::is_modified`] is false too).
+    pub fn modified_fields_of(&self, place: &str) -> Option<Vec<usize>> {
+        if self.is_modified(place) {
+            return None;
+        }
+        let mut fields: Vec<usize> = self
+            .modified_fields
+            .iter()
+            .filter(|(p, _)| p == place)
+            .map(|(_, i)| *i)
+            .collect();
+        fields.sort_unstable();
+        (!fields.is_empty()).then_some(fields)
     }
 
     /// Whether the deparser must write back the header at `place` (a header, or an element of a stack).

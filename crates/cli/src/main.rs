@@ -44,7 +44,7 @@ enum Command {
     Compile(cmd_compile::Args),
     /// Compile a P4-16 program to an XDP object (`-o prog.o`, `--emit-c` keeps the C).
     P4c(cmd_p4c::Args),
-    /// Compile a P4-16 program to XDP and run an STF test script against it (reference machine or kernel).
+    /// Compile a P4-16 program to XDP and run an STF test script against it (reference machine, kernel or hXDP model).
     Stf(cmd_stf::Args),
 }
 

@@ -22,7 +22,7 @@ module decode (
   output logic        load_checked_o,
   output logic        store_o,
   output logic        store_imm_o,   // ST class: the stored value is the immediate
-  output logic        atomic_o,      // STX atomic (not executed by this core: a fault)
+  output logic        atomic_o,      // STX atomic (mode 0xc0): read, modify, write
   output logic [3:0]  bytes_o,       // access size: 1, 2, 4, 6 or 8
   // control
   output logic        cond_o,        // conditional jump

@@ -16,8 +16,9 @@
 //
 // Hazards, as crates/hxdp/src/core.rs charges them: a bundle reading a register the previous bundle writes on
 // another lane waits one cycle in ID (forwarding is per lane). Beyond the model, a bundle whose bus load reads
-// bytes the bundle in IE stores, or needs a bus port that the bundle in IE stores through, waits one cycle in ID
-// (stores happen in IE, bus loads start in ID). An `exit K` alone in its bundle ends the packet from ID when nothing older is
+// bytes the bundle in IE stores waits one cycle in ID (stores happen in IE, bus loads start in ID); so does one
+// that needs more bus ports than the IE bundle's stores leave free (a load whose own port carries a store
+// borrows a free one). An `exit K` alone in its bundle ends the packet from ID when nothing older is
 // in flight.
 //
 // Data bus (one port per lane, for tag 2 packet and tag 4 map-value addresses): a request holds dbus_req_o with
@@ -119,7 +120,7 @@ module sephirot #(
   logic                 ie_fell_q;      // fetched past the instruction memory
   logic [LANES-1:0]     ie_any_q, ie_alu_q, ie_wide_q, ie_x_q, ie_lddw_q, ie_load_q, ie_sext_q, ie_checked_q;
   logic [LANES-1:0]     ie_store_q, ie_mfault_q, ie_cond_q, ie_condv_q, ie_ja_q, ie_exit_q, ie_exitk_q;
-  logic [LANES-1:0]     ie_hcall_q, ie_lcall_q, ie_wen_q;
+  logic [LANES-1:0]     ie_hcall_q, ie_lcall_q, ie_wen_q, ie_atomic_q;
   logic [LANES*4-1:0]   ie_op_q, ie_bytes_q, ie_wreg_q;
   logic [LANES*2-1:0]   ie_kind_q;
   logic [LANES*16-1:0]  ie_aluoff_q, ie_off_q;
@@ -127,6 +128,7 @@ module sephirot #(
   logic [LANES*64-1:0]  ie_a_q, ie_b_q, ie_lddwval_q, ie_addr_q, ie_wdata_q, ie_ctxval_q;
   logic [LANES*64-1:0]  ie_ldraw_h_q;
   logic [LANES-1:0]     ie_ldflt_h_q;
+  logic [LANES*3-1:0]   ie_port_q;      // the bus port each lane's read went out on
   logic [5*64-1:0]      ie_args_q;
   logic [31:0]          ie_hid_q;
   logic                 hc_issued_q;
@@ -200,6 +202,7 @@ module sephirot #(
   logic [LANES-1:0]     stk_we;
   logic [LANES*SAW-1:0] stk_wr_addr;
   logic [LANES*4-1:0]   stk_wr_bytes;
+  logic [LANES*64-1:0]  x_stdata;       // what each lane stores: its value, or an atomic's new value
 
   stack #(.LANES(LANES), .FRAMES(STACK_FRAMES), .AW(SAW)) u_stack (
     .clk_i      (clk_i),
@@ -209,7 +212,7 @@ module sephirot #(
     .we_i       (stk_we),
     .wr_addr_i  (stk_wr_addr),
     .wr_bytes_i (stk_wr_bytes),
-    .wr_data_i  (ie_wdata_q)
+    .wr_data_i  (x_stdata)
   );
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -274,7 +277,12 @@ module sephirot #(
   // IE: execute units (declared here: ID forwards their results)
   // ---------------------------------------------------------------------------------------------------------------
   logic [LANES*64-1:0]  x_alu, x_ldval, x_res, x_raw;
-  logic [LANES-1:0]     x_aluv, x_taken, x_ldflt;
+  logic [LANES-1:0]     x_aluv, x_taken, x_ldflt, x_fresh_flt;
+  logic [LANES-1:0]     x_cmp_ok;       // not a cmpxchg, or one whose comparison holds: the store happens
+  logic [63:0]          x_opnd;
+  logic [63:0]          x_r0n;
+  logic [63:0]          x_port_data;    // the answer on the port this lane's read went out on
+  logic                 x_port_flt;
   logic                 ie_has_hc;
 
   generate
@@ -301,13 +309,36 @@ module sephirot #(
   always_comb begin
     ie_has_hc = |ie_hcall_q;
     for (l = 0; l < LANES; l = l + 1) begin
+      x_port_data = 64'd0;
+      x_port_flt = 1'b0;
+      for (j = 0; j < LANES; j = j + 1) begin
+        if (ie_port_q[l*3 +: 3] == j[2:0]) begin
+          x_port_data = dbus_rdata_i[j*64 +: 64];
+          x_port_flt = dbus_fault_i[j];
+        end
+      end
       if (ie_kind_q[l*2 +: 2] == KindStack) begin
         x_raw[l*64 +: 64] = stk_rd_data[l*64 +: 64];
       end else begin
-        x_raw[l*64 +: 64] = ie_fresh_q ? dbus_rdata_i[l*64 +: 64] : ie_ldraw_h_q[l*64 +: 64];
+        x_raw[l*64 +: 64] = ie_fresh_q ? x_port_data : ie_ldraw_h_q[l*64 +: 64];
       end
-      x_ldflt[l] = (ie_kind_q[l*2 +: 2] == KindBus) && (ie_fresh_q ? dbus_fault_i[l] : ie_ldflt_h_q[l]);
-      if (ie_load_q[l]) begin
+      x_fresh_flt[l] = x_port_flt;
+      x_ldflt[l] = (ie_kind_q[l*2 +: 2] == KindBus) && (ie_fresh_q ? x_fresh_flt[l] : ie_ldflt_h_q[l]);
+      // Atomics (STX, mode 0xc0): the old value (read like a load) is what fetch variants write back.
+      x_opnd = (ie_bytes_q[l*4 +: 4] == 4'd4) ? {32'd0, ie_wdata_q[l*64 +: 32]} : ie_wdata_q[l*64 +: 64];
+      x_r0n = (ie_bytes_q[l*4 +: 4] == 4'd4) ? {32'd0, ie_b_q[l*64 +: 32]} : ie_b_q[l*64 +: 64];
+      x_cmp_ok[l] = !ie_atomic_q[l] || ie_imm_q[l*32 +: 8] != 8'hf1 || x_ldval[l*64 +: 64] == x_r0n;
+      x_stdata[l*64 +: 64] = ie_wdata_q[l*64 +: 64];
+      if (ie_atomic_q[l]) begin
+        case (ie_imm_q[l*32 + 1 +: 7])
+          7'h00:   x_stdata[l*64 +: 64] = x_ldval[l*64 +: 64] + x_opnd;  // add
+          7'h20:   x_stdata[l*64 +: 64] = x_ldval[l*64 +: 64] | x_opnd;  // or
+          7'h28:   x_stdata[l*64 +: 64] = x_ldval[l*64 +: 64] & x_opnd;  // and
+          7'h50:   x_stdata[l*64 +: 64] = x_ldval[l*64 +: 64] ^ x_opnd;  // xor
+          default: x_stdata[l*64 +: 64] = x_opnd;                       // xchg, cmpxchg
+        endcase
+      end
+      if (ie_load_q[l] || ie_atomic_q[l]) begin
         x_res[l*64 +: 64] = (ie_kind_q[l*2 +: 2] == KindCtx) ? ie_ctxval_q[l*64 +: 64] : x_ldval[l*64 +: 64];
       end else if (ie_lddw_q[l]) begin
         x_res[l*64 +: 64] = ie_lddwval_q[l*64 +: 64];
@@ -320,7 +351,7 @@ module sephirot #(
   // ---------------------------------------------------------------------------------------------------------------
   // ID: operands (with forwarding), hazards, addresses
   // ---------------------------------------------------------------------------------------------------------------
-  logic [LANES*64-1:0]  o_ra, o_src, o_addr;
+  logic [LANES*64-1:0]  o_ra, o_src, o_r0, o_addr;
   logic [LANES*2-1:0]   o_kind;
   logic [LANES-1:0]     o_mfault;
   logic [LANES*64-1:0]  o_ctxval;
@@ -328,6 +359,14 @@ module sephirot #(
   logic [31:0]          o_hid;
   logic                 xlane;
   logic                 memhaz;
+  logic [LANES-1:0]     rd_need;        // ID lanes reading through the bus
+  logic [LANES-1:0]     ie_busst;       // IE lanes storing through the bus: their ports are taken
+  logic [LANES-1:0]     port_taken;
+  logic                 port_found;
+  logic                 port_short;
+  logic [LANES*3-1:0]   rd_port;        // the port each ID lane reads through
+  logic [LANES-1:0]     port_rd;        // the port carries a read ...
+  logic [LANES*3-1:0]   port_lane;      // ... for this ID lane
   logic                 id_stall;
   logic [59:0]          r10_off;
   logic [60:0]          acc_end;
@@ -369,6 +408,7 @@ module sephirot #(
       end
       o_ra[l*64 +: 64]  = forward(l, d_ra[l*4 +: 4]);
       o_src[l*64 +: 64] = forward(l, d_src[l*4 +: 4]);
+      o_r0[l*64 +: 64]  = forward(l, 4'd0);
       // Helper arguments r1-r5 through the helper lane's forwarding.
       if (d_hcall[l]) begin
         o_hid = d_imm[l*32 +: 32];
@@ -405,20 +445,57 @@ module sephirot #(
           4'd2, 4'd4: o_kind[l*2 +: 2] = KindBus;
           default: o_mfault[l] = 1'b1;
         endcase
-        if (d_atomic[l]) begin
+        // Atomics: 4 or 8 bytes; add/or/and/xor with or without fetch, xchg, cmpxchg (as crates/xdp/src/alu.rs).
+        if (d_atomic[l] && !((d_bytes[l*4 +: 4] == 4'd4 || d_bytes[l*4 +: 4] == 4'd8) && d_imm[l*32 + 8 +: 24] == 24'd0
+                             && (d_imm[l*32 + 1 +: 7] == 7'h00 || d_imm[l*32 + 1 +: 7] == 7'h20
+                                 || d_imm[l*32 + 1 +: 7] == 7'h28 || d_imm[l*32 + 1 +: 7] == 7'h50
+                                 || d_imm[l*32 +: 8] == 8'he1 || d_imm[l*32 +: 8] == 8'hf1))) begin
           o_mfault[l] = 1'b1;
         end
       end
     end
-    // A bus load waits while the bundle in IE stores to bytes it reads, or stores on its lane's bus port. (Stack
+    // Bus ports: a lane reads through its own port unless the bundle in IE stores through it; then through the
+    // lowest port nobody uses this cycle.
+    for (l = 0; l < LANES; l = l + 1) begin
+      rd_need[l] = d_any[l] && (d_load[l] || d_atomic[l]) && o_kind[l*2 +: 2] == KindBus;
+      ie_busst[l] = ie_valid_q && ie_store_q[l] && ie_kind_q[l*2 +: 2] == KindBus;
+    end
+    port_taken = ie_busst | (rd_need & ~ie_busst);
+    port_short = 1'b0;
+    for (l = 0; l < LANES; l = l + 1) begin
+      rd_port[l*3 +: 3] = l[2:0];
+      if (rd_need[l] && ie_busst[l]) begin
+        port_found = 1'b0;
+        for (j = 0; j < LANES; j = j + 1) begin
+          if (!port_found && !port_taken[j]) begin
+            rd_port[l*3 +: 3] = j[2:0];
+            port_taken[j] = 1'b1;
+            port_found = 1'b1;
+          end
+        end
+        if (!port_found) begin
+          port_short = 1'b1;
+        end
+      end
+    end
+    for (j = 0; j < LANES; j = j + 1) begin
+      port_rd[j] = 1'b0;
+      port_lane[j*3 +: 3] = 3'd0;
+      for (l = 0; l < LANES; l = l + 1) begin
+        if (rd_need[l] && rd_port[l*3 +: 3] == j[2:0]) begin
+          port_rd[j] = 1'b1;
+          port_lane[j*3 +: 3] = l[2:0];
+        end
+      end
+    end
+    // A bus load waits while the bundle in IE stores to bytes it reads, or when no bus port is left for it. (Stack
     // loads read in IE, after the previous bundle's stores: they never wait.)
-    memhaz = 1'b0;
+    memhaz = port_short;
     for (l = 0; l < LANES; l = l + 1) begin
       for (j = 0; j < LANES; j = j + 1) begin
-        if (d_any[l] && d_load[l] && o_kind[l*2 +: 2] == KindBus && ie_valid_q && ie_store_q[j]
-            && ((o_addr[l*64 +: 64] < ie_addr_q[j*64 +: 64] + {60'd0, ie_bytes_q[j*4 +: 4]}
-                 && ie_addr_q[j*64 +: 64] < o_addr[l*64 +: 64] + {60'd0, d_bytes[l*4 +: 4]})
-                || (l == j && o_kind[l*2 +: 2] == KindBus && ie_kind_q[j*2 +: 2] == KindBus))) begin
+        if (rd_need[l] && ie_valid_q && ie_store_q[j]
+            && o_addr[l*64 +: 64] < ie_addr_q[j*64 +: 64] + {60'd0, ie_bytes_q[j*4 +: 4]}
+            && ie_addr_q[j*64 +: 64] < o_addr[l*64 +: 64] + {60'd0, d_bytes[l*4 +: 4]}) begin
           memhaz = 1'b1;
         end
       end
@@ -476,10 +553,10 @@ module sephirot #(
     // Phase 3: stores in lane order, up to the first one outside its region.
     st_seen_fail = 1'b0;
     for (l = 0; l < LANES; l = l + 1) begin
-      if (ie_store_q[l] && ie_mfault_q[l]) begin
+      if (ie_store_q[l] && (ie_mfault_q[l] || (ie_atomic_q[l] && x_ldflt[l]))) begin
         st_seen_fail = 1'b1;
       end
-      st_en[l] = ie_go && !p1_end && !h_fault && ie_store_q[l] && !st_seen_fail;
+      st_en[l] = ie_go && !p1_end && !h_fault && ie_store_q[l] && !st_seen_fail && x_cmp_ok[l];
     end
     st_end = ie_go && !p1_end && !h_fault && st_seen_fail;
     // Control: the lowest lane that transfers (or holds an invalid condition) wins.
@@ -610,11 +687,15 @@ module sephirot #(
         dbus_we_o[l] = 1'b1;
         dbus_addr_o[l*64 +: 64] = ie_addr_q[l*64 +: 64];
         dbus_bytes_o[l*4 +: 4] = ie_bytes_q[l*4 +: 4];
-        dbus_wdata_o[l*64 +: 64] = ie_wdata_q[l*64 +: 64];
-      end else if (busy_q && id_valid_q && d_load[l] && o_kind[l*2 +: 2] == KindBus && !memhaz) begin
+        dbus_wdata_o[l*64 +: 64] = x_stdata[l*64 +: 64];
+      end else if (busy_q && id_valid_q && port_rd[l] && !memhaz) begin
         dbus_req_o[l] = 1'b1;
-        dbus_addr_o[l*64 +: 64] = o_addr[l*64 +: 64];
-        dbus_bytes_o[l*4 +: 4] = d_bytes[l*4 +: 4];
+        for (j = 0; j < LANES; j = j + 1) begin
+          if (port_lane[l*3 +: 3] == j[2:0]) begin
+            dbus_addr_o[l*64 +: 64] = o_addr[j*64 +: 64];
+            dbus_bytes_o[l*4 +: 4] = d_bytes[j*4 +: 4];
+          end
+        end
       end
       stk_rd_addr[l*SAW +: SAW] = ie_addr_q[l*64 +: SAW];
       stk_we[l] = st_en[l] && ie_kind_q[l*2 +: 2] == KindStack;
@@ -738,10 +819,10 @@ module sephirot #(
       ie_exitk_q   <= d_exitk;
       ie_hcall_q   <= d_hcall;
       ie_lcall_q   <= d_lcall;
-      ie_wen_q     <= d_writes;
+      ie_atomic_q  <= d_atomic;
+      ie_port_q    <= rd_port;
       ie_op_q      <= d_op;
       ie_bytes_q   <= d_bytes;
-      ie_wreg_q    <= d_dst;
       ie_kind_q    <= o_kind;
       ie_aluoff_q  <= d_aluoff;
       ie_off_q     <= d_off;
@@ -754,13 +835,18 @@ module sephirot #(
       ie_hid_q     <= o_hid;
       for (l = 0; l < LANES; l = l + 1) begin
         ie_a_q[l*64 +: 64]     <= o_ra[l*64 +: 64];
-        ie_b_q[l*64 +: 64]     <= d_x[l] ? o_src[l*64 +: 64] : d_imm64[l*64 +: 64];
+        ie_b_q[l*64 +: 64]     <= d_atomic[l] ? o_r0[l*64 +: 64]
+                                  : d_x[l] ? o_src[l*64 +: 64] : d_imm64[l*64 +: 64];
+        // Registers written: dst, or for atomics with fetch src (r0 for cmpxchg).
+        ie_wen_q[l]            <= d_writes[l] || (d_atomic[l] && d_imm[l*32]);
+        ie_wreg_q[l*4 +: 4]    <= !d_atomic[l] ? d_dst[l*4 +: 4]
+                                  : (d_imm[l*32 +: 8] == 8'hf1) ? 4'd0 : d_src[l*4 +: 4];
         ie_wdata_q[l*64 +: 64] <= d_stimm[l] ? d_imm64[l*64 +: 64] : o_src[l*64 +: 64];
       end
     end
     if (ie_fresh_q) begin
       ie_ldraw_h_q <= x_raw;
-      ie_ldflt_h_q <= dbus_fault_i;
+      ie_ldflt_h_q <= x_fresh_flt;
     end
     if (ie_go) begin
       c_wen_q   <= ie_wen_q & ie_any_q;

@@ -534,6 +534,51 @@ const CONTEXT_STORE: &str = "
     exit
 ";
 
+/// Atomics on the stack and in the packet: every operation, with and without fetch, 32- and 64-bit.
+const ATOMICS: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 48
+    if r4 > r3 goto out
+    r5 = 0x0f0f
+    *(u64 *)(r10 - 8) = r5
+    r6 = 3
+    lock *(u64 *)(r10 - 8) += r6
+    r6 = atomic_fetch_add((u64 *)(r10 - 8), r6)
+    r7 = 0x300
+    r7 = atomic_fetch_or((u64 *)(r10 - 8), r7)
+    w8 = 0xff
+    w8 = atomic_fetch_and((u32 *)(r10 - 8), w8)
+    r9 = 0x55
+    lock *(u64 *)(r10 - 8) ^= r9
+    r9 = xchg_64(r10 - 8, r9)
+    r0 = *(u64 *)(r10 - 8)
+    r5 = 77
+    r0 = cmpxchg_64(r10 - 8, r0, r5)
+    r5 = *(u64 *)(r10 - 8)
+    *(u64 *)(r2 + 0) = r6
+    *(u64 *)(r2 + 8) = r7
+    *(u64 *)(r2 + 16) = r8
+    *(u64 *)(r2 + 24) = r9
+    *(u64 *)(r2 + 32) = r5
+    w5 = 0x01010101
+    lock *(u32 *)(r2 + 40) += w5
+    w5 = atomic_fetch_xor((u32 *)(r2 + 44), w5)
+    lock *(u32 *)(r2 + 0) |= w5
+    w0 = 1
+    w0 = cmpxchg32_32(r2 + 8, w0, w5)
+    r1 = 9
+    r0 = cmpxchg_64(r2 + 16, r0, r1)
+    lock *(u64 *)(r2 + 24) &= r1
+    w4 = xchg32_32(r2 + 32, w4)
+    r0 += r4
+    exit
+out:
+    r0 = 1
+    exit
+";
+
 /// A loop (backward branches taken many times), then an early exit (`exit K`).
 const LOOP: &str = "
     r0 = 0
@@ -815,6 +860,7 @@ fn assembled_cases() -> Vec<Case> {
         ),
         compiled("context store", assemble(CONTEXT_STORE), packets(&[64])),
         compiled("loop", assemble(LOOP), packets(&[64])),
+        compiled("atomics", assemble(ATOMICS), packets(&[48, 64])),
     ]
 }
 

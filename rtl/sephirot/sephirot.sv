@@ -6,7 +6,8 @@
 // - ID: every lane decodes its slot and reads its operands from the register file's next state (so the commit
 //   stage's writes are seen) or, forwarded, from the same lane's execute stage; a helper's result (r0) is
 //   forwarded to every lane. Memory addresses are formed here: context fields are selected and tag-2/tag-4 loads
-//   go out on the lane's data bus. Stack and context accesses are checked here against their regions.
+//   go out on the lane's data bus. Stack and context accesses, and packet stores (against ctx_data_meta_i and
+//   ctx_data_end_i, which must follow the packet's current bounds), are checked here against their regions.
 // - IE: ALU (alu.sv per lane), stack reads (the internal stack memory reads asynchronously, so a load sees the
 //   previous bundle's stores), bus data and faults arrive, the helper is called (r1-r5 as read in ID) and
 //   waited for, stores go out in lane order (data bus or stack), and control is resolved: the lowest lane whose
@@ -18,14 +19,15 @@
 // another lane waits one cycle in ID (forwarding is per lane). Beyond the model, a bundle whose bus load reads
 // bytes the bundle in IE stores waits one cycle in ID (stores happen in IE, bus loads start in ID); so does one
 // that needs more bus ports than the IE bundle's stores leave free (a load whose own port carries a store
-// borrows a free one). An `exit K` alone in its bundle ends the packet from ID when nothing older is
-// in flight.
+// borrows a free one). An `exit K` alone in its bundle ends the packet from ID (one cycle after its fetch, where
+// the model charges none) when nothing older can still change the outcome.
 //
 // Data bus (one port per lane, for tag 2 packet and tag 4 map-value addresses): a request holds dbus_req_o with
 // dbus_we_o, dbus_addr_o (the tagged address), dbus_bytes_o (1, 2, 4, 6 or 8) and, for writes, dbus_wdata_o (the
 // value in its low bytes). The answer comes in the next cycle, always (fixed latency 1): dbus_rdata_i holds the
 // bytes read little-endian from bit 0 for a read, dbus_fault_i is high when the access lies outside its region. A
-// faulting write must not change memory. Reads never have side effects: a read may be issued again, or for a
+// faulting write must not change memory. (Packet stores outside the packet never reach the bus; a map-value store
+// that faults ends the program in commit, when the stores of its bundle's other lanes have been made.) Reads never have side effects: a read may be issued again, or for a
 // bundle that then does not execute. A read and a write issued in the same cycle (on different lanes) never
 // touch the same bytes.
 //
@@ -442,7 +444,15 @@ module sephirot #(
             o_kind[l*2 +: 2] = KindStack;
             o_mfault[l] = acc_end > {1'b0, r10_off} || acc_end > StackEnd;
           end
-          4'd2, 4'd4: o_kind[l*2 +: 2] = KindBus;
+          4'd2: begin
+            // Packet stores are checked here against the context's bounds, so that the stores of a bundle stop
+            // exactly at the first one outside its region (lane order); loads learn it from the bus.
+            o_kind[l*2 +: 2] = KindBus;
+            o_mfault[l] = d_store[l]
+                          && ({1'b0, o_addr[l*64 +: 60]} < {1'b0, ctx_data_meta_i[59:0]}
+                              || acc_end > {1'b0, ctx_data_end_i[59:0]});
+          end
+          4'd4: o_kind[l*2 +: 2] = KindBus;
           default: o_mfault[l] = 1'b1;
         endcase
         // Atomics: 4 or 8 bytes; add/or/and/xor with or without fetch, xchg, cmpxchg (as crates/xdp/src/alu.rs).
@@ -623,6 +633,7 @@ module sephirot #(
   logic        id_adv;
   logic        id_exitk_alone;
   logic [31:0] id_k;
+  logic        ie_mapst;       // the bundle in IE stores to a map value
 
   always_comb begin
     c_final_ok = c_valid_q && c_final_q && !c_kill;
@@ -636,7 +647,9 @@ module sephirot #(
         rf_frame = frame_regs_q[j*256 +: 256];
       end
     end
-    // Early exit: `exit K` alone in its bundle, nothing older in flight, no caller frame.
+    // Early exit: `exit K` alone in its bundle, no caller frame, and nothing older left that could still change the
+    // outcome: the bundle in IE (if any) completes now, falls through, and stores nothing to a map value (whose
+    // bus fault would only come next cycle); the bundle in commit is settled this cycle (its fault wins).
     id_exitk_alone = 1'b0;
     id_k = 32'd0;
     for (l = 0; l < LANES; l = l + 1) begin
@@ -645,7 +658,14 @@ module sephirot #(
         id_k = d_imm[l*32 +: 32];
       end
     end
-    id_early = id_valid_q && id_exitk_alone && !ie_valid_q && !c_valid_q && depth_q == '0;
+    ie_mapst = 1'b0;
+    for (l = 0; l < LANES; l = l + 1) begin
+      if (ie_store_q[l] && ie_addr_q[l*64 + 60 +: 4] == 4'd4) begin
+        ie_mapst = 1'b1;
+      end
+    end
+    id_early = id_valid_q && id_exitk_alone && depth_q == '0
+               && (!ie_valid_q || (ie_go && !ie_end && !ctl_any && !ie_mapst));
     end_now = 1'b1;
     end_verdict = 32'd0;
     end_fault = 1'b1;

@@ -16,6 +16,7 @@ use hwxdp_object::{ObjectSpec, ProgramSpec};
 use hwxdp_rtlsim::{build, BuildSpec};
 use hwxdp_xdp::{Backend, Config, XdpBuff, XdpMd};
 
+/// Lanes of the hand-scheduled images and of the main build.
 const LANES: usize = 4;
 
 /// Cycles the core may differ from the model by on runs too short for 10% to be a cycle: the model ends a faulting
@@ -55,9 +56,9 @@ fn assemble(text: &str) -> ObjectSpec {
     object(hwxdp_ebpf::assemble(text).unwrap_or_else(|e| panic!("{e}\n{text}")))
 }
 
-fn compiled(name: &str, spec: ObjectSpec, packets: Vec<(Vec<u8>, XdpMd)>) -> Case {
+fn compiled(lanes: usize, name: &str, spec: ObjectSpec, packets: Vec<(Vec<u8>, XdpMd)>) -> Case {
     let options = Options {
-        lanes: LANES,
+        lanes,
         ..Options::default()
     };
     let image = compile_object(&spec, 0, &options)
@@ -154,7 +155,7 @@ fn script(cases: &[Case]) -> String {
     let mut s = String::new();
     for case in cases {
         for (b, bundle) in case.image.bundles.iter().enumerate() {
-            let mut slots = [0u64; LANES];
+            let mut slots = vec![0u64; case.image.lanes];
             for (lane, op) in bundle.ops() {
                 let [low, high] = hwxdp_hxdp::isa::encode_op(op);
                 slots[lane] = low;
@@ -180,7 +181,8 @@ fn script(cases: &[Case]) -> String {
     s
 }
 
-fn simulate(cases: &[Case]) -> Vec<Outcome> {
+/// Runs the cases (all of `lanes` lanes) on the core built with that many lanes.
+fn simulate(lanes: usize, cases: &[Case]) -> Vec<Outcome> {
     let root = common::workspace_root();
     let mut spec = BuildSpec::new(
         "sephirot",
@@ -200,9 +202,9 @@ fn simulate(cases: &[Case]) -> Vec<Outcome> {
         spec = spec.source(file);
     }
     spec.flags = vec![
-        format!("-GLANES={LANES}"),
+        format!("-GLANES={lanes}"),
         "-CFLAGS".into(),
-        format!("-DTB_LANES={LANES}"),
+        format!("-DTB_LANES={lanes}"),
     ];
     let model = build(&spec).unwrap_or_else(|err| panic!("{err}"));
     let mut child = Command::new(&model.executable)
@@ -238,8 +240,9 @@ fn simulate(cases: &[Case]) -> Vec<Outcome> {
 }
 
 /// Runs every case on both sides; results must match exactly, cycles within 10%. Returns the cycle table.
-fn check(cases: &[Case]) -> String {
-    let got = simulate(cases);
+fn check(lanes: usize, cases: &[Case]) -> String {
+    assert!(cases.iter().all(|c| c.image.lanes == lanes));
+    let got = simulate(lanes, cases);
     let mut want = Vec::new();
     let mut names = Vec::new();
     let mut listings = Vec::new();
@@ -579,6 +582,20 @@ out:
     exit
 ";
 
+/// Calls nested deeper than the eight stack frames allow: the eighth call faults.
+const CALL_DEPTH: &str = "
+    r6 = 0
+    call f
+    exit
+f:
+    r6 += 1
+    r0 = r6
+    if r6 > 20 goto done
+    call f
+done:
+    exit
+";
+
 /// A loop (backward branches taken many times), then an early exit (`exit K`).
 const LOOP: &str = "
     r0 = 0
@@ -733,6 +750,20 @@ fn hand_cases() -> Vec<Case> {
         ],
         packets(&[32]),
     ));
+    // The same in the packet: lane 1's store lies past the end, lane 0's is made, lane 3's is not.
+    cases.push(hand(
+        "packet store fault order",
+        vec![
+            vec![(0, op(CLASS_LDX | MODE_MEM | SIZE_W, 2, 1, 0, 0))],
+            vec![
+                (0, op(CLASS_ST | MODE_MEM | SIZE_B, 2, 0, 0, 0x99)),
+                (1, op(CLASS_ST | MODE_MEM | SIZE_H, 2, 0, 31, 0x77)),
+                (3, op(CLASS_ST | MODE_MEM | SIZE_B, 2, 0, 1, 0x66)),
+            ],
+            vec![(0, op(EXIT_IMM, 0, 0, 0, 2))],
+        ],
+        packets(&[32, 33]),
+    ));
     // A checked packet load running past the end, carrying XDP_DROP (imm = 1 + 1).
     cases.push(hand(
         "checked load",
@@ -843,7 +874,10 @@ fn random_alu(seed: u64) -> ObjectSpec {
     object(insns)
 }
 
-fn assembled_cases() -> Vec<Case> {
+fn assembled_cases(lanes: usize) -> Vec<Case> {
+    let compiled = |name: &str, spec: ObjectSpec, packets: Vec<(Vec<u8>, XdpMd)>| {
+        compiled(lanes, name, spec, packets)
+    };
     vec![
         compiled("alu", assemble(ALU_ALL), packets(&[200, 256])),
         compiled("conditions", assemble(&conditions()), packets(&[64])),
@@ -861,19 +895,34 @@ fn assembled_cases() -> Vec<Case> {
         compiled("context store", assemble(CONTEXT_STORE), packets(&[64])),
         compiled("loop", assemble(LOOP), packets(&[64])),
         compiled("atomics", assemble(ATOMICS), packets(&[48, 64])),
+        compiled("call depth", assemble(CALL_DEPTH), packets(&[64])),
     ]
+}
+
+fn random_cases(lanes: usize, seeds: std::ops::RangeInclusive<u64>) -> Vec<Case> {
+    seeds
+        .map(|seed| {
+            compiled(
+                lanes,
+                &format!("random alu {seed}"),
+                random_alu(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                packets(&[64]),
+            )
+        })
+        .collect()
 }
 
 #[test]
 fn sephirot_matches_the_cycle_model() {
-    let mut cases = assembled_cases();
+    let mut cases = assembled_cases(LANES);
     cases.extend(hand_cases());
-    for seed in 1..=24u64 {
-        cases.push(compiled(
-            &format!("random alu {seed}"),
-            random_alu(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-            packets(&[64]),
-        ));
-    }
-    check(&cases);
+    cases.extend(random_cases(LANES, 1..=24));
+    check(LANES, &cases);
+}
+
+#[test]
+fn sephirot_with_two_lanes_matches_the_cycle_model() {
+    let mut cases = assembled_cases(2);
+    cases.extend(random_cases(2, 100..=108));
+    check(2, &cases);
 }

@@ -8,8 +8,9 @@
 //   md IFINDEX RXQ                 the next packet's ingress ifindex and rx queue
 //   helper ID LATENCY RET FAULT    the helper table: helper ID answers after LATENCY cycles with RET (or a fault)
 //   run                            run one packet
-// A run prints "result VERDICT FAULT CYCLES BYTES": the verdict, the fault flag, cycles_o and the packet bytes from
-// data_meta to data_end after the run (hex), or "timeout" when done_o does not rise within a million cycles.
+// A run prints "hcall ID R1 R2 R3 R4 R5" for every helper call, then "result VERDICT FAULT CYCLES BYTES": the
+// verdict, the fault flag, cycles_o and the packet bytes from data_meta to data_end after the run (hex), or
+// "timeout" when done_o does not rise within a million cycles.
 // Unknown helpers fault. The packet buffer is the reference machine's frame (docs/memory-model.md): 256 bytes of
 // headroom, data_meta = data at entry; tag-2 accesses must lie within data_meta..data_end, every other data-bus
 // access (map values) faults. The data bus answers with latency 1, as the core expects.
@@ -136,6 +137,11 @@ class Bench {
             uint64_t hret = 0;
             bool hret_fault = false;
             if (core_->hcall_o) {
+                std::printf("hcall %x", static_cast<unsigned>(core_->hcall_id_o));
+                for (unsigned arg = 0; arg < 5; ++arg) {
+                    std::printf(" %" PRIx64, get64(core_->hcall_args_o, arg));
+                }
+                std::printf("\n");
                 auto found = helpers_.find(core_->hcall_id_o);
                 pending = found == helpers_.end() ? Helper{1, 0, true} : found->second;
                 helper_countdown = static_cast<int>(pending.latency < 1 ? 1 : pending.latency);

@@ -46,6 +46,8 @@ struct Outcome {
     fault: bool,
     bytes: Vec<u8>,
     cycles: u64,
+    /// Helper calls as the testbench saw them ("ID R1 R2 R3 R4 R5" in hex); the model's side leaves them empty.
+    calls: Vec<String>,
 }
 
 fn object(insns: Vec<Insn>) -> ObjectSpec {
@@ -142,6 +144,7 @@ fn reference(case: &Case) -> Vec<Outcome> {
                 fault: core.last_fault().is_some(),
                 bytes: buff.output().to_vec(),
                 cycles: core.cycles().expect("the model counts cycles"),
+                calls: Vec::new(),
             }
         })
         .collect()
@@ -216,23 +219,27 @@ fn simulate(lanes: usize, cases: &[Case]) -> Vec<Outcome> {
     let input = script(cases);
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let stdout = child.stdout.take().expect("stdout is piped");
-    let outcomes: Vec<Outcome> = BufReader::new(stdout)
-        .lines()
-        .map(|line| {
-            let line = line.expect("model output is text");
-            let f: Vec<&str> = line.split_whitespace().collect();
-            assert!(f.len() == 5 && f[0] == "result", "model printed {line:?}");
-            let bytes = (0..f[4].len() / 2)
-                .map(|i| u8::from_str_radix(&f[4][2 * i..2 * i + 2], 16).expect("hex byte"))
-                .collect();
-            Outcome {
-                verdict: u32::from_str_radix(f[1], 16).expect("verdict"),
-                fault: f[2] == "1",
-                bytes,
-                cycles: u64::from_str_radix(f[3], 16).expect("cycles"),
-            }
-        })
-        .collect();
+    let mut calls = Vec::new();
+    let mut outcomes = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.expect("model output is text");
+        if let Some(call) = line.strip_prefix("hcall ") {
+            calls.push(call.to_string());
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert!(f.len() == 5 && f[0] == "result", "model printed {line:?}");
+        let bytes = (0..f[4].len() / 2)
+            .map(|i| u8::from_str_radix(&f[4][2 * i..2 * i + 2], 16).expect("hex byte"))
+            .collect();
+        outcomes.push(Outcome {
+            verdict: u32::from_str_radix(f[1], 16).expect("verdict"),
+            fault: f[2] == "1",
+            bytes,
+            cycles: u64::from_str_radix(f[3], 16).expect("cycles"),
+            calls: std::mem::take(&mut calls),
+        });
+    }
     writer.join().expect("writer").expect("script written");
     let status = child.wait().expect("the model exits");
     assert!(status.success(), "sephirot model failed: {status}");
@@ -510,6 +517,27 @@ const HELPERS: &str = "
     r0 += r7
     r0 += 1
     r1 = *(u32 *)(r6 + 0)
+    exit
+";
+
+/// Helper arguments r1-r5 as they were before the bundle, some computed in the bundle just before the call.
+const HELPER_ARGS: &str = "
+    r1 = 0x1111
+    r2 = 0x2222
+    r3 = 0x3333
+    r4 = 0x4444
+    r5 = 0x5555
+    r6 = r1
+    r1 += r2
+    r2 += r3
+    r3 <<= 4
+    r4 = r5
+    r5 = -1
+    call 8
+    r1 = r0
+    r1 += 7
+    r2 = r1
+    call 8
     exit
 ";
 
@@ -886,6 +914,7 @@ fn assembled_cases(lanes: usize) -> Vec<Case> {
         compiled("calls", assemble(CALLS), packets(&[64])),
         compiled("helpers", assemble(HELPERS), packets(&[64, 99])),
         compiled("bad helper", assemble(BAD_HELPER), packets(&[64])),
+        compiled("helper args", assemble(HELPER_ARGS), packets(&[64])),
         compiled("stack fault", assemble(STACK_FAULT), packets(&[64])),
         compiled(
             "packet fault",
@@ -918,6 +947,21 @@ fn sephirot_matches_the_cycle_model() {
     cases.extend(hand_cases());
     cases.extend(random_cases(LANES, 1..=24));
     check(LANES, &cases);
+}
+
+#[test]
+fn helper_calls_see_r1_to_r5_as_before_their_bundle() {
+    let case = compiled(LANES, "helper args", assemble(HELPER_ARGS), packets(&[64]));
+    let got = simulate(LANES, std::slice::from_ref(&case));
+    assert_eq!(
+        got[0].calls,
+        [
+            "8 3333 5555 33330 5555 ffffffffffffffff",
+            "8 7 7 33330 5555 ffffffffffffffff"
+        ],
+        "{}",
+        hwxdp_hxdp::isa::listing(&case.image, &["t".to_string()])
+    );
 }
 
 #[test]

@@ -1,41 +1,61 @@
 `default_nettype none
-// hXDP maps module: ARRAY, HASH and LPM_TRIE maps shaped at load time, with crates/maps' kernel semantics.
+// hXDP maps module: ARRAY, HASH, LRU_HASH and LPM_TRIE maps shaped at load time, with crates/maps' kernel semantics.
 //
 // Load time: cfg_we_i writes one map's definition (the image's map table row); cfg_done_i lays every written map out
-// (one cycle), flags cfg_error_o when a definition is invalid for the kernel or does not fit, and then zeroes the
-// value memory (MEM_WORDS cycles, requests wait). Maps not written do not exist (their operations give -EINVAL or a
-// miss, as hwxdp_maps::Maps does for a map index it does not have).
+// (one cycle), flags cfg_error_o when a definition is invalid for the kernel (crates/maps/src/create.rs checks) or
+// does not fit (type other than 1, 2, 9, 11; key_size above KEY_BYTES; value_size above VALUE_BYTES; more CAM entries
+// or value rows than ENTRIES / MEM_WORDS; LRU_HASH with BPF_F_NO_COMMON_LRU, the per-CPU LRU, which is not built),
+// then zeroes the value memory and builds the LRU lists (max(MEM_WORDS, ENTRIES + 5 * MAPS) cycles, requests wait).
+// cfg_error_o stays set until reset. Maps not written do not exist: their operations give -EINVAL or a miss, as
+// hwxdp_maps::Maps does for a map index it does not have.
 //
 // Storage:
-// - values: MEM_WORDS rows of 8 bytes (maps_values, eight byte banks). A map takes `slots * ceil(value_size / 8)`
-//   rows from a base row; slot s's value starts at row base + s * ceil(value_size / 8).
+// - values: MEM_WORDS rows of 8 bytes (maps_values, eight byte banks: block RAM at the defaults). A map takes
+//   `slots * ceil(value_size / 8)` rows from a base row; slot s's value starts at row base + s * ceil(value_size / 8).
 // - keys: a CAM of ENTRIES flip-flop entries (valid, key, LPM prefix mask and length) shared by the HASH, LRU_HASH and
 //   LPM_TRIE maps, each map a contiguous range; entry base + s holds the key of slot s. Lookups compare every entry of
 //   the map in one cycle. A free-slot stack per map (in the same ENTRIES-entry range) reuses slots last in, first out.
-// Slots (what lookups return, rsp_slot_o) are numbered exactly as hwxdp_maps numbers them:
-// - ARRAY: the index. HASH: element numbers from a LIFO free list, then never-used ones, and replacing a key's value
-//   moves it to the map's spare element (one CPU, so one spare), the old element becoming the spare; max_entries + 1
-//   slots. LRU_HASH: not built yet, its configuration raises cfg_error_o. LPM_TRIE: a LIFO of freed value
-//   slots, then never-used ones, max_entries + 1 slots; the trie itself is replaced by a longest-prefix CAM compare,
-//   which finds the same entry.
+// - LRU lists: next/prev links of ENTRIES nodes plus five list heads per map, node kinds and reference bits, in
+//   flip-flops.
+// Slots (what lookups return, rsp_slot_o) are numbered exactly as hwxdp_maps numbers them (one CPU):
+// - ARRAY: the index; max_entries slots.
+// - HASH: element numbers from a LIFO free list, then never-used ones; replacing a key's value moves it to the map's
+//   spare element (one CPU, so one spare), the old element becoming the spare; max_entries + 1 slots.
+// - LRU_HASH: the node numbers of the kernel's common LRU for one CPU (bpf_lru_list.c as crates/maps/src/lru ports
+//   it): global active/inactive/free lists, the CPU's local free and pending lists, reference bits, rotation with
+//   the inactive cursor, target_free = clamp(max_entries / 2, 1, 128), 128 scans per walk, shrinking and forced
+//   eviction; so the same operations evict the same entries. max_entries slots.
+// - LPM_TRIE: a LIFO of freed value slots, then never-used ones (a failed update still writes its value into the slot
+//   it took and gives it back, as trie_update_elem does); max_entries + 1 slots. The trie itself is replaced by a
+//   longest-prefix compare over the CAM (entries with prefixlen <= the key's whose leading prefixlen bits agree, the
+//   longest wins), which finds the entry the kernel's trie walk finds.
 //
 // Requests (req_*: the helper module; host_*: userspace and dumps) are served one at a time; req_ready_o and
 // host_ready_o are high when the engine is idle (a request wins over a host operation offered in the same cycle).
-// Latency from acceptance to the response pulse (rsp_valid_o / host_rsp_valid_o): lookup and delete 2 cycles; update
-// 2 + ceil(value_size / 8) cycles (the value is written one row per cycle); host lookup and slot read
-// 2 + 2 * ceil(value_size / 8). Every value-memory cycle of the
-// engine waits while val_en_i is high.
+// Host operations have the syscall's checks: BPF_F_RDONLY / BPF_F_WRONLY maps give -EPERM, BPF_F_LOCK -EINVAL;
+// host lookups of LRU entries leave the reference bit alone. Host op 3 reads slot host_slot_i: hit = the slot holds
+// an entry (always, below max_entries, for arrays), key (the index for arrays, prefixlen + data for LPM), value.
+// Latency, for a request accepted in cycle t (valid and ready), the response pulse (rsp_valid_o / host_rsp_valid_o)
+// comes in cycle:
+// - t + 2: lookups, deletes and every error found before a value is written (compare the hXDP model's 2 extra cycles
+//   per map helper, crates/hxdp/src/timing.rs MAP_HELPER_CYCLES);
+// - t + 2 + R, R = ceil(value_size / 8): successful ARRAY/HASH updates (the value is written one row per cycle), and
+//   every LPM update that gets past the -EINVAL checks;
+// - LRU_HASH: delete t + 3; update t + 4 + R when the CPU's local free list has a node, else the kernel's refill adds
+//   4 cycles plus one per pending node flushed, per node (or head) rotated or scanned and per node moved to the local free
+//   list (an empty map's first update: 4 + target_free); -EEXIST/-ENOENT without the R;
+// - host lookup hit and host slot read: t + 2 + 2R (the value is read back one row per two cycles).
+// Every value-memory cycle of the engine waits while val_en_i is high (the lanes have priority).
 //
-// Value port: val_rdata_o and val_fault_o are valid the cycle after val_en_i. An access faults (and neither reads nor
-// writes) when the map does not exist, the slot is not below its slot count, val_bytes_i is not 1..8, or the bytes do
-// not lie wholly inside value_size.
+// Value port: val_rdata_o (the addressed bytes, the rest zero) and val_fault_o are valid the cycle after val_en_i.
+// An access faults (and neither reads nor writes) when the map does not exist, the slot is not below its slot count,
+// val_bytes_i is not 1..8, or the bytes do not lie wholly inside value_size.
 module maps #(
   parameter integer MAPS        = 8,    // maps of one program (2 or more)
   parameter integer KEY_BYTES   = 16,   // widest key; a wider key_size is a configuration error
   parameter integer VALUE_BYTES = 64,   // widest value, a multiple of 8; a wider value_size is a configuration error
   parameter integer ENTRIES     = 32,   // CAM entries for all hash, LRU and LPM maps together (a power of two)
-  parameter integer MEM_WORDS   = 512,  // 8-byte value rows for all maps together (a power of two, >= ENTRIES)
-  parameter integer LRU_NODES   = 32    // LRU_HASH nodes for all LRU maps together (a power of two)
+  parameter integer MEM_WORDS   = 512   // 8-byte value rows for all maps together (a power of two, >= ENTRIES)
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
@@ -95,7 +115,10 @@ module maps #(
   localparam integer VB = 8 * VALUE_BYTES;
   localparam integer PW = 16;                // LPM prefix lengths
   localparam integer EW1 = EW + 1;
-  localparam integer AW1 = AW + 1;
+  localparam integer LN  = ENTRIES + 5 * MAPS;  // LRU list links: nodes, then five list heads per map
+  localparam integer LW  = $clog2(LN);
+  localparam integer SWEEP = (MEM_WORDS > LN) ? MEM_WORDS : LN;
+  localparam integer CW  = $clog2(SWEEP) + 1;
   localparam integer AW3 = AW + 3;
 
   localparam [1:0] OpLookup = 2'd0;
@@ -110,6 +133,7 @@ module maps #(
   localparam [63:0] Eperm  = 64'd1;
   localparam [63:0] Enoent = 64'd2;
   localparam [63:0] E2big  = 64'd7;
+  localparam [63:0] Enomem = 64'd12;
   localparam [63:0] Eexist = 64'd17;
   localparam [63:0] Einval = 64'd22;
   localparam [63:0] Enospc = 64'd28;
@@ -174,7 +198,6 @@ module maps #(
   always_comb begin : layout
     logic [40:0] rows;
     logic [40:0] cams;
-    logic [40:0] nodes;
     logic [40:0] slots;
     logic [4:0]  stride;
     logic        bad;
@@ -185,7 +208,6 @@ module maps #(
     logic [31:0] fl;
     rows      = 41'd0;
     cams      = 41'd0;
-    nodes     = 41'd0;
     lay_error = 1'b0;
     for (integer m = 0; m < MAPS; m = m + 1) begin
       t  = def_type_q[m];
@@ -215,7 +237,6 @@ module maps #(
           if (t == 32'd1 && (fl & FNoCommonLru) != 0) bad = 1'b1;
           // LRU maps are preallocated; the per-CPU LRU variant (BPF_F_NO_COMMON_LRU) is not built in hardware
           if (t == 32'd9 && (fl & (FNoPrealloc | FNoCommonLru)) != 0) bad = 1'b1;
-          if (t == 32'd9) bad = 1'b1;  // LRU_HASH: not yet
           lay_kind[m] = (t == 32'd1) ? KindHash : KindLru;
           slots = (t == 32'd1) ? {9'd0, mx} + 41'd1 : {9'd0, mx};
         end else if (t == 32'd11) begin
@@ -231,14 +252,13 @@ module maps #(
         if (!bad) begin
           rows = rows + 41'(slots[SW:0] * stride);
           if (t != 32'd2) cams = cams + slots;
-          if (t == 32'd9) nodes = nodes + slots;
         end
         lay_slots[m]  = slots[SW-1:0];
         lay_stride[m] = stride;
       end
       lay_error = lay_error | bad;
     end
-    if (rows > 41'(MEM_WORDS) || cams > 41'(ENTRIES) || nodes > 41'(LRU_NODES)) lay_error = 1'b1;
+    if (rows > 41'(MEM_WORDS) || cams > 41'(ENTRIES)) lay_error = 1'b1;
   end
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -258,7 +278,7 @@ module maps #(
   logic [SW-1:0]   slot_q;
   logic [AW-1:0]   row_q;                    // value row being written or read
   logic [4:0]      word_q;                   // rows done
-  logic [AW:0]     clear_q;                  // clearing sweep
+  logic [CW-1:0]   clear_q;                  // clearing sweep: value rows, LRU links
 
   // CAM and slot allocation
   logic [ENTRIES-1:0] ent_valid_q;
@@ -351,8 +371,8 @@ module maps #(
     b_row   = row_q;
     b_wdata = value_q[64*word_q[2:0] +: 64];
     if (state_q == StClear) begin
-      b_en    = 1'b1;
-      b_we    = 1'b1;
+      b_en    = 32'(clear_q) < MEM_WORDS;
+      b_we    = 32'(clear_q) < MEM_WORDS;
       b_row   = clear_q[AW-1:0];
       b_wdata = 64'd0;
     end else if (state_q == StWrite) begin
@@ -451,6 +471,7 @@ module maps #(
   logic          x_spare;                    // the spare becomes x_old
   logic          x_inc;
   logic          x_dec;
+  logic          x_lref;                     // an LRU lookup marks the node referenced
 
   logic [SW-1:0] alloc_slot;
   logic          alloc_pop;
@@ -489,6 +510,7 @@ module maps #(
     x_spare      = 1'b0;
     x_inc        = 1'b0;
     x_dec        = 1'b0;
+    x_lref       = 1'b0;
     if (!map_ok_q) begin
       x_ret = (op_q == OpLookup && !host_q) ? 64'd0 : Einval;
     end else if (op_q == OpRead) begin
@@ -506,6 +528,7 @@ module maps #(
       end else begin
         x_hit  = best_v;
         x_slot = best_slot;
+        x_lref = best_v && !host_q && kind == KindLru;
       end
       if (x_hit && host_q) x_next = 2'd2;
     end else if (op_q == OpDelete) begin
@@ -519,10 +542,10 @@ module maps #(
         x_ret = Enoent;
       end else begin
         x_clr  = 1'b1;
-        x_push = 1'b1;
+        x_push = kind != KindLru;
         x_dec  = 1'b1;
         x_slot = exact_slot;
-        if (kind == KindLru) x_next = 2'd3;
+        if (kind == KindLru) x_next = 2'd3;  // bpf_lru_push_free
       end
     end else begin
       // update
@@ -592,9 +615,472 @@ module maps #(
           end
         end
       end else begin
-        // LRU_HASH: maps_lru finds the node; the outcome is settled in StLru
+        // LRU_HASH: the LRU steps take a node (maybe evicting), then settle the outcome
         x_next = 2'd3;
       end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // LRU_HASH: the kernel's LRU lists (kernel/bpf/bpf_lru_list.c, as crates/maps/src/lru ports it) for one CPU and
+  // the common LRU: per map the active, inactive and free lists, the CPU's local free and pending lists, the
+  // active/inactive counts and the inactive rotation cursor, over doubly linked nodes with the list heads as
+  // sentinels. Node n of a map is its CAM entry ebase + n (its slot is n). Every step of the kernel's loops is one
+  // cycle here, each moving at most one node (lnext/lprev in flip-flops, a move is one cycle).
+
+
+  // node kinds, also the offsets of the list heads
+  localparam [2:0] KActive       = 3'd0;
+  localparam [2:0] KInactive     = 3'd1;
+  localparam [2:0] KFree         = 3'd2;
+  localparam [2:0] KLocalFree    = 3'd3;
+  localparam [2:0] KLocalPending = 3'd4;
+
+  // steps
+  localparam [3:0] LStart      = 4'd0;   // bpf_lru_pop_free: __local_list_pop_free
+  localparam [3:0] LFlush      = 4'd1;   // __local_list_flush
+  localparam [3:0] LRot        = 4'd2;   // __bpf_lru_list_rotate
+  localparam [3:0] LRotA       = 4'd3;   // __bpf_lru_list_rotate_active
+  localparam [3:0] LRotIInit   = 4'd4;
+  localparam [3:0] LRotI       = 4'd5;   // __bpf_lru_list_rotate_inactive
+  localparam [3:0] LFill       = 4'd6;   // free list to the local free list
+  localparam [3:0] LShrinkInit = 4'd7;
+  localparam [3:0] LShrink     = 4'd8;   // __bpf_lru_list_shrink_inactive
+  localparam [3:0] LShrinkDone = 4'd9;
+  localparam [3:0] LForce      = 4'd10;  // __bpf_lru_list_shrink: evict the oldest regardless
+  localparam [3:0] LPop        = 4'd11;  // __local_list_pop_free again
+  localparam [3:0] LDecide     = 4'd12;  // htab_lru_map_update_elem after the node is taken
+  localparam [3:0] LPush       = 4'd13;  // bpf_lru_push_free of a deleted element
+
+  // node moves, as the kernel's helpers
+  localparam [2:0] ANone        = 3'd0;
+  localparam [2:0] AMove        = 3'd1;  // __bpf_lru_node_move
+  localparam [2:0] AToLocalFree = 3'd2;  // __bpf_lru_node_move_to_free(local free list)
+  localparam [2:0] AMoveIn      = 3'd3;  // __bpf_lru_node_move_in
+  localparam [2:0] APending     = 3'd4;  // __local_list_add_pending
+  localparam [2:0] APushFree    = 3'd5;  // bpf_lru_push_free
+
+  localparam [7:0] NrScans = 8'd128;     // LOCAL_NR_SCANS
+
+  logic [LW-1:0]      lnext_q  [LN];
+  logic [LW-1:0]      lprev_q  [LN];
+  logic [2:0]         lkind_q  [ENTRIES];
+  logic [ENTRIES-1:0] lref_q;
+  logic [SW-1:0]      lact_q   [MAPS];
+  logic [SW-1:0]      linact_q [MAPS];
+  logic [LW-1:0]      lcur_q   [MAPS];      // next_inactive_rotation
+  logic [3:0]         lst_q;
+  logic [LW-1:0]      lnode_q;
+  logic [LW-1:0]      lfirst_q;
+  logic [LW-1:0]      llast_q;
+  logic [LW-1:0]      lnxt_q;
+  logic [LW-1:0]      llist_q;
+  logic [EW-1:0]      lgot_q;               // the node taken for the update
+  logic [7:0]         li_q;
+  logic [7:0]         lmoved_q;
+  logic [7:0]         lshrunk_q;
+
+  logic [LW-1:0] hbase;                     // the current map's heads: hbase + kind
+  logic [LW-1:0] h_act;
+  logic [LW-1:0] h_inact;
+  logic [LW-1:0] h_free;
+  logic [LW-1:0] h_lfree;
+  logic [LW-1:0] h_lpend;
+  logic [7:0]    ltarget;                   // target_free: clamp(nodes / 2, 1, 128)
+
+  always_comb begin
+    logic [31:0] half;
+    hbase   = LW'(ENTRIES) + LW'(map_q) * LW'(5);
+    h_act   = hbase + LW'(KActive);
+    h_inact = hbase + LW'(KInactive);
+    h_free  = hbase + LW'(KFree);
+    h_lfree = hbase + LW'(KLocalFree);
+    h_lpend = hbase + LW'(KLocalPending);
+    half    = 32'(slots_q[map_q]) >> 1;
+    if (half == 32'd0) half = 32'd1;
+    if (half > 32'd128) half = 32'd128;
+    ltarget = half[7:0];
+  end
+
+  // One step: which node moves how, and what the step settles.
+  logic [2:0]    a_op;
+  logic [EW-1:0] a_node;
+  logic [2:0]    a_to;
+  logic          l_evict;                   // del_from_htab(a_node)
+  logic          l_done;                    // respond with l_ret
+  logic [63:0]   l_ret;
+  logic          l_write;                   // success: the value goes to node lgot_q
+  logic          l_old;                     // the key had an element (exact_i), which leaves the table
+  logic          l_cur_set;                 // the rotation cursor becomes l_cur
+  logic [LW-1:0] l_cur;
+  logic [3:0]    lst_d;
+  logic [LW-1:0] lnode_d;
+  logic [LW-1:0] lfirst_d;
+  logic [LW-1:0] llast_d;
+  logic [LW-1:0] lnxt_d;
+  logic [LW-1:0] llist_d;
+  logic [EW-1:0] lgot_d;
+  logic [7:0]    li_d;
+  logic [7:0]    lmoved_d;
+  logic [7:0]    lshrunk_d;
+
+  always_comb begin : lru_step
+    logic [LW-1:0] n;
+    logic [LW-1:0] n1;
+    logic [EW-1:0] e;
+    n         = '0;
+    n1        = '0;
+    a_op      = ANone;
+    a_node    = lnode_q[EW-1:0];
+    a_to      = KActive;
+    l_evict   = 1'b0;
+    l_done    = 1'b0;
+    l_ret     = 64'd0;
+    l_write   = 1'b0;
+    l_old     = 1'b0;
+    l_cur_set = 1'b0;
+    l_cur     = lnxt_q;
+    lst_d     = lst_q;
+    lnode_d   = lnode_q;
+    lfirst_d  = lfirst_q;
+    llast_d   = llast_q;
+    lnxt_d    = lnxt_q;
+    llist_d   = llist_q;
+    lgot_d    = lgot_q;
+    li_d      = li_q;
+    lmoved_d  = lmoved_q;
+    lshrunk_d = lshrunk_q;
+    e         = lnode_q[EW-1:0];
+    case (lst_q)
+      LStart, LPop: begin
+        n = lnext_q[h_lfree];
+        if (n != h_lfree) begin
+          a_op   = APending;
+          a_node = n[EW-1:0];
+          lgot_d = n[EW-1:0];
+          lst_d  = LDecide;
+        end else if (lst_q == LStart) begin
+          lmoved_d = 8'd0;
+          lst_d    = LFlush;
+        end else begin
+          // the steal from the (only) CPU's local lists finds them empty: they were just flushed
+          l_done = 1'b1;
+          l_ret  = Enomem;
+        end
+      end
+      LFlush: begin
+        n = lprev_q[h_lpend];
+        if (n != h_lpend) begin
+          a_op   = AMoveIn;
+          a_node = n[EW-1:0];
+          a_to   = lref_q[n[EW-1:0]] ? KActive : KInactive;
+        end else begin
+          lst_d = LRot;
+        end
+      end
+      LRot: begin
+        if (linact_q[map_q] < lact_q[map_q]) begin
+          lfirst_d = lnext_q[h_act];
+          lnode_d  = lprev_q[h_act];
+          li_d     = 8'd0;
+          lst_d    = LRotA;
+        end else begin
+          lst_d = LRotIInit;
+        end
+      end
+      LRotA: begin
+        if (lnode_q == h_act) begin
+          lst_d = LRotIInit;
+        end else begin
+          a_op    = AMove;
+          a_to    = lref_q[e] ? KActive : KInactive;
+          li_d    = li_q + 8'd1;
+          lnode_d = lprev_q[lnode_q];
+          if (li_q + 8'd1 == NrScans || lnode_q == lfirst_q) lst_d = LRotIInit;
+        end
+      end
+      LRotIInit: begin
+        if (lnext_q[h_inact] == h_inact) begin
+          lst_d = LFill;
+        end else begin
+          n1      = lnext_q[lcur_q[map_q]];
+          llast_d = (n1 == h_inact) ? lnext_q[n1] : n1;
+          lnode_d = lcur_q[map_q];
+          lnxt_d  = h_inact;
+          li_d    = 8'd0;
+          lst_d   = LRotI;
+        end
+      end
+      LRotI: begin
+        if (li_q >= NrScans) begin
+          l_cur_set = 1'b1;
+          l_cur     = lnxt_q;
+          lst_d     = LFill;
+        end else if (lnode_q == h_inact) begin
+          lnode_d = lprev_q[lnode_q];
+        end else begin
+          lnxt_d = lprev_q[lnode_q];
+          if (lref_q[e]) begin
+            a_op = AMove;
+            a_to = KActive;
+          end
+          if (lnode_q == llast_q) begin
+            l_cur_set = 1'b1;
+            l_cur     = lprev_q[lnode_q];
+            lst_d     = LFill;
+          end else begin
+            lnode_d = lprev_q[lnode_q];
+            li_d    = li_q + 8'd1;
+          end
+        end
+      end
+      LFill: begin
+        n = lnext_q[h_free];
+        if (n == h_free) begin
+          lst_d = (lmoved_q < ltarget) ? LShrinkInit : LPop;
+        end else begin
+          a_op     = AToLocalFree;
+          a_node   = n[EW-1:0];
+          lmoved_d = lmoved_q + 8'd1;
+          if (lmoved_q + 8'd1 == ltarget) lst_d = LPop;
+        end
+      end
+      LShrinkInit: begin
+        lnode_d   = lprev_q[h_inact];
+        lshrunk_d = 8'd0;
+        li_d      = 8'd0;
+        lst_d     = LShrink;
+      end
+      LShrink: begin
+        if (lnode_q == h_inact) begin
+          lst_d = LShrinkDone;
+        end else begin
+          lnode_d = lprev_q[lnode_q];
+          li_d    = li_q + 8'd1;
+          if (li_q + 8'd1 == NrScans) lst_d = LShrinkDone;
+          if (lref_q[e]) begin
+            a_op = AMove;
+            a_to = KActive;
+          end else if (ent_valid_q[e]) begin
+            l_evict   = 1'b1;
+            a_op      = AToLocalFree;
+            lshrunk_d = lshrunk_q + 8'd1;
+            if (lshrunk_q + 8'd1 == ltarget - lmoved_q) lst_d = LPop;
+          end
+        end
+      end
+      LShrinkDone: begin
+        if (lshrunk_q != 8'd0) begin
+          lst_d = LPop;
+        end else begin
+          llist_d = (lnext_q[h_inact] == h_inact) ? h_act : h_inact;
+          lnode_d = (lnext_q[h_inact] == h_inact) ? lprev_q[h_act] : lprev_q[h_inact];
+          lst_d   = LForce;
+        end
+      end
+      LForce: begin
+        if (lnode_q == llist_q) begin
+          lst_d = LPop;
+        end else if (ent_valid_q[e]) begin
+          l_evict = 1'b1;
+          a_op    = AToLocalFree;
+          lst_d   = LPop;
+        end else begin
+          lnode_d = lprev_q[lnode_q];
+        end
+      end
+      LDecide: begin
+        a_node = lgot_q;
+        if (exact_v && flags_q == 64'd1) begin
+          l_done = 1'b1;
+          l_ret  = Eexist;
+          a_op   = APushFree;
+        end else if (!exact_v && flags_q == 64'd2) begin
+          l_done = 1'b1;
+          l_ret  = Enoent;
+          a_op   = APushFree;
+        end else begin
+          l_write = 1'b1;
+          if (exact_v) begin
+            l_old  = 1'b1;
+            a_op   = APushFree;
+            a_node = exact_i;
+          end
+        end
+      end
+      default: begin
+        // LPush: the deleted element's node goes back
+        a_op   = APushFree;
+        l_done = 1'b1;
+      end
+    endcase
+  end
+
+  // The move's effect on kinds, reference bits, counts and the cursor.
+  logic          mv_en;
+  logic [LW-1:0] mv_x;
+  logic [LW-1:0] mv_h;
+  logic          k_en;
+  logic [2:0]    k_val;
+  logic          r_clr;
+  logic          c_step;
+  logic          inc_act;
+  logic          inc_inact;
+  logic          dec_act;
+  logic          dec_inact;
+
+  always_comb begin : lru_apply
+    logic [2:0] from;
+    logic [2:0] to;
+    from      = lkind_q[a_node];
+    to        = (a_op == APushFree) ? KFree : a_to;
+    mv_en     = 1'b0;
+    mv_x      = LW'(a_node);
+    mv_h      = hbase + LW'(to);
+    k_en      = 1'b0;
+    k_val     = to;
+    r_clr     = 1'b0;
+    c_step    = 1'b0;
+    inc_act   = 1'b0;
+    inc_inact = 1'b0;
+    dec_act   = 1'b0;
+    dec_inact = 1'b0;
+    case (a_op)
+      AMove, APushFree: begin
+        if (a_op == APushFree && from == KLocalPending) begin
+          k_en  = 1'b1;
+          k_val = KLocalFree;
+          r_clr = 1'b1;
+          mv_en = 1'b1;
+          mv_h  = h_lfree;
+        end else if ((a_op == AMove && from <= KFree) || (a_op == APushFree && from <= KInactive)) begin
+          if (from != to) begin
+            k_en      = 1'b1;
+            dec_act   = from == KActive;
+            dec_inact = from == KInactive;
+            inc_act   = to == KActive;
+            inc_inact = to == KInactive;
+          end
+          r_clr  = 1'b1;
+          c_step = 1'b1;
+          mv_en  = 1'b1;
+        end
+      end
+      AToLocalFree: begin
+        if (from <= KFree) begin
+          c_step    = 1'b1;
+          dec_act   = from == KActive;
+          dec_inact = from == KInactive;
+          k_en      = 1'b1;
+          k_val     = KLocalFree;
+          mv_en     = 1'b1;
+          mv_h      = h_lfree;
+        end
+      end
+      AMoveIn: begin
+        if (from >= KLocalFree) begin
+          inc_act   = to == KActive;
+          inc_inact = to == KInactive;
+          k_en      = 1'b1;
+          r_clr     = 1'b1;
+          mv_en     = 1'b1;
+        end
+      end
+      APending: begin
+        k_en  = 1'b1;
+        k_val = KLocalPending;
+        r_clr = 1'b1;
+        mv_en = 1'b1;
+        mv_h  = h_lpend;
+      end
+      default: begin
+      end
+    endcase
+  end
+
+  // bpf_lru_populate, one list link per clearing cycle: every node of an LRU map added at the head of its free list
+  // in turn (node 0 ends up last); every other head and node links to itself.
+  logic [LW-1:0] init_next;
+  logic [LW-1:0] init_prev;
+
+  always_comb begin : lru_populate
+    logic [LW-1:0] c;
+    logic [LW-1:0] free;
+    logic [LW-1:0] first;
+    logic [LW-1:0] last;
+    c         = clear_q[LW-1:0];
+    init_next = c;
+    init_prev = c;
+    for (integer m = 0; m < MAPS; m = m + 1) begin
+      free  = LW'(ENTRIES + 5 * m + 2);
+      first = LW'(ebase_q[m]);
+      last  = LW'(ebase_q[m] + slots_q[m][EW:0] - EW1'(1));
+      if (kind_q[m] == KindLru && live_q[m]) begin
+        if (c >= first && c <= last) begin
+          init_next = (c == first) ? free : c - LW'(1);
+          init_prev = (c == last) ? free : c + LW'(1);
+        end
+        if (c == free) begin
+          init_next = last;
+          init_prev = first;
+        end
+      end
+    end
+  end
+
+  // LRU registers (no reset: StClear builds the lists when a configuration is laid out).
+  always_ff @(posedge clk_i) begin
+    if (state_q == StClear && 32'(clear_q) < LN) begin
+      lnext_q[clear_q[LW-1:0]] <= init_next;
+      lprev_q[clear_q[LW-1:0]] <= init_prev;
+      if (32'(clear_q) < ENTRIES) begin
+        lkind_q[clear_q[EW-1:0]] <= KFree;
+        lref_q[clear_q[EW-1:0]]  <= 1'b0;
+      end
+    end
+    if (state_q == StClear && clear_q == '0) begin
+      for (integer m = 0; m < MAPS; m = m + 1) begin
+        lact_q[m]   <= '0;
+        linact_q[m] <= '0;
+        lcur_q[m]   <= LW'(ENTRIES + 5 * m + 1);
+      end
+    end
+    if (state_q == StExec && x_lref) begin
+      lref_q[best] <= 1'b1;
+    end
+    if (state_q == StExec) begin
+      lst_q   <= (op_q == OpDelete) ? LPush : LStart;
+      lnode_q <= LW'(exact_i);
+    end
+    if (state_q == StLru) begin
+      lst_q     <= lst_d;
+      lnode_q   <= lnode_d;
+      lfirst_q  <= lfirst_d;
+      llast_q   <= llast_d;
+      lnxt_q    <= lnxt_d;
+      llist_q   <= llist_d;
+      lgot_q    <= lgot_d;
+      li_q      <= li_d;
+      lmoved_q  <= lmoved_d;
+      lshrunk_q <= lshrunk_d;
+      if (mv_en) begin
+        // list_move(x, h): list_del then list_add right after h, as one update
+        lnext_q[lprev_q[mv_x]] <= lnext_q[mv_x];
+        lprev_q[lnext_q[mv_x]] <= lprev_q[mv_x];
+        lprev_q[mv_x]          <= mv_h;
+        lnext_q[mv_x]          <= (mv_h == lprev_q[mv_x]) ? lnext_q[mv_x] : lnext_q[mv_h];
+        lprev_q[(mv_h == lprev_q[mv_x]) ? lnext_q[mv_x] : lnext_q[mv_h]] <= mv_x;
+        lnext_q[mv_h]          <= mv_x;
+      end
+      if (k_en) lkind_q[a_node] <= k_val;
+      if (r_clr) lref_q[a_node] <= 1'b0;
+      if (l_write && l_old) lref_q[lgot_q] <= 1'b1;  // set_ref of the node replacing an element
+      if (inc_act) lact_q[map_q] <= lact_q[map_q] + SW'(1);
+      if (dec_act && lact_q[map_q] != '0) lact_q[map_q] <= lact_q[map_q] - SW'(1);
+      if (inc_inact) linact_q[map_q] <= linact_q[map_q] + SW'(1);
+      if (dec_inact && linact_q[map_q] != '0) linact_q[map_q] <= linact_q[map_q] - SW'(1);
+      if (c_step && lcur_q[map_q] == mv_x) lcur_q[map_q] <= lprev_q[mv_x];
+      if (l_cur_set) lcur_q[map_q] <= l_cur;
     end
   end
 
@@ -695,8 +1181,8 @@ module maps #(
         end
         StClear: begin
           if (!val_en_i) begin
-            clear_q <= clear_q + AW1'(1);
-            if (clear_q == AW1'(MEM_WORDS - 1)) state_q <= StIdle;
+            clear_q <= clear_q + CW'(1);
+            if (clear_q == CW'(SWEEP - 1)) state_q <= StIdle;
           end
         end
         StExec: begin
@@ -744,7 +1230,18 @@ module maps #(
           state_q <= (word_q + 5'd1 == stride_q[map_q]) ? StResp : StRead;
         end
         StLru: begin
-          state_q <= StResp;
+          if (l_evict) ent_valid_q[a_node] <= 1'b0;
+          if (l_done) begin
+            ret_q   <= l_ret;
+            state_q <= StResp;
+          end
+          if (l_write) begin
+            ent_valid_q[lgot_q] <= 1'b1;
+            if (l_old) ent_valid_q[exact_i] <= 1'b0;
+            slot_q  <= SW'(EW1'({1'b0, lgot_q} - ebase_q[map_q]));
+            row_q   <= vbase_q[map_q] + AW'(SW'(EW1'({1'b0, lgot_q} - ebase_q[map_q])) * SW'(stride_q[map_q]));
+            state_q <= StWrite;
+          end
         end
         default: begin
           state_q <= StIdle;
@@ -766,6 +1263,11 @@ module maps #(
       ent_key_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]]  <= key_q;
       ent_mask_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= (kind_q[map_q] == KindLpm) ? key_plen_mask : '1;
       ent_plen_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= (kind_q[map_q] == KindLpm) ? key_plen[PW-1:0] : '0;
+    end
+    if (state_q == StLru && l_write) begin
+      ent_key_q[lgot_q]  <= key_q;
+      ent_mask_q[lgot_q] <= '1;
+      ent_plen_q[lgot_q] <= '0;
     end
     if (state_q == StExec && x_push) begin
       stack_q[ebase_q[map_q][EW-1:0] + sp_q[map_q][EW-1:0] - EW'(x_pop)] <= x_push_slot;

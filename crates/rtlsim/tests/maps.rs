@@ -18,8 +18,10 @@ const VALUE_BYTES: usize = 64;
 
 const HASH: u32 = 1;
 const ARRAY: u32 = 2;
+const LRU_HASH: u32 = 9;
 const LPM_TRIE: u32 = 11;
 const NO_PREALLOC: u32 = 1;
+const NO_COMMON_LRU: u32 = 1 << 1;
 const RDONLY: u32 = 1 << 3;
 const WRONLY: u32 = 1 << 4;
 
@@ -342,6 +344,23 @@ impl Session {
         );
     }
 
+    /// Checks that a random session exercised what it is meant to: successful updates, errors and lookup hits.
+    fn assert_coverage(&self, want_errno: &[i64]) {
+        let count = |pred: &dyn Fn(&Step) -> bool| self.steps.iter().filter(|s| pred(s)).count();
+        let updates = count(&|s| {
+            s.what.starts_with("prog update") && matches!(s.expect, Expect::Request { ret: 0, .. })
+        });
+        let hits = count(&|s| matches!(s.expect, Expect::Request { hit: true, .. }));
+        assert!(
+            updates >= 20 && hits >= 20,
+            "{updates} successful updates, {hits} hits"
+        );
+        for errno in want_errno {
+            let n = count(&|s| matches!(s.expect, Expect::Request { ret, .. } if ret == -errno));
+            assert!(n >= 3, "only {n} program operations return -{errno}");
+        }
+    }
+
     /// Reads every slot of every map through the host port.
     fn dump(&mut self) {
         for map in 0..self.specs.len() {
@@ -551,6 +570,7 @@ fn array_maps_match_the_reference() {
         index.to_le_bytes().to_vec()
     };
     random_ops(&mut s, &mut rng, 1500, &key_of);
+    s.assert_coverage(&[7, 17, 22]);
     s.dump();
     s.check();
 }
@@ -570,6 +590,53 @@ fn hash_maps_match_the_reference() {
         pooled_key(rng, size, pool, map as u64)
     };
     random_ops(&mut s, &mut rng, 3000, &key_of);
+    s.assert_coverage(&[2, 7, 17, 22]);
+    s.dump();
+    s.check();
+}
+
+#[test]
+fn lru_hash_maps_match_the_reference() {
+    let specs = vec![
+        spec("four", LRU_HASH, 4, 8, 4, 0),
+        spec("seven", LRU_HASH, 6, 20, 7, 0),
+        spec("wide", LRU_HASH, 16, 64, 2, 0),
+        spec("one", LRU_HASH, 2, 3, 1, 0),
+        spec("big", LRU_HASH, 4, 4, 12, 0),
+    ];
+    let mut s = Session::new(specs);
+    let mut rng = Rng(0x6c72_755f_6861);
+    let key_of = |map: usize, rng: &mut Rng| -> Vec<u8> {
+        let (size, pool) = [(4, 9), (6, 12), (16, 4), (2, 3), (4, 20)][map];
+        pooled_key(rng, size, pool, map as u64)
+    };
+    random_ops(&mut s, &mut rng, 4000, &key_of);
+    s.assert_coverage(&[2, 17, 22]);
+    s.dump();
+    s.check();
+}
+
+/// Eviction order of a small LRU map: referenced entries survive a round of new keys, unreferenced ones go.
+#[test]
+fn lru_eviction_follows_the_kernel_lists() {
+    let mut s = Session::new(vec![spec("l", LRU_HASH, 4, 8, 6, 0)]);
+    let key = |k: u32| k.to_le_bytes().to_vec();
+    for round in 0..4u32 {
+        for k in 0..8 {
+            let k = round * 3 + k;
+            s.prog_update(0, &key(k), &[k as u8; 8], 0, false);
+            if k % 3 == 0 {
+                s.prog_lookup(0, &key(k), false);
+            }
+            s.prog_lookup(0, &key(k / 2), false);
+        }
+        for k in 0..20 {
+            s.host_lookup(0, &key(k));
+        }
+        s.prog_delete(0, &key(round * 5), false);
+        s.prog_update(0, &key(round * 7), &[0x77; 8], 2, false);
+        s.prog_update(0, &key(round * 7 + 1), &[0x78; 8], 1, false);
+    }
     s.dump();
     s.check();
 }
@@ -586,6 +653,13 @@ fn lpm_tries_match_the_reference() {
     let key_of = |map: usize, rng: &mut Rng| -> Vec<u8> {
         let data_size = [4usize, 12, 1][map];
         let bits = data_size as u64 * 8;
+        if rng.below(2) == 0 {
+            // one of a few whole keys, so that updates replace and deletes find prefixes
+            let mut pick = Rng(rng.below(8) + 1 + 100 * map as u64);
+            let mut key = ((pick.next() % (bits + 1)) as u32).to_le_bytes().to_vec();
+            key.extend(pick.bytes(data_size));
+            return key;
+        }
         let plen = match rng.below(6) {
             0 => bits,
             1 => bits + 1 + rng.below(40),
@@ -604,6 +678,7 @@ fn lpm_tries_match_the_reference() {
         key
     };
     random_ops(&mut s, &mut rng, 3000, &key_of);
+    s.assert_coverage(&[2, 17, 22, 28]);
     s.dump();
     s.check();
 }
@@ -615,6 +690,7 @@ fn maps_of_every_type_share_the_memories() {
         spec("hash", HASH, 6, 20, 8, 0),
         spec("lpm", LPM_TRIE, 8, 8, 6, NO_PREALLOC),
         spec("wide", HASH, 16, 64, 4, 0),
+        spec("lru", LRU_HASH, 4, 12, 5, 0),
     ];
     let mut s = Session::new(specs);
     let mut rng = Rng(0x6d69_7865_6421);
@@ -627,10 +703,12 @@ fn maps_of_every_type_share_the_memories() {
                 key.extend(pooled_key(rng, 4, 5, 2));
                 key
             }
-            _ => pooled_key(rng, 16, 7, 3),
+            3 => pooled_key(rng, 16, 7, 3),
+            _ => pooled_key(rng, 4, 8, 4),
         }
     };
     random_ops(&mut s, &mut rng, 2000, &key_of);
+    s.assert_coverage(&[2, 7, 17, 22, 28]);
     s.dump();
     s.check();
 }
@@ -686,6 +764,9 @@ fn bad_configurations_raise_cfg_error() {
         (vec![(ARRAY, 4, 64, 64, 0)], false),
         (vec![(ARRAY, 4, 64, 65, 0)], true),
         (vec![(ARRAY, 4, 8, 4, RDONLY | WRONLY)], true),
+        (vec![(LRU_HASH, 4, 8, 4, 0)], false),
+        (vec![(LRU_HASH, 4, 8, 4, NO_COMMON_LRU)], true),
+        (vec![(LRU_HASH, 4, 8, 4, NO_PREALLOC)], true),
     ];
     let mut lines = Vec::new();
     for (maps, _) in &cases {
@@ -720,12 +801,25 @@ fn latencies_are_as_documented() {
         "o 0 2 0 0 0 01000000 - 0",
         "o 1 1 0 0 0 01000000 - 0",
         "o 1 0 0 0 0 01000000 - 0",
+        "r",
+        "c 0 9 4 14 4 0",
+        "d",
+        "o 0 1 0 0 0 01000000 - 0",
+        "o 0 1 0 0 0 02000000 - 0",
+        "o 0 1 0 1 0 02000000 - 0",
+        "o 0 2 0 0 0 02000000 - 0",
     ]
     .map(String::from);
     let out = simulate(&lines);
-    let cycles: Vec<u64> = out[2..].iter().map(|o| field_u64(o, 5)).collect();
-    // The testbench counts clock edges from acceptance to the response pulse: exec, then respond.
+    let cycles: Vec<u64> = out[2..8].iter().map(|o| field_u64(o, 5)).collect();
+    // The testbench counts clock edges after the accepting one until the response pulse: a response in cycle t + 2
+    // counts 1.
     assert_eq!(cycles, [1, 1 + 3, 1, 1, 1 + 3, 1 + 2 * 3]);
+    // LRU_HASH, max_entries 4 (target_free 2): the first update refills the local free list (4 + 2 cycles more), the
+    // second takes the node left there; the third (-EEXIST, no value written) refills again: 2 pending nodes
+    // flushed, the inactive rotation steps over its head and 2 nodes, 2 free nodes moved; a delete takes one step.
+    let lru: Vec<u64> = out[11..].iter().map(|o| field_u64(o, 5)).collect();
+    assert_eq!(lru, [3 + 3 + 4 + 2, 3 + 3, 3 + 4 + 2 + 3 + 2, 2]);
 }
 
 /// The module synthesizes for UltraScale+ at small parameters.
@@ -811,6 +905,6 @@ module maps_small (
   input  logic [27:0] host_slot_i, output logic host_rsp_valid_o, output logic [63:0] host_rsp_ret_o,
   output logic host_rsp_hit_o, output logic [63:0] host_rsp_key_o, output logic [127:0] host_rsp_value_o
 );
-  maps #(.MAPS(4), .KEY_BYTES(8), .VALUE_BYTES(16), .ENTRIES(8), .MEM_WORDS(64), .LRU_NODES(8)) u_maps (CONNECTIONS);
+  maps #(.MAPS(4), .KEY_BYTES(8), .VALUE_BYTES(16), .ENTRIES(8), .MEM_WORDS(64)) u_maps (CONNECTIONS);
 endmodule
 ";

@@ -1,0 +1,717 @@
+//! Flattening: bpf-to-bpf calls inlined, bounded loops unrolled, blocks laid out in reverse post-order so that every
+//! jump goes forward and instruction order is a topological order of the control-flow graph.
+//!
+//! A loop is unrolled when its trip count follows from an induction register: one conditional jump that leaves the
+//! loop, runs on every iteration (its block dominates every latch) and compares the register with a constant; the
+//! register is set to the same constant on every entry and changed inside the loop only by one `+=`/`-=` of a
+//! constant, also on every iteration. The loop body is copied once per iteration; the last copy's jump back goes to
+//! a trap block (`r0 = 0; exit`) that the bound proves unreachable.
+
+use crate::EhdlError;
+use hwxdp_analysis::{
+    BlockId, DomTree, EdgeKind, FuncId, InsnId, Liveness, Paths, ProgramCfg, Regions, Value,
+};
+use hwxdp_ebpf::{AluOp, CallKind, Insn, InsnKind, JmpCond, Source};
+use hwxdp_object::{MapSpec, ProgramSpec};
+use std::collections::BTreeSet;
+
+/// Most iterations a loop may be unrolled to.
+pub const MAX_TRIPS: u64 = 4096;
+
+/// A loop the flattening unrolled.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Unrolled {
+    /// The loop's first instruction, in the original program.
+    pub header: u32,
+    /// The jump back to it, in the original program.
+    pub latch: u32,
+    /// The register whose value bounds the loop.
+    pub induction: u8,
+    /// Iterations (copies of the body).
+    pub trips: u64,
+}
+
+/// The flattened program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Flat {
+    /// One function, every jump forward.
+    pub spec: ProgramSpec,
+    /// For each instruction of `spec`, the instruction of the original program it comes from.
+    pub origin: Vec<u32>,
+    /// Loops unrolled, innermost first.
+    pub loops: Vec<Unrolled>,
+    /// bpf-to-bpf calls inlined: the call's original index and the callee's name.
+    pub inlined: Vec<(u32, String)>,
+}
+
+/// An instruction whose jump target is symbolic until encoding.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    kind: InsnKind,
+    /// Index of the target item (after resolution) for jumps.
+    target: Option<usize>,
+    origin: u32,
+}
+
+/// Inlines calls and unrolls loops of `spec`.
+pub fn flatten(spec: &ProgramSpec, maps: &[MapSpec], max_insns: usize) -> Result<Flat, EhdlError> {
+    let prog = ProgramCfg::build(spec)?;
+    let mut inlined = Vec::new();
+    let items = Inliner {
+        spec,
+        prog: &prog,
+        live: &Liveness::compute(&prog),
+        inlined: &mut inlined,
+    }
+    .run()?;
+    let (mut cur, mut origin) = encode(spec, &items, max_insns)?;
+    let mut loops = Vec::new();
+    loop {
+        let prog = ProgramCfg::build(&cur)?;
+        let cfg = prog.func(FuncId(0));
+        let paths = Paths::compute(cfg, 0);
+        let mut graph = Graph::from_cfg(&prog, &origin);
+        if paths.back_edges.is_empty() {
+            let items = graph.emit();
+            let (spec_out, origin_out) = encode(&cur, &items, max_insns)?;
+            return Ok(Flat {
+                spec: spec_out,
+                origin: origin_out,
+                loops,
+                inlined,
+            });
+        }
+        let dom = DomTree::dominators(cfg);
+        let regions = Regions::compute(&prog, maps);
+        let live = Liveness::compute(&prog);
+        let headers: BTreeSet<BlockId> = paths.back_edges.iter().map(|e| e.1).collect();
+        let mut best: Option<(BlockId, Vec<BlockId>, BTreeSet<BlockId>)> = None;
+        for &h in &headers {
+            let latches: Vec<BlockId> = paths
+                .back_edges
+                .iter()
+                .filter(|e| e.1 == h)
+                .map(|e| e.0)
+                .collect();
+            for &l in &latches {
+                if !dom.dominates(h, l) {
+                    return Err(EhdlError::Irreducible {
+                        program: spec.name.clone(),
+                        insn: origin[cfg.block(l).last().index()] as usize,
+                    });
+                }
+            }
+            let body = natural_loop(cfg, h, &latches);
+            if best.as_ref().is_none_or(|b| body.len() < b.2.len()) {
+                best = Some((h, latches, body));
+            }
+        }
+        let (header, latches, body) = best.expect("a back edge has a header");
+        let ctx = LoopCtx {
+            prog: &prog,
+            dom: &dom,
+            regions: &regions,
+            live: &live,
+            header,
+            latches: &latches,
+            body: &body,
+        };
+        let (induction, trips) = ctx.trip_count().map_err(|why| EhdlError::UnboundedLoop {
+            program: spec.name.clone(),
+            insn: origin[cfg.block(latches[0]).last().index()] as usize,
+            header: origin[cfg.block(header).start.index()] as usize,
+            why,
+        })?;
+        let body_insns: usize = body.iter().map(|b| cfg.block(*b).insns().count()).sum();
+        let grown = cur.insns.len() as u64 + body_insns as u64 * trips.saturating_sub(1);
+        if grown > max_insns as u64 {
+            return Err(EhdlError::TooLarge {
+                program: spec.name.clone(),
+                insns: grown.min(usize::MAX as u64) as usize,
+                limit: max_insns,
+            });
+        }
+        loops.push(Unrolled {
+            header: origin[cfg.block(header).start.index()],
+            latch: origin[cfg.block(latches[0]).last().index()],
+            induction,
+            trips,
+        });
+        graph.unroll(header, &body, trips as usize);
+        let items = graph.emit();
+        (cur, origin) = encode(&cur, &items, max_insns)?;
+    }
+}
+
+/// Blocks of the natural loop of `header` closed by `latches`.
+fn natural_loop(
+    cfg: &hwxdp_analysis::Cfg,
+    header: BlockId,
+    latches: &[BlockId],
+) -> BTreeSet<BlockId> {
+    let mut body = BTreeSet::from([header]);
+    let mut work: Vec<BlockId> = latches.to_vec();
+    while let Some(b) = work.pop() {
+        if body.insert(b) {
+            work.extend(cfg.block(b).preds.iter().copied());
+        }
+    }
+    body
+}
+
+/// Encodes items into a single-function program named like `like`.
+fn encode(
+    like: &ProgramSpec,
+    items: &[Item],
+    max_insns: usize,
+) -> Result<(ProgramSpec, Vec<u32>), EhdlError> {
+    if items.len() > max_insns {
+        return Err(EhdlError::TooLarge {
+            program: like.name.clone(),
+            insns: items.len(),
+            limit: max_insns,
+        });
+    }
+    let mut slots = Vec::with_capacity(items.len() + 1);
+    let mut slot = 0i64;
+    for it in items {
+        slots.push(slot);
+        slot += it.kind.to_insn().slots() as i64;
+    }
+    slots.push(slot);
+    let insns: Vec<Insn> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| {
+            let mut kind = it.kind;
+            if let Some(t) = it.target {
+                let off = slots[t] - slots[i] - 1;
+                match &mut kind {
+                    InsnKind::Branch { off: o, .. } => *o = off as i16,
+                    InsnKind::Ja { .. } | InsnKind::JaLong { .. } => {
+                        kind = if i16::try_from(off).is_ok() {
+                            InsnKind::Ja { off: off as i16 }
+                        } else {
+                            InsnKind::JaLong { imm: off as i32 }
+                        };
+                    }
+                    _ => {}
+                }
+            }
+            kind.to_insn()
+        })
+        .collect();
+    let mut spec = ProgramSpec::standalone(&like.name, &like.section, insns);
+    spec.own_len = spec.insns.len();
+    Ok((spec, items.iter().map(|i| i.origin).collect()))
+}
+
+/// Inlines every bpf-to-bpf call of the program into one instruction sequence.
+struct Inliner<'a> {
+    spec: &'a ProgramSpec,
+    prog: &'a ProgramCfg,
+    live: &'a Liveness,
+    inlined: &'a mut Vec<(u32, String)>,
+}
+
+impl Inliner<'_> {
+    fn run(mut self) -> Result<Vec<Item>, EhdlError> {
+        let mut items = Vec::new();
+        let mut chain = vec![FuncId(0)];
+        self.emit(FuncId(0), &mut items, &mut chain)?;
+        Ok(items)
+    }
+
+    /// Emits function `f`; returns the items of its `exit`s when it is a callee (they become jumps to the return
+    /// point).
+    fn emit(
+        &mut self,
+        f: FuncId,
+        items: &mut Vec<Item>,
+        chain: &mut Vec<FuncId>,
+    ) -> Result<Vec<usize>, EhdlError> {
+        let cfg = self.prog.func(f);
+        let start = cfg.start.index();
+        let mut at = vec![0usize; cfg.end.index() - start];
+        let mut jumps: Vec<(usize, usize)> = Vec::new();
+        let mut exits = Vec::new();
+        for i in start..cfg.end.index() {
+            at[i - start] = items.len();
+            let kind = self.prog.kinds[i];
+            let origin = i as u32;
+            match kind {
+                InsnKind::Call {
+                    kind: CallKind::Local,
+                    ..
+                } => {
+                    let callee = self.prog.callee_at(InsnId::new(i)).expect("local call");
+                    let name = self.prog.func(callee).name.clone();
+                    let refuse = |why: &str| EhdlError::Inline {
+                        program: self.spec.name.clone(),
+                        insn: i,
+                        callee: name.clone(),
+                        why: why.to_string(),
+                    };
+                    if chain.contains(&callee) {
+                        return Err(refuse("recursive call"));
+                    }
+                    let ccfg = self.prog.func(callee);
+                    let own_regs = (ccfg.start.index()..ccfg.end.index()).any(|j| {
+                        let e = self.live.effects[j];
+                        (6..=10).any(|r| e.uses.contains(r) || e.defs.contains(r))
+                    });
+                    if own_regs {
+                        return Err(refuse(
+                            "the callee uses r6-r10 (its own frame needs register renaming)",
+                        ));
+                    }
+                    self.inlined.push((origin, name));
+                    chain.push(callee);
+                    let callee_exits = self.emit(callee, items, chain)?;
+                    chain.pop();
+                    let back = items.len();
+                    for e in callee_exits {
+                        items[e].target = Some(back);
+                    }
+                }
+                InsnKind::Exit if f != FuncId(0) => {
+                    exits.push(items.len());
+                    items.push(Item {
+                        kind: InsnKind::Ja { off: 0 },
+                        target: None,
+                        origin,
+                    });
+                }
+                k if k.jump_offset().is_some() => {
+                    let b = cfg.block_of(InsnId::new(i)).expect("own instruction");
+                    let target = cfg
+                        .block(b)
+                        .succs
+                        .iter()
+                        .find(|(_, e)| *e != EdgeKind::Fallthrough)
+                        .map(|(s, _)| cfg.block(*s).start.index())
+                        .expect("a jump has a target");
+                    jumps.push((items.len(), target));
+                    items.push(Item {
+                        kind,
+                        target: None,
+                        origin,
+                    });
+                }
+                _ => items.push(Item {
+                    kind,
+                    target: None,
+                    origin,
+                }),
+            }
+        }
+        for (item, target) in jumps {
+            items[item].target = Some(at[target - start]);
+        }
+        Ok(exits)
+    }
+}
+
+/// How a block ends.
+#[derive(Clone, Copy, Debug)]
+enum Term {
+    Exit(u32),
+    Goto(usize, u32),
+    Branch {
+        kind: InsnKind,
+        origin: u32,
+        taken: usize,
+        fall: usize,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct GBlock {
+    insns: Vec<(InsnKind, u32)>,
+    term: Term,
+}
+
+/// The one function's blocks, editable.
+struct Graph {
+    blocks: Vec<GBlock>,
+}
+
+impl Graph {
+    fn from_cfg(prog: &ProgramCfg, origin: &[u32]) -> Graph {
+        let cfg = prog.func(FuncId(0));
+        let blocks = cfg
+            .blocks
+            .iter()
+            .map(|b| {
+                let last = b.last().index();
+                let lk = prog.kinds[last];
+                let succ = |want: EdgeKind| {
+                    b.succs
+                        .iter()
+                        .find(|(_, e)| *e == want)
+                        .map(|(s, _)| s.index())
+                };
+                let (body_end, term) = match lk {
+                    InsnKind::Exit => (last, Term::Exit(origin[last])),
+                    InsnKind::Ja { .. } | InsnKind::JaLong { .. } => (
+                        last,
+                        Term::Goto(succ(EdgeKind::Jump).expect("target"), origin[last]),
+                    ),
+                    InsnKind::Branch { .. } => (
+                        last,
+                        Term::Branch {
+                            kind: lk,
+                            origin: origin[last],
+                            taken: succ(EdgeKind::Taken).expect("taken"),
+                            fall: succ(EdgeKind::Fallthrough).expect("fallthrough"),
+                        },
+                    ),
+                    _ => (
+                        last + 1,
+                        Term::Goto(
+                            succ(EdgeKind::Fallthrough).expect("fallthrough"),
+                            origin[last],
+                        ),
+                    ),
+                };
+                GBlock {
+                    insns: (b.start.index()..body_end)
+                        .map(|i| (prog.kinds[i], origin[i]))
+                        .collect(),
+                    term,
+                }
+            })
+            .collect();
+        Graph { blocks }
+    }
+
+    fn succs(&self, b: usize) -> Vec<usize> {
+        match self.blocks[b].term {
+            Term::Exit(_) => vec![],
+            Term::Goto(t, _) => vec![t],
+            // Taken first, so that the fallthrough successor lands right after the block in reverse post-order.
+            Term::Branch { taken, fall, .. } => vec![taken, fall],
+        }
+    }
+
+    fn retarget(term: &mut Term, f: &dyn Fn(usize) -> usize) {
+        match term {
+            Term::Exit(_) => {}
+            Term::Goto(t, _) => *t = f(*t),
+            Term::Branch { taken, fall, .. } => {
+                *taken = f(*taken);
+                *fall = f(*fall);
+            }
+        }
+    }
+
+    /// Replaces the loop `body` (header `header`) by `trips` copies chained through their back edges.
+    fn unroll(&mut self, header: BlockId, body: &BTreeSet<BlockId>, trips: usize) {
+        let n = self.blocks.len();
+        let members: Vec<usize> = body.iter().map(|b| b.index()).collect();
+        let trap_origin = match self.blocks[header.index()].insns.first() {
+            Some((_, o)) => *o,
+            None => 0,
+        };
+        let trap = n + members.len() * (trips - 1);
+        let copy_of = |c: usize, b: usize| -> usize {
+            if c == 0 {
+                b
+            } else {
+                let k = members.iter().position(|&m| m == b).expect("member");
+                n + (c - 1) * members.len() + k
+            }
+        };
+        let mut copies = Vec::new();
+        for c in 0..trips {
+            for &b in &members {
+                let mut blk = self.blocks[b].clone();
+                let map = |t: usize| {
+                    if t == header.index() {
+                        if c + 1 < trips {
+                            copy_of(c + 1, t)
+                        } else {
+                            trap
+                        }
+                    } else if body.contains(&BlockId::new(t)) {
+                        copy_of(c, t)
+                    } else {
+                        t
+                    }
+                };
+                Graph::retarget(&mut blk.term, &map);
+                if c == 0 {
+                    self.blocks[b] = blk;
+                } else {
+                    copies.push(blk);
+                }
+            }
+        }
+        self.blocks.extend(copies);
+        let zero = InsnKind::Alu {
+            wide: true,
+            op: AluOp::Mov,
+            dst: 0,
+            src: Source::Imm(0),
+        };
+        self.blocks.push(GBlock {
+            insns: vec![(zero, trap_origin)],
+            term: Term::Exit(trap_origin),
+        });
+    }
+
+    /// The blocks reachable from the entry in reverse post-order, as items with resolved targets.
+    fn emit(&self) -> Vec<Item> {
+        let n = self.blocks.len();
+        let mut seen = vec![false; n];
+        let mut post = Vec::new();
+        let mut stack = vec![(0usize, 0usize)];
+        seen[0] = true;
+        while let Some((b, next)) = stack.last_mut() {
+            let succs = self.succs(*b);
+            if let Some(&s) = succs.get(*next) {
+                *next += 1;
+                if !seen[s] {
+                    seen[s] = true;
+                    stack.push((s, 0));
+                }
+            } else {
+                post.push(*b);
+                stack.pop();
+            }
+        }
+        post.reverse();
+        let mut items = Vec::new();
+        let mut start = vec![usize::MAX; n];
+        let jump = |t: usize, origin: u32| Item {
+            kind: InsnKind::Ja { off: 0 },
+            target: Some(t),
+            origin,
+        };
+        for (pos, &b) in post.iter().enumerate() {
+            start[b] = items.len();
+            let next = post.get(pos + 1).copied();
+            let blk = &self.blocks[b];
+            items.extend(blk.insns.iter().map(|&(kind, origin)| Item {
+                kind,
+                target: None,
+                origin,
+            }));
+            match blk.term {
+                Term::Exit(origin) => items.push(Item {
+                    kind: InsnKind::Exit,
+                    target: None,
+                    origin,
+                }),
+                Term::Goto(t, origin) => {
+                    if next != Some(t) {
+                        items.push(jump(t, origin));
+                    }
+                }
+                Term::Branch {
+                    kind,
+                    origin,
+                    taken,
+                    fall,
+                } => {
+                    items.push(Item {
+                        kind,
+                        target: Some(taken),
+                        origin,
+                    });
+                    if next != Some(fall) {
+                        items.push(jump(fall, origin));
+                    }
+                }
+            }
+        }
+        // Targets were block ids; an empty block starts where the next emitted block does.
+        for it in &mut items {
+            if let Some(t) = it.target {
+                it.target = Some(start[t]);
+            }
+        }
+        items
+    }
+}
+
+/// One loop while its trip count is worked out.
+struct LoopCtx<'a> {
+    prog: &'a ProgramCfg,
+    dom: &'a DomTree,
+    regions: &'a Regions,
+    live: &'a Liveness,
+    header: BlockId,
+    latches: &'a [BlockId],
+    body: &'a BTreeSet<BlockId>,
+}
+
+impl LoopCtx<'_> {
+    fn every_iteration(&self, b: BlockId) -> bool {
+        self.latches.iter().all(|&l| self.dom.dominates(b, l))
+    }
+
+    /// The induction register and the number of iterations, or why there is none.
+    fn trip_count(&self) -> Result<(u8, u64), String> {
+        let cfg = self.prog.func(FuncId(0));
+        let mut why = String::from("no conditional jump leaves the loop on every iteration");
+        for &b in self.body {
+            let blk = cfg.block(b);
+            let last = blk.last();
+            let InsnKind::Branch {
+                wide,
+                cond,
+                dst,
+                src,
+                ..
+            } = self.prog.kinds[last.index()]
+            else {
+                continue;
+            };
+            let outside: Vec<(BlockId, EdgeKind)> = blk
+                .succs
+                .iter()
+                .copied()
+                .filter(|(s, _)| !self.body.contains(s))
+                .collect();
+            if outside.len() != 1 || !self.every_iteration(b) {
+                continue;
+            }
+            let exit_when_taken = outside[0].1 == EdgeKind::Taken;
+            match self.bound(last, wide, cond, dst, src, exit_when_taken) {
+                Ok(trips) => return Ok((dst, trips)),
+                Err(e) => why = e,
+            }
+        }
+        Err(why)
+    }
+
+    fn bound(
+        &self,
+        test: InsnId,
+        wide: bool,
+        cond: JmpCond,
+        reg: u8,
+        src: Source,
+        exit_when_taken: bool,
+    ) -> Result<u64, String> {
+        let cfg = self.prog.func(FuncId(0));
+        let state = self
+            .regions
+            .state_before(test)
+            .ok_or("the exit test is unreachable")?;
+        let limit = match src {
+            Source::Imm(k) => k as i64 as u64,
+            Source::Reg(r) => match state.reg(r) {
+                Value::Scalar(Some(k)) => k as u64,
+                _ => return Err(format!("r{r} compared with r{reg} is not a constant")),
+            },
+        };
+        let defs: Vec<InsnId> = self
+            .body
+            .iter()
+            .flat_map(|&b| cfg.block(b).insns())
+            .filter(|i| self.live.effects[i.index()].defs.contains(reg))
+            .collect();
+        let [def] = defs[..] else {
+            return Err(format!(
+                "r{reg} is written {} times in the loop, not once",
+                defs.len()
+            ));
+        };
+        let InsnKind::Alu {
+            wide: step_wide,
+            op: op @ (AluOp::Add | AluOp::Sub),
+            src: Source::Imm(step),
+            ..
+        } = self.prog.kinds[def.index()]
+        else {
+            return Err(format!(
+                "r{reg} changes at instruction {def} by other than a constant step"
+            ));
+        };
+        let def_block = cfg.block_of(def).expect("own instruction");
+        if !self.every_iteration(def_block) {
+            return Err(format!(
+                "the step of r{reg} does not run on every iteration"
+            ));
+        }
+        let test_block = cfg.block_of(test).expect("own instruction");
+        let step_first = if def_block == test_block {
+            def < test
+        } else {
+            self.dom.dominates(def_block, test_block)
+        };
+        let mut init = None;
+        for &p in &cfg.block(self.header).preds {
+            if self.body.contains(&p) {
+                continue;
+            }
+            let last = cfg.block(p).last();
+            let v = match self.regions.state_before(last) {
+                Some(st) if !self.live.effects[last.index()].defs.contains(reg) => st.reg(reg),
+                _ => Value::Unknown,
+            };
+            let Value::Scalar(Some(c)) = v else {
+                return Err(format!("r{reg} is not a constant when the loop starts"));
+            };
+            if init.is_some_and(|i| i != c) {
+                return Err(format!("r{reg} starts the loop with different constants"));
+            }
+            init = Some(c);
+        }
+        let mut v = init.ok_or("the loop has no entry")? as u64;
+        let step_once = |v: u64| {
+            let s = step as i64 as u64;
+            let r = if op == AluOp::Add {
+                v.wrapping_add(s)
+            } else {
+                v.wrapping_sub(s)
+            };
+            if step_wide {
+                r
+            } else {
+                r as u32 as u64
+            }
+        };
+        for k in 0..MAX_TRIPS {
+            if step_first {
+                v = step_once(v);
+            }
+            if holds(cond, wide, v, limit) == exit_when_taken {
+                return Ok(k + 1);
+            }
+            if !step_first {
+                v = step_once(v);
+            }
+        }
+        Err(format!("more than {MAX_TRIPS} iterations"))
+    }
+}
+
+/// Whether `a cond b` holds for a 64-bit (`wide`) or 32-bit jump.
+pub fn holds(cond: JmpCond, wide: bool, a: u64, b: u64) -> bool {
+    let (ua, ub, sa, sb) = if wide {
+        (a, b, a as i64, b as i64)
+    } else {
+        (
+            a as u32 as u64,
+            b as u32 as u64,
+            a as u32 as i32 as i64,
+            b as u32 as i32 as i64,
+        )
+    };
+    match cond {
+        JmpCond::Eq => ua == ub,
+        JmpCond::Ne => ua != ub,
+        JmpCond::Gt => ua > ub,
+        JmpCond::Ge => ua >= ub,
+        JmpCond::Lt => ua < ub,
+        JmpCond::Le => ua <= ub,
+        JmpCond::Set => ua & ub != 0,
+        JmpCond::Sgt => sa > sb,
+        JmpCond::Sge => sa >= sb,
+        JmpCond::Slt => sa < sb,
+        JmpCond::Sle => sa <= sb,
+    }
+}

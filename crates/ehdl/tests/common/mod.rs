@@ -1,0 +1,36 @@
+//! Shared helpers: hand-assembled programs compiled to pipelines.
+
+#![allow(dead_code)]
+
+use hwxdp_ehdl::{compile, EhdlError, Options, Pipeline};
+use hwxdp_object::{MapSpec, ProgramSpec};
+
+/// A program from assembler text.
+pub fn spec(text: &str) -> ProgramSpec {
+    let insns = hwxdp_ebpf::assemble(text).expect("test program assembles");
+    ProgramSpec::standalone("test", "xdp", insns)
+}
+
+/// The pipeline of a program from assembler text, or why there is none.
+pub fn try_pipeline(text: &str) -> Result<Pipeline, EhdlError> {
+    compile(&spec(text), &[], &Options::default())
+}
+
+/// The pipeline of a program from assembler text with maps.
+pub fn pipeline_with_maps(text: &str, maps: &[MapSpec]) -> Pipeline {
+    compile(&spec(text), maps, &Options::default()).expect("test program compiles")
+}
+
+/// The pipeline of a program from assembler text.
+pub fn pipeline(text: &str) -> Pipeline {
+    try_pipeline(text).unwrap_or_else(|e| panic!("test program compiles: {e}"))
+}
+
+/// The stage of the op made from flattened instruction `insn`.
+pub fn stage_of(p: &Pipeline, insn: u32) -> u32 {
+    p.ops
+        .iter()
+        .find(|o| o.insn == insn || o.fused.contains(&insn))
+        .unwrap_or_else(|| panic!("no op for instruction {insn}:\n{}", hwxdp_ehdl::text(p)))
+        .stage
+}

@@ -1,0 +1,98 @@
+//! Every example program compiles to a pipeline whose text diagram matches `tests/golden/<example>.txt`
+//! (one section per program of the object). `BLESS=1 cargo test -p hwxdp-ehdl` rewrites the golden files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The example objects, built with `make -C examples/xdp` when missing.
+fn example_objects() -> Vec<PathBuf> {
+    let dir = root().join("build/examples/xdp");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(root().join("examples/xdp"))
+        .expect("examples/xdp is readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    sources.sort();
+    assert!(!sources.is_empty(), "no examples/xdp/*.c found");
+    let object = |src: &PathBuf| {
+        dir.join(src.file_stem().unwrap_or_default())
+            .with_extension("o")
+    };
+    if sources.iter().any(|s| !object(s).exists()) {
+        let status = Command::new("make")
+            .arg("-C")
+            .arg(root().join("examples/xdp"))
+            .status()
+            .expect("make runs");
+        assert!(
+            status.success(),
+            "make -C examples/xdp failed: building the examples needs clang (-target bpf)"
+        );
+    }
+    sources.iter().map(object).collect()
+}
+
+fn pipelines_of(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let object = hwxdp_object::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = String::new();
+    for program in &object.programs {
+        let p = hwxdp_ehdl::compile(program, &object.maps, &hwxdp_ehdl::Options::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(p.summary.stages > 0, "{}: no stages", program.name);
+        assert!(
+            p.summary.state_bits_pruned <= p.summary.state_bits_unpruned,
+            "{}: pruning grew the state",
+            program.name
+        );
+        // Every op sits in a stage that lists it, and stage contents agree with op stages.
+        for st in &p.stages {
+            for &o in &st.ops {
+                assert_eq!(p.ops[o as usize].stage, st.index, "{}", program.name);
+            }
+        }
+        // The Graphviz and JSON forms are well formed enough to parse back.
+        let dot = hwxdp_ehdl::dot(&p);
+        assert!(dot.starts_with("digraph") && dot.trim_end().ends_with('}'));
+        let json: serde_json::Value =
+            serde_json::from_str(&hwxdp_ehdl::json_summary(&p)).expect("json parses");
+        assert_eq!(json["summary"]["stages"], p.summary.stages);
+        out.push_str(&hwxdp_ehdl::text(&p));
+    }
+    out
+}
+
+#[test]
+fn every_example_compiles_to_its_golden_pipeline() {
+    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
+    let golden_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut mismatches = Vec::new();
+    for object in example_objects() {
+        let name = object
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let actual = pipelines_of(&object);
+        assert_eq!(actual, pipelines_of(&object), "{name}: not deterministic");
+        let golden = golden_dir.join(format!("{name}.txt"));
+        if bless {
+            std::fs::write(&golden, &actual).expect("golden file writable");
+            continue;
+        }
+        match std::fs::read_to_string(&golden) {
+            Ok(expected) if expected == actual => {}
+            Ok(_) => mismatches.push(format!("{name}: differs from {}", golden.display())),
+            Err(_) => mismatches.push(format!("{name}: {} is missing", golden.display())),
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{}\nrun `BLESS=1 cargo test -p hwxdp-ehdl` to accept the new output",
+        mismatches.join("\n")
+    );
+}

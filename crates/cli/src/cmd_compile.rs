@@ -1,4 +1,5 @@
 //! `hwxdp compile --target hxdp`: an object to an hXDP image and listing, with a report of what each pass did.
+//! `hwxdp compile --target ehdl`: an object to an eHDL pipeline (text diagram, Graphviz, JSON).
 
 use crate::common::{self, ProgramArgs};
 use anyhow::{bail, Context, Result};
@@ -12,9 +13,10 @@ pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
     /// What to compile for.
-    #[arg(long, value_parser = ["hxdp"])]
+    #[arg(long, value_parser = ["hxdp", "ehdl"])]
     target: String,
-    /// Directory for `<program>.hxdp` (the image) and `<program>.lst` (the listing).
+    /// Directory for `<program>.hxdp` (the image) and `<program>.lst` (the listing); for ehdl,
+    /// `<program>.pipeline.txt`, `<program>.pipeline.dot` and `<program>.ehdl.json`.
     #[arg(short = 'o', long = "out")]
     out: PathBuf,
     /// Lanes per bundle (1 to 8).
@@ -23,6 +25,9 @@ pub struct Args {
     /// Passes to switch off: bounds, zeroing, three-operand, six-byte, exit, rename, code-motion, parallel-branches.
     #[arg(long = "disable", value_delimiter = ',')]
     disable: Vec<String>,
+    /// eHDL: packet bus width in bits (one frame per cycle).
+    #[arg(long = "data-width", default_value_t = 512)]
+    data_width: u32,
 }
 
 /// Compile options from `--lanes` and `--disable`.
@@ -64,6 +69,9 @@ pub fn build(
 
 /// Runs `hwxdp compile`.
 pub fn run(args: Args) -> Result<ExitCode> {
+    if args.target == "ehdl" {
+        return run_ehdl(args);
+    }
     let loaded = common::load_object(&args.program.object)?;
     let options = options(args.lanes, &args.disable)?;
     let (compiled, entry) = build(&args.program, &loaded.spec, &options)?;
@@ -99,4 +107,50 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// Runs `hwxdp compile --target ehdl`.
+fn run_ehdl(args: Args) -> Result<ExitCode> {
+    let loaded = common::load_object(&args.program.object)?;
+    let spec = &loaded.spec;
+    let program = common::find_program(
+        spec,
+        args.program.chosen(spec).as_deref(),
+        &args.program.object,
+    )?;
+    let options = hwxdp_ehdl::Options {
+        data_width: args.data_width,
+        ..hwxdp_ehdl::Options::default()
+    };
+    let pipeline = hwxdp_ehdl::compile(program, &spec.maps, &options)
+        .with_context(|| args.program.object.display().to_string())?;
+    common::create_dir(&args.out)?;
+    let name = &program.name;
+    let base = |ext: &str| args.out.join(format!("{name}.{ext}"));
+    write(
+        &base("pipeline.txt"),
+        hwxdp_ehdl::text(&pipeline).as_bytes(),
+    )?;
+    write(&base("pipeline.dot"), hwxdp_ehdl::dot(&pipeline).as_bytes())?;
+    write(
+        &base("ehdl.json"),
+        hwxdp_ehdl::json_summary(&pipeline).as_bytes(),
+    )?;
+    let s = &pipeline.summary;
+    println!(
+        "{}: {} eBPF instructions; {} ops in {} stages ({} NOP, {} helper); ILP max {} mean {:.2}; \
+         state {} bits pruned vs {} unpruned; wrote {}",
+        s.program,
+        s.ebpf_insns,
+        s.ops,
+        s.stages,
+        s.nop_stages,
+        s.helper_stages,
+        s.max_ilp,
+        s.mean_ilp,
+        s.state_bits_pruned,
+        s.state_bits_unpruned,
+        base("pipeline.txt").display()
+    );
+    Ok(ExitCode::SUCCESS)
 }

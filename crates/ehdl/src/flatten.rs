@@ -422,10 +422,11 @@ impl Graph {
                 n + (c - 1) * members.len() + k
             }
         };
+        let originals: Vec<GBlock> = members.iter().map(|&b| self.blocks[b].clone()).collect();
         let mut copies = Vec::new();
         for c in 0..trips {
-            for &b in &members {
-                let mut blk = self.blocks[b].clone();
+            for (&b, original) in members.iter().zip(&originals) {
+                let mut blk = original.clone();
                 let map = |t: usize| {
                     if t == header.index() {
                         if c + 1 < trips {
@@ -648,8 +649,21 @@ impl LoopCtx<'_> {
                 continue;
             }
             let last = cfg.block(p).last();
-            let v = match self.regions.state_before(last) {
-                Some(st) if !self.live.effects[last.index()].defs.contains(reg) => st.reg(reg),
+            let v = match (
+                self.regions.state_before(last),
+                self.prog.kinds[last.index()],
+            ) {
+                (Some(st), _) if !self.live.effects[last.index()].defs.contains(reg) => st.reg(reg),
+                // `rN = C` right before the loop.
+                (
+                    Some(_),
+                    InsnKind::Alu {
+                        wide,
+                        op: AluOp::Mov,
+                        src: Source::Imm(c),
+                        ..
+                    },
+                ) => Value::Scalar(Some(if wide { c as i64 } else { c as u32 as i64 })),
                 _ => Value::Unknown,
             };
             let Value::Scalar(Some(c)) = v else {

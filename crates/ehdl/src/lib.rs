@@ -107,7 +107,7 @@ pub fn compile(
     maps: &[MapSpec],
     options: &Options,
 ) -> Result<Pipeline, EhdlError> {
-    if options.data_width == 0 || options.data_width % 8 != 0 {
+    if options.data_width == 0 || options.data_width & 7 != 0 {
         return Err(EhdlError::DataWidth(options.data_width));
     }
     let flat = flatten(spec, maps, options.max_insns)?;

@@ -68,12 +68,11 @@ pub fn schedule(l: &Lowered) -> Scheduled {
             *e = (*e).max(s);
             same_ok = Some(same_ok.map_or(s, |m: u32| m.max(s)));
         };
-        for i in 0..j {
+        for (i, &s) in stage_of.iter().enumerate().take(j) {
             if !l.ordered(i, j) {
                 continue;
             }
             let a = &l.ops[i];
-            let s = stage_of[i];
             if !a.writes.intersect(op.reads).is_empty() {
                 e = e.max(s + 1);
             }

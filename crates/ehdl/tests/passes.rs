@@ -1,0 +1,430 @@
+//! One small hand-assembled program per transformation of the front end.
+
+mod common;
+
+use common::{pipeline, pipeline_with_maps, spec, stage_of, try_pipeline};
+use hwxdp_analysis::RegSet;
+use hwxdp_ehdl::{flatten, EhdlError, Label, OpKind};
+use hwxdp_object::MapSpec;
+
+#[test]
+fn independent_alu_ops_share_one_stage() {
+    let p = pipeline(
+        "
+        r1 = 1
+        r2 = 2
+        r3 = 3
+        r4 = 4
+        r1 += r2
+        r3 += r4
+        r1 += r3
+        r0 = r1
+        exit
+    ",
+    );
+    for insn in 0..4 {
+        assert_eq!(stage_of(&p, insn), 0, "{}", hwxdp_ehdl::text(&p));
+    }
+    assert_eq!(stage_of(&p, 4), 1);
+    assert_eq!(stage_of(&p, 5), 1);
+    assert_eq!(stage_of(&p, 6), 2);
+    assert_eq!(p.summary.max_ilp, 4);
+    assert_eq!(p.stages[0].ops.len(), 4);
+}
+
+#[test]
+fn a_raw_chain_takes_consecutive_stages() {
+    let p = pipeline(
+        "
+        r0 = 1
+        r0 += 2
+        r0 *= 3
+        r0 <<= 1
+        exit
+    ",
+    );
+    let stages: Vec<u32> = (0..5).map(|i| stage_of(&p, i)).collect();
+    assert_eq!(stages, vec![0, 1, 2, 3, 4]);
+    assert_eq!(p.summary.stages, 5);
+    assert_eq!(p.summary.max_ilp, 1);
+}
+
+#[test]
+fn if_else_becomes_predicated_ops_in_shared_stages() {
+    let p = pipeline(
+        "
+        r2 = *(u32 *)(r1 + 16)
+        if r2 == 0 goto other
+        r0 = 1
+        r3 = 5
+        goto end
+    other:
+        r0 = 2
+        r3 = 6
+    end:
+        r0 += r3
+        exit
+    ",
+    );
+    let text = hwxdp_ehdl::text(&p);
+    // The branch is a predicate op; the goto is gone.
+    let cond = p.ops.iter().find(|o| o.insn == 1).expect("cond op");
+    assert_eq!(cond.kind, OpKind::Cond);
+    assert!(p.ops.iter().all(|o| o.insn != 4), "{text}");
+    assert!(p
+        .removed
+        .iter()
+        .any(|(i, why)| *i == 4 && why.contains("jump")));
+    // Both arms run in the same stage, each under its own predicate.
+    let then_op = p.ops.iter().find(|o| o.insn == 2).expect("then arm");
+    let else_op = p.ops.iter().find(|o| o.insn == 5).expect("else arm");
+    assert_eq!(then_op.stage, else_op.stage, "{text}");
+    assert_eq!(then_op.stage, cond.stage + 1, "{text}");
+    assert_ne!(then_op.pred, else_op.pred);
+    assert_eq!(stage_of(&p, 3), stage_of(&p, 6));
+    // The arms' predicates are the branch outcome under the entry predicate; the join runs under the entry's.
+    let then_pred = &p.preds[then_op.pred as usize];
+    let else_pred = &p.preds[else_op.pred as usize];
+    assert_eq!(then_pred.terms, vec![(0, Some((cond.id, false)))]);
+    assert_eq!(else_pred.terms, vec![(0, Some((cond.id, true)))]);
+    assert_eq!(p.ops.iter().find(|o| o.insn == 7).expect("join").pred, 0);
+    assert!(text.contains("p1 = p0&!c1"), "{text}");
+}
+
+#[test]
+fn a_loop_with_a_constant_bound_unrolls() {
+    let text = "
+        r0 = 0
+        r1 = 0
+    top:
+        r0 += 3
+        r1 += 1
+        if r1 < 4 goto top
+        exit
+    ";
+    let flat = flatten(&spec(text), &[], 1000).expect("flattens");
+    assert_eq!(flat.loops.len(), 1);
+    assert_eq!(flat.loops[0].trips, 4);
+    assert_eq!(flat.loops[0].induction, 1);
+    assert_eq!(flat.loops[0].latch, 4);
+    // Every jump goes forward.
+    for insn in &flat.spec.insns {
+        if let Ok(k) = hwxdp_ebpf::kind(insn) {
+            if let Some(off) = k.jump_offset() {
+                assert!(off >= 0, "backward jump in {:?}", flat.spec.insns);
+            }
+        }
+    }
+    let p = pipeline(text);
+    let adds = p.ops.iter().filter(|o| o.text == "r0 += 3").count();
+    assert_eq!(adds, 4, "{}", hwxdp_ehdl::text(&p));
+    assert_eq!(p.summary.loops_unrolled, 1);
+}
+
+#[test]
+fn a_loop_bounded_by_a_count_down_unrolls() {
+    let flat = flatten(
+        &spec(
+            "
+        r0 = 0
+        r2 = 10
+    top:
+        r0 += 1
+        r2 -= 2
+        if r2 != 0 goto top
+        exit
+    ",
+        ),
+        &[],
+        1000,
+    )
+    .expect("flattens");
+    assert_eq!(flat.loops[0].trips, 5);
+}
+
+#[test]
+fn an_unbounded_loop_is_refused_naming_the_instruction() {
+    let err = try_pipeline(
+        "
+        r0 = 0
+    top:
+        r0 += 1
+        r2 = *(u32 *)(r1 + 16)
+        if r2 != 0 goto top
+        exit
+    ",
+    )
+    .expect_err("no bound");
+    assert!(
+        matches!(
+            err,
+            EhdlError::UnboundedLoop {
+                insn: 3,
+                header: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let msg = err.to_string();
+    assert!(msg.contains("instruction 3"), "{msg}");
+    assert!(msg.contains("r2"), "{msg}");
+}
+
+#[test]
+fn a_helper_called_twice_gets_two_helper_stages() {
+    let p = pipeline(
+        "
+        call 7
+        r6 = r0
+        call 7
+        r0 += r6
+        exit
+    ",
+    );
+    let helpers: Vec<_> = p
+        .ops
+        .iter()
+        .filter(|o| matches!(o.kind, OpKind::Helper { id: 7, .. }))
+        .collect();
+    assert_eq!(helpers.len(), 2);
+    let instances: Vec<u32> = helpers
+        .iter()
+        .map(|o| match o.kind {
+            OpKind::Helper { instance, .. } => instance,
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(instances, vec![0, 1]);
+    assert_ne!(helpers[0].stage, helpers[1].stage);
+    for h in &helpers {
+        let st = &p.stages[h.stage as usize];
+        assert!(st.helper);
+        assert_eq!(st.ops, vec![h.id], "a helper stage holds only its helper");
+    }
+    assert_eq!(p.summary.helper_stages, 2);
+    // r6 = r0 reads the first call's result before the second call overwrites r0.
+    assert!(stage_of(&p, 1) <= helpers[1].stage);
+}
+
+#[test]
+fn pruning_keeps_only_live_registers_and_stack_bytes() {
+    let p = pipeline(
+        "
+        r6 = 1
+        r7 = 2
+        r8 = 3
+        r0 = r6
+        r0 += r7
+        exit
+    ",
+    );
+    let text = hwxdp_ehdl::text(&p);
+    // r8 is dead: no op writes it and no boundary carries it; r1 (the context) is never carried either.
+    assert!(p.ops.iter().all(|o| o.insn != 2), "{text}");
+    let mut r67 = RegSet::EMPTY;
+    r67.insert(6);
+    r67.insert(7);
+    let mut r0 = RegSet::EMPTY;
+    r0.insert(0);
+    assert_eq!(p.stages[0].live_regs, RegSet::EMPTY, "{text}");
+    assert_eq!(p.stages[1].live_regs, r67, "{text}");
+    assert_eq!(p.stages[2].live_regs, r0, "{text}");
+    // The move fused into the addition: r0 = r6 + r7 in one stage.
+    assert!(matches!(
+        p.ops.iter().find(|o| o.insn == 4).unwrap().kind,
+        OpKind::Alu3 { a: 6 }
+    ));
+    assert_eq!(p.summary.state_bits_pruned, 3 * 64);
+    assert_eq!(p.summary.state_bits_unpruned, 3 * (11 * 64 + 512 * 8));
+
+    let p = pipeline(
+        "
+        r6 = 1
+        *(u64 *)(r10 - 8) = r6
+        r0 = *(u64 *)(r10 - 8)
+        exit
+    ",
+    );
+    let text = hwxdp_ehdl::text(&p);
+    let live: Vec<String> = p.stages.iter().map(|s| s.live_stack.to_string()).collect();
+    assert_eq!(live, vec!["-", "-", "[-8,0)", "-"], "{text}");
+}
+
+#[test]
+fn a_packet_access_at_byte_100_waits_for_frame_1() {
+    let p = pipeline(
+        "
+        r2 = *(u32 *)(r1 + 0)
+        r0 = *(u8 *)(r2 + 100)
+        exit
+    ",
+    );
+    let text = hwxdp_ehdl::text(&p);
+    let load = p.ops.iter().find(|o| o.insn == 1).expect("load");
+    assert_eq!(load.label, Label::Packet { offset: Some(100) });
+    assert_eq!(load.frames, Some((1, 1)));
+    assert_eq!(load.stage, 1, "{text}");
+    assert!(p.stages[0].nop, "{text}");
+    assert_eq!(p.summary.nop_stages, 1);
+    // The data pointer load only fed the constant address: gone.
+    assert!(p.ops.iter().all(|o| o.insn != 0), "{text}");
+
+    // With a 32-byte bus the same byte is in frame 3.
+    let p = hwxdp_ehdl::compile(
+        &spec("r2 = *(u32 *)(r1 + 0)\nr0 = *(u8 *)(r2 + 100)\nexit"),
+        &[],
+        &hwxdp_ehdl::Options {
+            data_width: 256,
+            ..Default::default()
+        },
+    )
+    .expect("compiles");
+    assert_eq!(p.summary.nop_stages, 3);
+}
+
+#[test]
+fn bounds_checks_become_length_compares_and_address_arithmetic_disappears() {
+    let p = pipeline(
+        "
+        r2 = *(u32 *)(r1 + 0)
+        r3 = *(u32 *)(r1 + 4)
+        r4 = r2
+        r4 += 104
+        if r4 > r3 goto drop
+        r0 = *(u8 *)(r2 + 100)
+        exit
+    drop:
+        r0 = 1
+        exit
+    ",
+    );
+    let text = hwxdp_ehdl::text(&p);
+    let check = p.ops.iter().find(|o| o.insn == 4).expect("check");
+    assert_eq!(
+        check.kind,
+        OpKind::LenCheck {
+            ensured: 104,
+            meta: false
+        }
+    );
+    assert_eq!(check.reads, RegSet::EMPTY);
+    assert_eq!(
+        check.frames,
+        Some((0, 1)),
+        "the length is known once frame 1 arrived"
+    );
+    for gone in 0..4 {
+        assert!(
+            p.ops.iter().all(|o| o.insn != gone),
+            "{gone} survived:\n{text}"
+        );
+    }
+    assert_eq!(stage_of(&p, 5), 2, "{text}");
+}
+
+#[test]
+fn every_instruction_is_labelled_with_its_region() {
+    let maps = [MapSpec::new("m", 2, 4, 8, 1)];
+    let p = pipeline_with_maps(
+        "
+        r6 = *(u32 *)(r1 + 0)
+        r7 = *(u32 *)(r1 + 16)
+        r2 = 0
+        *(u32 *)(r10 - 4) = r2
+        r2 = r10
+        r2 += -4
+        ld_pseudo r1, 1, 0
+        call 1
+        if r0 == 0 goto out
+        r3 = *(u64 *)(r0 + 0)
+        r4 = *(u8 *)(r6 + 20)
+        r3 += r4
+        r3 += r7
+        *(u64 *)(r0 + 0) = r3
+    out:
+        r0 = 2
+        exit
+    ",
+        &maps,
+    );
+    let label = |insn: u32| p.ops.iter().find(|o| o.insn == insn).unwrap().label;
+    assert_eq!(label(1), Label::Context { offset: Some(16) });
+    assert_eq!(label(3), Label::Stack { offset: Some(-4) });
+    assert_eq!(label(7), Label::Map { map: 0 });
+    assert_eq!(
+        label(9),
+        Label::MapValue {
+            map: 0,
+            offset: Some(0)
+        }
+    );
+    assert_eq!(label(10), Label::Packet { offset: Some(20) });
+    assert_eq!(label(11), Label::None);
+    assert_eq!(
+        label(13),
+        Label::MapValue {
+            map: 0,
+            offset: Some(0)
+        }
+    );
+    // The lookup's key pointer and map are constants of the helper block.
+    let call = p.ops.iter().find(|o| o.insn == 7).unwrap();
+    assert!(
+        call.text.contains("r1=map0") && call.text.contains("r2=stack-4"),
+        "{}",
+        call.text
+    );
+    assert_eq!(call.reads, RegSet::EMPTY);
+    // The map value store waits for the load of the same bytes and the helper before both.
+    assert!(stage_of(&p, 13) > stage_of(&p, 9));
+    assert!(stage_of(&p, 9) > call.stage);
+}
+
+#[test]
+fn calls_are_inlined_when_the_callee_needs_no_frame_of_its_own() {
+    let p = pipeline(
+        "
+        r1 = 5
+        call double
+        exit
+    double:
+        r0 = r1
+        r0 += r1
+        exit
+    ",
+    );
+    assert_eq!(p.summary.calls_inlined, 1);
+    assert!(
+        p.ops.iter().any(|o| o.origin == 4),
+        "{}",
+        hwxdp_ehdl::text(&p)
+    );
+
+    let err = try_pipeline(
+        "
+        call f
+        exit
+    f:
+        r6 = 1
+        r0 = r6
+        exit
+    ",
+    )
+    .expect_err("callee uses r6");
+    assert!(matches!(err, EhdlError::Inline { insn: 0, .. }), "{err}");
+}
+
+#[test]
+fn a_bad_data_width_is_refused() {
+    let err = hwxdp_ehdl::compile(
+        &spec("r0 = 0\nexit"),
+        &[],
+        &hwxdp_ehdl::Options {
+            data_width: 12,
+            ..Default::default()
+        },
+    )
+    .expect_err("12 bits");
+    assert_eq!(err, EhdlError::DataWidth(12));
+}

@@ -84,6 +84,37 @@ impl Label {
     }
 }
 
+/// A helper argument known at compile time, wired into the helper block as a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "const", content = "value", rename_all = "snake_case")]
+pub enum ArgConst {
+    /// A number.
+    Scalar(i64),
+    /// A pointer into the stack, r10-relative.
+    Stack(i64),
+    /// A pointer into the packet, from `data`.
+    Packet(i64),
+    /// A pointer into the metadata, from `data_meta`.
+    Meta(i64),
+    /// The context pointer.
+    Ctx,
+    /// A map, by index in the object.
+    Map(u32),
+}
+
+impl std::fmt::Display for ArgConst {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgConst::Scalar(c) => write!(f, "{c}"),
+            ArgConst::Stack(o) => write!(f, "stack{o}"),
+            ArgConst::Packet(o) => write!(f, "pkt+{o}"),
+            ArgConst::Meta(o) => write!(f, "meta+{o}"),
+            ArgConst::Ctx => f.write_str("ctx"),
+            ArgConst::Map(m) => write!(f, "map{m}"),
+        }
+    }
+}
+
 /// What an operation is, for the choice of hardware template.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -119,6 +150,8 @@ pub enum OpKind {
         name: String,
         /// Which call of this helper in the program (0, 1, ...): each gets its own block.
         instance: u32,
+        /// Arguments (among R1-R5) that are compile-time constants; the others come from the registers it reads.
+        consts: Vec<(u8, ArgConst)>,
     },
     /// `exit`: the packet's verdict is R0.
     Exit,
@@ -152,6 +185,9 @@ pub struct Op {
     pub writes: RegSet,
     /// Packet frames `[first, last]` the access touches, when the packet offset is known.
     pub frames: Option<(u32, u32)>,
+    /// For packet accesses and length checks: how far `bpf_xdp_adjust_head` has moved `data` from the packet's
+    /// first arriving byte (negative: bytes prepended); `None` when unknown or not a packet op.
+    pub data_shift: Option<i64>,
     /// Stage.
     pub stage: u32,
 }

@@ -23,7 +23,7 @@ pub mod render;
 pub mod sched;
 
 pub use flatten::{flatten, Flat};
-pub use ir::{Label, Op, OpKind, Pipeline, PredDef, Stage, Summary};
+pub use ir::{ArgConst, Label, Op, OpKind, Pipeline, PredDef, Stage, Summary};
 pub use render::{dot, json_summary, text};
 
 use hwxdp_analysis::AnalysisError;

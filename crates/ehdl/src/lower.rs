@@ -14,7 +14,7 @@
 //! - **three-operand ALU**: `rX = rY; rX op= Z` becomes `rX = rY op Z` ([`OpKind::Alu3`]).
 
 use crate::flatten::Flat;
-use crate::ir::{Label, Op, OpKind, PredDef};
+use crate::ir::{ArgConst, Label, Op, OpKind, PredDef};
 use crate::EhdlError;
 use hwxdp_analysis::helpers::{helper, MemArg};
 use hwxdp_analysis::{
@@ -229,7 +229,7 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
                 let mut consts = Vec::new();
                 for r in reads.iter() {
                     if let Some(c) = constant_arg(reg(r)) {
-                        consts.push(format!("r{r}={c}"));
+                        consts.push((r, c));
                     }
                 }
                 for r in 1..=5u8 {
@@ -244,23 +244,28 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
                 }
                 let name = helper(imm).map_or_else(|| format!("helper_{imm}"), |h| h.name.into());
                 if !consts.is_empty() {
-                    text = format!("{text} [{}]", consts.join(" "));
+                    let shown: Vec<String> =
+                        consts.iter().map(|(r, c)| format!("r{r}={c}")).collect();
+                    text = format!("{text} [{}]", shown.join(" "));
                 }
                 OpKind::Helper {
                     id: imm,
                     name,
                     instance: inst,
+                    consts,
                 }
             }
             InsnKind::Call { imm, .. } => OpKind::Helper {
                 id: imm,
                 name: "call".into(),
                 instance: 0,
+                consts: Vec::new(),
             },
             InsnKind::CallReg { .. } => OpKind::Helper {
                 id: -1,
                 name: "callx".into(),
                 instance: 0,
+                consts: Vec::new(),
             },
             InsnKind::Exit => OpKind::Exit,
             _ => OpKind::Alu,
@@ -382,6 +387,11 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
             reads: c.reads,
             writes: c.writes,
             frames,
+            data_shift: if frames.is_some() && !matches!(c.label, Label::PacketMeta { .. }) {
+                shift[c.insn]
+            } else {
+                None
+            },
             stage: 0,
         });
     }
@@ -437,14 +447,14 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
 }
 
 /// A helper argument the template can wire as a constant.
-fn constant_arg(v: Value) -> Option<String> {
+fn constant_arg(v: Value) -> Option<ArgConst> {
     Some(match v {
-        Value::Scalar(Some(c)) => c.to_string(),
-        Value::Stack { off, .. } => format!("stack{}", off.constant()?),
-        Value::Packet(off) => format!("pkt+{}", off.constant()?),
-        Value::PacketMeta(off) => format!("meta+{}", off.constant()?),
-        Value::Ctx(off) if off.constant()? == 0 => "ctx".into(),
-        Value::MapHandle(m) => format!("map{m}"),
+        Value::Scalar(Some(c)) => ArgConst::Scalar(c),
+        Value::Stack { off, .. } => ArgConst::Stack(off.constant()?),
+        Value::Packet(off) => ArgConst::Packet(off.constant()?),
+        Value::PacketMeta(off) => ArgConst::Meta(off.constant()?),
+        Value::Ctx(off) if off.constant()? == 0 => ArgConst::Ctx,
+        Value::MapHandle(m) => ArgConst::Map(m),
         _ => return None,
     })
 }

@@ -59,10 +59,13 @@ fn op_line(p: &Pipeline, o: u32) -> String {
             format!("frames {a}-{b}")
         });
     }
+    if let Some(shift) = op.data_shift.filter(|s| *s != 0) {
+        notes.push(format!("data moved {shift}"));
+    }
     if matches!(op.kind, OpKind::Cond | OpKind::LenCheck { .. }) {
         notes.push(format!("-> {}", cond_name(p, o)));
     }
-    if let OpKind::Helper { instance, .. } = op.kind {
+    if let OpKind::Helper { instance, .. } = &op.kind {
         notes.push(format!("block #{instance}"));
     }
     if !op.fused.is_empty() {

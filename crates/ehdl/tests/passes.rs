@@ -4,7 +4,7 @@ mod common;
 
 use common::{pipeline, pipeline_with_maps, spec, stage_of, try_pipeline};
 use hwxdp_analysis::RegSet;
-use hwxdp_ehdl::{flatten, EhdlError, Label, OpKind};
+use hwxdp_ehdl::{flatten, ArgConst, EhdlError, Label, OpKind};
 use hwxdp_object::MapSpec;
 
 #[test]
@@ -376,6 +376,15 @@ fn every_instruction_is_labelled_with_its_region() {
         call.text
     );
     assert_eq!(call.reads, RegSet::EMPTY);
+    match &call.kind {
+        OpKind::Helper { consts, .. } => {
+            assert_eq!(
+                consts,
+                &vec![(1, ArgConst::Map(0)), (2, ArgConst::Stack(-4))]
+            )
+        }
+        k => panic!("{k:?}"),
+    }
     // The map value store waits for the load of the same bytes and the helper before both.
     assert!(stage_of(&p, 13) > stage_of(&p, 9));
     assert!(stage_of(&p, 9) > call.stage);

@@ -6,7 +6,7 @@
 // below A % 8. Port B (the maps engine: clearing, whole-value writes and reads) moves one aligned 64-bit row. The banks
 // are single-ported; port A wins a cycle in which both are enabled, and the engine retries (it watches the same
 // enable). Reads return in the next cycle: a_rdata_o byte i is the byte at A + i, b_rdata_o the row. Each bank is a
-// plain `mem[addr] <= ...; rd <= mem[addr]` block, which Yosys maps to block RAM or LUT RAM by size.
+// plain `mem[addr] <= ...; rd <= mem[addr]` block RAM (one RAMB18 per bank up to 2048 rows).
 module maps_values #(
   parameter integer WORDS = 512,             // rows of 8 bytes
   parameter integer AW    = $clog2(WORDS)    // row address width
@@ -42,7 +42,8 @@ module maps_values #(
   genvar b;
   generate
     for (b = 0; b < 8; b = b + 1) begin : g_bank
-      logic [7:0]    mem [WORDS];
+      // Block RAM at every size: Yosys 0.23 fails mapping a 512-deep bank to UltraScale+ LUT RAM
+      (* ram_style = "block" *) logic [7:0] mem [WORDS];
       logic [AW-1:0] addr;
       logic [2:0]    index;   // which byte of the access this bank serves
       logic          we;

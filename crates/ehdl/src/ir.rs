@@ -153,8 +153,14 @@ pub enum OpKind {
         /// Arguments (among R1-R5) that are compile-time constants; the others come from the registers it reads.
         consts: Vec<(u8, ArgConst)>,
     },
-    /// `exit`: the packet's verdict is R0.
-    Exit,
+    /// `exit`: the packet's verdict is register `reg` (R0, or the source of a fused `r0 = rY`), or the constant
+    /// `imm` of a fused `r0 = imm`.
+    Exit {
+        /// The register holding the verdict.
+        reg: u8,
+        /// The verdict, when it is a constant (then no register is read).
+        imm: Option<i64>,
+    },
 }
 
 /// One operation of the pipeline.

@@ -267,7 +267,7 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
                 instance: 0,
                 consts: Vec::new(),
             },
-            InsnKind::Exit => OpKind::Exit,
+            InsnKind::Exit => OpKind::Exit { reg: 0, imm: None },
             _ => OpKind::Alu,
         };
         if let InsnKind::Load { base, .. }
@@ -342,6 +342,7 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
     }
     cands.retain(|c| c.needed);
     fuse_three_operand(&prog, &cfg, &mut cands, &mut removed);
+    fuse_exit(&prog, &cfg, &mut cands, &mut removed);
     removed.sort();
 
     // Packet frames need the shift of `data` by bpf_xdp_adjust_head.
@@ -534,6 +535,73 @@ fn fuse_three_operand(
         gone[i] = true;
         let into = cj.insn;
         removed.push((mov_insn, format!("fused into {into} (three-operand)")));
+    }
+    let mut k = 0;
+    cands.retain(|_| {
+        k += 1;
+        !gone[k - 1]
+    });
+}
+
+/// `r0 = rY; exit` or `r0 = imm; exit` in one block: an exit that takes its verdict from `rY` or the constant.
+fn fuse_exit(
+    prog: &ProgramCfg,
+    cfg: &hwxdp_analysis::Cfg,
+    cands: &mut Vec<Cand>,
+    removed: &mut Vec<(u32, String)>,
+) {
+    let mut gone = vec![false; cands.len()];
+    for j in 1..cands.len() {
+        if cands[j].kind != (OpKind::Exit { reg: 0, imm: None }) {
+            continue;
+        }
+        let i = j - 1;
+        let block = |c: &Cand| cfg.block_of(InsnId::new(c.insn));
+        if block(&cands[i]) != block(&cands[j]) || !cands[i].fused.is_empty() {
+            continue;
+        }
+        let (kind, text, reads) = match prog.kinds[cands[i].insn] {
+            InsnKind::Alu {
+                wide: true,
+                op: AluOp::Mov,
+                dst: 0,
+                src: Source::Reg(y),
+            } if y != 10 => (
+                OpKind::Exit { reg: y, imm: None },
+                format!("exit r{y}"),
+                cands[i].reaching.clone(),
+            ),
+            InsnKind::Alu {
+                wide,
+                op: AluOp::Mov,
+                dst: 0,
+                src: Source::Imm(c),
+            } => {
+                let v = if wide { c as i64 } else { c as u32 as i64 };
+                (
+                    OpKind::Exit {
+                        reg: 0,
+                        imm: Some(v),
+                    },
+                    format!("exit {v}"),
+                    Vec::new(),
+                )
+            }
+            _ => continue,
+        };
+        let mov = cands[i].insn as u32;
+        let cj = &mut cands[j];
+        cj.kind = kind;
+        cj.text = text;
+        cj.reads = reads.iter().fold(RegSet::EMPTY, |mut s, (r, _)| {
+            s.insert(*r);
+            s
+        });
+        cj.reaching = reads;
+        cj.fused.push(mov);
+        gone[i] = true;
+        let into = cj.insn;
+        removed.push((mov, format!("fused into {into} (verdict of exit)")));
     }
     let mut k = 0;
     cands.retain(|_| {

@@ -437,3 +437,36 @@ fn a_bad_data_width_is_refused() {
     .expect_err("12 bits");
     assert_eq!(err, EhdlError::DataWidth(12));
 }
+
+#[test]
+fn the_verdict_move_fuses_into_the_exit() {
+    let p = pipeline(
+        "
+        r6 = *(u32 *)(r1 + 16)
+        if r6 == 0 goto pass
+        r0 = 1
+        exit
+    pass:
+        r0 = r6
+        exit
+    ",
+    );
+    let text = hwxdp_ehdl::text(&p);
+    let drop = p.ops.iter().find(|o| o.insn == 3).expect("exit");
+    assert_eq!(
+        drop.kind,
+        OpKind::Exit {
+            reg: 0,
+            imm: Some(1)
+        },
+        "{text}"
+    );
+    assert_eq!(drop.reads, RegSet::EMPTY);
+    let pass = p.ops.iter().find(|o| o.insn == 5).expect("exit");
+    assert_eq!(pass.kind, OpKind::Exit { reg: 6, imm: None }, "{text}");
+    assert_eq!(pass.fused, vec![4]);
+    // Both exits sit in the stage after the condition, and r0 is never carried.
+    assert_eq!(drop.stage, 2);
+    assert_eq!(pass.stage, 2);
+    assert!(p.stages.iter().all(|s| !s.live_regs.contains(0)), "{text}");
+}

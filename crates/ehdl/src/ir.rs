@@ -132,15 +132,18 @@ pub enum OpKind {
     Store,
     /// An atomic read-modify-write.
     Atomic,
-    /// A conditional jump turned into a predicate computation: `cond` of the two operands.
+    /// A conditional jump turned into a predicate computation: its output is "the jump is taken", the jump's
+    /// condition on its two operands.
     Cond,
-    /// A packet bounds check turned into a compare of the packet length with a constant: the condition holds when
-    /// the packet is shorter than `ensured` bytes (the jump's fail side).
+    /// A packet bounds check turned into a compare of the packet length with a constant. Like every condition op
+    /// its output is "the jump is taken": `len < ensured` when `taken_if_short`, else `len >= ensured`.
     LenCheck {
-        /// Bytes the other side may access.
+        /// Bytes the passing side may access.
         ensured: i64,
-        /// Whether the checked area is the metadata (`data_meta + N > data`).
+        /// Whether the checked area is the metadata (`data_meta + N > data`; its length is `data - data_meta`).
         meta: bool,
+        /// Whether the jump goes to the fail side (taken when the packet is too short).
+        taken_if_short: bool,
     },
     /// A helper call: a block of its own with R1-R5 in, R0 out; one instance per call site.
     Helper {

@@ -200,14 +200,17 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
                 Some(c) if !c.variable => {
                     reads = RegSet::EMPTY;
                     let meta = c.area == hwxdp_analysis::CheckedArea::Meta;
+                    let taken_if_short = c.fail == hwxdp_analysis::BranchSide::Taken;
                     text = format!(
-                        "{} < {} ({text})",
+                        "{} {} {} ({text})",
                         if meta { "meta_len" } else { "pkt_len" },
+                        if taken_if_short { "<" } else { ">=" },
                         c.ensured
                     );
                     OpKind::LenCheck {
                         ensured: c.ensured,
                         meta,
+                        taken_if_short,
                     }
                 }
                 _ => OpKind::Cond,
@@ -656,7 +659,7 @@ fn data_shift(prog: &ProgramCfg, cfg: &hwxdp_analysis::Cfg, regions: &Regions) -
 /// Frames `[first, last]` an access needs, at one frame per `frame_bytes` bytes.
 fn frames_of(c: &Cand, shift: Option<i64>, frame_bytes: u64) -> Option<(u32, u32)> {
     let (lo, hi) = match (c.label, &c.kind) {
-        (_, OpKind::LenCheck { ensured, meta }) => {
+        (_, OpKind::LenCheck { ensured, meta, .. }) => {
             if *meta || *ensured <= 0 {
                 return Some((0, 0));
             }

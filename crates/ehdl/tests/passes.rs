@@ -305,7 +305,8 @@ fn bounds_checks_become_length_compares_and_address_arithmetic_disappears() {
         check.kind,
         OpKind::LenCheck {
             ensured: 104,
-            meta: false
+            meta: false,
+            taken_if_short: true
         }
     );
     assert_eq!(check.reads, RegSet::EMPTY);

@@ -6,7 +6,7 @@
 //
 // - Each of the ENTRIES entries holds one 8-byte-aligned word of the page: a valid bit, the word address (page
 //   offset / 8, 9 bits), 64 data bits and an 8-bit byte mask (bit i: byte i of the word has been written; data
-//   bytes outside the mask are zero). No two valid entries hold the same word.
+//   bytes outside the mask are don't-care). No two valid entries hold the same word.
 // - Writes: LANES write ports; lane l writes wr_bytes_i[l] bytes (0 to 8; larger values act as 8) of
 //   wr_data_i[l], little-endian from its low byte, at page offset wr_addr_i[l] (any alignment; offsets wrap
 //   modulo 4096). A write touches one or two words. Within a cycle the lanes apply in lane order: on overlapping
@@ -174,34 +174,31 @@ module diff_buffer #(
       logic [7:0]  mask_e;
       logic [63:0] data_e;
       logic [Slots-1:0] alloc;
-      logic [7:0]  hit_mask;
-      logic [63:0] hit_data;
+      logic [Slots-1:0] touch;     // the leader merging into or allocating this entry (at most one)
       logic [8:0]  new_word;
-      logic [7:0]  new_mask;
-      logic [63:0] new_data;
+      logic [7:0]  upd_mask;
+      logic [63:0] upd_data;
       logic [7:0]  mask_d;
       logic [63:0] data_d;
       integer      s, b;
 
       always_comb begin
         alloc    = '0;
-        hit_mask = '0;
-        hit_data = '0;
+        touch    = '0;
         new_word = '0;
-        new_mask = '0;
-        new_data = '0;
+        upd_mask = '0;
+        upd_data = '0;
         for (s = 0; s < Slots; s = s + 1) begin
           alloc[s] = miss[s] & ~valid_e & (free_rank[CountW*ge +: CountW] == miss_rank[CountW*s +: CountW]);
-          hit_mask = hit_mask | ({8{hit[s*ENTRIES + ge]}} & merged_mask[8*s +: 8]);
-          hit_data = hit_data | ({64{hit[s*ENTRIES + ge]}} & merged_data[64*s +: 64]);
+          touch[s] = alloc[s] | hit[s*ENTRIES + ge];
           new_word = new_word | ({9{alloc[s]}} & slot_word[9*s +: 9]);
-          new_mask = new_mask | ({8{alloc[s]}} & merged_mask[8*s +: 8]);
-          new_data = new_data | ({64{alloc[s]}} & merged_data[64*s +: 64]);
+          upd_mask = upd_mask | ({8{touch[s]}} & merged_mask[8*s +: 8]);
+          upd_data = upd_data | ({64{touch[s]}} & merged_data[64*s +: 64]);
         end
-        mask_d = (|alloc) ? new_mask : (mask_e | hit_mask);
+        // A new entry's mask is the written bytes alone; its other data bytes are don't-care (they stay masked).
+        mask_d = ((|alloc) ? 8'd0 : mask_e) | upd_mask;
         for (b = 0; b < 8; b = b + 1) begin
-          data_d[8*b +: 8] = (|alloc) ? new_data[8*b +: 8]
-                           : (hit_mask[b] ? hit_data[8*b +: 8] : data_e[8*b +: 8]);
+          data_d[8*b +: 8] = upd_mask[b] ? upd_data[8*b +: 8] : data_e[8*b +: 8];
         end
       end
 
@@ -256,12 +253,13 @@ module diff_buffer #(
       logic [8:0]   word1;
       logic [127:0] win_data;
       logic [15:0]  win_mask;
-      logic [3:0]   idx;
+      logic [63:0]  sel_data;
+      logic [7:0]   sel_mask;
       logic [7:0]   want;
       logic         h0;
       logic         h1;
       logic [63:0]  result;
-      integer       e, b;
+      integer       e, b, k;
 
       always_comb begin
         addr     = ov_addr_i[12*gl +: 12];
@@ -277,13 +275,17 @@ module diff_buffer #(
           win_data = win_data | {{64{h1}} & data_q[64*e +: 64], {64{h0}} & data_q[64*e +: 64]};
           win_mask = win_mask | {{8{h1}} & mask_q[8*e +: 8], {8{h0}} & mask_q[8*e +: 8]};
         end
+        // The access's bytes start at byte addr[2:0] of the window: an AND-OR over the eight offsets.
+        sel_data = '0;
+        sel_mask = '0;
+        for (k = 0; k < 8; k = k + 1) begin
+          sel_data = sel_data | ({64{addr[2:0] == k[2:0]}} & win_data[8*k +: 64]);
+          sel_mask = sel_mask | ({8{addr[2:0] == k[2:0]}} & win_mask[k +: 8]);
+        end
         want   = low_bytes(ov_bytes_i[4*gl +: 4]);
-        idx    = '0;
         result = '0;
         for (b = 0; b < 8; b = b + 1) begin
-          idx = {1'b0, addr[2:0]} + b[3:0];
-          result[8*b +: 8] = ~want[b] ? 8'd0
-                           : (win_mask[idx] ? win_data[8*idx +: 8] : ov_base_i[64*gl + 8*b +: 8]);
+          result[8*b +: 8] = ~want[b] ? 8'd0 : (sel_mask[b] ? sel_data[8*b +: 8] : ov_base_i[64*gl + 8*b +: 8]);
         end
       end
 
@@ -296,8 +298,9 @@ module diff_buffer #(
   logic [8*FrWords-1:0]  fr_win_mask;
   logic [8:0]            fr_word;
   logic                  fr_hit;
-  integer                fr_idx;
-  integer                fe, ft, fb;
+  logic [8*FRAME_BYTES-1:0] fr_sel_data;
+  logic [FRAME_BYTES-1:0]   fr_sel_mask;
+  integer                fe, ft, fb, fk;
 
   always_comb begin
     fr_win_data = '0;
@@ -312,11 +315,14 @@ module diff_buffer #(
         fr_win_mask[8*ft +: 8]    = fr_win_mask[8*ft +: 8] | ({8{fr_hit}} & mask_q[8*fe +: 8]);
       end
     end
-    fr_idx    = 0;
-    fr_data_o = '0;
+    fr_sel_data = '0;
+    fr_sel_mask = '0;
+    for (fk = 0; fk < 8; fk = fk + 1) begin
+      fr_sel_data = fr_sel_data | ({(8*FRAME_BYTES){fr_addr_i[2:0] == fk[2:0]}} & fr_win_data[8*fk +: 8*FRAME_BYTES]);
+      fr_sel_mask = fr_sel_mask | ({FRAME_BYTES{fr_addr_i[2:0] == fk[2:0]}} & fr_win_mask[fk +: FRAME_BYTES]);
+    end
     for (fb = 0; fb < FRAME_BYTES; fb = fb + 1) begin
-      fr_idx              = fb + {29'd0, fr_addr_i[2:0]};
-      fr_data_o[8*fb +: 8] = fr_win_mask[fr_idx] ? fr_win_data[8*fr_idx +: 8] : fr_base_i[8*fb +: 8];
+      fr_data_o[8*fb +: 8] = fr_sel_mask[fb] ? fr_sel_data[8*fb +: 8] : fr_base_i[8*fb +: 8];
     end
   end
 

@@ -239,14 +239,16 @@ module pkt_buffer #(
       logic [2*FW-1:0] win;
       logic [OffW-1:0] off;
       logic [63:0]     base;
-      integer          b;
+      integer          k;
 
       assign win = window[2*FW*gl +: 2*FW];
       assign off = copy_addr_q[12*gl +: OffW];
 
+      // The access's bytes start at byte off of the window: an AND-OR over the offsets.
       always_comb begin
-        for (b = 0; b < 8; b = b + 1) begin
-          base[8*b +: 8] = win[8*({{(32-OffW){1'b0}}, off} + b) +: 8];
+        base = '0;
+        for (k = 0; k < FRAME_BYTES; k = k + 1) begin
+          base = base | ({64{off == k[OffW-1:0]}} & win[8*k +: 64]);
         end
       end
 
@@ -316,8 +318,9 @@ module pkt_buffer #(
   assign em_off    = beat_addr[OffW-1:0];
 
   always_comb begin
+    em_base = '0;
     for (eb = 0; eb < FRAME_BYTES; eb = eb + 1) begin
-      em_base[8*eb +: 8] = em_win[8*({{(32-OffW){1'b0}}, em_off} + eb) +: 8];
+      em_base = em_base | ({FW{em_off == eb[OffW-1:0]}} & em_win[8*eb +: FW]);
     end
   end
 

@@ -1,9 +1,10 @@
 //! Flattening (inlining and unrolling) keeps a program's meaning: the reference machine gives the original and the
 //! flattened program the same verdicts and packet bytes, on hand-written loops and on every example.
 
+mod common;
+
 use hwxdp_object::{ObjectSpec, ProgramSpec};
 use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
-use std::path::Path;
 
 /// Packets that reach different parts of the examples: IPv4 UDP/TCP/ICMP, IPv6, ARP, VLAN, a bare Ethernet header.
 fn packets() -> Vec<Vec<u8>> {
@@ -144,14 +145,7 @@ fn unrolled_loops_compute_what_the_loops_did() {
 
 #[test]
 fn flattened_examples_behave_like_the_originals() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../build/examples/xdp");
-    let mut objects: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e} (run `make examples`)", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "o"))
-        .collect();
-    objects.sort();
-    assert!(!objects.is_empty(), "no examples in {}", dir.display());
+    let objects = common::example_objects();
     for path in objects {
         let bytes = std::fs::read(&path).expect("readable");
         let object = hwxdp_object::parse(&bytes).expect("parses");

@@ -1,40 +1,10 @@
 //! Every example program compiles to a pipeline whose text diagram matches `tests/golden/<example>.txt`
 //! (one section per program of the object). `BLESS=1 cargo test -p hwxdp-ehdl` rewrites the golden files.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The example objects, built with `make -C examples/xdp` when missing.
-fn example_objects() -> Vec<PathBuf> {
-    let dir = root().join("build/examples/xdp");
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(root().join("examples/xdp"))
-        .expect("examples/xdp is readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    sources.sort();
-    assert!(!sources.is_empty(), "no examples/xdp/*.c found");
-    let object = |src: &PathBuf| {
-        dir.join(src.file_stem().unwrap_or_default())
-            .with_extension("o")
-    };
-    if sources.iter().any(|s| !object(s).exists()) {
-        let status = Command::new("make")
-            .arg("-C")
-            .arg(root().join("examples/xdp"))
-            .status()
-            .expect("make runs");
-        assert!(
-            status.success(),
-            "make -C examples/xdp failed: building the examples needs clang (-target bpf)"
-        );
-    }
-    sources.iter().map(object).collect()
-}
+use common::example_objects;
+use std::path::Path;
 
 fn pipelines_of(path: &Path) -> String {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -6,6 +6,8 @@
 //! then fail loudly when read), so a schedule that reads a value too early or a live set that misses a value gives a
 //! different verdict or packet. Programs without helper calls only: helper blocks are the Verilog session's.
 
+mod common;
+
 use hwxdp_ebpf::{AluOp, ByteOrder, InsnKind, Source, ALU_MOV, ALU_NEG};
 use hwxdp_ehdl::{Label, OpKind, Pipeline};
 use hwxdp_object::{ObjectSpec, ProgramSpec};
@@ -424,10 +426,11 @@ fn hand_written_pipelines_agree_with_the_reference_machine() {
 
 #[test]
 fn example_pipelines_without_helpers_agree_with_the_reference_machine() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../build/examples/xdp/tail_dispatch.o");
-    let bytes = std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run `make examples`)", path.display()));
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("tail_dispatch.o"))
+        .expect("tail_dispatch example");
+    let bytes = std::fs::read(&path).expect("readable");
     let obj = hwxdp_object::parse(&bytes).expect("parses");
     let mut ran = 0;
     for program in &obj.programs {

@@ -34,6 +34,20 @@
 // Helper bus: hcall_o is high for one cycle with hcall_id_o and hcall_args_o (r1..r5, r1 in the low 64 bits);
 // the helper answers hret_valid_i for one cycle, at least one cycle later, with hret_i (r0) and hret_fault_i.
 //
+// Timing against crates/hxdp/src/timing.rs (measured by crates/rtlsim/tests/sephirot.rs): one bundle per cycle,
+// START 1 (the start_i cycle), taken branch/call/return +2, cross-lane read-after-write +1, helper latency as the
+// helper bus answers, drain 3 after the exiting bundle's fetch: all exact. Differences: +2 when a packet ends by a
+// fault or a checked-load verdict (known in IE; the model ends it in the bundle's cycle); +1 when `exit K` alone
+// ends the packet (decided in ID; the model charges nothing after fetch); +1 for a bus-load bundle after a bundle
+// storing to the same bytes or leaving too few bus ports (the model has no such stall); the model's packet arrival
+// waits (32 bytes per cycle) are not here: the bus answers with a fixed latency, so the bytes must be present.
+//
+// Known differences in results (none exercised by compiled programs so far): a map-value store that faults on the
+// bus does not stop the map-value stores of higher lanes of its bundle (the model stops at the faulting lane; packet
+// stores are exact); an atomic reads memory as it was before its bundle (the model: after lower lanes' stores of
+// the same bundle). Not executed: bpf_tail_call (the helper bus has no way to name a new entry), the model's bundle
+// budget (a looping program runs until the next start_i).
+//
 // A packet: start_i (one cycle) clears the registers (r1 = context, r10 = top of the first stack frame), the stack
 // and the call frames and starts at entry_i. done_o rises with verdict_o, fault_o and cycles_o (cycles from the
 // start_i cycle through the last cycle of work) and stays until the next start_i.

@@ -19,6 +19,25 @@ fn pipelines_of(path: &Path) -> String {
             "{}: pruning grew the state",
             program.name
         );
+        // What an op reads is carried into its stage: its registers and its predicate.
+        for op in &p.ops {
+            let input = &p.stages[op.stage as usize];
+            for r in op.reads.iter() {
+                assert!(
+                    input.live_regs.contains(r),
+                    "{}: op {} reads r{r}, not live at stage {}",
+                    program.name,
+                    op.insn,
+                    op.stage
+                );
+            }
+            assert!(
+                input.live_preds.contains(&op.pred),
+                "{}: op {}",
+                program.name,
+                op.insn
+            );
+        }
         // Every op sits in a stage that lists it, and stage contents agree with op stages.
         for st in &p.stages {
             for &o in &st.ops {

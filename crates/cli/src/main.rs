@@ -40,7 +40,8 @@ enum Command {
     Gen(cmd_gen::Args),
     /// Time the kernel's JIT, the reference machine (and the hXDP core model) on a trace, side by side.
     Bench(cmd_bench::Args),
-    /// Compile a program for a hardware target: `--target hxdp` writes the VLIW image and its listing.
+    /// Compile a program for a hardware target: `--target hxdp` writes the VLIW image and listing, `--target ehdl` the
+    /// pipeline (text, Graphviz, JSON).
     Compile(cmd_compile::Args),
     /// Compile a P4-16 program to an XDP object (`-o prog.o`, `--emit-c` keeps the C).
     P4c(cmd_p4c::Args),

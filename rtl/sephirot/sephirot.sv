@@ -486,6 +486,7 @@ module sephirot #(
     end
     port_taken = ie_busst | (rd_need & ~ie_busst);
     port_short = 1'b0;
+    port_found = 1'b0;
     for (l = 0; l < LANES; l = l + 1) begin
       rd_port[l*3 +: 3] = l[2:0];
       if (rd_need[l] && ie_busst[l]) begin

@@ -323,6 +323,8 @@ module sephirot #(
   endgenerate
 
   always_comb begin
+    j = 0;  // loop variables: assigned on every path, so that synthesis infers no latch
+    r = 0;
     ie_has_hc = |ie_hcall_q;
     for (l = 0; l < LANES; l = l + 1) begin
       x_port_data = 64'd0;
@@ -408,6 +410,8 @@ module sephirot #(
   endfunction
 
   always_comb begin
+    j = 0;  // loop variables: assigned on every path, so that synthesis infers no latch
+    r = 0;
     r10_off = regs_next[10*64 +: 60];
     xlane = 1'b0;
     o_args = '0;
@@ -553,6 +557,8 @@ module sephirot #(
   logic             ctl_ok;
 
   always_comb begin
+    j = 0;  // loop variables: assigned on every path, so that synthesis infers no latch
+    r = 0;
     // Phase 1: ALU ops and loads, the lowest failing lane decides.
     p1_end = ie_fell_q;
     p1_verdict_ok = 1'b0;
@@ -651,6 +657,8 @@ module sephirot #(
   logic        ie_mapst;       // the bundle in IE stores to a map value
 
   always_comb begin
+    j = 0;  // loop variables: assigned on every path, so that synthesis infers no latch
+    r = 0;
     c_final_ok = c_valid_q && c_final_q && !c_kill;
     rf_r0_we = c_valid_q && (c_exitk_q || c_hwen_q);
     rf_r0 = c_exitk_q ? c_k_q : c_hval_q;
@@ -711,6 +719,8 @@ module sephirot #(
 
   // Data bus and stack ports.
   always_comb begin
+    j = 0;  // loop variables: assigned on every path, so that synthesis infers no latch
+    r = 0;
     for (l = 0; l < LANES; l = l + 1) begin
       dbus_req_o[l] = 1'b0;
       dbus_we_o[l] = 1'b0;

@@ -26,11 +26,13 @@
 //   emit_lo_i the bytes emit_lo_i..emit_hi_i-1 leave as beats of FRAME_BYTES on out_* (AXI4-Stream, byte 0 in
 //   bits 7:0), the last beat's out_keep_o shorter and its unkept bytes zero, with the difference buffer
 //   overlaid; the first beat is valid two cycles after emit_i and, without backpressure, one beat follows every
-//   cycle. emit_busy_o is high from the cycle after emit_i until the last beat's handshake.
+//   cycle. emit_busy_o is high from the cycle after emit_i until the last beat's handshake (for an empty range,
+//   never: nothing is sent). Emitting one packet while the next arrives needs a second page (the APS's job).
 //
 // Storage: the page is two banks, even and odd frames, so that any 8-byte access (or any FRAME_BYTES emission
 // window) reads one frame from each bank; the banks are copied LANES + 1 times (one copy per lane, one for
-// emission), each copy written by the input and read by its one user, so every copy is a simple dual-port RAM.
+// emission), each copy written by the input and read by its one user, so every copy is a simple dual-port RAM
+// (Yosys maps the ten 64 x 256-bit banks to distributed RAM, RAM64M8, for UltraScale+).
 module pkt_buffer #(
   parameter integer LANES       = 4,     // Sephirot's lanes: read and write ports
   parameter integer FRAME_BYTES = 32,    // input and output beat, a power of two from 8 up

@@ -1,6 +1,6 @@
 //! rtl/sephirot/pkt_buffer.sv (with the difference buffer it instantiates) against a byte-array model of the
 //! packet page: random packets in as frames, lane reads of every width at every alignment, lane writes with
-//! overlaps (into the headroom too, as after bpf_xdp_adjust_head), and emission.
+//! overlaps (into the headroom too, as after bpf_xdp_adjust_head), and emission; plus its Yosys synthesis.
 
 mod common;
 
@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-use hwxdp_rtlsim::{build, BuildSpec};
+use hwxdp_rtlsim::{build, synth, BuildSpec};
 
 const LANES: usize = 4;
 const ENTRIES: usize = 32;
@@ -566,4 +566,16 @@ fn pkt_buffer_matches_the_page_model() {
         (1..10).contains(&coverage.overflowed_packets),
         "{coverage:?}"
     );
+}
+
+/// Synthesizes pkt_buffer with the diff_buffer it instantiates (minutes, not seconds: the difference buffer's
+/// overlays are wide AND-OR trees).
+#[test]
+fn pkt_buffer_synthesizes_for_ultrascale_plus() {
+    let root = common::workspace_root();
+    let sources = [
+        root.join("rtl/sephirot/diff_buffer.sv"),
+        root.join("rtl/sephirot/pkt_buffer.sv"),
+    ];
+    synth(&sources, "pkt_buffer").unwrap_or_else(|err| panic!("{err}"));
 }

@@ -48,6 +48,11 @@
 // the same bundle). Not executed: bpf_tail_call (the helper bus has no way to name a new entry), the model's bundle
 // budget (a looping program runs until the next start_i).
 //
+// Synthesis (Yosys 0.23 synth_xilinx -family xcup, LANES=4, IMEM_BUNDLES=64, STACK_FRAMES=1; 10.6 min): about
+// 139k LUTs, 9.1k FFs, 5.9k CARRY4, 40 DSP48E2, 40 RAM64M8. The four combinational ALUs (dividers) take about 62k
+// LUTs and the stack about 56k for one 512-byte frame (flip-flops with 2 * LANES byte-granular ports): eight frames
+// need a block-RAM stack (banked or replicated per lane) before this core fits a device.
+//
 // A packet: start_i (one cycle) clears the registers (r1 = context, r10 = top of the first stack frame), the stack
 // and the call frames and starts at entry_i. done_o rises with verdict_o, fault_o and cycles_o (cycles from the
 // start_i cycle through the last cycle of work) and stays until the next start_i.

@@ -47,6 +47,12 @@ pub fn lint(sources: &[PathBuf], top: &str) -> Result<(), RtlError> {
 /// Synthesizes `sources` for `top` with `yosys -q -p "read_verilog -sv ...; synth_xilinx -family xcup -top ..."`
 /// and reports whether it succeeded; resource counts are left to the caller's own Yosys run.
 pub fn synth(sources: &[PathBuf], top: &str) -> Result<(), RtlError> {
+    synth_with(sources, top, &[])
+}
+
+/// [`synth`] with `top`'s parameters overridden (`chparam -set NAME VALUE`), e.g. a smaller configuration whose
+/// synthesis takes seconds rather than minutes.
+pub fn synth_with(sources: &[PathBuf], top: &str, params: &[(&str, u64)]) -> Result<(), RtlError> {
     if sources.is_empty() {
         return Err(RtlError::NoSources {
             top: top.to_string(),
@@ -56,8 +62,12 @@ pub fn synth(sources: &[PathBuf], top: &str) -> Result<(), RtlError> {
         .iter()
         .map(|path| format!("\"{}\"", path.display()))
         .collect();
+    let chparam: String = params
+        .iter()
+        .map(|(name, value)| format!("chparam -set {name} {value} {top}; "))
+        .collect();
     let script = format!(
-        "read_verilog -sv {}; synth_xilinx -family xcup -top {top}",
+        "read_verilog -sv {}; {chparam}synth_xilinx -family xcup -top {top}",
         files.join(" ")
     );
     let finished = tool::run(

@@ -12,5 +12,5 @@ mod hash;
 mod tool;
 
 pub use build::{build, BuildSpec, Model};
-pub use check::{lint, synth};
+pub use check::{lint, synth, synth_with};
 pub use error::RtlError;

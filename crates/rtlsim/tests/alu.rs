@@ -2,10 +2,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-
-use hwxdp_rtlsim::{build, BuildSpec};
+use common::Rng;
 use hwxdp_xdp::alu;
 
 /// One stimulus of the ALU, field for field its input ports.
@@ -43,27 +40,6 @@ impl Vector {
             alu::alu64(op, self.off, self.a, self.b)
         } else {
             alu::alu32(op, self.off, self.a, self.b)
-        }
-    }
-}
-
-/// xorshift64*: a fixed seed gives the same vectors on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Mostly uniform values, sometimes small ones, so that small divisors and shift amounts come up often.
-    fn operand(&mut self) -> u64 {
-        match self.next() % 4 {
-            0 => self.next() % 70,
-            1 => (self.next() % 70).wrapping_neg(),
-            _ => self.next(),
         }
     }
 }
@@ -200,44 +176,18 @@ fn vectors() -> Vec<Vector> {
 
 /// Runs the vectors through the Verilated ALU and returns its `(valid, result)` lines.
 fn simulate(vectors: &[Vector]) -> Vec<(bool, u64)> {
-    let root = common::workspace_root();
-    let spec = BuildSpec::new(
-        "alu",
-        root.join("rtl"),
-        root.join("sim/unit/alu_tb.cpp"),
-        common::target_dir(),
-    )
-    .source("sephirot/alu.sv");
-    let model = build(&spec).unwrap_or_else(|err| panic!("{err}"));
-
-    let mut child = Command::new(&model.executable)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the alu model starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let spec = common::unit_spec("alu").source("sephirot/alu.sv");
     let input: String = vectors.iter().map(Vector::line).collect();
-    // Writing from another thread keeps a full stdout pipe from blocking the model while we still write.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let lines: Vec<(bool, u64)> = BufReader::new(stdout)
-        .lines()
+    common::run_testbench(&spec, input)
+        .iter()
         .map(|line| {
-            let line = line.expect("model output is text");
             let (valid, result) = line.split_once(' ').expect("\"valid result\" line");
             (
                 valid == "1",
                 u64::from_str_radix(result, 16).expect("hex result"),
             )
         })
-        .collect();
-    writer
-        .join()
-        .expect("writer thread")
-        .expect("vectors written");
-    let status = child.wait().expect("the alu model exits");
-    assert!(status.success(), "alu model failed: {status}");
-    lines
+        .collect()
 }
 
 #[test]

@@ -5,39 +5,14 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 
-use hwxdp_rtlsim::{build, synth_with, BuildSpec};
+use common::Rng;
+use hwxdp_rtlsim::synth_with;
 
 const LANES: usize = 4;
 const ENTRIES: usize = 32;
 const FRAME_BYTES: usize = 32;
 const PAGE: usize = 4096;
-
-/// xorshift64*: a fixed seed gives the same stimulus on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// An access width: mostly the eBPF sizes and 6 (a MAC address), sometimes any value of the 4-bit port.
-    fn width(&mut self) -> u8 {
-        match self.below(8) {
-            0 => self.below(16) as u8,
-            _ => [1, 2, 4, 6, 8][self.below(5)],
-        }
-    }
-}
 
 /// One port access: page offset, byte count (as driven, 0..15) and data or base.
 #[derive(Debug, Clone, Copy, Default)]
@@ -205,13 +180,13 @@ fn stimulus(rng: &mut Rng) -> Vec<Cycle> {
         let start = if packet % 7 == 3 {
             PAGE - window / 2
         } else {
-            rng.below(PAGE)
+            rng.below_usize(PAGE)
         };
-        let at = |rng: &mut Rng| ((start + rng.below(window)) % PAGE) as u16;
-        for _ in 0..20 + rng.below(60) {
+        let at = |rng: &mut Rng| ((start + rng.below_usize(window)) % PAGE) as u16;
+        for _ in 0..20 + rng.below_usize(60) {
             let mut cycle = Cycle::default();
             for lane in 0..LANES {
-                if rng.below(3) != 0 {
+                if rng.below_usize(3) != 0 {
                     cycle.writes[lane] = Some(Access {
                         addr: at(rng),
                         bytes: rng.width(),
@@ -225,17 +200,17 @@ fn stimulus(rng: &mut Rng) -> Vec<Cycle> {
                 };
             }
             // Overlapping lanes: a later lane writes over an earlier one's bytes.
-            if rng.below(4) == 0 {
+            if rng.below_usize(4) == 0 {
                 if let Some(first) = cycle.writes[0] {
-                    let shift = rng.below(8) as u16;
-                    cycle.writes[1 + rng.below(LANES - 1)] = Some(Access {
+                    let shift = rng.below_usize(8) as u16;
+                    cycle.writes[1 + rng.below_usize(LANES - 1)] = Some(Access {
                         addr: (first.addr + shift) % PAGE as u16,
                         bytes: 8,
                         data: rng.next(),
                     });
                 }
             }
-            cycle.fr_addr = ((start + rng.below(window + 40) + PAGE - 32) % PAGE) as u16;
+            cycle.fr_addr = ((start + rng.below_usize(window + 40) + PAGE - 32) % PAGE) as u16;
             for byte in cycle.fr_base.iter_mut() {
                 *byte = rng.next() as u8;
             }
@@ -283,36 +258,12 @@ fn overflow_case() -> Vec<Cycle> {
 }
 
 fn simulate(cycles: &[Cycle]) -> Vec<Outputs> {
-    let root = common::workspace_root();
-    let spec = BuildSpec::new(
-        "diff_buffer",
-        root.join("rtl"),
-        root.join("sim/unit/diff_buffer_tb.cpp"),
-        common::target_dir(),
-    )
-    .source("sephirot/diff_buffer.sv");
-    let model = build(&spec).unwrap_or_else(|err| panic!("{err}"));
-    let mut child = Command::new(&model.executable)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the diff_buffer model starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let spec = common::unit_spec("diff_buffer").source("sephirot/diff_buffer.sv");
     let input: String = cycles.iter().map(Cycle::line).collect();
-    // Writing from another thread keeps a full stdout pipe from blocking the model while we still write.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let outputs: Vec<Outputs> = BufReader::new(stdout)
-        .lines()
-        .map(|line| parse_outputs(&line.expect("model output is text")))
-        .collect();
-    writer
-        .join()
-        .expect("writer thread")
-        .expect("cycles written");
-    let status = child.wait().expect("the diff_buffer model exits");
-    assert!(status.success(), "diff_buffer model failed: {status}");
-    outputs
+    common::run_testbench(&spec, input)
+        .iter()
+        .map(|line| parse_outputs(line))
+        .collect()
 }
 
 /// Runs `cycles` through the RTL and the model and returns how many cycles showed overflow.

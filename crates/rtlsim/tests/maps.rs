@@ -5,12 +5,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-
+use common::{unhex, Rng};
 use hwxdp_maps::{MapStore, Maps};
 use hwxdp_object::MapSpec;
-use hwxdp_rtlsim::{build, synth, BuildSpec};
+use hwxdp_rtlsim::synth;
 
 /// The module's default parameters, which the model is built with.
 const KEY_BYTES: usize = 16;
@@ -25,37 +23,11 @@ const NO_COMMON_LRU: u32 = 1 << 1;
 const RDONLY: u32 = 1 << 3;
 const WRONLY: u32 = 1 << 4;
 
-/// xorshift64*: a fixed seed gives the same sequence on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
-
 fn hex(bytes: &[u8]) -> String {
     if bytes.is_empty() {
         return "-".into();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len() / 2)
-        .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).expect("hex byte"))
-        .collect()
 }
 
 /// What one command must print; `None` fields are not compared.
@@ -102,43 +74,16 @@ struct Output {
 
 /// Sends every line through a fresh model and returns its output lines.
 fn simulate(lines: &[String]) -> Vec<Output> {
-    let root = common::workspace_root();
-    let spec = BuildSpec::new(
-        "maps",
-        root.join("rtl"),
-        root.join("sim/unit/maps_tb.cpp"),
-        common::target_dir(),
-    )
-    .source("sephirot/maps_values.sv")
-    .source("sephirot/maps.sv");
-    let model = build(&spec).unwrap_or_else(|err| panic!("{err}"));
-    let mut child = Command::new(&model.executable)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the maps model starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let spec = common::unit_spec("maps")
+        .source("sephirot/maps_values.sv")
+        .source("sephirot/maps.sv");
     let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    // Writing from another thread keeps a full stdout pipe from blocking the model while we still write.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let out: Vec<Output> = BufReader::new(stdout)
-        .lines()
+    common::run_testbench(&spec, input)
+        .iter()
         .map(|line| Output {
-            fields: line
-                .expect("model output is text")
-                .split_whitespace()
-                .map(str::to_string)
-                .collect(),
+            fields: line.split_whitespace().map(str::to_string).collect(),
         })
-        .collect();
-    writer
-        .join()
-        .expect("writer thread")
-        .expect("commands written");
-    let status = child.wait().expect("the maps model exits");
-    assert!(status.success(), "maps model failed: {status}");
-    out
+        .collect()
 }
 
 fn field_u64(out: &Output, i: usize) -> u64 {

@@ -6,10 +6,9 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 
-use hwxdp_rtlsim::{build, synth_with, BuildSpec};
+use common::Rng;
+use hwxdp_rtlsim::synth_with;
 
 const LANES: usize = 4;
 const ENTRIES: usize = 32;
@@ -20,30 +19,6 @@ const HEADROOM: usize = 256;
 const LOWEST_DATA: usize = 40;
 /// The highest data end bpf_xdp_adjust_tail allows (skb_shared_info takes the last 320 bytes).
 const HIGHEST_END: usize = PAGE - 320;
-
-/// xorshift64*: a fixed seed gives the same stimulus on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// An access width: mostly the eBPF sizes and 6 (a MAC address), sometimes any value of the 4-bit port.
-    fn width(&mut self) -> u8 {
-        match self.below(8) {
-            0 => self.below(16) as u8,
-            _ => [1, 2, 4, 6, 8][self.below(5)],
-        }
-    }
-}
 
 /// A lane access: page offset, byte count as driven (0..15, more than 8 acting as 8), data for writes.
 #[derive(Debug, Clone, Copy, Default)]
@@ -213,7 +188,7 @@ impl Model {
 fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
     cmds.push(Cmd::Clear);
     let frames = len.div_ceil(FRAME);
-    let racing = rng.below(3) == 0;
+    let racing = rng.below_usize(3) == 0;
     for n in 0..frames {
         let mut data = [0u8; FRAME];
         for byte in data.iter_mut() {
@@ -221,8 +196,8 @@ fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
         }
         let last = n + 1 == frames;
         cmds.push(Cmd::Frame {
-            gap: if rng.below(4) == 0 {
-                rng.below(3) as u8
+            gap: if rng.below_usize(4) == 0 {
+                rng.below_usize(3) as u8
             } else {
                 0
             },
@@ -235,7 +210,7 @@ fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
             let mut reads = Vec::new();
             for _ in 0..16 {
                 reads.push(Access {
-                    addr: HEADROOM + rng.below(len + 64),
+                    addr: HEADROOM + rng.below_usize(len + 64),
                     bytes: rng.width(),
                     data: 0,
                 });
@@ -248,7 +223,7 @@ fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
     // Every width at every alignment in a frame, around the headroom's end, a random frame of the packet and the
     // packet's end; then single reads of the last byte and across the end, the headroom and the page's end.
     let end = HEADROOM + len;
-    let random_frame = HEADROOM + FRAME * rng.below(frames);
+    let random_frame = HEADROOM + FRAME * rng.below_usize(frames);
     let mut reads = Vec::new();
     for base in [HEADROOM - FRAME / 2, random_frame, end - FRAME / 2] {
         for align in 0..FRAME {
@@ -270,8 +245,8 @@ fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
         (LOWEST_DATA, 8),
         (PAGE - 8, 8),
         (PAGE - 3, 8),
-        (rng.below(PAGE), 0),
-        (rng.below(PAGE), 9 + rng.below(7) as u8),
+        (rng.below_usize(PAGE), 0),
+        (rng.below_usize(PAGE), 9 + rng.below_usize(7) as u8),
     ] {
         reads.push(Access {
             addr,
@@ -284,10 +259,10 @@ fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
     // A simulated bpf_xdp_adjust_head: the program moves data down by `delta` and writes a header there, lanes in
     // parallel with a later lane overwriting part of an earlier one; then edits inside the packet, some lanes
     // reading what others write in the same cycle and the next.
-    let delta = match rng.below(4) {
+    let delta = match rng.below_usize(4) {
         0 => 0,
         1 => HEADROOM - LOWEST_DATA,
-        _ => rng.below(HEADROOM - LOWEST_DATA + 1),
+        _ => rng.below_usize(HEADROOM - LOWEST_DATA + 1),
     };
     let lo = HEADROOM - delta;
     let header = delta.min(if many_writes { delta } else { 64 });
@@ -296,7 +271,7 @@ fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
         let mut writes = [None; LANES];
         for write in writes.iter_mut() {
             if at < lo + header {
-                let bytes = [8, 6, 4, 2, 1][rng.below(5)].min((lo + header - at) as u8);
+                let bytes = [8, 6, 4, 2, 1][rng.below_usize(5)].min((lo + header - at) as u8);
                 *write = Some(Access {
                     addr: at,
                     bytes,
@@ -305,10 +280,10 @@ fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
                 at += usize::from(bytes);
             }
         }
-        if rng.below(2) == 0 {
+        if rng.below_usize(2) == 0 {
             if let Some(first) = writes[0] {
                 writes[LANES - 1] = Some(Access {
-                    addr: first.addr + rng.below(4),
+                    addr: first.addr + rng.below_usize(4),
                     bytes: 2,
                     data: rng.next(),
                 });
@@ -326,18 +301,18 @@ fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
         let mut reads = [None; LANES];
         for lane in 0..LANES {
             let access = Access {
-                addr: region.0 + rng.below(region.1),
+                addr: region.0 + rng.below_usize(region.1),
                 bytes: rng.width(),
                 data: rng.next(),
             };
-            if rng.below(3) != 0 {
+            if rng.below_usize(3) != 0 {
                 writes[lane] = Some(access);
             }
-            reads[lane] = Some(match rng.below(3) {
+            reads[lane] = Some(match rng.below_usize(3) {
                 // The bytes another lane writes in this very cycle.
-                0 => writes[rng.below(LANES)].unwrap_or(access),
+                0 => writes[rng.below_usize(LANES)].unwrap_or(access),
                 _ => Access {
-                    addr: region.0 + rng.below(region.1),
+                    addr: region.0 + rng.below_usize(region.1),
                     bytes: rng.width(),
                     data: 0,
                 },
@@ -369,12 +344,16 @@ fn packet(rng: &mut Rng, cmds: &mut Vec<Cmd>, len: usize, many_writes: bool) {
     cmds.push(Cmd::Status);
 
     // Emission from the moved start to the packet's end, sometimes grown or shrunk as adjust_tail would.
-    let hi = match rng.below(4) {
-        0 => (end + rng.below(200)).min(HIGHEST_END),
-        1 => (lo + 14 + rng.below(end - lo - 13)).min(end),
+    let hi = match rng.below_usize(4) {
+        0 => (end + rng.below_usize(200)).min(HIGHEST_END),
+        1 => (lo + 14 + rng.below_usize(end - lo - 13)).min(end),
         _ => end,
     };
-    let seed = if rng.below(3) == 0 { 0 } else { rng.next() | 1 };
+    let seed = if rng.below_usize(3) == 0 {
+        0
+    } else {
+        rng.next() | 1
+    };
     cmds.push(Cmd::Emit { lo, hi, seed });
     cmds.push(Cmd::Status);
 }
@@ -400,9 +379,9 @@ fn stimulus() -> Vec<Cmd> {
         let len = match n % 8 {
             0 => 14,
             1 => 3520,
-            2 => FRAME * (1 + rng.below(110)),
-            3 => 14 + rng.below(100),
-            _ => 14 + rng.below(3520 - 14 + 1),
+            2 => FRAME * (1 + rng.below_usize(110)),
+            3 => 14 + rng.below_usize(100),
+            _ => 14 + rng.below_usize(3520 - 14 + 1),
         };
         packet(&mut rng, &mut cmds, len, n % 10 == 7);
     }
@@ -417,37 +396,10 @@ fn stimulus() -> Vec<Cmd> {
 
 /// Runs the commands through the model and returns its output lines.
 fn simulate(cmds: &[Cmd]) -> Vec<String> {
-    let root = common::workspace_root();
-    let spec = BuildSpec::new(
-        "pkt_buffer",
-        root.join("rtl"),
-        root.join("sim/unit/pkt_buffer_tb.cpp"),
-        common::target_dir(),
-    )
-    .source("sephirot/diff_buffer.sv")
-    .source("sephirot/pkt_buffer.sv");
-    let model = build(&spec).unwrap_or_else(|err| panic!("{err}"));
-    let mut child = Command::new(&model.executable)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the pkt_buffer model starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input: String = cmds.iter().map(Cmd::line).collect();
-    // Writing from another thread keeps a full stdout pipe from blocking the model while we still write.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let lines: Vec<String> = BufReader::new(stdout)
-        .lines()
-        .map(|line| line.expect("model output is text"))
-        .collect();
-    writer
-        .join()
-        .expect("writer thread")
-        .expect("commands written");
-    let status = child.wait().expect("the pkt_buffer model exits");
-    assert!(status.success(), "pkt_buffer model failed: {status}");
-    lines
+    let spec = common::unit_spec("pkt_buffer")
+        .source("sephirot/diff_buffer.sv")
+        .source("sephirot/pkt_buffer.sv");
+    common::run_testbench(&spec, cmds.iter().map(Cmd::line).collect())
 }
 
 /// What the commands exercised, for the coverage assertions.

@@ -5,15 +5,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-
+use common::{unhex, Rng};
 use hwxdp_ebpf::opcode::*;
 use hwxdp_ebpf::Insn;
 use hwxdp_hxdp::isa::{Bundle, Image, Op, EXIT_IMM, LDX6, STX6};
 use hwxdp_hxdp::{compile_object, HxdpCore, Options};
 use hwxdp_object::{ObjectSpec, ProgramSpec};
-use hwxdp_rtlsim::{build, BuildSpec};
 use hwxdp_xdp::{Backend, Config, XdpBuff, XdpMd};
 
 /// Lanes of the hand-scheduled images and of the main build.
@@ -186,13 +183,7 @@ fn script(cases: &[Case]) -> String {
 
 /// Runs the cases (all of `lanes` lanes) on the core built with that many lanes.
 fn simulate(lanes: usize, cases: &[Case]) -> Vec<Outcome> {
-    let root = common::workspace_root();
-    let mut spec = BuildSpec::new(
-        "sephirot",
-        root.join("rtl"),
-        root.join("sim/unit/sephirot_tb.cpp"),
-        common::target_dir(),
-    );
+    let mut spec = common::unit_spec("sephirot");
     for file in [
         "sephirot/sephirot.sv",
         "sephirot/alu.sv",
@@ -209,40 +200,23 @@ fn simulate(lanes: usize, cases: &[Case]) -> Vec<Outcome> {
         "-CFLAGS".into(),
         format!("-DTB_LANES={lanes}"),
     ];
-    let model = build(&spec).unwrap_or_else(|err| panic!("{err}"));
-    let mut child = Command::new(&model.executable)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the sephirot model starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input = script(cases);
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let stdout = child.stdout.take().expect("stdout is piped");
     let mut calls = Vec::new();
     let mut outcomes = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.expect("model output is text");
+    for line in common::run_testbench(&spec, script(cases)) {
         if let Some(call) = line.strip_prefix("hcall ") {
             calls.push(call.to_string());
             continue;
         }
         let f: Vec<&str> = line.split_whitespace().collect();
         assert!(f.len() == 5 && f[0] == "result", "model printed {line:?}");
-        let bytes = (0..f[4].len() / 2)
-            .map(|i| u8::from_str_radix(&f[4][2 * i..2 * i + 2], 16).expect("hex byte"))
-            .collect();
         outcomes.push(Outcome {
             verdict: u32::from_str_radix(f[1], 16).expect("verdict"),
             fault: f[2] == "1",
-            bytes,
+            bytes: unhex(f[4]),
             cycles: u64::from_str_radix(f[3], 16).expect("cycles"),
             calls: std::mem::take(&mut calls),
         });
     }
-    writer.join().expect("writer").expect("script written");
-    let status = child.wait().expect("the model exits");
-    assert!(status.success(), "sephirot model failed: {status}");
     outcomes
 }
 
@@ -803,22 +777,6 @@ fn hand_cases() -> Vec<Case> {
         packets(&[34, 33, 20]),
     ));
     cases
-}
-
-/// xorshift64*: a fixed seed gives the same programs on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// A random straight-line ALU program over r0 and r3-r9; every register ends up in the packet.

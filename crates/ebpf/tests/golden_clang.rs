@@ -72,7 +72,17 @@ fn check_clang_object(name: &str, clang: &str, extra: &[&str], objdump: &[&str])
     // The multiarch include directory holds asm/types.h, which linux/bpf.h needs; a fresh Debian machine has no
     // /usr/include/asm (only gcc-multilib provides that link).
     let arch_include = format!("-I/usr/include/{}-linux-gnu", std::env::consts::ARCH);
-    let mut args = vec!["-O2", "-g", "-target", "bpf", &arch_include, "-c", c, "-o", o];
+    let mut args = vec![
+        "-O2",
+        "-g",
+        "-target",
+        "bpf",
+        &arch_include,
+        "-c",
+        c,
+        "-o",
+        o,
+    ];
     args.extend_from_slice(extra);
     run(clang, &args);
     let table = run("llvm-objdump-19", &["-t", o]);

@@ -45,11 +45,16 @@
 //   4 cycles plus one per pending node flushed, per node (or head) rotated or scanned and per node moved to the local free
 //   list (an empty map's first update: 4 + target_free); -EEXIST/-ENOENT without the R;
 // - host lookup hit and host slot read: t + 2 + 2R (the value is read back one row per two cycles).
-// Every value-memory cycle of the engine waits while val_en_i is high (the lanes have priority).
+// The engine's value-memory writes (clearing, updates) wait while vwr_en_i is high and its reads (host lookups, slot
+// reads) while vrd_en_i is high: the lanes have priority on each port.
 //
-// Value port: val_rdata_o (the addressed bytes, the rest zero) and val_fault_o are valid the cycle after val_en_i.
-// An access faults (and neither reads nor writes) when the map does not exist, the slot is not below its slot count,
-// val_bytes_i is not 1..8, or the bytes do not lie wholly inside value_size.
+// Value ports (tag-4 data-bus accesses of the lanes; the core issues loads in ID and stores in IE, so one cycle may
+// carry a load of bundle k + 1 and a store of bundle k): a read port vrd_* and a write port vwr_*, usable in the same
+// cycle (the value memory is a simple-dual-port block RAM per byte bank). vrd_rdata_o (the addressed bytes, the rest
+// zero) and vrd_fault_o are valid the cycle after vrd_en_i; vwr_fault_o the cycle after vwr_en_i, the bytes written
+// at that clock edge. A load of bytes stored in the same cycle reads the old bytes (the core stalls that case). An
+// access faults (and neither reads nor writes) when the map does not exist, the slot is not below its slot count,
+// bytes is not 1..8, or the bytes do not lie wholly inside value_size.
 //
 // Yosys 0.23 synth_xilinx -family xcup: defaults about 35.6k LUTs, 12.0k FFs, 8 RAMB18, 11 DSP (6 min); MAPS 4,
 // KEY_BYTES 8, VALUE_BYTES 16, ENTRIES 8, MEM_WORDS 64 (the test's) about 8.5k LUTs, 2.6k FFs, 8 RAMB18, 4 DSP. The
@@ -86,16 +91,22 @@ module maps #(
   output logic [63:0]              rsp_ret_o,
   output logic                     rsp_hit_o,
   output logic [27:0]              rsp_slot_o,
-  // value loads and stores
-  input  logic                     val_en_i,
-  input  logic                     val_we_i,
-  input  logic [7:0]               val_map_i,
-  input  logic [27:0]              val_slot_i,
-  input  logic [11:0]              val_off_i,
-  input  logic [3:0]               val_bytes_i,
-  input  logic [63:0]              val_wdata_i,
-  output logic [63:0]              val_rdata_o,
-  output logic                     val_fault_o,
+  // value loads (read port)
+  input  logic                     vrd_en_i,
+  input  logic [7:0]               vrd_map_i,
+  input  logic [27:0]              vrd_slot_i,
+  input  logic [11:0]              vrd_off_i,
+  input  logic [3:0]               vrd_bytes_i,
+  output logic [63:0]              vrd_rdata_o,
+  output logic                     vrd_fault_o,
+  // value stores (write port)
+  input  logic                     vwr_en_i,
+  input  logic [7:0]               vwr_map_i,
+  input  logic [27:0]              vwr_slot_i,
+  input  logic [11:0]              vwr_off_i,
+  input  logic [3:0]               vwr_bytes_i,
+  input  logic [63:0]              vwr_wdata_i,
+  output logic                     vwr_fault_o,
   // host operations
   input  logic                     host_valid_i,
   output logic                     host_ready_o,
@@ -298,36 +309,49 @@ module maps #(
   logic [MAPS-1:0]    spare_v_q;
 
   // ---------------------------------------------------------------------------------------------------------------
-  // Value memory and the value port.
+  // Value memory and the lanes' value ports: a read port (loads) and a write port (stores), usable in one cycle.
 
-  logic          vp_fault;
-  logic [AW+2:0] vp_addr;
-  logic          vp_en;
-  logic          vp_zero_q;
-  logic          vp_fault_q;
-  logic [3:0]    vp_bytes_q;
-  logic [63:0]   vp_keep;
-  logic [63:0]   a_rdata;
-  logic          b_en;
-  logic          b_we;
+  logic          rp_fault;
+  logic [AW+2:0] rp_addr;
+  logic          rp_en;
+  logic          rp_zero_q;
+  logic          rp_fault_q;
+  logic [3:0]    rp_bytes_q;
+  logic [63:0]   rp_keep;
+  logic [63:0]   r_rdata;
+  logic          wp_fault;
+  logic [AW+2:0] wp_addr;
+  logic          wp_en;
+  logic          wp_fault_q;
+  logic          b_re;
+  logic [7:0]    b_we;
   logic [AW-1:0] b_row;
   logic [63:0]   b_wdata;
   logic [63:0]   b_rdata;
 
-  always_comb begin : value_port
-    logic [MW-1:0] m;
-    logic [AW-1:0] row;
-    logic [16:0]   end_byte;
-    m        = val_map_i[MW-1:0];
-    vp_fault = 1'b0;
-    if (32'(val_map_i) >= MAPS || !live_q[m]) vp_fault = 1'b1;
-    if (val_slot_i >= {{(28 - SW) {1'b0}}, slots_q[m]}) vp_fault = 1'b1;
-    if (val_bytes_i == 4'd0 || val_bytes_i > 4'd8) vp_fault = 1'b1;
-    end_byte = {5'd0, val_off_i} + {13'd0, val_bytes_i};
-    if (end_byte > {1'b0, vsize_q[m]}) vp_fault = 1'b1;
-    row      = vbase_q[m] + AW'(val_slot_i[AW-1:0] * AW'(stride_q[m]));
-    vp_addr  = {row, 3'b000} + AW3'(val_off_i);
-    vp_en    = val_en_i && !vp_fault;
+  // Each port's access faults (and neither reads nor writes) when the map does not exist, the slot is not below its
+  // slot count, bytes is not 1..8, or the bytes do not lie wholly inside value_size.
+  always_comb begin : value_ports
+    logic [MW-1:0] rm;
+    logic [MW-1:0] wm;
+    logic [AW-1:0] rrow;
+    logic [AW-1:0] wrow;
+    logic [16:0]   rend;
+    logic [16:0]   wend;
+    rm       = vrd_map_i[MW-1:0];
+    wm       = vwr_map_i[MW-1:0];
+    rend     = {5'd0, vrd_off_i} + {13'd0, vrd_bytes_i};
+    wend     = {5'd0, vwr_off_i} + {13'd0, vwr_bytes_i};
+    rp_fault = 32'(vrd_map_i) >= MAPS || !live_q[rm] || vrd_slot_i >= {{(28 - SW) {1'b0}}, slots_q[rm]}
+               || vrd_bytes_i == 4'd0 || vrd_bytes_i > 4'd8 || rend > {1'b0, vsize_q[rm]};
+    wp_fault = 32'(vwr_map_i) >= MAPS || !live_q[wm] || vwr_slot_i >= {{(28 - SW) {1'b0}}, slots_q[wm]}
+               || vwr_bytes_i == 4'd0 || vwr_bytes_i > 4'd8 || wend > {1'b0, vsize_q[wm]};
+    rrow     = vbase_q[rm] + AW'(vrd_slot_i[AW-1:0] * AW'(stride_q[rm]));
+    wrow     = vbase_q[wm] + AW'(vwr_slot_i[AW-1:0] * AW'(stride_q[wm]));
+    rp_addr  = {rrow, 3'b000} + AW3'(vrd_off_i);
+    wp_addr  = {wrow, 3'b000} + AW3'(vwr_off_i);
+    rp_en    = vrd_en_i && !rp_fault;
+    wp_en    = vwr_en_i && !wp_fault;
   end
 
   maps_values #(
@@ -335,13 +359,14 @@ module maps #(
     .AW    (AW)
   ) u_values (
     .clk_i     (clk_i),
-    .a_en_i    (vp_en),
-    .a_we_i    (val_we_i),
-    .a_addr_i  (vp_addr),
-    .a_bytes_i (val_bytes_i),
-    .a_wdata_i (val_wdata_i),
-    .a_rdata_o (a_rdata),
-    .b_en_i    (b_en),
+    .r_en_i    (rp_en),
+    .r_addr_i  (rp_addr),
+    .r_rdata_o (r_rdata),
+    .w_en_i    (wp_en),
+    .w_addr_i  (wp_addr),
+    .w_bytes_i (vwr_bytes_i),
+    .w_wdata_i (vwr_wdata_i),
+    .b_re_i    (b_re),
     .b_we_i    (b_we),
     .b_row_i   (b_row),
     .b_wdata_i (b_wdata),
@@ -350,46 +375,46 @@ module maps #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      vp_zero_q  <= 1'b1;
-      vp_fault_q <= 1'b0;
-      vp_bytes_q <= 4'd0;
+      rp_zero_q  <= 1'b1;
+      rp_fault_q <= 1'b0;
+      rp_bytes_q <= 4'd0;
+      wp_fault_q <= 1'b0;
     end else begin
-      vp_zero_q  <= !vp_en || val_we_i;
-      vp_fault_q <= val_en_i && vp_fault;
-      vp_bytes_q <= val_bytes_i;
+      rp_zero_q  <= !rp_en;
+      rp_fault_q <= vrd_en_i && rp_fault;
+      rp_bytes_q <= vrd_bytes_i;
+      wp_fault_q <= vwr_en_i && wp_fault;
     end
   end
 
   always_comb begin
     for (integer b = 0; b < 8; b = b + 1) begin
-      vp_keep[8*b +: 8] = (4'(b) < vp_bytes_q) ? 8'hff : 8'h00;
+      rp_keep[8*b +: 8] = (4'(b) < rp_bytes_q) ? 8'hff : 8'h00;
     end
   end
 
-  assign val_rdata_o = vp_zero_q ? 64'd0 : a_rdata & vp_keep;
-  assign val_fault_o = vp_fault_q;
+  assign vrd_rdata_o = rp_zero_q ? 64'd0 : r_rdata & rp_keep;
+  assign vrd_fault_o = rp_fault_q;
+  assign vwr_fault_o = wp_fault_q;
 
-  // The engine's memory cycles: clearing, value writes, value reads; each waits while the lanes use the memory.
+  // The engine's memory cycles: clearing and value writes on the write port, value reads on the read port; each
+  // waits while the lanes use that port.
   always_comb begin
-    b_en    = 1'b0;
-    b_we    = 1'b0;
+    b_re    = 1'b0;
+    b_we    = 8'h00;
     b_row   = row_q;
     b_wdata = value_q[64*word_q[2:0] +: 64];
     if (state_q == StClear) begin
-      b_en    = 32'(clear_q) < MEM_WORDS;
-      b_we    = 32'(clear_q) < MEM_WORDS;
+      b_we    = (32'(clear_q) < MEM_WORDS) ? 8'hff : 8'h00;
       b_row   = clear_q[AW-1:0];
       b_wdata = 64'd0;
     end else if (state_q == StWrite) begin
-      b_en = 1'b1;
-      b_we = 1'b1;
+      b_we = 8'hff;
     end else if (state_q == StRead) begin
-      b_en = 1'b1;
+      b_re = 1'b1;
     end
-    if (val_en_i) begin
-      b_en = 1'b0;
-      b_we = 1'b0;
-    end
+    if (vwr_en_i) b_we = 8'h00;
+    if (vrd_en_i) b_re = 1'b0;
   end
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -1185,7 +1210,7 @@ module maps #(
           state_q     <= StClear;
         end
         StClear: begin
-          if (!val_en_i) begin
+          if (!vwr_en_i) begin
             clear_q <= clear_q + CW'(1);
             if (clear_q == CW'(SWEEP - 1)) state_q <= StIdle;
           end
@@ -1220,14 +1245,14 @@ module maps #(
           endcase
         end
         StWrite: begin
-          if (!val_en_i) begin
+          if (!vwr_en_i) begin
             row_q  <= row_q + AW'(1);
             word_q <= word_q + 5'd1;
             if (word_q + 5'd1 == stride_q[map_q]) state_q <= StResp;
           end
         end
         StRead: begin
-          if (!val_en_i) state_q <= StReadW;
+          if (!vrd_en_i) state_q <= StReadW;
         end
         StReadW: begin
           row_q   <= row_q + AW'(1);

@@ -5,11 +5,14 @@
 //   c MAP TYPE KEY_SIZE VALUE_SIZE MAX_ENTRIES FLAGS   write one map definition          -> "ok"
 //   d                                                  cfg_done, wait until idle          -> "ERROR CYCLES"
 //   o PORT OP MAP FLAGS SLOT KEY VALUE STALL           a request (PORT 0) or host operation (PORT 1); STALL 1 keeps
-//                                                      the value port busy every other cycle while it runs
+//                                                      both value ports busy every other cycle while it runs
 //                                                      -> "RET HIT SLOT KEY VALUE CYCLES" (KEY and VALUE from the
 //                                                         host response, "-" for requests; CYCLES from acceptance
 //                                                         to the response pulse)
-//   v WE MAP SLOT OFF BYTES WDATA                      one value access               -> "RDATA FAULT"
+//   v R RMAP RSLOT ROFF RBYTES W WMAP WSLOT WOFF WBYTES WDATA
+//                                                      one cycle of the value ports: a load when R is 1, a store
+//                                                      when W is 1 (both in the same cycle when both are 1)
+//                                                      -> "RDATA RFAULT WFAULT"
 // A malformed line ends the run with exit status 2 and a message naming the line.
 
 #include <cinttypes>
@@ -71,8 +74,8 @@ void idle_inputs(Vmaps* top) {
     top->cfg_done_i = 0;
     top->req_valid_i = 0;
     top->host_valid_i = 0;
-    top->val_en_i = 0;
-    top->val_we_i = 0;
+    top->vrd_en_i = 0;
+    top->vwr_en_i = 0;
 }
 
 }  // namespace
@@ -175,13 +178,20 @@ int main(int argc, char** argv) {
                     unsigned long cycles = 0;
                     for (;;) {
                         if (stall) {
-                            // a harmless one-byte read of map 0, slot 0, on every other cycle
-                            t->val_en_i = (cycles % 2) == 0;
-                            t->val_we_i = 0;
-                            t->val_map_i = 0;
-                            t->val_slot_i = 0;
-                            t->val_off_i = 0;
-                            t->val_bytes_i = 1;
+                            // on every other cycle a harmless one-byte read of map 0, slot 0, and a store to a map
+                            // that does not exist (it faults, writing nothing, but occupies the write port)
+                            bool busy = (cycles % 2) == 0;
+                            t->vrd_en_i = busy;
+                            t->vrd_map_i = 0;
+                            t->vrd_slot_i = 0;
+                            t->vrd_off_i = 0;
+                            t->vrd_bytes_i = 1;
+                            t->vwr_en_i = busy;
+                            t->vwr_map_i = 255;
+                            t->vwr_slot_i = 0;
+                            t->vwr_off_i = 0;
+                            t->vwr_bytes_i = 1;
+                            t->vwr_wdata_i = 0;
                         }
                         t->eval();
                         bool done = host ? t->host_rsp_valid_o : t->rsp_valid_o;
@@ -202,28 +212,35 @@ int main(int argc, char** argv) {
                                     static_cast<unsigned>(t->rsp_hit_o), static_cast<unsigned>(t->rsp_slot_o),
                                     cycles);
                     }
-                    t->val_en_i = 0;
+                    t->vrd_en_i = 0;
+                    t->vwr_en_i = 0;
                     tick(t);
                 }
             }
         } else if (line[0] == 'v') {
-            unsigned we = 0, map = 0, off = 0, bytes = 0;
-            uint64_t slot = 0, wdata = 0;
-            if (std::sscanf(line + 1, "%x %x %" SCNx64 " %x %x %" SCNx64, &we, &map, &slot, &off, &bytes, &wdata) == 6 &&
-                we < 2 && map < 256 && off < 4096 && bytes < 16) {
-                t->val_en_i = 1;
-                t->val_we_i = we;
-                t->val_map_i = map;
-                t->val_slot_i = static_cast<uint32_t>(slot & 0xfffffff);
-                t->val_off_i = off;
-                t->val_bytes_i = bytes;
-                t->val_wdata_i = wdata;
+            unsigned re = 0, rmap = 0, roff = 0, rbytes = 0, we = 0, wmap = 0, woff = 0, wbytes = 0;
+            uint64_t rslot = 0, wslot = 0, wdata = 0;
+            if (std::sscanf(line + 1, "%x %x %" SCNx64 " %x %x %x %x %" SCNx64 " %x %x %" SCNx64, &re, &rmap, &rslot,
+                            &roff, &rbytes, &we, &wmap, &wslot, &woff, &wbytes, &wdata) == 11 &&
+                re < 2 && rmap < 256 && roff < 4096 && rbytes < 16 && we < 2 && wmap < 256 && woff < 4096 &&
+                wbytes < 16) {
+                t->vrd_en_i = re;
+                t->vrd_map_i = rmap;
+                t->vrd_slot_i = static_cast<uint32_t>(rslot & 0xfffffff);
+                t->vrd_off_i = roff;
+                t->vrd_bytes_i = rbytes;
+                t->vwr_en_i = we;
+                t->vwr_map_i = wmap;
+                t->vwr_slot_i = static_cast<uint32_t>(wslot & 0xfffffff);
+                t->vwr_off_i = woff;
+                t->vwr_bytes_i = wbytes;
+                t->vwr_wdata_i = wdata;
                 tick(t);
-                t->val_en_i = 0;
-                t->val_we_i = 0;
+                t->vrd_en_i = 0;
+                t->vwr_en_i = 0;
                 t->eval();
-                std::printf("%" PRIx64 " %x\n", static_cast<uint64_t>(t->val_rdata_o),
-                            static_cast<unsigned>(t->val_fault_o));
+                std::printf("%" PRIx64 " %x %x\n", static_cast<uint64_t>(t->vrd_rdata_o),
+                            static_cast<unsigned>(t->vrd_fault_o), static_cast<unsigned>(t->vwr_fault_o));
                 ok = true;
             }
         }

@@ -48,9 +48,11 @@ enum Expect {
         key: Option<Vec<u8>>,
         value: Option<Vec<u8>>,
     },
+    /// One cycle of the value ports: the load's data and fault, the store's fault.
     Value {
         rdata: u64,
-        fault: bool,
+        rfault: bool,
+        wfault: bool,
     },
     /// A slot read for the final dump: checked against the reference afterwards.
     Dump {
@@ -246,46 +248,71 @@ impl Session {
         );
     }
 
-    /// A load or store of `bytes` at `off` in `slot`; faults exactly when the bytes leave the value.
-    fn value_access(
-        &mut self,
-        map: usize,
-        slot: u32,
-        off: usize,
-        bytes: usize,
-        store: Option<u64>,
-    ) {
-        let size = self.specs[map].value_size as usize;
-        let fault =
-            !(1..=8).contains(&bytes) || off + bytes > size || slot >= self.slot_counts[map];
+    /// Whether an access of `bytes` at `off` in `slot` of `map` faults: exactly when the bytes leave the value.
+    fn faults(&self, a: &Access) -> bool {
+        let Some(spec) = self.specs.get(a.map) else {
+            return true;
+        };
+        !(1..=8).contains(&a.bytes)
+            || a.off + a.bytes > spec.value_size as usize
+            || a.slot >= self.slot_counts[a.map]
+    }
+
+    /// One cycle of the value ports: a load and a store, either or both. The load sees the memory as it was before
+    /// the cycle (the core never loads bytes it stores in the same cycle; sessions keep them apart).
+    fn value_cycle(&mut self, load: Option<Access>, store: Option<(Access, u64)>) {
         let mut rdata = 0;
-        if !fault {
-            let value = self.maps.value_mut(map, slot);
+        let rfault = load.as_ref().is_some_and(|a| self.faults(a));
+        let wfault = store.as_ref().is_some_and(|(a, _)| self.faults(a));
+        if let (Some(a), false) = (&load, rfault) {
+            let value = self.maps.value(a.map, a.slot);
+            let mut b = [0u8; 8];
+            b[..a.bytes].copy_from_slice(&value[a.off..a.off + a.bytes]);
+            rdata = u64::from_le_bytes(b);
+        }
+        if let (Some((a, data)), false) = (&store, wfault) {
+            let value = self.maps.value_mut(a.map, a.slot);
+            let size = self.specs[a.map].value_size as usize;
             assert_eq!(
                 value.len(),
                 size,
-                "slot {slot} of map {map} exists in the reference"
+                "slot {} of map {} exists in the reference",
+                a.slot,
+                a.map
             );
-            match store {
-                Some(data) => value[off..off + bytes].copy_from_slice(&data.to_le_bytes()[..bytes]),
-                None => {
-                    let mut b = [0u8; 8];
-                    b[..bytes].copy_from_slice(&value[off..off + bytes]);
-                    rdata = u64::from_le_bytes(b);
-                }
-            }
+            value[a.off..a.off + a.bytes].copy_from_slice(&data.to_le_bytes()[..a.bytes]);
         }
+        let field = |a: Option<&Access>| match a {
+            Some(a) => format!("1 {:x} {:x} {:x} {:x}", a.map, a.slot, a.off, a.bytes),
+            None => "0 0 0 0 0".to_string(),
+        };
+        let describe = |a: &Access| {
+            format!(
+                "map {} slot {} off {} bytes {}",
+                a.map, a.slot, a.off, a.bytes
+            )
+        };
+        let what = match (&load, &store) {
+            (Some(l), Some((w, _))) => {
+                format!("value load {} with store {}", describe(l), describe(w))
+            }
+            (Some(l), None) => format!("value load {}", describe(l)),
+            (None, Some((w, _))) => format!("value store {}", describe(w)),
+            (None, None) => "idle value ports".to_string(),
+        };
         self.push(
             format!(
-                "v {} {map:x} {slot:x} {off:x} {bytes:x} {:x}",
-                u8::from(store.is_some()),
-                store.unwrap_or(0)
+                "v {} {} {:x}",
+                field(load.as_ref()),
+                field(store.as_ref().map(|(a, _)| a)),
+                store.as_ref().map_or(0, |(_, d)| *d)
             ),
-            format!(
-                "value {} map {map} slot {slot} off {off} bytes {bytes}",
-                if store.is_some() { "store" } else { "load" }
-            ),
-            Expect::Value { rdata, fault },
+            what,
+            Expect::Value {
+                rdata,
+                rfault,
+                wfault,
+            },
         );
     }
 
@@ -299,6 +326,21 @@ impl Session {
         assert!(
             updates >= 20 && hits >= 20,
             "{updates} successful updates, {hits} hits"
+        );
+        let pairs = count(&|s| {
+            s.what.contains(" with store ")
+                && matches!(
+                    s.expect,
+                    Expect::Value {
+                        rfault: false,
+                        wfault: false,
+                        ..
+                    }
+                )
+        });
+        assert!(
+            pairs >= 10,
+            "only {pairs} cycles load and store map values together"
         );
         for errno in want_errno {
             let n = count(&|s| matches!(s.expect, Expect::Request { ret, .. } if ret == -errno));
@@ -345,7 +387,8 @@ impl Session {
                 }),
                 Expect::Value { .. } => Some(Expect::Value {
                     rdata: field_u64(o, 0),
-                    fault: o.fields[1] == "1",
+                    rfault: o.fields[1] == "1",
+                    wfault: o.fields[2] == "1",
                 }),
                 Expect::Dump { map, slot } => {
                     let spec = &self.specs[*map];
@@ -425,10 +468,19 @@ fn flags(rng: &mut Rng) -> u64 {
     }
 }
 
-/// A load or store at a random place of a slot lookups have returned, sometimes past the value's end.
-fn random_access(s: &mut Session, rng: &mut Rng, map: usize) {
-    let slot = match s.seen[map].len() {
-        0 => return,
+/// One lane access of the value ports.
+#[derive(Clone, Debug)]
+struct Access {
+    map: usize,
+    slot: u32,
+    off: usize,
+    bytes: usize,
+}
+
+/// An access at a random place of a slot lookups have returned, sometimes past the value's end.
+fn random_place(s: &Session, rng: &mut Rng, map: usize) -> Option<Access> {
+    let slot = match s.seen.get(map).map_or(0, Vec::len) {
+        0 => return None,
         n => s.seen[map][rng.below(n as u64) as usize],
     };
     let size = s.specs[map].value_size as usize;
@@ -441,8 +493,49 @@ fn random_access(s: &mut Session, rng: &mut Rng, map: usize) {
         _ => 8,
     };
     let off = rng.below(size as u64 + 2) as usize;
-    let store = (rng.below(2) == 0).then(|| rng.next());
-    s.value_access(map, slot, off, bytes, store);
+    Some(Access {
+        map,
+        slot,
+        off,
+        bytes,
+    })
+}
+
+/// Whether two accesses may touch a common byte.
+fn overlap(a: &Access, b: &Access) -> bool {
+    a.map == b.map && a.slot == b.slot && a.off < b.off + b.bytes && b.off < a.off + a.bytes
+}
+
+/// A load, a store, or both in one cycle (then of different bytes), at random places of slots lookups returned.
+fn random_access(s: &mut Session, rng: &mut Rng, map: usize) {
+    let nmaps = s.specs.len();
+    let first = random_place(s, rng, map);
+    let other = rng.below(nmaps as u64) as usize;
+    let second =
+        random_place(s, rng, other).filter(|b| first.as_ref().is_none_or(|a| !overlap(a, b)));
+    match rng.below(3) {
+        0 => {
+            if first.is_some() {
+                s.value_cycle(first, None);
+            }
+        }
+        1 => {
+            if let Some(a) = first {
+                s.value_cycle(None, Some((a, rng.next())));
+            }
+        }
+        _ => {
+            if let (Some(a), Some(b)) = (first.clone(), second) {
+                if rng.below(2) == 0 {
+                    s.value_cycle(Some(a), Some((b, rng.next())));
+                } else {
+                    s.value_cycle(Some(b), Some((a, rng.next())));
+                }
+            } else if first.is_some() {
+                s.value_cycle(first, None);
+            }
+        }
+    }
 }
 
 /// Random operations on the maps of `s`, keys drawn from `key_of(map, rng)`.
@@ -797,15 +890,20 @@ fn maps_synthesizes_for_ultrascale_plus() {
         "rsp_ret_o",
         "rsp_hit_o",
         "rsp_slot_o",
-        "val_en_i",
-        "val_we_i",
-        "val_map_i",
-        "val_slot_i",
-        "val_off_i",
-        "val_bytes_i",
-        "val_wdata_i",
-        "val_rdata_o",
-        "val_fault_o",
+        "vrd_en_i",
+        "vrd_map_i",
+        "vrd_slot_i",
+        "vrd_off_i",
+        "vrd_bytes_i",
+        "vrd_rdata_o",
+        "vrd_fault_o",
+        "vwr_en_i",
+        "vwr_map_i",
+        "vwr_slot_i",
+        "vwr_off_i",
+        "vwr_bytes_i",
+        "vwr_wdata_i",
+        "vwr_fault_o",
         "host_valid_i",
         "host_ready_o",
         "host_op_i",
@@ -842,9 +940,10 @@ module maps_small (
   input  logic req_valid_i, output logic req_ready_o, input logic [1:0] req_op_i, input logic [7:0] req_map_i,
   input  logic [63:0] req_key_i, input logic [127:0] req_value_i, input logic [63:0] req_flags_i,
   output logic rsp_valid_o, output logic [63:0] rsp_ret_o, output logic rsp_hit_o, output logic [27:0] rsp_slot_o,
-  input  logic val_en_i, input logic val_we_i, input logic [7:0] val_map_i, input logic [27:0] val_slot_i,
-  input  logic [11:0] val_off_i, input logic [3:0] val_bytes_i, input logic [63:0] val_wdata_i,
-  output logic [63:0] val_rdata_o, output logic val_fault_o,
+  input  logic vrd_en_i, input logic [7:0] vrd_map_i, input logic [27:0] vrd_slot_i, input logic [11:0] vrd_off_i,
+  input  logic [3:0] vrd_bytes_i, output logic [63:0] vrd_rdata_o, output logic vrd_fault_o,
+  input  logic vwr_en_i, input logic [7:0] vwr_map_i, input logic [27:0] vwr_slot_i, input logic [11:0] vwr_off_i,
+  input  logic [3:0] vwr_bytes_i, input logic [63:0] vwr_wdata_i, output logic vwr_fault_o,
   input  logic host_valid_i, output logic host_ready_o, input logic [1:0] host_op_i, input logic [7:0] host_map_i,
   input  logic [63:0] host_key_i, input logic [127:0] host_value_i, input logic [63:0] host_flags_i,
   input  logic [27:0] host_slot_i, output logic host_rsp_valid_o, output logic [63:0] host_rsp_ret_o,

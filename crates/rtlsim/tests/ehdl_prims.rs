@@ -1,0 +1,667 @@
+//! The eHDL primitives (`rtl/ehdl/`) against the reference machine's semantics, through Verilator.
+//!
+//! Each test writes a wrapper module `ehdl_unit` that instantiates one primitive at many parameter settings (the
+//! templates are specialised by parameters, so every setting is its own circuit), packs their ports into one input
+//! and one output vector, and drives it through `sim/ehdl/ehdl_unit_tb.cpp` one vector per line. The expected
+//! outputs come from `hwxdp_xdp::alu` (ALU, conditions, byte swaps) or from byte-level models of the frames.
+
+mod common;
+
+use common::Rng;
+use hwxdp_rtlsim::BuildSpec;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// A bit vector, least significant bit first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Bits(Vec<bool>);
+
+impl Bits {
+    fn push(&mut self, width: usize, value: u64) {
+        for i in 0..width {
+            self.0.push(i < 64 && (value >> i) & 1 == 1);
+        }
+    }
+
+    fn push_bytes(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.push(8, *b as u64);
+        }
+    }
+
+    /// Hex, most significant digit first, padded to `width` bits.
+    fn hex(&self, width: usize) -> String {
+        assert!(
+            self.0.len() <= width,
+            "{} input bits, port has {width}",
+            self.0.len()
+        );
+        let mut out = String::new();
+        for d in (0..width / 4).rev() {
+            let mut v = 0;
+            for b in 0..4 {
+                if self.0.get(4 * d + b).copied().unwrap_or(false) {
+                    v |= 1 << b;
+                }
+            }
+            write!(out, "{v:x}").expect("string");
+        }
+        out
+    }
+
+    fn from_hex(text: &str) -> Bits {
+        let mut bits = Vec::new();
+        for c in text.chars().rev() {
+            let d = c.to_digit(16).expect("hex output");
+            for b in 0..4 {
+                bits.push((d >> b) & 1 == 1);
+            }
+        }
+        Bits(bits)
+    }
+
+    fn get(&self, at: usize, width: usize) -> u64 {
+        (0..width.min(64)).fold(0, |v, i| v | (self.0[at + i] as u64) << i)
+    }
+
+    fn bytes(&self, at: usize, n: usize) -> Vec<u8> {
+        (0..n).map(|i| self.get(at + 8 * i, 8) as u8).collect()
+    }
+}
+
+/// A wrapper under construction: input fields (name, width) and output parts (expression, width), both from bit 0.
+#[derive(Default)]
+struct Wrapper {
+    inputs: Vec<(String, usize)>,
+    body: String,
+    outputs: Vec<(String, usize)>,
+}
+
+/// A port width for `bits`: a multiple of 32 above 64, so Verilator makes it a VlWide the testbench can index.
+fn port_width(bits: usize) -> usize {
+    bits.div_ceil(32).max(3) * 32
+}
+
+impl Wrapper {
+    fn input(&mut self, name: &str, width: usize) {
+        self.inputs.push((name.to_string(), width));
+    }
+
+    fn output(&mut self, expr: String, width: usize) {
+        self.outputs.push((expr, width));
+    }
+
+    fn in_width(&self) -> usize {
+        port_width(self.inputs.iter().map(|(_, w)| w).sum())
+    }
+
+    fn out_width(&self) -> usize {
+        port_width(self.outputs.iter().map(|(_, w)| w).sum())
+    }
+
+    fn text(&self) -> String {
+        let (iw, ow) = (self.in_width(), self.out_width());
+        let mut s = format!(
+            "`default_nettype none\n// Test wrapper around eHDL primitives (written by crates/rtlsim/tests/ehdl_prims.rs).\n\
+             module ehdl_unit (\n  input  logic clk_i,\n  input  logic rst_ni,\n  input  logic [{}:0] in_i,\n  \
+             output logic [{}:0] out_o\n);\n",
+            iw - 1,
+            ow - 1
+        );
+        let mut at = 0;
+        for (name, w) in &self.inputs {
+            writeln!(
+                s,
+                "  logic [{}:0] {name};\n  assign {name} = in_i[{at} +: {w}];",
+                w - 1
+            )
+            .expect("string");
+            at += w;
+        }
+        s += &self.body;
+        let used: usize = self.outputs.iter().map(|(_, w)| w).sum();
+        let mut parts: Vec<String> = self.outputs.iter().rev().map(|(e, _)| e.clone()).collect();
+        if used < ow {
+            parts.insert(0, format!("{}'d0", ow - used));
+        }
+        writeln!(s, "  assign out_o = {{{}}};", parts.join(", ")).expect("string");
+        s += "  // Padding bits of in_i, and the clock of combinational wrappers.\n  logic unused_in;\n  \
+              assign unused_in = ^{in_i, clk_i, rst_ni};\nendmodule\n";
+        s
+    }
+
+    /// Builds the wrapper with the primitives and runs one line per input vector.
+    fn run(&self, test: &str, vectors: &[Bits]) -> Vec<Bits> {
+        let root = common::workspace_root();
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ehdl-unit-{test}"));
+        std::fs::create_dir_all(dir.join("ehdl")).expect("temp dir");
+        let mut spec = BuildSpec::new(
+            "ehdl_unit",
+            &dir,
+            root.join("sim/ehdl/ehdl_unit_tb.cpp"),
+            common::target_dir(),
+        );
+        let mut prims: Vec<_> = std::fs::read_dir(root.join("rtl/ehdl"))
+            .expect("rtl/ehdl")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sv"))
+            .collect();
+        prims.sort();
+        for p in prims {
+            let name = p.file_name().expect("name").to_owned();
+            std::fs::copy(&p, dir.join("ehdl").join(&name)).expect("copy primitive");
+            spec = spec.source(PathBuf::from("ehdl").join(name));
+        }
+        std::fs::write(dir.join("ehdl_unit.sv"), self.text()).expect("write wrapper");
+        spec = spec.source("ehdl_unit.sv");
+        let iw = self.in_width();
+        let input: String = vectors.iter().map(|v| v.hex(iw) + "\n").collect();
+        let lines = common::run_testbench(&spec, input);
+        assert_eq!(lines.len(), vectors.len(), "one output line per vector");
+        lines.iter().map(|l| Bits::from_hex(l)).collect()
+    }
+}
+
+fn alu_cases() -> Vec<(u8, bool, i16, u32, bool)> {
+    // (op nibble, wide, off, end bits, end swap)
+    let mut cases = Vec::new();
+    for op in 0u8..=12 {
+        for wide in [false, true] {
+            cases.push((op, wide, 0, 64, false));
+        }
+    }
+    for wide in [false, true] {
+        cases.push((3, wide, 1, 64, false));
+        cases.push((9, wide, 1, 64, false));
+        cases.push((11, wide, 8, 64, false));
+        cases.push((11, wide, 16, 64, false));
+    }
+    cases.push((11, true, 32, 64, false));
+    for bits in [16, 32, 64] {
+        for swap in [false, true] {
+            cases.push((13, false, 0, bits, swap));
+        }
+    }
+    cases
+}
+
+#[test]
+fn alu_template_matches_the_reference_alu() {
+    let cases = alu_cases();
+    let mut w = Wrapper::default();
+    w.input("a", 64);
+    w.input("b", 64);
+    w.input("old", 64);
+    w.input("en", 1);
+    for (i, (op, wide, off, bits, swap)) in cases.iter().enumerate() {
+        writeln!(
+            w.body,
+            "  logic [63:0] res{i};\n  ehdl_alu #(.OP({op}), .WIDE({}), .OFF({off}), .END_BITS({bits}), .END_SWAP({})) \
+             u_alu{i} (.en_i(en[0]), .a_i(a), .b_i(b), .old_i(old), .res_o(res{i}));",
+            *wide as u8, *swap as u8
+        )
+        .expect("string");
+        w.output(format!("res{i}"), 64);
+    }
+    let mut rng = Rng(0x5eed_a1u64);
+    let edges = [
+        0u64,
+        1,
+        2,
+        31,
+        32,
+        63,
+        64,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_ffff,
+        1 << 63,
+        u64::MAX,
+        u64::MAX - 1,
+    ];
+    let mut vectors = Vec::new();
+    let mut operands = Vec::new();
+    for &a in &edges {
+        for &b in &edges {
+            operands.push((a, b, rng.next(), true));
+        }
+    }
+    for _ in 0..3000 {
+        let en = rng.below(8) != 0;
+        operands.push((rng.operand(), rng.operand(), rng.next(), en));
+    }
+    for &(a, b, old, en) in &operands {
+        let mut v = Bits::default();
+        v.push(64, a);
+        v.push(64, b);
+        v.push(64, old);
+        v.push(1, en as u64);
+        vectors.push(v);
+    }
+    let out = w.run("alu", &vectors);
+    for (&(a, b, old, en), got) in operands.iter().zip(&out) {
+        for (i, &(op, wide, off, bits, swap)) in cases.iter().enumerate() {
+            let want = if !en {
+                old
+            } else if op == 13 {
+                hwxdp_xdp::alu::endian(a, bits as i64, swap).expect("end")
+            } else if wide {
+                hwxdp_xdp::alu::alu64(op << 4, off, a, b).expect("alu64")
+            } else {
+                hwxdp_xdp::alu::alu32(op << 4, off, a, b).expect("alu32")
+            };
+            assert_eq!(
+                got.get(64 * i, 64),
+                want,
+                "op {op:#x} wide {wide} off {off} end {bits}/{swap}: a {a:#x} b {b:#x} en {en}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cond_template_matches_the_reference_conditions() {
+    let conds = [1u8, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13];
+    let mut w = Wrapper::default();
+    w.input("a", 64);
+    w.input("b", 64);
+    w.input("en", 1);
+    let mut cases = Vec::new();
+    for &c in &conds {
+        for wide in [false, true] {
+            let i = cases.len();
+            writeln!(
+                w.body,
+                "  logic t{i};\n  ehdl_cond #(.COND({c}), .WIDE({})) u_c{i} (.en_i(en[0]), .a_i(a), .b_i(b), .taken_o(t{i}));",
+                wide as u8
+            )
+            .expect("string");
+            w.output(format!("t{i}"), 1);
+            cases.push((c, wide));
+        }
+    }
+    let mut rng = Rng(0xc0d);
+    let mut operands = Vec::new();
+    for _ in 0..2000 {
+        let a = rng.operand();
+        // Equal and near-equal operands often, so == and <= see both outcomes.
+        let b = match rng.below(4) {
+            0 => a,
+            1 => a ^ (1 << rng.below(64)),
+            _ => rng.operand(),
+        };
+        operands.push((a, b, rng.below(6) != 0));
+    }
+    let vectors: Vec<Bits> = operands
+        .iter()
+        .map(|&(a, b, en)| {
+            let mut v = Bits::default();
+            v.push(64, a);
+            v.push(64, b);
+            v.push(1, en as u64);
+            v
+        })
+        .collect();
+    let out = w.run("cond", &vectors);
+    for (&(a, b, en), got) in operands.iter().zip(&out) {
+        for (i, &(c, wide)) in cases.iter().enumerate() {
+            let want = en && hwxdp_xdp::alu::condition(c << 4, wide, a, b).expect("condition");
+            assert_eq!(
+                got.get(i, 1) == 1,
+                want,
+                "cond {c:#x} wide {wide}: a {a:#x} b {b:#x} en {en}"
+            );
+        }
+    }
+}
+
+/// Frame width of the load/store tests: 16-byte frames keep the wrappers small while every offset is covered.
+const DW: usize = 128;
+
+#[test]
+fn packet_and_stack_loads_read_the_addressed_bytes() {
+    let mut w = Wrapper::default();
+    w.input("lo", DW);
+    w.input("hi", DW);
+    w.input("old", 64);
+    w.input("en", 1);
+    let mut cases = Vec::new();
+    for off in 0..DW / 8 {
+        for size in [1usize, 2, 4, 8] {
+            for signed in [false, true] {
+                if signed && size == 8 {
+                    continue;
+                }
+                let i = cases.len();
+                writeln!(
+                    w.body,
+                    "  logic [63:0] r{i};\n  ehdl_pkt_load #(.DW({DW}), .OFF({off}), .SIZE({size}), .SIGNED({})) \
+                     u_l{i} (.en_i(en[0]), .lo_i(lo), .hi_i(hi), .old_i(old), .res_o(r{i}));",
+                    signed as u8
+                )
+                .expect("string");
+                w.output(format!("r{i}"), 64);
+                cases.push((off, size, signed, false));
+            }
+        }
+    }
+    // The stack template reads the op's bytes, here the low bytes of lo.
+    for size in [1usize, 2, 4, 8] {
+        for signed in [false, true] {
+            let i = cases.len();
+            writeln!(
+                w.body,
+                "  logic [63:0] r{i};\n  ehdl_stack_load #(.SIZE({size}), .SIGNED({})) u_s{i} (.en_i(en[0]), \
+                 .bytes_i(lo[{}:0]), .old_i(old), .res_o(r{i}));",
+                signed as u8,
+                8 * size - 1
+            )
+            .expect("string");
+            w.output(format!("r{i}"), 64);
+            cases.push((0, size, signed, true));
+        }
+    }
+    let mut rng = Rng(0x10ad);
+    let mut frames = Vec::new();
+    for _ in 0..300 {
+        frames.push((rng.bytes(2 * DW / 8), rng.next(), rng.below(5) != 0));
+    }
+    let vectors: Vec<Bits> = frames
+        .iter()
+        .map(|(bytes, old, en)| {
+            let mut v = Bits::default();
+            v.push_bytes(bytes);
+            v.push(64, *old);
+            v.push(1, *en as u64);
+            v
+        })
+        .collect();
+    let out = w.run("load", &vectors);
+    for ((bytes, old, en), got) in frames.iter().zip(&out) {
+        for (i, &(off, size, signed, stack)) in cases.iter().enumerate() {
+            let raw = (0..size).fold(0u64, |v, b| v | (bytes[off + b] as u64) << (8 * b));
+            let bits = 8 * size as u32;
+            let value = if signed && bits < 64 {
+                (((raw << (64 - bits)) as i64) >> (64 - bits)) as u64
+            } else {
+                raw
+            };
+            let want = if *en { value } else { *old };
+            assert_eq!(
+                got.get(64 * i, 64),
+                want,
+                "off {off} size {size} signed {signed} stack {stack}"
+            );
+        }
+    }
+}
+
+#[test]
+fn packet_and_stack_stores_write_only_their_bytes_of_their_frames() {
+    const FIDX: u64 = 3;
+    let fb = DW / 8;
+    let mut w = Wrapper::default();
+    w.input("val", 64);
+    w.input("lo_fidx", 8);
+    w.input("hi_fidx", 8);
+    w.input("en", 1);
+    w.input("old", 64);
+    let mut cases = Vec::new();
+    for off in 0..fb {
+        for size in [1usize, 2, 4, 8] {
+            let i = cases.len();
+            writeln!(
+                w.body,
+                "  logic [{m}:0] ld{i}, hd{i};\n  logic [{k}:0] lm{i}, hm{i};\n  ehdl_pkt_store #(.DW({DW}), .FW(8), \
+                 .OFF({off}), .SIZE({size}), .FIDX({FIDX})) u_s{i} (.en_i(en[0]), .val_i(val), .lo_fidx_i(lo_fidx), \
+                 .hi_fidx_i(hi_fidx), .lo_data_o(ld{i}), .lo_mask_o(lm{i}), .hi_data_o(hd{i}), .hi_mask_o(hm{i}));",
+                m = DW - 1,
+                k = fb - 1
+            )
+            .expect("string");
+            for (e, wd) in [
+                (format!("ld{i}"), DW),
+                (format!("lm{i}"), fb),
+                (format!("hd{i}"), DW),
+                (format!("hm{i}"), fb),
+            ] {
+                w.output(e, wd);
+            }
+            cases.push((off, size));
+        }
+    }
+    let stack_at = cases.len() * 2 * (DW + fb);
+    for size in [1usize, 2, 4, 8] {
+        writeln!(
+            w.body,
+            "  logic [{m}:0] st{size};\n  ehdl_stack_store #(.SIZE({size})) u_st{size} (.en_i(en[0]), .val_i(val), \
+             .old_i(old[{m}:0]), .bytes_o(st{size}));",
+            m = 8 * size - 1
+        )
+        .expect("string");
+        w.output(format!("st{size}"), 8 * size);
+    }
+    let mut rng = Rng(0x5707e);
+    let mut inputs = Vec::new();
+    for _ in 0..200 {
+        let fidx = |rng: &mut Rng| {
+            if rng.below(3) == 0 {
+                rng.below(8)
+            } else {
+                FIDX
+            }
+        };
+        let lo = fidx(&mut rng);
+        let hi = if rng.below(3) == 0 {
+            rng.below(8)
+        } else {
+            FIDX + 1
+        };
+        inputs.push((rng.next(), lo, hi, rng.below(5) != 0, rng.next()));
+    }
+    let vectors: Vec<Bits> = inputs
+        .iter()
+        .map(|&(val, lo, hi, en, old)| {
+            let mut v = Bits::default();
+            v.push(64, val);
+            v.push(8, lo);
+            v.push(8, hi);
+            v.push(1, en as u64);
+            v.push(64, old);
+            v
+        })
+        .collect();
+    let out = w.run("store", &vectors);
+    for (&(val, lo, hi, en, old), got) in inputs.iter().zip(&out) {
+        for (i, &(off, size)) in cases.iter().enumerate() {
+            let base = i * 2 * (DW + fb);
+            let mut want = [vec![0u8; 2 * fb], vec![0u8; 2 * fb]]; // data, mask over both frames
+            for b in 0..size {
+                want[0][off + b] = (val >> (8 * b)) as u8;
+                want[1][off + b] = 1;
+            }
+            for (half, ok, at) in [
+                (0, en && lo == FIDX, base),
+                (1, en && hi == FIDX + 1, base + DW + fb),
+            ] {
+                let data: Vec<u8> = (0..fb)
+                    .map(|b| if ok { want[0][half * fb + b] } else { 0 })
+                    .collect();
+                let mask: u64 = (0..fb).fold(0, |m, b| {
+                    m | ((ok && want[1][half * fb + b] == 1) as u64) << b
+                });
+                assert_eq!(
+                    got.bytes(at, fb),
+                    data,
+                    "store off {off} size {size} half {half}: data"
+                );
+                assert_eq!(
+                    got.get(at + DW, fb),
+                    mask,
+                    "store off {off} size {size} half {half}: mask"
+                );
+            }
+        }
+        let mut at = stack_at;
+        for size in [1usize, 2, 4, 8] {
+            let bits = 8 * size;
+            let m = if bits == 64 {
+                u64::MAX
+            } else {
+                (1 << bits) - 1
+            };
+            let want = if en { val & m } else { old & m };
+            assert_eq!(got.get(at, bits), want, "stack store size {size}");
+            at += bits;
+        }
+    }
+}
+
+#[test]
+fn exit_and_packet_length_templates() {
+    let mut w = Wrapper::default();
+    w.input("val", 64);
+    w.input("old", 32);
+    w.input("en", 1);
+    w.input("len", 16);
+    w.input("ended", 1);
+    w.input("last", 1);
+    w.input("keep", 64);
+    w.body += "  logic [31:0] verdict;\n  ehdl_exit u_exit (.en_i(en[0]), .val_i(val), .old_i(old), .verdict_o(verdict));\n\
+               logic [15:0] len_o;\n  logic ended_o;\n  ehdl_pkt_len #(.DW(512), .LW(16)) u_len (.len_i(len), \
+               .ended_i(ended[0]), .keep_i(keep), .last_i(last[0]), .len_o(len_o), .ended_o(ended_o));\n";
+    w.output("verdict".into(), 32);
+    w.output("len_o".into(), 16);
+    w.output("ended_o".into(), 1);
+    let mut rng = Rng(0xe417);
+    let mut inputs = Vec::new();
+    for _ in 0..500 {
+        let n = rng.below(65);
+        let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        inputs.push((
+            rng.next(),
+            rng.next() as u32,
+            rng.below(2) == 1,
+            rng.below(4000),
+            rng.below(2) == 1,
+            rng.below(2) == 1,
+            keep,
+            n,
+        ));
+    }
+    let vectors: Vec<Bits> = inputs
+        .iter()
+        .map(|&(val, old, en, len, ended, last, keep, _)| {
+            let mut v = Bits::default();
+            v.push(64, val);
+            v.push(32, old as u64);
+            v.push(1, en as u64);
+            v.push(16, len);
+            v.push(1, ended as u64);
+            v.push(1, last as u64);
+            v.push(64, keep);
+            v
+        })
+        .collect();
+    let out = w.run("exit_len", &vectors);
+    for (&(val, old, en, len, ended, last, _, n), got) in inputs.iter().zip(&out) {
+        assert_eq!(
+            got.get(0, 32),
+            if en { val & 0xffff_ffff } else { old as u64 },
+            "exit"
+        );
+        assert_eq!(got.get(32, 16), if ended { len } else { len + n }, "length");
+        assert_eq!(got.get(48, 1) == 1, ended || last, "ended");
+    }
+}
+
+#[test]
+fn frame_chain_moves_on_advance_and_merges_store_bytes() {
+    // Two frame registers in a row; the second takes writes. Each vector is one cycle.
+    let fb = DW / 8;
+    let mut w = Wrapper::default();
+    w.input("adv", 1);
+    w.input("valid", 1);
+    w.input("data", DW);
+    w.input("keep", fb);
+    w.input("last", 1);
+    w.input("fidx", 8);
+    w.input("wdata", DW);
+    w.input("wmask", fb);
+    writeln!(
+        w.body,
+        "  logic v0, v1, l0, l1;\n  logic [{m}:0] d0, d1;\n  logic [{k}:0] k0, k1;\n  logic [7:0] f0, f1;\n  \
+         ehdl_frame_stage #(.DW({DW}), .FW(8)) u_f0 (.clk_i(clk_i), .rst_ni(rst_ni), .adv_i(adv[0]), .valid_i(valid[0]), \
+         .data_i(data), .keep_i(keep), .last_i(last[0]), .fidx_i(fidx), .wdata_i({DW}'d0), .wmask_i({fb}'d0), \
+         .valid_o(v0), .data_o(d0), .keep_o(k0), .last_o(l0), .fidx_o(f0));\n  \
+         ehdl_frame_stage #(.DW({DW}), .FW(8)) u_f1 (.clk_i(clk_i), .rst_ni(rst_ni), .adv_i(adv[0]), .valid_i(v0), \
+         .data_i(d0), .keep_i(k0), .last_i(l0), .fidx_i(f0), .wdata_i(wdata), .wmask_i(wmask), \
+         .valid_o(v1), .data_o(d1), .keep_o(k1), .last_o(l1), .fidx_o(f1));",
+        m = DW - 1,
+        k = fb - 1
+    )
+    .expect("string");
+    for (e, wd) in [("v1", 1), ("d1", DW), ("k1", fb), ("l1", 1), ("f1", 8)] {
+        w.output(e.into(), wd);
+    }
+    #[derive(Clone, Default, PartialEq, Debug)]
+    struct Frame {
+        valid: bool,
+        data: Vec<u8>,
+        keep: u64,
+        last: bool,
+        fidx: u64,
+    }
+    let mut rng = Rng(0xf4a3e);
+    let mut regs = [Frame::default(), Frame::default()];
+    let mut vectors = Vec::new();
+    let mut expected = Vec::new();
+    for cycle in 0..400 {
+        let adv = rng.below(4) != 0;
+        let input = Frame {
+            valid: rng.below(3) != 0,
+            data: rng.bytes(fb),
+            keep: rng.below(1 << fb),
+            last: rng.below(2) == 1,
+            fidx: rng.below(256),
+        };
+        let wdata = rng.bytes(fb);
+        let wmask = rng.below(1 << fb);
+        let mut v = Bits::default();
+        v.push(1, adv as u64);
+        v.push(1, input.valid as u64);
+        v.push_bytes(&input.data);
+        v.push(fb, input.keep);
+        v.push(1, input.last as u64);
+        v.push(8, input.fidx);
+        v.push_bytes(&wdata);
+        v.push(fb, wmask);
+        vectors.push(v);
+        // Printed before the edge: the second register as it is now (invalid frames only show their valid bit,
+        // and nothing before both registers were loaded).
+        expected.push((cycle, regs[1].clone()));
+        if adv {
+            let mut moved = regs[0].clone();
+            for b in 0..fb {
+                if (wmask >> b) & 1 == 1 && !moved.data.is_empty() {
+                    moved.data[b] = wdata[b];
+                }
+            }
+            regs = [input, moved];
+        }
+    }
+    let out = w.run("frame", &vectors);
+    for ((cycle, want), got) in expected.iter().zip(&out) {
+        assert_eq!(got.get(0, 1) == 1, want.valid, "cycle {cycle}: valid");
+        if want.valid {
+            let frame = Frame {
+                valid: true,
+                data: got.bytes(1, fb),
+                keep: got.get(1 + DW, fb),
+                last: got.get(1 + DW + fb, 1) == 1,
+                fidx: got.get(2 + DW + fb, 8),
+            };
+            assert_eq!(&frame, want, "cycle {cycle}");
+        }
+    }
+}

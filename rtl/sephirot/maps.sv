@@ -1,13 +1,21 @@
 `default_nettype none
-// hXDP maps module: ARRAY, HASH, LRU_HASH and LPM_TRIE maps shaped at load time, with crates/maps' kernel semantics.
+// hXDP maps module: ARRAY, PERCPU_ARRAY, HASH, PERCPU_HASH, LRU_HASH, LPM_TRIE, PROG_ARRAY and DEVMAP maps shaped at
+// load time, with crates/maps' kernel semantics; RINGBUF maps are accepted without storage (the helper module serves
+// them).
 //
 // Load time: cfg_we_i writes one map's definition (the image's map table row); cfg_done_i lays every written map out
 // (one cycle), flags cfg_error_o when a definition is invalid for the kernel (crates/maps/src/create.rs checks) or
-// does not fit (type other than 1, 2, 9, 11; key_size above KEY_BYTES; value_size above VALUE_BYTES; more CAM entries
-// or value rows than ENTRIES / MEM_WORDS; LRU_HASH with BPF_F_NO_COMMON_LRU, the per-CPU LRU, which is not built),
-// then zeroes the value memory and builds the LRU lists (max(MEM_WORDS, ENTRIES + 5 * MAPS) cycles, requests wait).
-// cfg_error_o stays set until reset. Maps not written do not exist: their operations give -EINVAL or a miss, as
-// hwxdp_maps::Maps does for a map index it does not have.
+// does not fit (type other than 1, 2, 3, 5, 6, 9, 11, 14, 27; key_size above KEY_BYTES; value_size above VALUE_BYTES
+// (PROG_ARRAY, DEVMAP: at or above); more CAM entries or value rows than ENTRIES / MEM_WORDS; LRU_HASH with
+// BPF_F_NO_COMMON_LRU, the per-CPU LRU, which is not built), then zeroes the value memory and builds the LRU lists
+// (max(MEM_WORDS, ENTRIES + 5 * MAPS) cycles, requests wait). cfg_error_o stays set until reset. Maps not written do
+// not exist: their operations give -EINVAL or a miss, as hwxdp_maps::Maps does for a map index it does not have.
+//
+// One CPU: hXDP is one core, so PERCPU_ARRAY and PERCPU_HASH are hwxdp_maps' per-CPU maps with one possible CPU,
+// which behave exactly as ARRAY and HASH (the same slots, the spare element included, the same checks at run time;
+// creation also refuses BPF_F_NUMA_NODE, and BPF_F_MMAPABLE / BPF_F_INNER_MAP for PERCPU_ARRAY). The host port shows
+// CPU 0's value: value_size bytes, zero after them; the syscall view of one possible CPU is that value padded with
+// zeros to a multiple of 8 bytes (hwxdp_maps takes updates of that size).
 //
 // Storage:
 // - values: MEM_WORDS rows of 8 bytes (maps_values, eight byte banks: block RAM at the defaults). A map takes
@@ -25,6 +33,10 @@
 //   it): global active/inactive/free lists, the CPU's local free and pending lists, reference bits, rotation with
 //   the inactive cursor, target_free = clamp(max_entries / 2, 1, 128), 128 scans per walk, shrinking and forced
 //   eviction; so the same operations evict the same entries. max_entries slots.
+// - PROG_ARRAY, DEVMAP: the index; max_entries slots. Each slot's value is followed by a presence byte (so a slot takes
+//   ceil((value_size + 1) / 8) rows; 1 for the 4-byte values of the examples), cleared at load: an entry is present
+//   once the host stores it, absent after a delete (or a DEVMAP update with ifindex 0); its value bytes stay.
+// - RINGBUF: no slots, no rows.
 // - LPM_TRIE: a LIFO of freed value slots, then never-used ones (a failed update still writes its value into the slot
 //   it took and gives it back, as trie_update_elem does); max_entries + 1 slots. The trie itself is replaced by a
 //   longest-prefix compare over the CAM (entries with prefixlen <= the key's whose leading prefixlen bits agree, the
@@ -32,9 +44,20 @@
 //
 // Requests (req_*: the helper module; host_*: userspace and dumps) are served one at a time; req_ready_o and
 // host_ready_o are high when the engine is idle (a request wins over a host operation offered in the same cycle).
+// Request ops: 0 lookup (bpf_map_lookup_elem: rsp_hit_o, rsp_slot_o), 1 update, 2 delete (rsp_ret_o), 3 get: for a
+// PROG_ARRAY or DEVMAP, whether entry req_key_i[31:0] is present (rsp_hit_o, rsp_slot_o = the index) and its value
+// (rsp_value_o: the first 8 value bytes, zero past value_size; 0 on a miss), what bpf_tail_call (prog_array_get: the
+// program index) and bpf_redirect_map (redirect_lookup) need; any other map, or an index at or above max_entries,
+// misses with rsp_ret_o 0. Programs may only look DEVMAP entries up (PROG_ARRAY lookups miss); their updates and
+// deletes of PROG_ARRAY, DEVMAP and RINGBUF maps give -EINVAL; RINGBUF lookups miss.
 // Host operations have the syscall's checks: BPF_F_RDONLY / BPF_F_WRONLY maps give -EPERM, BPF_F_LOCK -EINVAL;
-// host lookups of LRU entries leave the reference bit alone. Host op 3 reads slot host_slot_i: hit = the slot holds
-// an entry (always, below max_entries, for arrays), key (the index for arrays, prefixlen + data for LPM), value.
+// host lookups of LRU entries leave the reference bit alone; PROG_ARRAY and DEVMAP updates and deletes follow
+// crates/maps/src/devices.rs (PROG_ARRAY: flags other than BPF_ANY -EINVAL, index beyond -E2BIG, deleting an absent
+// entry -ENOENT; DEVMAP: BPF_NOEXIST -EEXIST, ifindex 0 deletes (-EINVAL with a positive program fd), an 8-byte
+// value's program fd reads back as itself when positive, else 0, deleting beyond max_entries -EINVAL); every RINGBUF
+// host operation gives -ENOTSUPP (an update with BPF_F_LOCK -EINVAL). Host op 3 reads slot host_slot_i: hit = the
+// slot holds an entry (always, below max_entries, for arrays), key (the index for arrays, PROG_ARRAY and DEVMAP,
+// prefixlen + data for LPM), value.
 // Latency, for a request accepted in cycle t (valid and ready), the response pulse (rsp_valid_o / host_rsp_valid_o)
 // comes in cycle:
 // - t + 2: lookups, deletes and every error found before a value is written (compare the hXDP model's 2 extra cycles
@@ -44,7 +67,11 @@
 // - LRU_HASH: delete t + 3; update t + 4 + R when the CPU's local free list has a node, else the kernel's refill adds
 //   4 cycles plus one per pending node flushed, per node (or head) rotated or scanned and per node moved to the local free
 //   list (an empty map's first update: 4 + target_free); -EEXIST/-ENOENT without the R;
-// - host lookup hit and host slot read: t + 2 + 2R (the value is read back one row per two cycles).
+// - host lookup hit and host slot read: t + 2 + 2R (the value is read back one row per two cycles);
+// - PROG_ARRAY and DEVMAP, R = ceil((value_size + 1) / 8) (1 for 4-byte values): get, DEVMAP lookups and host
+//   lookups of an index below max_entries t + 2 + 2R (the presence byte is read with the value); host updates that
+//   store t + 2 + R; DEVMAP deletes and ifindex-0 updates t + 3 (the presence byte is written); PROG_ARRAY deletes
+//   t + 2 + 2R (-ENOENT) or t + 3 + 2R.
 // The engine's value-memory writes (clearing, updates) wait while vwr_en_i is high and its reads (host lookups, slot
 // reads) while vrd_en_i is high: the lanes have priority on each port.
 //
@@ -91,6 +118,7 @@ module maps #(
   output logic [63:0]              rsp_ret_o,
   output logic                     rsp_hit_o,
   output logic [27:0]              rsp_slot_o,
+  output logic [63:0]              rsp_value_o,
   // value loads (read port)
   input  logic                     vrd_en_i,
   input  logic [7:0]               vrd_map_i,
@@ -138,13 +166,16 @@ module maps #(
   localparam integer AW3 = AW + 3;
 
   localparam [1:0] OpLookup = 2'd0;
+  localparam [1:0] OpUpdate = 2'd1;
   localparam [1:0] OpDelete = 2'd2;
   localparam [1:0] OpRead   = 2'd3;
 
-  localparam [1:0] KindArray = 2'd0;
-  localparam [1:0] KindHash  = 2'd1;
-  localparam [1:0] KindLru   = 2'd2;
-  localparam [1:0] KindLpm   = 2'd3;
+  localparam [2:0] KindArray = 3'd0;       // ARRAY, PERCPU_ARRAY
+  localparam [2:0] KindHash  = 3'd1;       // HASH, PERCPU_HASH
+  localparam [2:0] KindLru   = 3'd2;
+  localparam [2:0] KindLpm   = 3'd3;
+  localparam [2:0] KindSlots = 3'd4;       // PROG_ARRAY, DEVMAP: entries present or absent
+  localparam [2:0] KindRing  = 3'd5;       // RINGBUF: defined, no storage here
 
   localparam [63:0] Eperm  = 64'd1;
   localparam [63:0] Enoent = 64'd2;
@@ -153,6 +184,7 @@ module maps #(
   localparam [63:0] Eexist = 64'd17;
   localparam [63:0] Einval = 64'd22;
   localparam [63:0] Enospc = 64'd28;
+  localparam [63:0] Enotsupp = 64'd524;
 
   // map_flags bits
   localparam [31:0] FNoPrealloc  = 32'h1;
@@ -170,6 +202,7 @@ module maps #(
   localparam [31:0] ArrayFlags   = FNumaNode | FMmapable | FAccess | FPreserve | FInnerMap;
   localparam [31:0] HashFlags    = FNoPrealloc | FNoCommonLru | FNumaNode | FAccess | FZeroSeed;
   localparam [31:0] LpmFlags     = FNoPrealloc | FNumaNode | FAccess;
+  localparam [31:0] DevmapFlags  = FNumaNode | FRdonly | FWronly;
 
   localparam [3:0] StIdle   = 4'd0;
   localparam [3:0] StLayout = 4'd1;
@@ -192,7 +225,8 @@ module maps #(
   logic [31:0]     def_flags_q [MAPS];
 
   logic [MAPS-1:0] live_q;                   // the map exists (configuration loaded without error)
-  logic [1:0]      kind_q   [MAPS];
+  logic [2:0]      kind_q   [MAPS];
+  logic [MAPS-1:0] progarr_q;                // a PROG_ARRAY (else a DEVMAP) among the KindSlots maps
   logic [7:0]      ksize_q  [MAPS];
   logic [15:0]     vsize_q  [MAPS];
   logic [SW-1:0]   max_q    [MAPS];
@@ -205,7 +239,7 @@ module maps #(
   logic            cfg_error_q;
 
   logic            lay_error;
-  logic [1:0]      lay_kind   [MAPS];
+  logic [2:0]      lay_kind   [MAPS];
   logic [SW-1:0]   lay_slots  [MAPS];
   logic [4:0]      lay_stride [MAPS];
   logic [AW-1:0]   lay_vbase  [MAPS];
@@ -243,31 +277,57 @@ module maps #(
         // check_access
         if ((fl & FRdonlyProg) != 0 && (fl & FWronlyProg) != 0) bad = 1'b1;
         if ((fl & FRdonly) != 0 && (fl & FWronly) != 0) bad = 1'b1;
-        if (t == 32'd2) begin
-          // array_map_alloc_check
+        if (t == 32'd2 || t == 32'd6 || t == 32'd3) begin
+          // array_map_alloc_check (fd_array_map_alloc_check for PROG_ARRAY: 4-byte values, no program flags)
           if (mx == 0 || ks != 32'd4 || vs == 0 || (fl & ~ArrayFlags) != 0 || (fl & FPreserve) != 0) bad = 1'b1;
+          if (t == 32'd6 && (fl & FNumaNode) != 0) bad = 1'b1;
+          if (t != 32'd2 && (fl & (FMmapable | FInnerMap)) != 0) bad = 1'b1;
+          if (t == 32'd3 && (vs != 32'd4 || (fl & (FRdonlyProg | FWronlyProg)) != 0)) bad = 1'b1;
           slots = {9'd0, mx};
-        end else if (t == 32'd1 || t == 32'd9) begin
+          if (t == 32'd3) begin
+            // the presence byte follows the value
+            lay_kind[m] = KindSlots;
+            stride      = 5'((vs + 32'd8) >> 3);
+          end
+        end else if (t == 32'd1 || t == 32'd5 || t == 32'd9) begin
           // htab_map_alloc_check
           if ((fl & ~HashFlags) != 0 || mx == 0 || ks == 0 || vs == 0) bad = 1'b1;
-          if (t == 32'd1 && (fl & FNoCommonLru) != 0) bad = 1'b1;
+          if (t != 32'd9 && (fl & FNoCommonLru) != 0) bad = 1'b1;
+          if (t == 32'd5 && (fl & FNumaNode) != 0) bad = 1'b1;
           // LRU maps are preallocated; the per-CPU LRU variant (BPF_F_NO_COMMON_LRU) is not built in hardware
           if (t == 32'd9 && (fl & (FNoPrealloc | FNoCommonLru)) != 0) bad = 1'b1;
-          lay_kind[m] = (t == 32'd1) ? KindHash : KindLru;
-          slots = (t == 32'd1) ? {9'd0, mx} + 41'd1 : {9'd0, mx};
+          lay_kind[m] = (t == 32'd9) ? KindLru : KindHash;
+          slots = (t == 32'd9) ? {9'd0, mx} : {9'd0, mx} + 41'd1;
         end else if (t == 32'd11) begin
           // trie_alloc
           if (mx == 0 || (fl & FNoPrealloc) == 0 || (fl & ~LpmFlags) != 0 || ks < 32'd5 || vs == 0) bad = 1'b1;
           lay_kind[m] = KindLpm;
           slots = {9'd0, mx} + 41'd1;
+        end else if (t == 32'd14) begin
+          // dev_map_alloc_check; the presence byte follows the value
+          if (mx == 0 || ks != 32'd4 || (vs != 32'd4 && vs != 32'd8) || (fl & ~DevmapFlags) != 0) bad = 1'b1;
+          lay_kind[m] = KindSlots;
+          stride      = 5'((vs + 32'd8) >> 3);
+          slots       = {9'd0, mx};
+        end else if (t == 32'd27) begin
+          // ringbuf_map_alloc: no rows here, the helper module holds the records
+          if ((fl & ~FNumaNode) != 0 || ks != 0 || vs != 0 || mx == 0 || (mx & (mx - 32'd1)) != 0
+              || mx[11:0] != 12'd0 || mx > 32'h4000_0000) bad = 1'b1;
+          lay_kind[m] = KindRing;
+          stride      = 5'd0;
         end else begin
           bad = 1'b1;
         end
-        if (ks > KEY_BYTES || vs > VALUE_BYTES) bad = 1'b1;
-        if (mx > MEM_WORDS) bad = 1'b1;
+        if (t != 32'd27) begin
+          if (ks > KEY_BYTES || vs > VALUE_BYTES) bad = 1'b1;
+          if (t == 32'd3 || t == 32'd14) begin
+            if (vs >= VALUE_BYTES) bad = 1'b1;  // the presence byte must fit the engine's value register
+          end
+          if (mx > MEM_WORDS) bad = 1'b1;
+        end
         if (!bad) begin
           rows = rows + 41'(slots[SW:0] * stride);
-          if (t != 32'd2) cams = cams + slots;
+          if (lay_kind[m] != KindArray && lay_kind[m] != KindSlots && lay_kind[m] != KindRing) cams = cams + slots;
         end
         lay_slots[m]  = slots[SW-1:0];
         lay_stride[m] = stride;
@@ -294,6 +354,9 @@ module maps #(
   logic [SW-1:0]   slot_q;
   logic [AW-1:0]   row_q;                    // value row being written or read
   logic [4:0]      word_q;                   // rows done
+  logic            pres_q;                   // the write clears a KindSlots presence byte only
+  logic            slot_present;             // the presence byte in the row read (b_rdata)
+  logic [4:0]      last_word;                // rows per value of the current map, less one
   logic [CW-1:0]   clear_q;                  // clearing sweep: value rows, LRU links
 
   // CAM and slot allocation
@@ -393,6 +456,9 @@ module maps #(
     end
   end
 
+  assign last_word    = stride_q[map_q] - 5'd1;
+  assign slot_present = b_rdata[8*vsize_q[map_q][2:0] +: 8] != 8'd0;
+
   assign vrd_rdata_o = rp_zero_q ? 64'd0 : r_rdata & rp_keep;
   assign vrd_fault_o = rp_fault_q;
   assign vwr_fault_o = wp_fault_q;
@@ -409,7 +475,8 @@ module maps #(
       b_row   = clear_q[AW-1:0];
       b_wdata = 64'd0;
     end else if (state_q == StWrite) begin
-      b_we = 8'hff;
+      b_we = pres_q ? 8'h01 << vsize_q[map_q][2:0] : 8'hff;
+      if (pres_q) b_wdata = 64'd0;
     end else if (state_q == StRead) begin
       b_re = 1'b1;
     end
@@ -469,7 +536,8 @@ module maps #(
     exact_v = 1'b0;
     exact_i = '0;
     for (integer i = 0; i < ENTRIES; i = i + 1) begin
-      in_map[i] = EW1'(i) >= lo && EW1'(i) < hi && kind_q[map_q] != KindArray;
+      in_map[i] = EW1'(i) >= lo && EW1'(i) < hi
+                  && (kind_q[map_q] == KindHash || kind_q[map_q] == KindLru || kind_q[map_q] == KindLpm);
       match[i]  = in_map[i] && ent_valid_q[i] && ((ent_key_q[i] ^ key_q) & ent_mask_q[i]) == '0
                   && (!lpm || {16'd0, ent_plen_q[i]} <= key_plen);
       exact[i]  = match[i] && (!lpm || {16'd0, ent_plen_q[i]} == key_plen);
@@ -502,6 +570,7 @@ module maps #(
   logic          x_inc;
   logic          x_dec;
   logic          x_lref;                     // an LRU lookup marks the node referenced
+  logic          x_pres;                     // the write clears the slot's presence byte only (KindSlots)
 
   logic [SW-1:0] alloc_slot;
   logic          alloc_pop;
@@ -518,11 +587,15 @@ module maps #(
   end
 
   always_comb begin : exec
-    logic [1:0]  kind;
+    logic [2:0]  kind;
     logic [31:0] index;
     logic        host_ro;
     logic        host_wo;
+    logic        in_range;
+    logic        progarr;
     kind         = kind_q[map_q];
+    in_range     = key_q[31:0] < {{(32 - SW) {1'b0}}, max_q[map_q]};
+    progarr      = progarr_q[map_q];
     index        = key_q[31:0];
     host_ro      = host_q && rdonly_q[map_q];
     host_wo      = host_q && wronly_q[map_q];
@@ -541,12 +614,76 @@ module maps #(
     x_inc        = 1'b0;
     x_dec        = 1'b0;
     x_lref       = 1'b0;
+    x_pres       = 1'b0;
     if (!map_ok_q) begin
-      x_ret = (op_q == OpLookup && !host_q) ? 64'd0 : Einval;
+      // a map that does not exist: program lookups and gets miss, everything else is -EINVAL
+      x_ret = (!host_q && (op_q == OpLookup || op_q == OpRead)) ? 64'd0 : Einval;
+    end else if (op_q == OpRead && !host_q) begin
+      // get (request op 3): a PROG_ARRAY or DEVMAP entry, read with its presence byte; other maps miss
+      if (kind == KindSlots && in_range) begin
+        x_slot = index[SW-1:0];
+        x_next = 2'd2;
+      end
+    end else if (kind == KindRing && op_q != OpRead) begin
+      // no elements: program lookups miss, program updates and deletes give -EINVAL, host operations -ENOTSUPP
+      // (an update with BPF_F_LOCK -EINVAL, checked first by the syscall)
+      if (host_q) x_ret = (op_q == OpUpdate && flags_q[2]) ? Einval : Enotsupp;
+      else if (op_q != OpLookup) x_ret = Einval;
+    end else if (kind == KindSlots && op_q != OpRead) begin
+      // PROG_ARRAY and DEVMAP (crates/maps/src/devices.rs): programs may only look DEVMAP entries up; the host's
+      // operations follow the syscall. Presence is the byte after the value; reads set the hit from it.
+      if (op_q == OpLookup) begin
+        if (host_wo) begin
+          x_ret = Eperm;
+        end else if ((host_q || !progarr) && in_range) begin
+          x_slot = index[SW-1:0];
+          x_next = 2'd2;
+        end
+      end else if (!host_q) begin
+        x_ret = Einval;
+      end else if (host_ro) begin
+        x_ret = Eperm;
+      end else if (op_q == OpDelete) begin
+        if (!in_range) begin
+          x_ret = progarr ? E2big : Einval;
+        end else begin
+          // a PROG_ARRAY delete of an absent entry is -ENOENT: read the presence first
+          x_slot = index[SW-1:0];
+          x_next = progarr ? 2'd2 : 2'd1;
+          x_pres = !progarr;
+        end
+      end else if (flags_q[2]) begin
+        x_ret = Einval;
+      end else if (progarr) begin
+        if (flags_q != 64'd0) x_ret = Einval;
+        else if (!in_range) x_ret = E2big;
+        else begin
+          x_slot = index[SW-1:0];
+          x_next = 2'd1;
+        end
+      end else begin
+        if (flags_q > 64'd2) x_ret = Einval;
+        else if (!in_range) x_ret = E2big;
+        else if (flags_q == 64'd1) x_ret = Eexist;
+        else if (value_q[31:0] == 32'd0) begin
+          // ifindex 0 removes the entry; with a program fd it is -EINVAL
+          if (vsize_q[map_q] == 16'd8 && !value_q[63] && value_q[63:32] != 32'd0) begin
+            x_ret = Einval;
+          end else begin
+            x_slot = index[SW-1:0];
+            x_next = 2'd1;
+            x_pres = 1'b1;
+          end
+        end else begin
+          x_slot = index[SW-1:0];
+          x_next = 2'd1;
+        end
+      end
     end else if (op_q == OpRead) begin
       x_slot = slot_in_q[SW-1:0];
       if (slot_in_q < {{(28 - SW) {1'b0}}, slots_q[map_q]}) begin
-        x_hit  = (kind == KindArray) || ent_valid_q[ebase_q[map_q][EW-1:0] + slot_in_q[EW-1:0]];
+        x_hit  = (kind == KindArray)
+                 || (kind != KindSlots && ent_valid_q[ebase_q[map_q][EW-1:0] + slot_in_q[EW-1:0]]);
         x_next = 2'd2;
       end
     end else if (op_q == OpLookup) begin
@@ -1127,6 +1264,7 @@ module maps #(
       def_q       <= '0;
       live_q      <= '0;
       rdonly_q    <= '0;
+      progarr_q   <= '0;
       wronly_q    <= '0;
       cfg_error_q <= 1'b0;
       ent_valid_q <= '0;
@@ -1142,6 +1280,7 @@ module maps #(
       slot_q      <= '0;
       row_q       <= '0;
       word_q      <= '0;
+      pres_q      <= 1'b0;
       clear_q     <= '0;
       for (integer m = 0; m < MAPS; m = m + 1) begin
         def_type_q[m]  <= '0;
@@ -1180,7 +1319,7 @@ module maps #(
             host_q    <= host_pick;
             op_q      <= host_pick ? host_op_i : req_op_i;
             map_q     <= map_in;
-            map_ok_q  <= 32'(map_raw) < MAPS && live_q[map_in] && (host_pick || req_op_i != OpRead);
+            map_ok_q  <= 32'(map_raw) < MAPS && live_q[map_in];
             flags_q   <= host_pick ? host_flags_i : req_flags_i;
             slot_in_q <= host_slot_i;
             state_q   <= StExec;
@@ -1199,6 +1338,7 @@ module maps #(
             vbase_q[m]  <= lay_vbase[m];
             ebase_q[m]  <= lay_ebase[m];
             rdonly_q[m] <= (def_flags_q[m] & FRdonly) != 0;
+            progarr_q[m] <= def_type_q[m] == 32'd3;
             wronly_q[m] <= (def_flags_q[m] & FWronly) != 0;
             sp_q[m]     <= '0;
             fresh_q[m]  <= '0;
@@ -1219,8 +1359,10 @@ module maps #(
           ret_q  <= x_ret;
           hit_q  <= x_hit;
           slot_q <= x_slot;
-          row_q  <= vbase_q[map_q] + AW'(x_slot * SW'(stride_q[map_q]));
-          word_q <= '0;
+          // a presence-only write goes to the slot's last row (where the presence byte lies)
+          row_q  <= vbase_q[map_q] + AW'(x_slot * SW'(stride_q[map_q])) + (x_pres ? AW'(last_word) : AW'(0));
+          word_q <= x_pres ? last_word : 5'd0;
+          pres_q <= x_pres;
           if (x_set) begin
             ent_valid_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= 1'b1;
           end
@@ -1258,6 +1400,20 @@ module maps #(
           row_q   <= row_q + AW'(1);
           word_q  <= word_q + 5'd1;
           state_q <= (word_q + 5'd1 == stride_q[map_q]) ? StResp : StRead;
+          if (kind_q[map_q] == KindSlots && word_q + 5'd1 == stride_q[map_q]) begin
+            // the last row holds the presence byte: a lookup hits on it; a PROG_ARRAY delete clears it or is -ENOENT
+            hit_q <= slot_present && op_q != OpDelete;
+            if (op_q == OpDelete) begin
+              if (slot_present) begin
+                row_q   <= row_q;
+                word_q  <= word_q;
+                pres_q  <= 1'b1;
+                state_q <= StWrite;
+              end else begin
+                ret_q <= Enoent;
+              end
+            end
+          end
         end
         StLru: begin
           if (l_evict) ent_valid_q[a_node] <= 1'b0;
@@ -1289,6 +1445,13 @@ module maps #(
     if (state_q == StReadW) begin
       value_q[64*word_q[2:0] +: 64] <= b_rdata;
     end
+    if (state_q == StExec && kind_q[map_q] == KindSlots && x_next == 2'd1 && !x_pres) begin
+      // a stored entry: its presence byte set; a DEVMAP's program fd reads back as the program id, 0 without one
+      for (integer b = 0; b < VALUE_BYTES; b = b + 1) begin
+        if (16'(b) == vsize_q[map_q]) value_q[8*b +: 8] <= 8'd1;
+      end
+      if (!progarr_q[map_q] && vsize_q[map_q] == 16'd8 && value_q[63]) value_q[63:32] <= 32'd0;
+    end
     if (state_q == StExec && x_set) begin
       ent_key_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]]  <= key_q;
       ent_mask_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= (kind_q[map_q] == KindLpm) ? key_plen_mask : '1;
@@ -1319,7 +1482,7 @@ module maps #(
       if (b >= vsize_q[map_q]) value[8*b +: 8] = 8'd0;
     end
     key = ent_key_q[ebase_q[map_q][EW-1:0] + slot_q[EW-1:0]];
-    if (kind_q[map_q] == KindArray) key = {{(KB - SW) {1'b0}}, slot_q};
+    if (kind_q[map_q] == KindArray || kind_q[map_q] == KindSlots) key = {{(KB - SW) {1'b0}}, slot_q};
     if (op_q == OpLookup) key = key_q;
     rsp_valid_o      = state_q == StResp && !host_q;
     host_rsp_valid_o = state_q == StResp && host_q;
@@ -1328,6 +1491,7 @@ module maps #(
     rsp_hit_o        = hit_q;
     host_rsp_hit_o   = hit_q;
     rsp_slot_o       = hit_q ? {{(28 - SW) {1'b0}}, slot_q} : 28'd0;
+    rsp_value_o      = (hit_q && op_q == OpRead) ? value[63:0] : 64'd0;
     host_rsp_key_o   = key;
     host_rsp_value_o = hit_q ? value : '0;
   end

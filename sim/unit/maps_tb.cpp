@@ -7,8 +7,9 @@
 //   o PORT OP MAP FLAGS SLOT KEY VALUE STALL           a request (PORT 0) or host operation (PORT 1); STALL 1 keeps
 //                                                      both value ports busy every other cycle while it runs
 //                                                      -> "RET HIT SLOT KEY VALUE CYCLES" (KEY and VALUE from the
-//                                                         host response, "-" for requests; CYCLES from acceptance
-//                                                         to the response pulse)
+//                                                         host response; for requests KEY is "-" and VALUE the 8
+//                                                         bytes of rsp_value_o; CYCLES from acceptance to the
+//                                                         response pulse)
 //   v R RMAP RSLOT ROFF RBYTES W WMAP WSLOT WOFF WBYTES WDATA
 //                                                      one cycle of the value ports: a load when R is 1, a store
 //                                                      when W is 1 (both in the same cycle when both are 1)
@@ -208,9 +209,16 @@ int main(int argc, char** argv) {
                                     static_cast<unsigned>(t->host_rsp_hit_o), get_bytes(t->host_rsp_key_o).c_str(),
                                     get_bytes(t->host_rsp_value_o).c_str(), cycles);
                     } else {
-                        std::printf("%" PRIx64 " %x %x - - %lx\n", static_cast<uint64_t>(t->rsp_ret_o),
+                        std::string word;
+                        char buf[3];
+                        for (int i = 0; i < 8; ++i) {
+                            std::snprintf(buf, sizeof buf, "%02x",
+                                          static_cast<unsigned>((t->rsp_value_o >> (8 * i)) & 0xff));
+                            word += buf;
+                        }
+                        std::printf("%" PRIx64 " %x %x - %s %lx\n", static_cast<uint64_t>(t->rsp_ret_o),
                                     static_cast<unsigned>(t->rsp_hit_o), static_cast<unsigned>(t->rsp_slot_o),
-                                    cycles);
+                                    word.c_str(), cycles);
                     }
                     t->vrd_en_i = 0;
                     t->vwr_en_i = 0;

@@ -16,8 +16,16 @@ const VALUE_BYTES: usize = 64;
 
 const HASH: u32 = 1;
 const ARRAY: u32 = 2;
+const PROG_ARRAY: u32 = 3;
+const PERCPU_HASH: u32 = 5;
+const PERCPU_ARRAY: u32 = 6;
 const LRU_HASH: u32 = 9;
 const LPM_TRIE: u32 = 11;
+const DEVMAP: u32 = 14;
+const RINGBUF: u32 = 27;
+const NUMA_NODE: u32 = 1 << 2;
+const RDONLY_PROG: u32 = 1 << 7;
+const MMAPABLE: u32 = 1 << 10;
 const NO_PREALLOC: u32 = 1;
 const NO_COMMON_LRU: u32 = 1 << 1;
 const RDONLY: u32 = 1 << 3;
@@ -41,6 +49,12 @@ enum Expect {
         ret: i64,
         hit: bool,
         slot: u32,
+    },
+    /// A get (request op 3): hit, slot and the value's first 8 bytes.
+    Get {
+        hit: bool,
+        slot: u32,
+        value: u64,
     },
     Host {
         ret: i64,
@@ -105,9 +119,17 @@ struct Session {
 
 fn slot_count(spec: &MapSpec) -> u32 {
     match spec.map_type {
-        ARRAY => spec.max_entries,
-        HASH | LPM_TRIE => spec.max_entries + 1,
+        HASH | PERCPU_HASH | LPM_TRIE => spec.max_entries + 1,
+        RINGBUF => 0,
         _ => spec.max_entries,
+    }
+}
+
+/// Bytes of a value as the syscall shows it: per-CPU maps show one CPU's value padded to 8 bytes.
+fn syscall_value_size(spec: &MapSpec) -> usize {
+    match spec.map_type {
+        PERCPU_HASH | PERCPU_ARRAY => (spec.value_size as usize).next_multiple_of(8),
+        _ => spec.value_size as usize,
     }
 }
 
@@ -157,6 +179,38 @@ impl Session {
                 ret: 0,
                 hit: slot.is_some(),
                 slot: slot.unwrap_or(0),
+            },
+        );
+    }
+
+    /// Request op 3 at `index`: what `bpf_tail_call` (PROG_ARRAY: `prog_array_get`) and `bpf_redirect_map`
+    /// (DEVMAP: `redirect_lookup`) ask; other map types miss.
+    fn prog_get(&mut self, map: usize, index: u32, stall: bool) {
+        let map_type = self.specs.get(map).map_or(0, |s| s.map_type);
+        let (hit, value) = match map_type {
+            PROG_ARRAY => match self.maps.prog_array_get(map, index) {
+                Some(w) => (true, u64::from(w)),
+                None => (false, 0),
+            },
+            DEVMAP if self.maps.redirect_lookup(map, index) => {
+                let mut b = [0u8; 8];
+                let v = self.maps.value(map, index);
+                b[..v.len()].copy_from_slice(v);
+                (true, u64::from_le_bytes(b))
+            }
+            _ => (false, 0),
+        };
+        self.push(
+            format!(
+                "o 0 3 {map:x} 0 0 {} - {}",
+                hex(&index.to_le_bytes()),
+                u8::from(stall)
+            ),
+            format!("prog get map {map} index {index}"),
+            Expect::Get {
+                hit,
+                slot: if hit { index } else { 0 },
+                value,
             },
         );
     }
@@ -379,6 +433,15 @@ impl Session {
                     hit: o.fields[1] == "1",
                     slot: field_u64(o, 2) as u32,
                 }),
+                Expect::Get { .. } => {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(&unhex(&o.fields[4])[..8]);
+                    Some(Expect::Get {
+                        hit: o.fields[1] == "1" && field_u64(o, 0) == 0,
+                        slot: field_u64(o, 2) as u32,
+                        value: u64::from_le_bytes(b),
+                    })
+                }
                 Expect::Host { key, value, .. } => Some(Expect::Host {
                     ret: field_u64(o, 0) as i64,
                     hit: o.fields[1] == "1",
@@ -553,10 +616,13 @@ fn random_ops(
         } else {
             rng.below(nmaps as u64) as usize
         };
-        let (key_size, value_size) = s
-            .specs
-            .get(map)
-            .map_or((4, 8), |sp| (sp.key_size as usize, sp.value_size as usize));
+        let (key_size, value_size, host_size) = s.specs.get(map).map_or((4, 8, 8), |sp| {
+            (
+                sp.key_size as usize,
+                sp.value_size as usize,
+                syscall_value_size(sp),
+            )
+        });
         let key = if map < nmaps {
             key_of(map, rng)
         } else {
@@ -572,7 +638,7 @@ fn random_ops(
             10..=11 => s.prog_delete(map, &key, stall),
             12 => s.host_lookup(map, &key),
             13 => {
-                let value = rng.bytes(value_size);
+                let value = rng.bytes(host_size);
                 s.host_update(map, &key, &value, flags(rng));
             }
             14 => s.host_delete(map, &key),
@@ -779,6 +845,143 @@ fn a_full_hash_map_refuses_new_keys_and_recycles_slots() {
     s.check();
 }
 
+/// PERCPU_ARRAY and PERCPU_HASH are their one-CPU equivalents: the slots and values of CPU 0, the syscall's value
+/// padded to 8 bytes.
+#[test]
+fn per_cpu_maps_match_the_one_cpu_reference() {
+    let specs = vec![
+        spec("pa", PERCPU_ARRAY, 4, 12, 10, 0),
+        spec("ph", PERCPU_HASH, 6, 20, 8, 0),
+        spec("counters", PERCPU_ARRAY, 4, 8, 4, 0),
+        spec("flows", PERCPU_HASH, 16, 13, 4, 0),
+    ];
+    let mut s = Session::new(specs);
+    let mut rng = Rng(0x7065_7263_7075);
+    let key_of = |map: usize, rng: &mut Rng| -> Vec<u8> {
+        match map {
+            0 => (rng.below(12) as u32).to_le_bytes().to_vec(),
+            1 => pooled_key(rng, 6, 12, 1),
+            2 => (rng.below(6) as u32).to_le_bytes().to_vec(),
+            _ => pooled_key(rng, 16, 7, 3),
+        }
+    };
+    random_ops(&mut s, &mut rng, 2500, &key_of);
+    s.assert_coverage(&[2, 7, 17, 22]);
+    s.dump();
+    s.check();
+}
+
+/// A host value for a PROG_ARRAY or DEVMAP entry: often an ifindex or program index of 0 (which removes a DEVMAP
+/// entry), and for 8-byte DEVMAP values program fds of every sign.
+fn slot_value(rng: &mut Rng, size: usize) -> Vec<u8> {
+    let mut v = rng.bytes(size);
+    if rng.below(3) == 0 {
+        v[..4].fill(0);
+    }
+    if size == 8 {
+        match rng.below(3) {
+            0 => v[4..].fill(0),
+            1 => v[7] |= 0x80,
+            _ => v[7] &= 0x7f,
+        }
+    }
+    v
+}
+
+/// PROG_ARRAY and DEVMAP (entries present or absent), with a RINGBUF defined beside them: gets, program lookups,
+/// updates and deletes, host operations and value accesses, against hwxdp_maps.
+#[test]
+fn program_and_device_maps_match_the_reference() {
+    let specs = vec![
+        spec("jump", PROG_ARRAY, 4, 4, 4, 0),
+        spec("tx", DEVMAP, 4, 4, 64, 0),
+        spec("tx8", DEVMAP, 4, 8, 6, 0),
+        spec("events", RINGBUF, 0, 0, 4096, 0),
+        spec("ro", DEVMAP, 4, 4, 3, RDONLY),
+        spec("wo", PROG_ARRAY, 4, 4, 3, WRONLY),
+    ];
+    let mut s = Session::new(specs);
+    let mut rng = Rng(0x736c_6f74_7321);
+    for _ in 0..3000 {
+        let map = rng.below(7) as usize;
+        let spec = s.specs.get(map).cloned();
+        let max = spec.as_ref().map_or(4, |sp| sp.max_entries.min(64)) as u64;
+        let index = if rng.below(12) == 0 {
+            rng.next() as u32
+        } else {
+            rng.below(max + 2) as u32
+        };
+        let key = if spec.as_ref().is_some_and(|sp| sp.key_size == 0) {
+            Vec::new()
+        } else {
+            index.to_le_bytes().to_vec()
+        };
+        let host_size = spec.as_ref().map_or(4, syscall_value_size);
+        let stall = rng.below(8) == 0;
+        match rng.below(16) {
+            0..=2 => s.prog_get(map, index, stall),
+            3..=4 => s.prog_lookup(map, &key, stall),
+            5 => {
+                let value = slot_value(&mut rng, host_size.max(4));
+                s.prog_update(map, &key, &value, flags(&mut rng), stall);
+            }
+            6 => s.prog_delete(map, &key, stall),
+            7 => s.host_lookup(map, &key),
+            8..=10 => {
+                let value = slot_value(&mut rng, host_size.max(4));
+                let flags = if rng.below(2) == 0 {
+                    0
+                } else {
+                    flags(&mut rng)
+                };
+                s.host_update(map, &key, &value, flags);
+            }
+            11..=12 => s.host_delete(map, &key),
+            13 => {
+                // anywhere, seen or not: faults for absent slots, the ring buffer, maps that do not exist
+                let a = Access {
+                    map,
+                    slot: index,
+                    off: rng.below(10) as usize,
+                    bytes: 1 + rng.below(8) as usize,
+                };
+                if map < s.specs.len() && !s.faults(&a) && rng.below(2) == 0 {
+                    s.value_cycle(None, Some((a, rng.next())));
+                } else {
+                    s.value_cycle(Some(a), None);
+                }
+            }
+            _ if map < s.specs.len() => random_access(&mut s, &mut rng, map),
+            _ => s.prog_get(map, index, stall),
+        }
+    }
+    let count = |pred: &dyn Fn(&Step) -> bool| s.steps.iter().filter(|st| pred(st)).count();
+    let get_hits = count(&|st| matches!(st.expect, Expect::Get { hit: true, .. }));
+    let get_misses = count(&|st| matches!(st.expect, Expect::Get { hit: false, .. }));
+    let lookup_hits = count(&|st| matches!(st.expect, Expect::Request { hit: true, .. }));
+    let host_ok = count(&|st| {
+        st.what.starts_with("host update") && matches!(st.expect, Expect::Host { ret: 0, .. })
+    });
+    let ret = |errno: i64| {
+        count(
+            &|st| matches!(st.expect, Expect::Host { ret, .. } | Expect::Request { ret, .. } if ret == -errno),
+        )
+    };
+    assert!(
+        get_hits >= 50 && get_misses >= 50 && lookup_hits >= 20 && host_ok >= 50,
+        "{get_hits} get hits, {get_misses} misses, {lookup_hits} lookup hits, {host_ok} host updates"
+    );
+    for errno in [1, 2, 7, 17, 22, 524] {
+        assert!(
+            ret(errno) >= 3,
+            "only {} operations return -{errno}",
+            ret(errno)
+        );
+    }
+    s.dump();
+    s.check();
+}
+
 /// Configurations the hardware cannot hold, or the kernel would refuse, raise cfg_error_o.
 #[test]
 fn bad_configurations_raise_cfg_error() {
@@ -788,7 +991,7 @@ fn bad_configurations_raise_cfg_error() {
         (vec![(HASH, 4, 8, 4, 0)], false),
         (vec![(HASH, 17, 8, 4, 0)], true),
         (vec![(HASH, 4, 65, 4, 0)], true),
-        (vec![(3, 4, 4, 4, 0)], true),
+        (vec![(16, 4, 4, 4, 0)], true),
         (vec![(ARRAY, 8, 8, 4, 0)], true),
         (vec![(ARRAY, 4, 8, 0, 0)], true),
         (vec![(LPM_TRIE, 8, 8, 4, 0)], true),
@@ -805,6 +1008,34 @@ fn bad_configurations_raise_cfg_error() {
         (vec![(LRU_HASH, 4, 8, 4, 0)], false),
         (vec![(LRU_HASH, 4, 8, 4, NO_COMMON_LRU)], true),
         (vec![(LRU_HASH, 4, 8, 4, NO_PREALLOC)], true),
+        (vec![(PERCPU_ARRAY, 4, 8, 4, 0)], false),
+        (vec![(PERCPU_ARRAY, 4, 8, 4, NUMA_NODE)], true),
+        (vec![(PERCPU_ARRAY, 4, 8, 4, MMAPABLE)], true),
+        (vec![(ARRAY, 4, 8, 4, MMAPABLE)], false),
+        (vec![(PERCPU_HASH, 4, 8, 4, NO_PREALLOC)], false),
+        (vec![(PERCPU_HASH, 4, 8, 4, NUMA_NODE)], true),
+        (vec![(PERCPU_HASH, 4, 8, 4, NO_COMMON_LRU)], true),
+        (vec![(PROG_ARRAY, 4, 4, 4, 0)], false),
+        (vec![(PROG_ARRAY, 4, 8, 4, 0)], true),
+        (vec![(PROG_ARRAY, 4, 4, 4, RDONLY_PROG)], true),
+        (vec![(PROG_ARRAY, 4, 4, 4, RDONLY)], false),
+        (vec![(DEVMAP, 4, 4, 64, 0)], false),
+        (vec![(DEVMAP, 4, 8, 4, WRONLY)], false),
+        (vec![(DEVMAP, 4, 12, 4, 0)], true),
+        (vec![(DEVMAP, 8, 4, 4, 0)], true),
+        (vec![(DEVMAP, 4, 4, 4, NO_PREALLOC)], true),
+        (vec![(DEVMAP, 4, 4, 0, 0)], true),
+        (vec![(RINGBUF, 0, 0, 4096, 0)], false),
+        (vec![(RINGBUF, 0, 0, 1 << 30, NUMA_NODE)], false),
+        (vec![(RINGBUF, 0, 0, 6144, 0)], true),
+        (vec![(RINGBUF, 0, 0, 2048, 0)], true),
+        (vec![(RINGBUF, 4, 0, 4096, 0)], true),
+        (vec![(RINGBUF, 0, 0, 1 << 31, 0)], true),
+        (vec![(RINGBUF, 0, 0, 4096, RDONLY)], true),
+        (
+            vec![(RINGBUF, 0, 0, 1 << 20, 0), (HASH, 4, 8, 31, 0)],
+            false,
+        ),
     ];
     let mut lines = Vec::new();
     for (maps, _) in &cases {
@@ -846,6 +1077,19 @@ fn latencies_are_as_documented() {
         "o 0 1 0 0 0 02000000 - 0",
         "o 0 1 0 1 0 02000000 - 0",
         "o 0 2 0 0 0 02000000 - 0",
+        "r",
+        "c 0 e 4 4 8 0",
+        "c 1 3 4 4 4 0",
+        "d",
+        "o 1 1 0 0 0 01000000 05000000 0",
+        "o 0 3 0 0 0 01000000 - 0",
+        "o 0 0 0 0 0 01000000 - 0",
+        "o 1 2 0 0 0 01000000 - 0",
+        "o 1 2 1 0 0 01000000 - 0",
+        "o 1 1 1 0 0 01000000 07000000 0",
+        "o 1 2 1 0 0 01000000 - 0",
+        "o 0 3 1 0 0 01000000 - 0",
+        "o 0 0 1 0 0 01000000 - 0",
     ]
     .map(String::from);
     let out = simulate(&lines);
@@ -856,8 +1100,19 @@ fn latencies_are_as_documented() {
     // LRU_HASH, max_entries 4 (target_free 2): the first update refills the local free list (4 + 2 cycles more), the
     // second takes the node left there; the third (-EEXIST, no value written) refills again: 2 pending nodes
     // flushed, the inactive rotation steps over its head and 2 nodes, 2 free nodes moved; a delete takes one step.
-    let lru: Vec<u64> = out[11..].iter().map(|o| field_u64(o, 5)).collect();
+    let lru: Vec<u64> = out[11..15].iter().map(|o| field_u64(o, 5)).collect();
     assert_eq!(lru, [3 + 3 + 4 + 2, 3 + 3, 3 + 4 + 2 + 3 + 2, 2]);
+    // DEVMAP and PROG_ARRAY with 4-byte values (one row each, the presence byte after the value): a host update
+    // writes the row (1 + 1); a get and a DEVMAP lookup read it (1 + 2); a DEVMAP delete writes the presence byte
+    // (1 + 1); a PROG_ARRAY delete reads the presence first (1 + 2, -ENOENT) and then clears it (1 + 2 + 1); a get
+    // of an absent entry still reads it; a PROG_ARRAY lookup from a program misses at once.
+    let slots: Vec<u64> = out[19..].iter().map(|o| field_u64(o, 5)).collect();
+    assert_eq!(slots, [2, 3, 3, 2, 3, 2, 4, 3, 1]);
+    let fields = |i: usize| out[i].fields[..3].join(" ");
+    assert_eq!(fields(20), "0 1 1", "get of a present DEVMAP entry");
+    assert_eq!(out[20].fields[4], "0500000000000000", "its value");
+    assert_eq!(fields(23), "fffffffffffffffe 0 0", "-ENOENT");
+    assert_eq!(fields(26), "0 0 0", "get after the delete");
 }
 
 /// The module synthesizes for UltraScale+ at small parameters.
@@ -890,6 +1145,7 @@ fn maps_synthesizes_for_ultrascale_plus() {
         "rsp_ret_o",
         "rsp_hit_o",
         "rsp_slot_o",
+        "rsp_value_o",
         "vrd_en_i",
         "vrd_map_i",
         "vrd_slot_i",
@@ -940,6 +1196,7 @@ module maps_small (
   input  logic req_valid_i, output logic req_ready_o, input logic [1:0] req_op_i, input logic [7:0] req_map_i,
   input  logic [63:0] req_key_i, input logic [127:0] req_value_i, input logic [63:0] req_flags_i,
   output logic rsp_valid_o, output logic [63:0] rsp_ret_o, output logic rsp_hit_o, output logic [27:0] rsp_slot_o,
+  output logic [63:0] rsp_value_o,
   input  logic vrd_en_i, input logic [7:0] vrd_map_i, input logic [27:0] vrd_slot_i, input logic [11:0] vrd_off_i,
   input  logic [3:0] vrd_bytes_i, output logic [63:0] vrd_rdata_o, output logic vrd_fault_o,
   input  logic vwr_en_i, input logic [7:0] vwr_map_i, input logic [27:0] vwr_slot_i, input logic [11:0] vwr_off_i,

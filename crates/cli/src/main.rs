@@ -8,6 +8,7 @@ mod cmd_gen;
 mod cmd_p4c;
 mod cmd_run;
 mod cmd_stf;
+mod cmd_synth;
 mod cmd_verify;
 mod common;
 mod p4build;
@@ -47,6 +48,9 @@ enum Command {
     P4c(cmd_p4c::Args),
     /// Compile a P4-16 program to XDP and run an STF test script against it (reference machine, kernel or hXDP model).
     Stf(cmd_stf::Args),
+    /// Synthesize a hardware target with Yosys for Xilinx UltraScale+ (`--target hxdp`: the hXDP module at chosen
+    /// lanes and memory sizes) and count its LUTs, flip-flops, BRAM, URAM and DSPs.
+    Synth(cmd_synth::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => cmd_compile::run(args),
         Command::P4c(args) => cmd_p4c::run(args),
         Command::Stf(args) => cmd_stf::run(args),
+        Command::Synth(args) => cmd_synth::run(args),
     };
     match result {
         Ok(code) => code,

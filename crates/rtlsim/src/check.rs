@@ -1,12 +1,9 @@
-//! Static checks of RTL sources: Verilator's lint and Yosys' synthesis for the UltraScale+ family.
+//! Static checks of RTL sources: Verilator's lint (Yosys' synthesis check is in `synth`).
 
 use std::path::{Path, PathBuf};
 
 use crate::tool::{self, problem_lines};
 use crate::RtlError;
-
-/// The Debian package providing `yosys`.
-const YOSYS_PACKAGE: &str = "yosys";
 
 /// Lints `sources` (Verilog files and `.vlt` waiver files) with `verilator --lint-only -Wall` under `top`. Any warning
 /// fails the check, as `-Wall` makes every warning an error.
@@ -39,47 +36,6 @@ pub fn lint(sources: &[PathBuf], top: &str) -> Result<(), RtlError> {
         return Ok(());
     }
     Err(RtlError::Lint {
-        top: top.to_string(),
-        log: problem_lines(&finished.text),
-    })
-}
-
-/// Synthesizes `sources` for `top` with `yosys -q -p "read_verilog -sv ...; synth_xilinx -family xcup -top ..."`
-/// and reports whether it succeeded; resource counts are left to the caller's own Yosys run.
-pub fn synth(sources: &[PathBuf], top: &str) -> Result<(), RtlError> {
-    synth_with(sources, top, &[])
-}
-
-/// [`synth`] with `top`'s parameters overridden (`chparam -set NAME VALUE`), e.g. a smaller configuration whose
-/// synthesis takes seconds rather than minutes.
-pub fn synth_with(sources: &[PathBuf], top: &str, params: &[(&str, u64)]) -> Result<(), RtlError> {
-    if sources.is_empty() {
-        return Err(RtlError::NoSources {
-            top: top.to_string(),
-        });
-    }
-    let files: Vec<String> = sources
-        .iter()
-        .map(|path| format!("\"{}\"", path.display()))
-        .collect();
-    let chparam: String = params
-        .iter()
-        .map(|(name, value)| format!("chparam -set {name} {value} {top}; "))
-        .collect();
-    let script = format!(
-        "read_verilog -sv {}; {chparam}synth_xilinx -family xcup -top {top}",
-        files.join(" ")
-    );
-    let finished = tool::run(
-        Path::new("yosys"),
-        YOSYS_PACKAGE,
-        ["-q", "-p", script.as_str()],
-        None,
-    )?;
-    if finished.success {
-        return Ok(());
-    }
-    Err(RtlError::Synth {
         top: top.to_string(),
         log: problem_lines(&finished.text),
     })

@@ -1,0 +1,589 @@
+//! `hwxdp synth --target hxdp`: Yosys `synth_xilinx -family xcup` of the hXDP module (or any module of its unit) at
+//! a chosen lane count and memory sizes; prints the LUT, FF, BRAM, URAM, DSP and carry counts and writes them as JSON.
+//!
+//! A target turns the command line into a [`Design`] (sources, top, parameters); everything after that (running
+//! Yosys, counting, printing) is shared, so a target that synthesizes generated sources (an eHDL pipeline built from
+//! a program) only adds a [`Target`] variant and its `design` function.
+
+use anyhow::{bail, Context, Result};
+use hwxdp_rtlsim::{rtl_files, run_synthesis, scan, sources_of, RtlModule, SynthJob, SynthReport};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The module `--target hxdp` synthesizes unless `--top` says otherwise.
+// The whole module's top (rtl/sephirot/hxdp.sv, docs/hxdp-module.md) is `hxdp`; until it lands, the core.
+const HXDP_TOP: &str = "sephirot";
+
+/// The directory under `rtl/` holding the hXDP module's units.
+const HXDP_UNIT: &str = "sephirot";
+
+/// Lanes when `--lanes` is not given (the hXDP paper's configuration).
+const DEFAULT_LANES: u64 = 4;
+
+/// Arguments of `hwxdp synth`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// What to synthesize: `hxdp` is the hXDP module of `rtl/sephirot/` (built into this binary).
+    #[arg(long, value_enum)]
+    target: Target,
+    /// The module to synthesize, any module of the target's unit (e.g. sephirot, maps, pkt_buffer, alu); default:
+    /// the target's top.
+    #[arg(long)]
+    top: Option<String>,
+    /// Lanes per bundle (1 to 8; default 4), for a top that has lanes.
+    #[arg(long)]
+    lanes: Option<u64>,
+    /// Instruction memory depth in bundles.
+    #[arg(long = "imem-bundles")]
+    imem_bundles: Option<u64>,
+    /// 512-byte stack frames (call depth).
+    #[arg(long = "stack-frames")]
+    stack_frames: Option<u64>,
+    /// CAM entries of the maps module (all hash, LRU and LPM maps together; a power of two).
+    #[arg(long = "map-entries")]
+    map_entries: Option<u64>,
+    /// 8-byte value rows of the maps module (a power of two, at least --map-entries).
+    #[arg(long = "map-words")]
+    map_words: Option<u64>,
+    /// 8-byte words of the packet buffer's difference buffer.
+    #[arg(long = "diff-entries")]
+    diff_entries: Option<u64>,
+    /// Any other parameter of the top, NAME=VALUE (repeatable; wins over the options above).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Write the counts here as JSON; Yosys' log goes next to it (`<name>.yosys.log`). Without it the log is kept
+    /// only when Yosys fails.
+    #[arg(short = 'o', long = "out")]
+    out: Option<PathBuf>,
+    /// The Yosys program.
+    #[arg(long, default_value = "yosys")]
+    yosys: PathBuf,
+}
+
+/// What `hwxdp synth` can synthesize.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Target {
+    /// The hXDP module (`rtl/sephirot/`).
+    Hxdp,
+}
+
+impl Target {
+    /// The name on the command line and in the JSON.
+    fn name(self) -> &'static str {
+        match self {
+            Target::Hxdp => "hxdp",
+        }
+    }
+
+    /// What Yosys is to synthesize for this target.
+    fn design(self, args: &Args) -> Result<Design> {
+        match self {
+            Target::Hxdp => hxdp_design(args),
+        }
+    }
+}
+
+/// Sources, top and parameters handed to Yosys.
+#[derive(Debug)]
+struct Design {
+    /// Verilog sources as (path shown in Yosys' messages, text).
+    sources: Vec<(String, String)>,
+    /// The top module.
+    top: String,
+    /// Parameters of the top to override, in order.
+    params: Vec<(String, u64)>,
+}
+
+/// The hXDP target: the embedded `rtl/sephirot/` sources the top needs, and the size options turned into the top's
+/// parameters.
+fn hxdp_design(args: &Args) -> Result<Design> {
+    let prefix = format!("{HXDP_UNIT}/");
+    let files: Vec<(&str, &str)> = rtl_files()
+        .iter()
+        .filter(|f| f.path.starts_with(&prefix))
+        .map(|f| (f.path, f.text))
+        .collect();
+    let modules = scan(files.iter().copied());
+    let top = args.top.clone().unwrap_or_else(|| HXDP_TOP.to_string());
+    let Some(module) = modules.iter().find(|m| m.name == top) else {
+        let mut names: Vec<&str> = modules.iter().map(|m| m.name.as_str()).collect();
+        names.sort_unstable();
+        bail!(
+            "--top {top}: no module {top} in rtl/{HXDP_UNIT} (modules: {})",
+            names.join(", ")
+        );
+    };
+    let params = parameters(module, &sizes(args)?, &args.params)?;
+    let sources = sources_of(&files, &top)
+        .context("the module vanished between two scans")?
+        .into_iter()
+        .map(|(path, text)| (format!("rtl/{path}"), text.to_string()))
+        .collect();
+    Ok(Design {
+        sources,
+        top,
+        params,
+    })
+}
+
+/// A size option of the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Size {
+    Lanes,
+    ImemBundles,
+    StackFrames,
+    MapEntries,
+    MapWords,
+    DiffEntries,
+}
+
+impl Size {
+    /// The option's spelling.
+    fn flag(self) -> &'static str {
+        match self {
+            Size::Lanes => "--lanes",
+            Size::ImemBundles => "--imem-bundles",
+            Size::StackFrames => "--stack-frames",
+            Size::MapEntries => "--map-entries",
+            Size::MapWords => "--map-words",
+            Size::DiffEntries => "--diff-entries",
+        }
+    }
+
+    /// The parameters that carry this size into `module`, with their values. The units name their own memories
+    /// (`maps.ENTRIES`, `imem.BUNDLES`, address widths that must follow a depth) and `hxdp` passes maps.sv's names
+    /// through; otherwise (the core, the APS) the option's own name: `LANES`, `IMEM_BUNDLES`, `STACK_FRAMES`,
+    /// `MAP_ENTRIES`, `MAP_WORDS`, `DIFF_ENTRIES`.
+    fn parameters(self, module: &str, value: u64) -> Vec<(&'static str, u64)> {
+        match (module, self) {
+            ("imem", Size::ImemBundles) => vec![("BUNDLES", value), ("AW", clog2(value).max(1))],
+            ("stack", Size::StackFrames) => vec![("FRAMES", value), ("AW", clog2(value * 512))],
+            // The whole module passes maps.sv's parameters through under their own names.
+            ("maps" | "hxdp", Size::MapEntries) => vec![("ENTRIES", value)],
+            ("maps" | "hxdp", Size::MapWords) => vec![("MEM_WORDS", value)],
+            ("maps_values", Size::MapWords) => vec![("WORDS", value), ("AW", clog2(value))],
+            ("pkt_buffer" | "diff_buffer", Size::DiffEntries) => vec![("ENTRIES", value)],
+            (_, Size::Lanes) => vec![("LANES", value)],
+            (_, Size::ImemBundles) => vec![("IMEM_BUNDLES", value)],
+            (_, Size::StackFrames) => vec![("STACK_FRAMES", value)],
+            (_, Size::MapEntries) => vec![("MAP_ENTRIES", value)],
+            (_, Size::MapWords) => vec![("MAP_WORDS", value)],
+            (_, Size::DiffEntries) => vec![("DIFF_ENTRIES", value)],
+        }
+    }
+}
+
+/// Bits to address `n` things (`$clog2`).
+fn clog2(n: u64) -> u64 {
+    u64::from(64 - n.saturating_sub(1).leading_zeros())
+}
+
+/// A size given on the command line (`explicit`) or by default.
+#[derive(Clone, Copy, Debug)]
+struct Given {
+    size: Size,
+    value: u64,
+    explicit: bool,
+}
+
+/// The size options, checked; `--lanes` defaults to 4.
+fn sizes(args: &Args) -> Result<Vec<Given>> {
+    let options = [
+        (Size::Lanes, args.lanes),
+        (Size::ImemBundles, args.imem_bundles),
+        (Size::StackFrames, args.stack_frames),
+        (Size::MapEntries, args.map_entries),
+        (Size::MapWords, args.map_words),
+        (Size::DiffEntries, args.diff_entries),
+    ];
+    let mut given = Vec::new();
+    for (size, value) in options {
+        match (size, value) {
+            (Size::Lanes, Some(lanes)) if !(1..=8).contains(&lanes) => {
+                bail!("--lanes {lanes}: a bundle has 1 to 8 lanes")
+            }
+            (_, Some(0)) => bail!("{} 0: must be at least 1", size.flag()),
+            (_, Some(value)) => given.push(Given {
+                size,
+                value,
+                explicit: true,
+            }),
+            (Size::Lanes, None) => given.push(Given {
+                size,
+                value: DEFAULT_LANES,
+                explicit: false,
+            }),
+            (_, None) => {}
+        }
+    }
+    Ok(given)
+}
+
+/// The parameters to override on `module`: those of the size options it has (an explicit option it has no parameter
+/// for is an error; the default lane count is simply not applied), then `--param NAME=VALUE`s, each replacing an
+/// earlier setting of the same name. Yosys' `chparam` refuses a parameter the module lacks, so none is passed.
+fn parameters(module: &RtlModule, sizes: &[Given], raw: &[String]) -> Result<Vec<(String, u64)>> {
+    let has = |name: &str| module.parameters.iter().any(|p| p == name);
+    let mut params: Vec<(String, u64)> = Vec::new();
+    let mut set = |name: &str, value: u64| match params.iter_mut().find(|(n, _)| n == name) {
+        Some(slot) => slot.1 = value,
+        None => params.push((name.to_string(), value)),
+    };
+    for given in sizes {
+        let carried = given.size.parameters(&module.name, given.value);
+        let present: Vec<_> = carried.iter().filter(|(name, _)| has(name)).collect();
+        if present.is_empty() {
+            if given.explicit {
+                bail!(
+                    "{} {}: module {} has no parameter for it ({})",
+                    given.size.flag(),
+                    given.value,
+                    module.name,
+                    parameter_list(module)
+                );
+            }
+            continue;
+        }
+        for (name, value) in present {
+            set(name, *value);
+        }
+    }
+    for item in raw {
+        let (name, value) = item
+            .split_once('=')
+            .with_context(|| format!("--param {item}: expected NAME=VALUE"))?;
+        let value: u64 = value
+            .trim()
+            .parse()
+            .with_context(|| format!("--param {item}: the value is not a non-negative integer"))?;
+        let name = name.trim();
+        if !has(name) {
+            bail!(
+                "--param {item}: module {} has no parameter {name} ({})",
+                module.name,
+                parameter_list(module)
+            );
+        }
+        set(name, value);
+    }
+    Ok(params)
+}
+
+/// `module`'s parameters for an error message.
+fn parameter_list(module: &RtlModule) -> String {
+    if module.parameters.is_empty() {
+        "it has no parameters".to_string()
+    } else {
+        format!("its parameters: {}", module.parameters.join(", "))
+    }
+}
+
+/// What `hwxdp synth -o FILE` writes.
+#[derive(Serialize)]
+struct Summary<'a> {
+    target: &'a str,
+    top: &'a str,
+    /// The parameters overridden; the others keep their defaults in the source.
+    parameters: BTreeMap<&'a str, u64>,
+    /// LUTs as logic (LUT1-LUT6).
+    lut: u64,
+    /// LUTs as memory (distributed RAM and shift registers), counted in LUTs.
+    lutram: u64,
+    ff: u64,
+    /// Block RAM in RAMB36 equivalents (a RAMB18E2 is half of one).
+    bram36: f64,
+    ramb18: u64,
+    ramb36: u64,
+    uram: u64,
+    dsp: u64,
+    carry: u64,
+    latch: u64,
+    seconds: f64,
+    yosys_version: &'a str,
+    /// Every cell type of the netlist and its count.
+    cells: &'a BTreeMap<String, u64>,
+}
+
+/// Runs `hwxdp synth`.
+pub fn run(args: Args) -> Result<ExitCode> {
+    let design = args.target.design(&args)?;
+    if let Some(dir) = args
+        .out
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        crate::common::create_dir(dir)?;
+    }
+    let log = log_path(args.out.as_deref(), &design.top);
+    let what = describe(&design);
+    let job = SynthJob {
+        top: design.top.clone(),
+        sources: design.sources.clone(),
+        params: design.params.clone(),
+        log: log.clone(),
+        yosys: args.yosys.clone(),
+    };
+    let spinner = spinner(&what);
+    let result = run_synthesis(&job, &mut |pass| spinner.set_message(pass.to_string()));
+    spinner.finish_and_clear();
+    let report = result.with_context(|| format!("synthesizing {what}"))?;
+    let summary = Summary {
+        target: args.target.name(),
+        top: &design.top,
+        parameters: design
+            .params
+            .iter()
+            .map(|(n, v)| (n.as_str(), *v))
+            .collect(),
+        lut: report.resources.lut,
+        lutram: report.resources.lutram,
+        ff: report.resources.ff,
+        bram36: report.resources.bram36(),
+        ramb18: report.resources.ramb18,
+        ramb36: report.resources.ramb36,
+        uram: report.resources.uram,
+        dsp: report.resources.dsp,
+        carry: report.resources.carry,
+        latch: report.resources.latch,
+        seconds: (report.seconds * 10.0).round() / 10.0,
+        yosys_version: &report.yosys_version,
+        cells: &report.cells,
+    };
+    print!("{}", table(&what, &report));
+    match &args.out {
+        Some(out) => {
+            crate::common::write_json(out, &summary)?;
+            println!("wrote {} (Yosys log: {})", out.display(), log.display());
+        }
+        // Nobody asked for the log of a run that succeeded.
+        None => {
+            let _ = std::fs::remove_file(&log);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `top (NAME=VALUE ...)` for messages.
+fn describe(design: &Design) -> String {
+    if design.params.is_empty() {
+        return design.top.clone();
+    }
+    let params: Vec<String> = design
+        .params
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    format!("{} ({})", design.top, params.join(" "))
+}
+
+/// The resource table printed on standard output.
+fn table(what: &str, report: &SynthReport) -> String {
+    let r = &report.resources;
+    let mut out = format!(
+        "{what}: Yosys synth_xilinx -family xcup, {:.1} s ({})\n",
+        report.seconds, report.yosys_version
+    );
+    let rows = [
+        ("LUT", r.lut.to_string(), "LUT1-LUT6, as logic".to_string()),
+        (
+            "LUTRAM",
+            r.lutram.to_string(),
+            "LUTs as distributed RAM and shift registers".to_string(),
+        ),
+        ("FF", r.ff.to_string(), "FDRE/FDSE/FDCE/FDPE".to_string()),
+        (
+            "BRAM",
+            format!("{:.1}", r.bram36()),
+            format!(
+                "RAMB36 equivalents: {} RAMB36E2, {} RAMB18E2",
+                r.ramb36, r.ramb18
+            ),
+        ),
+        ("URAM", r.uram.to_string(), "URAM288".to_string()),
+        ("DSP", r.dsp.to_string(), "DSP48E2".to_string()),
+        ("CARRY", r.carry.to_string(), carry_cells(&report.cells)),
+    ];
+    for (name, value, note) in rows {
+        out.push_str(&format!("  {name:<8}{value:>10}  {note}\n"));
+    }
+    if r.latch > 0 {
+        out.push_str(&format!(
+            "  {:<8}{:>10}  latches (docs/rtl.md: there should be none)\n",
+            "LATCH", r.latch
+        ));
+    }
+    out
+}
+
+/// The carry cell types of a netlist and their counts (Yosys 0.23 maps UltraScale+ carry chains to CARRY4 cells).
+fn carry_cells(cells: &BTreeMap<String, u64>) -> String {
+    let present: Vec<String> = ["CARRY8", "CARRY4"]
+        .iter()
+        .filter_map(|cell| cells.get(*cell).map(|count| format!("{count} {cell}")))
+        .collect();
+    if present.is_empty() {
+        "CARRY8/CARRY4".to_string()
+    } else {
+        present.join(", ")
+    }
+}
+
+/// A spinner with the elapsed time and Yosys' current pass on a terminal; a single line otherwise.
+fn spinner(what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        eprintln!("synthesizing {what} with Yosys");
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template(
+        "{spinner} synthesizing {prefix} [{elapsed_precise}] {wide_msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    bar.set_style(style);
+    bar.set_prefix(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}
+
+/// Where Yosys' log goes: next to the JSON (`out.json` gives `out.yosys.log`), else in the temporary directory.
+fn log_path(out: Option<&Path>, top: &str) -> PathBuf {
+    match out {
+        Some(out) => out.with_extension("yosys.log"),
+        None => std::env::temp_dir().join(format!(
+            "hwxdp-synth-{top}-{}.yosys.log",
+            std::process::id()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(name: &str, parameters: &[&str]) -> RtlModule {
+        let params: String = parameters
+            .iter()
+            .map(|p| format!("parameter integer {p} = 1,"))
+            .collect::<String>();
+        let header = if parameters.is_empty() {
+            String::new()
+        } else {
+            format!("#({})", params.trim_end_matches(','))
+        };
+        let text = format!("module {name} {header} (input wire logic a_i);\nendmodule\n");
+        scan([("x.sv", text.as_str())]).remove(0)
+    }
+
+    fn given(size: Size, value: u64, explicit: bool) -> Given {
+        Given {
+            size,
+            value,
+            explicit,
+        }
+    }
+
+    #[test]
+    fn sizes_map_to_each_units_own_parameters() {
+        let imem = module("imem", &["LANES", "BUNDLES", "AW"]);
+        let params = parameters(
+            &imem,
+            &[
+                given(Size::Lanes, 2, true),
+                given(Size::ImemBundles, 512, true),
+            ],
+            &[],
+        )
+        .expect("imem has both");
+        assert_eq!(
+            params,
+            [
+                ("LANES".to_string(), 2),
+                ("BUNDLES".into(), 512),
+                ("AW".into(), 9)
+            ]
+        );
+        let core = module("sephirot", &["LANES", "IMEM_BUNDLES", "STACK_FRAMES"]);
+        let params = parameters(
+            &core,
+            &[
+                given(Size::Lanes, 4, false),
+                given(Size::StackFrames, 2, true),
+            ],
+            &["LANES=8".to_string()],
+        )
+        .expect("the core has both");
+        assert_eq!(
+            params,
+            [("LANES".to_string(), 8), ("STACK_FRAMES".into(), 2)]
+        );
+        let top = module(
+            "hxdp",
+            &[
+                "LANES",
+                "IMEM_BUNDLES",
+                "ENTRIES",
+                "MEM_WORDS",
+                "DIFF_ENTRIES",
+            ],
+        );
+        let sizes = [
+            given(Size::Lanes, 4, false),
+            given(Size::MapEntries, 64, true),
+            given(Size::MapWords, 1024, true),
+            given(Size::DiffEntries, 16, true),
+        ];
+        assert_eq!(
+            parameters(&top, &sizes, &[]).expect("hxdp has them all"),
+            [
+                ("LANES".to_string(), 4),
+                ("ENTRIES".into(), 64),
+                ("MEM_WORDS".into(), 1024),
+                ("DIFF_ENTRIES".into(), 16)
+            ]
+        );
+        let stack = module("stack", &["LANES", "FRAMES", "AW"]);
+        let params = parameters(&stack, &[given(Size::StackFrames, 8, true)], &[]).expect("stack");
+        assert_eq!(params, [("FRAMES".to_string(), 8), ("AW".into(), 12)]);
+    }
+
+    #[test]
+    fn options_a_module_lacks_are_refused_unless_defaulted() {
+        let alu = module("alu", &[]);
+        assert_eq!(
+            parameters(&alu, &[given(Size::Lanes, 4, false)], &[]).expect("default lanes skipped"),
+            []
+        );
+        let err = parameters(&alu, &[given(Size::Lanes, 2, true)], &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--lanes 2: module alu has no parameter for it (it has no parameters)"
+        );
+        let maps = module("maps", &["MAPS", "ENTRIES"]);
+        let err = parameters(&maps, &[], &["DEPTH=3".to_string()]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--param DEPTH=3: module maps has no parameter DEPTH (its parameters: MAPS, ENTRIES)"
+        );
+        assert!(parameters(&maps, &[], &["MAPS".to_string()]).is_err());
+        assert!(parameters(&maps, &[], &["MAPS=-1".to_string()]).is_err());
+    }
+
+    #[test]
+    fn clog2_matches_verilog_and_the_log_sits_beside_the_json() {
+        assert_eq!(
+            [1, 2, 3, 4, 5, 512, 513, 4096].map(clog2),
+            [0, 1, 2, 2, 3, 9, 10, 12]
+        );
+        assert_eq!(
+            log_path(Some(Path::new("d/out.json")), "alu"),
+            Path::new("d/out.yosys.log")
+        );
+        assert!(log_path(None, "alu").starts_with(std::env::temp_dir()));
+    }
+}

@@ -1,0 +1,745 @@
+//! rtl/sephirot/helpers.sv against the reference machine's helpers (`hwxdp_xdp::Hosted::call_helper`), call by call:
+//! seeded random arguments (pointers into the stack, the packet, map values, and outside them; sizes and flags at
+//! and around their limits) through `sim/unit/helpers_tb.cpp`, whose C++ memory stands behind the module's memory
+//! port, whose maps stand-in answers with what the reference maps did, and whose APS stand-in adjusts as `XdpBuff`.
+//! Compared per call: r0, the fault, the maps request (op, map, key and value bytes, flags), the packet offsets after
+//! adjusts; per packet: the redirect record and every byte of the packet, the stack and the map values.
+
+mod common;
+
+use common::{unhex, Rng};
+use hwxdp_ebpf::opcode::*;
+use hwxdp_ebpf::Insn;
+use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
+use hwxdp_xdp::region::{self, Region};
+use hwxdp_xdp::{Config, Hosted, Machine, XdpBuff, XdpMd};
+
+const HASH: u32 = 1;
+const ARRAY: u32 = 2;
+const LRU_HASH: u32 = 9;
+/// The testbench's map slots (`helpers_tb.cpp` kMaps, the module's MAPS).
+const TB_MAPS: usize = 8;
+/// The module's KEY_BYTES and VALUE_BYTES (its defaults, which the model is built with).
+const KEY_BYTES: usize = 16;
+const VALUE_BYTES: usize = 64;
+
+/// The helpers the module serves in this test, with the weight of each in the random mix.
+const MIX: &[(i32, u64)] = &[
+    (1, 6),
+    (2, 6),
+    (3, 3),
+    (5, 2),
+    (23, 2),
+    (28, 6),
+    (44, 2),
+    (54, 2),
+    (65, 2),
+    (93, 2),
+    (94, 1),
+    (188, 1),
+    (189, 5),
+    (190, 5),
+];
+
+fn map_specs() -> Vec<MapSpec> {
+    vec![
+        MapSpec::new("hash", HASH, 8, 16, 6),
+        MapSpec::new("array", ARRAY, 4, 24, 4),
+        MapSpec::new("lru", LRU_HASH, 16, 8, 4),
+        MapSpec::new("wide", ARRAY, 4, 64, 2),
+        MapSpec::new("odd", HASH, 6, 7, 4),
+    ]
+}
+
+fn hex(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "-".into();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What one testbench line must print.
+#[derive(Debug, Clone)]
+enum Expect {
+    Ok,
+    /// A helper call: r0 (`None`: not compared, the reference faulted), the fault, the maps request, and the cycle
+    /// count when it is fixed.
+    Call {
+        r0: Option<u64>,
+        fault: bool,
+        mreq: Option<MapsRequest>,
+        cycles: Option<u64>,
+    },
+    Outcome(String),
+    Offsets(String),
+    Bytes(Vec<u8>),
+}
+
+/// A maps request as the module must make it.
+#[derive(Debug, Clone)]
+struct MapsRequest {
+    op: u8,
+    map: usize,
+    flags: Option<u64>,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+struct Step {
+    line: String,
+    what: String,
+    expect: Expect,
+    /// For calls: the helper id and the length of the buffer it moves (0 when none).
+    call: Option<(i32, u64)>,
+}
+
+/// The whole test: the reference machine, the testbench script and what each line must print.
+struct Script {
+    steps: Vec<Step>,
+    /// Slots of each map in the reference (the testbench's value memory has as many).
+    slots: Vec<u32>,
+    specs: Vec<MapSpec>,
+}
+
+impl Script {
+    fn push(&mut self, line: String, what: impl Into<String>, expect: Expect) {
+        self.steps.push(Step {
+            line,
+            what: what.into(),
+            expect,
+            call: None,
+        });
+    }
+
+    fn ok(&mut self, line: String) {
+        self.push(line.clone(), line, Expect::Ok);
+    }
+}
+
+/// The reference's bytes at `addr`, if the reference can read them.
+fn peek(h: &mut Hosted, addr: u64, len: usize) -> Option<Vec<u8>> {
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    h.bytes(addr, len, "load").ok().map(|b| b.to_vec())
+}
+
+/// Writes `bytes` at `addr` in the reference and the testbench when the reference accepts the store.
+fn poke(h: &mut Hosted, s: &mut Script, addr: u64, bytes: &[u8]) {
+    if let Ok(dst) = h.bytes(addr, bytes.len(), "store") {
+        dst.copy_from_slice(bytes);
+        let line = format!("w {addr:x} {}", hex(bytes));
+        s.ok(line);
+    }
+}
+
+/// Page offsets of the packet, through the context as a program reads them.
+fn offsets(h: &mut Hosted) -> (u64, u64, u64) {
+    let field =
+        |h: &mut Hosted, off: u64| region::offset(h.load(region::context() + off, 4).expect("ctx"));
+    (field(h, 8), field(h, 0), field(h, 4))
+}
+
+/// The testbench's copy of every map slot, from the reference (whose hash maps allocate slots as they fill).
+fn sync_maps(h: &mut Hosted, s: &mut Script) {
+    for map in 0..s.specs.len() {
+        let vs = s.specs[map].value_size as usize;
+        let slots = (0..4096u32)
+            .take_while(|&slot| peek(h, region::map_value(map, slot, 0), 1).is_some())
+            .count() as u32;
+        if slots != s.slots[map] {
+            s.slots[map] = slots;
+            s.ok(format!("v {map:x} {slots:x}"));
+        }
+        for slot in 0..s.slots[map] {
+            let addr = region::map_value(map, slot, 0);
+            let bytes = peek(h, addr, vs).expect("slot exists");
+            s.ok(format!("w {addr:x} {}", hex(&bytes)));
+        }
+    }
+}
+
+/// Every byte a helper may have changed: the packet, the stack below its top, every map slot.
+fn compare_memory(h: &mut Hosted, s: &mut Script, top: usize, tag: &str) {
+    let (meta, _, end) = offsets(h);
+    let mut regions = vec![
+        (
+            region::packet(meta as usize),
+            (end - meta) as usize,
+            "packet",
+        ),
+        (region::stack(0), top, "stack"),
+    ];
+    for map in 0..s.specs.len() {
+        for slot in 0..s.slots[map] {
+            regions.push((
+                region::map_value(map, slot, 0),
+                s.specs[map].value_size as usize,
+                "map value",
+            ));
+        }
+    }
+    for (addr, len, name) in regions {
+        let bytes = peek(h, addr, len).expect("region readable");
+        s.push(
+            format!("d {addr:x} {len:x}"),
+            format!("{tag}: {name} {}", region::describe(addr)),
+            Expect::Bytes(bytes),
+        );
+    }
+}
+
+/// Generates pointers and sizes around the regions' bounds.
+struct Gen {
+    rng: Rng,
+    top: usize,
+    meta: usize,
+    end: usize,
+    /// Keys each map's lookups should sometimes find.
+    pool: Vec<Vec<Vec<u8>>>,
+    /// The packet's timestamp (`Machine::set_time`), which bpf_ktime_get_ns adds the cycle count to.
+    time: u64,
+}
+
+impl Gen {
+    /// A pointer for an access of `len` bytes: mostly inside a region, often just past one of its ends.
+    fn ptr(&mut self, len: usize, slots: &[u32], specs: &[MapSpec]) -> u64 {
+        let r = &mut self.rng;
+        let jitter = |r: &mut Rng| r.below(9) as i64 - 4;
+        match r.below(20) {
+            0..=8 => {
+                let inside = self.top.saturating_sub(len);
+                let off = match r.below(4) {
+                    0 => inside as i64 + jitter(r),
+                    1 => jitter(r).abs(),
+                    _ => r.below(inside as u64 + 1) as i64,
+                };
+                region::stack(off.max(0) as usize)
+            }
+            9..=13 => {
+                let span = (self.end - self.meta) as u64;
+                let off = match r.below(4) {
+                    0 => self.meta as i64 + jitter(r),
+                    1 => (self.end as i64 - len as i64) + jitter(r),
+                    _ => (self.meta as u64 + r.below(span.saturating_sub(len as u64) + 1)) as i64,
+                };
+                region::packet(off.max(0) as usize)
+            }
+            14..=17 => {
+                let map = if r.below(8) == 0 {
+                    r.below_usize(TB_MAPS)
+                } else {
+                    r.below_usize(specs.len())
+                };
+                let (vs, n) = specs
+                    .get(map)
+                    .map_or((8, 1), |m| (m.value_size as i64, slots[map]));
+                let slot = r.below(u64::from(n) + 1) as u32;
+                let voff = match r.below(3) {
+                    0 => vs - len as i64 + jitter(r),
+                    _ => r.below((vs - len as i64).max(0) as u64 + 1) as i64,
+                };
+                region::map_value(map, slot, voff.clamp(0, 0xff_ffff) as u32)
+            }
+            _ => match r.below(6) {
+                0 => 0,
+                1 => region::context(),
+                2 => region::map_handle(0),
+                3 => region::stack(5000),
+                4 => r.next(),
+                _ => region::packet(self.end + r.below_usize(8)),
+            },
+        }
+    }
+
+    /// A stack pointer with `len` bytes below the frame's top: where programs keep keys and values.
+    fn stack_ptr(&mut self, len: usize) -> u64 {
+        region::stack(self.rng.below_usize(self.top.saturating_sub(len) + 1))
+    }
+
+    /// A map handle: mostly one of the maps, sometimes an unconfigured index or not a handle at all.
+    fn map_handle(&mut self, maps: usize) -> u64 {
+        match self.rng.below(12) {
+            0 => region::map_handle(maps + self.rng.below_usize(TB_MAPS - maps + 2)),
+            1 => region::stack(0),
+            2 => region::map_handle(0) | (1 << 40),
+            _ => region::map_handle(self.rng.below_usize(maps)),
+        }
+    }
+
+    /// A size for csum_diff or the copies: multiples of 4 and other values around `max`.
+    fn size(&mut self, max: u64) -> u64 {
+        match self.rng.below(10) {
+            0 => 0,
+            1 => max + self.rng.below(8),
+            2 => self.rng.below(max + 1),
+            3 => self.rng.next(),
+            _ => self.rng.below(max / 4 + 1) * 4,
+        }
+    }
+}
+
+/// Random helper calls on `packets` packets; returns the script.
+fn build_script(seed: u64, packets: usize, calls: usize) -> Script {
+    let specs = map_specs();
+    let insns = vec![Insn::new(CLASS_JMP | JMP_EXIT, 0, 0, 0, 0)];
+    let mut object = ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns));
+    object.maps = specs.clone();
+    let mut machine = Machine::new(&object, None, &Config::default()).expect("machine");
+    let slots: Vec<u32> = (0..specs.len())
+        .map(|m| {
+            (0..4096)
+                .take_while(|&s| machine.maps_mut().try_value_mut(m, s).is_some())
+                .count() as u32
+        })
+        .collect();
+    let mut s = Script {
+        steps: Vec::new(),
+        slots,
+        specs: specs.clone(),
+    };
+    for (i, m) in specs.iter().enumerate() {
+        s.ok(format!(
+            "c {i:x} {:x} {:x} {:x} {:x}",
+            m.map_type, m.key_size, m.value_size, s.slots[i]
+        ));
+    }
+    let mut rng = Rng(seed);
+    let pool = specs
+        .iter()
+        .map(|m| (0..4).map(|_| rng.bytes(m.key_size as usize)).collect())
+        .collect();
+    let mut g = Gen {
+        rng,
+        top: 512,
+        meta: 256,
+        end: 256,
+        pool,
+        time: 0,
+    };
+
+    for packet in 0..packets {
+        let len = 14 + g.rng.below_usize(200);
+        let frame = g.rng.bytes(len);
+        let mut buff = XdpBuff::new(&frame).expect("frame");
+        let page = buff.frame().to_vec();
+        g.time = match g.rng.below(3) {
+            0 => u64::MAX - g.rng.below(1000),
+            _ => g.rng.next(),
+        };
+        machine.set_time(g.time);
+        let md = XdpMd {
+            ingress_ifindex: 3,
+            rx_queue_index: 0,
+        };
+        let mut h = machine.hosted(&mut buff, &md);
+        g.top = 512 * (1 + g.rng.below_usize(8));
+        h.regs()[10] = region::stack(g.top);
+        s.ok("n".into());
+        s.ok(format!("s {:x}", g.top));
+        s.ok(format!("p 100 100 {:x}", 256 + len));
+        // the packet still arriving, 32 bytes a cycle, in half of the packets
+        let ready = match g.rng.below(2) {
+            0 => format!("k {:x} 20", 256 + 32 * g.rng.below(8)),
+            _ => "k 1000 0".to_string(),
+        };
+        s.ok(ready);
+        s.ok(format!("w {:x} {}", region::packet(0), hex(&page)));
+        let stack = g.rng.bytes(g.top);
+        poke(&mut h, &mut s, region::stack(0), &stack);
+        sync_maps(&mut h, &mut s);
+        let mut now = 10 + g.rng.below(100);
+        for call in 0..calls {
+            (g.meta, _, g.end) = {
+                let (a, b, c) = offsets(&mut h);
+                (a as usize, b as usize, c as usize)
+            };
+            now += 1 + g.rng.below(20);
+            one_call(
+                &mut h,
+                &mut s,
+                &mut g,
+                now,
+                &format!("packet {packet} call {call}"),
+            );
+        }
+        compare_memory(&mut h, &mut s, g.top, &format!("packet {packet} end"));
+        let outcome = h.finish();
+        let record = match outcome.redirect {
+            None => "0 0 0 0".to_string(),
+            Some((None, key)) => format!("1 0 0 {key:x}"),
+            Some((Some(map), key)) => format!("1 1 {map:x} {key:x}"),
+        };
+        s.push(
+            "o".into(),
+            format!("packet {packet} redirect record"),
+            Expect::Outcome(record),
+        );
+    }
+    s
+}
+
+/// One random helper call on both sides.
+fn one_call(h: &mut Hosted, s: &mut Script, g: &mut Gen, now: u64, tag: &str) {
+    let total: u64 = MIX.iter().map(|&(_, w)| w).sum();
+    let mut pick = g.rng.below(total);
+    let mut id = MIX[0].0;
+    for &(i, w) in MIX {
+        if pick < w {
+            id = i;
+            break;
+        }
+        pick -= w;
+    }
+    if g.rng.below(40) == 0 {
+        // helpers the module does not serve fault (the reference machine has 6, 7, 8 and 131-133 as well)
+        id = [0, 6, 7, 8, 131, 200, 0x1_0000][g.rng.below_usize(7)];
+    }
+    let nmaps = s.specs.len();
+    let mut a = [0u64; 5];
+    let mut mreq = None;
+    match id {
+        1..=3 => {
+            a[0] = g.map_handle(nmaps);
+            let map = region::offset(a[0]) as usize;
+            let spec = s.specs.get(map).cloned();
+            let ks = spec.as_ref().map_or(8, |m| m.key_size as usize);
+            let vs = spec.as_ref().map_or(8, |m| m.value_size as usize);
+            a[1] = if g.rng.below(3) != 0 {
+                g.stack_ptr(ks)
+            } else {
+                g.ptr(ks, &s.slots, &s.specs)
+            };
+            if let Some(spec) = &spec {
+                if g.rng.below(6) != 0 && map < g.pool.len() {
+                    let key = g.pool[map][g.rng.below_usize(4)].clone();
+                    let key = if spec.map_type == ARRAY {
+                        (g.rng.below(u64::from(spec.max_entries) + 1) as u32)
+                            .to_le_bytes()
+                            .to_vec()
+                    } else {
+                        key
+                    };
+                    poke(h, s, a[1], &key);
+                }
+            }
+            if id == 2 {
+                a[2] = if g.rng.below(3) != 0 {
+                    g.stack_ptr(vs)
+                } else {
+                    g.ptr(vs, &s.slots, &s.specs)
+                };
+                // BPF_ANY mostly, then NOEXIST, EXIST, F_LOCK and junk
+                a[3] = match g.rng.below(10) {
+                    0 => g.rng.next(),
+                    r => [0, 0, 0, 0, 0, 1, 2, 4, 3][r as usize - 1],
+                };
+            }
+            if region::region(a[0]) == Region::MapHandle
+                && map < nmaps
+                && region::offset(a[0]) < 256
+            {
+                let key = peek(h, a[1], ks);
+                let value = if id == 2 {
+                    peek(h, a[2], vs)
+                } else {
+                    Some(Vec::new())
+                };
+                if let (Some(key), Some(value)) = (key, value) {
+                    mreq = Some(MapsRequest {
+                        op: (id - 1) as u8,
+                        map,
+                        flags: (id == 2).then_some(a[3]),
+                        key,
+                        value,
+                    });
+                }
+            }
+        }
+        5 | 23 | 188 => {
+            a[0] = g.rng.next();
+            a[1] = if g.rng.below(2) == 0 { 0 } else { g.rng.next() };
+        }
+        28 => {
+            let from = g.size(256);
+            let to = g.size(256);
+            a = [
+                g.ptr(from as usize, &s.slots, &s.specs),
+                from,
+                g.ptr(to as usize, &s.slots, &s.specs),
+                to,
+                g.rng.next(),
+            ];
+        }
+        44 | 54 | 65 => {
+            let delta: i64 = match g.rng.below(5) {
+                0 => g.rng.next() as i64,
+                1 => -(g.rng.below(300) as i64),
+                2 => g.rng.below(300) as i64,
+                _ => g.rng.below(17) as i64 * 4 - 32,
+            };
+            a[1] = delta as u64;
+        }
+        93 | 94 => {
+            // mostly a lock word inside an existing value, so both outcomes come up
+            let map = g.rng.below_usize(nmaps);
+            let vs = s.specs[map].value_size;
+            a[0] = if g.rng.below(3) != 0 && s.slots[map] > 0 && vs >= 4 {
+                let slot = g.rng.below(u64::from(s.slots[map])) as u32;
+                region::map_value(map, slot, g.rng.below(u64::from(vs) - 3) as u32)
+            } else {
+                g.ptr(4, &s.slots, &s.specs)
+            };
+        }
+        189 | 190 => {
+            let room = (g.end - g.end.min(g.meta)) as u64;
+            let len = match g.rng.below(8) {
+                0 => g.size(0xffff),
+                1 => 0,
+                _ => g.rng.below(room.min(96) + 1),
+            };
+            let off = match g.rng.below(8) {
+                0 => g.rng.next(),
+                1 => 0x1_0000 + g.rng.below(4),
+                _ => g.rng.below(room.saturating_sub(len) + 3),
+            };
+            a[1] = off;
+            a[3] = len;
+            a[2] = if g.rng.below(3) == 0 {
+                // near the packet bytes being copied: overlapping copies both ways
+                let base = g.meta as u64 + (off & 0xff);
+                region::packet((base as i64 + g.rng.below(17) as i64 - 8).max(0) as usize)
+            } else {
+                g.ptr(len as usize, &s.slots, &s.specs)
+            };
+        }
+        _ => a = [g.rng.next(), g.rng.next(), 0, 0, 0],
+    }
+    h.regs()[1..6].copy_from_slice(&a);
+    if id == 5 {
+        s.ok(format!("t {:x} {now:x}", g.time));
+    }
+    let served = MIX.iter().any(|&(i, _)| i == id);
+    let (r0, fault) = if served {
+        match h.call_helper(id, now) {
+            Ok(r0) => (Some(r0), false),
+            Err(_) => (None, true),
+        }
+    } else {
+        (None, true)
+    };
+    let mreq = if fault { None } else { mreq };
+    // the maps stand-in answers as the reference maps did
+    if let Some(m) = &mreq {
+        let r = r0.expect("no fault");
+        let line = if m.op == 0 {
+            let slot = if r == 0 {
+                0
+            } else {
+                region::split_map_value(r).1
+            };
+            format!("m 0 {:x} {slot:x} {:x}", u8::from(r != 0), g.rng.below(3))
+        } else {
+            format!("m {r:x} 0 0 {:x}", g.rng.below(3))
+        };
+        s.ok(line);
+    }
+    let fixed = matches!(id, 5 | 23 | 188).then_some(1);
+    s.push(
+        format!(
+            "h {:x} {:x} {:x} {:x} {:x} {:x}",
+            id as u32, a[0], a[1], a[2], a[3], a[4]
+        ),
+        format!(
+            "{tag}: helper {id} ({:#x} {:#x} {:#x} {:#x} {:#x})",
+            a[0], a[1], a[2], a[3], a[4]
+        ),
+        Expect::Call {
+            r0,
+            fault,
+            mreq,
+            cycles: fixed,
+        },
+    );
+    let moved = match id {
+        28 => a[1] | a[3],
+        189 | 190 => a[3],
+        _ => 0,
+    };
+    if let Some(last) = s.steps.last_mut() {
+        last.call = Some((id, moved));
+    }
+    if matches!(id, 44 | 54 | 65) {
+        let (m, d, e) = offsets(h);
+        s.push(
+            "P".into(),
+            format!("{tag}: offsets after helper {id}"),
+            Expect::Offsets(format!("{m:x} {d:x} {e:x}")),
+        );
+    }
+    if id == 2 || id == 3 {
+        sync_maps(h, s);
+    }
+}
+
+fn field(line: &str, i: usize) -> &str {
+    line.split_whitespace().nth(i).unwrap_or("")
+}
+
+fn check(s: &Script, out: &[String]) -> Vec<String> {
+    assert_eq!(out.len(), s.steps.len(), "one output line per command");
+    let mut problems = Vec::new();
+    for (step, got) in s.steps.iter().zip(out) {
+        let bad =
+            |why: String| format!("{}: {why}\n  line: {}\n  got:  {got}", step.what, step.line);
+        match &step.expect {
+            Expect::Ok => {
+                if got != "ok" {
+                    problems.push(bad("not ok".into()));
+                }
+            }
+            Expect::Outcome(want) | Expect::Offsets(want) => {
+                if got != want {
+                    problems.push(bad(format!("want {want}")));
+                }
+            }
+            Expect::Bytes(want) => {
+                if got != &hex(want) {
+                    problems.push(bad(format!("want {}", hex(want))));
+                }
+            }
+            Expect::Call {
+                r0,
+                fault,
+                mreq,
+                cycles,
+            } => {
+                if got == "timeout" {
+                    problems.push(bad("no answer".into()));
+                    continue;
+                }
+                let got_r0 = u64::from_str_radix(field(got, 0), 16).expect("r0");
+                let got_fault = field(got, 1) == "1";
+                let got_cycles = u64::from_str_radix(field(got, 4), 16).expect("cycles");
+                if got_fault != *fault {
+                    problems.push(bad(format!("fault {got_fault}, the reference {fault}")));
+                    continue;
+                }
+                if let Some(r0) = r0 {
+                    if got_r0 != *r0 {
+                        problems.push(bad(format!("r0 {got_r0:#x}, the reference {r0:#x}")));
+                    }
+                }
+                if let Some(c) = cycles {
+                    if got_cycles != *c {
+                        problems.push(bad(format!("{got_cycles} cycles, want {c}")));
+                    }
+                }
+                let got_mreq = field(got, 5);
+                match mreq {
+                    None => {
+                        if got_mreq != "-" {
+                            problems.push(bad("a maps request the reference did not make".into()));
+                        }
+                    }
+                    Some(m) => {
+                        let parts: Vec<&str> = got_mreq.split(':').collect();
+                        if parts.len() != 5 {
+                            problems.push(bad("no maps request".into()));
+                            continue;
+                        }
+                        let mut key = m.key.clone();
+                        key.resize(KEY_BYTES, 0);
+                        let mut value = m.value.clone();
+                        value.resize(VALUE_BYTES, 0);
+                        let flags_ok = m
+                            .flags
+                            .is_none_or(|f| u64::from_str_radix(parts[2], 16) == Ok(f));
+                        if parts[0] != format!("{:x}", m.op)
+                            || parts[1] != format!("{:x}", m.map)
+                            || !flags_ok
+                            || unhex(parts[3]) != key
+                            || unhex(parts[4]) != value
+                        {
+                            problems.push(bad(format!(
+                                "maps request, want op {} map {} flags {:?} key {} value {}",
+                                m.op,
+                                m.map,
+                                m.flags,
+                                hex(&key),
+                                hex(&value)
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+fn simulate(s: &Script) -> Vec<String> {
+    let spec = common::unit_spec("helpers").source("sephirot/helpers.sv");
+    let input: String = s.steps.iter().map(|st| format!("{}\n", st.line)).collect();
+    // HELPERS_SCRIPT=<file> keeps the testbench input for running the model by hand.
+    if let Some(path) = std::env::var_os("HELPERS_SCRIPT") {
+        std::fs::write(&path, &input).expect("write HELPERS_SCRIPT");
+    }
+    common::run_testbench(&spec, input)
+}
+
+/// The random mix must reach every helper's successful path, not only its error returns.
+fn assert_coverage(s: &Script) {
+    for &(id, _) in MIX {
+        let ok: Vec<(u64, u64)> = s
+            .steps
+            .iter()
+            .filter_map(|st| match (&st.expect, st.call) {
+                (Expect::Call { r0: Some(r0), .. }, Some((i, moved))) if i == id => {
+                    Some((*r0, moved))
+                }
+                _ => None,
+            })
+            .collect();
+        let useful = match id {
+            1 => ok.iter().filter(|(r0, _)| *r0 != 0).count(),
+            2 | 3 | 44 | 54 | 65 => ok.iter().filter(|(r0, _)| *r0 == 0).count(),
+            28 => ok
+                .iter()
+                .filter(|(r0, m)| *r0 >> 16 == 0 && *m != 0)
+                .count(),
+            189 | 190 => ok.iter().filter(|(r0, m)| *r0 == 0 && *m != 0).count(),
+            _ => ok.len(),
+        };
+        assert!(
+            useful >= 3,
+            "helper {id}: only {useful} of {} calls took the successful path",
+            ok.len()
+        );
+    }
+}
+
+fn run(seed: u64, packets: usize, calls: usize) {
+    let script = build_script(seed, packets, calls);
+    assert_coverage(&script);
+    let out = simulate(&script);
+    let problems = check(&script, &out);
+    let calls_made = script
+        .steps
+        .iter()
+        .filter(|st| matches!(st.expect, Expect::Call { .. }))
+        .count();
+    assert!(
+        problems.is_empty(),
+        "{} of {calls_made} calls or checks differ (seed {seed:#x}):\n{}",
+        problems.len(),
+        problems[..problems.len().min(12)].join("\n")
+    );
+}
+
+#[test]
+fn helpers_match_the_reference_machine_on_random_arguments() {
+    for seed in 1..=4u64 {
+        run(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15), 40, 24);
+    }
+}

@@ -303,6 +303,9 @@ pub struct Pipeline {
     pub removed: Vec<(u32, String)>,
     /// Loops unrolled.
     pub loops: Vec<crate::flatten::Unrolled>,
+    /// The flattened program's instructions, which [`Op::insn`] indexes (the Verilog generator decodes them).
+    #[serde(skip)]
+    pub insns: Vec<hwxdp_ebpf::Insn>,
 }
 
 /// Bits of program state with pruning off, per boundary: 11 64-bit registers and 512 stack bytes.

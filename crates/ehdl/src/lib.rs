@@ -12,6 +12,7 @@
 //!    dependences allow; every helper call gets a stage of its own; NOP stages where a frame has not arrived.
 //! 4. [`prune`]: the live registers, stack bytes and predicates at every stage boundary.
 //! 5. [`render`]: the pipeline as text, as Graphviz and as a JSON summary.
+//! 6. [`verilog`]: the pipeline as one Verilog module instantiating the primitives of `rtl/ehdl/`.
 //!
 //! [`compile`] runs them all and returns a [`Pipeline`].
 
@@ -21,6 +22,7 @@ pub mod lower;
 pub mod prune;
 pub mod render;
 pub mod sched;
+pub mod verilog;
 
 pub use flatten::{flatten, Flat};
 pub use ir::{ArgConst, Label, Op, OpKind, Pipeline, PredDef, Stage, Summary};

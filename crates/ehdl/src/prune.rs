@@ -158,5 +158,6 @@ pub fn finish(
         stages,
         removed: l.removed,
         loops: flat.loops.clone(),
+        insns: flat.spec.insns.clone(),
     }
 }

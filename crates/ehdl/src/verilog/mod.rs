@@ -1,0 +1,173 @@
+//! The eHDL Verilog back end: one module per program, instantiating the template primitives of `rtl/ehdl/` stage by
+//! stage from the pipeline IR (the eHDL paper, section 4).
+//!
+//! The generated module takes packets on an AXI4-Stream slave port and gives them back, with their verdict in
+//! `m_axis_tuser_o`, on an AXI4-Stream master port, one frame of `DataWidth` bits per beat and one new packet per clock:
+//!
+//! - **Frames.** A chain of `ehdl_frame_stage` registers `f0 .. fS` (S stages) moves every frame one register per
+//!   clock. The packet's state (its *head*) enters boundary register `b0` with frame 0, so when the head is in stage k
+//!   frame f is in frame register k - f: an op reading frame f taps that register (the bypass of section 4.2), and a
+//!   store merges its bytes into the frame as it moves on, guarded by the frame index so that a short packet's
+//!   missing frame (a later packet's frame sits there) is never written.
+//! - **Stage registers.** Boundary k + 1 holds only what the IR says is live there: registers, stack bytes,
+//!   predicates, condition outputs, the verdict once an exit may have run, and the packet length while a length check
+//!   is still ahead.
+//! - **Predication.** Every op's template has an enable, its predicate; a disabled op passes the old value on, so the
+//!   writes of one stage to one register chain in program order (the later op wins, rule 1 of docs/ehdl.md).
+//! - **Flow control.** The whole pipeline advances together (`adv`): it holds when the two-entry output FIFO
+//!   (`ehdl_axis_out`) is full or when a packet's next beat has not arrived (frames of one packet must stay
+//!   adjacent); between packets a missing beat becomes a bubble.
+//!
+//! Not generated yet (each is a clear [`VerilogError`] naming the instruction): helper calls, map values, atomics,
+//! packet accesses at run-time offsets, stack accesses at run-time offsets, metadata accesses, and context fields
+//! other than `data`, `data_meta` and `data_end` (the last only once the packet's end is known).
+
+mod stage;
+
+use crate::ir::Pipeline;
+use std::fmt::Write as _;
+use thiserror::Error;
+
+/// The primitive files (under `rtl/ehdl/`) a generated module instantiates; a build needs all of them.
+pub const PRIMITIVES: &[&str] = &[
+    "ehdl_alu.sv",
+    "ehdl_axis_out.sv",
+    "ehdl_cond.sv",
+    "ehdl_exit.sv",
+    "ehdl_frame_stage.sv",
+    "ehdl_pkt_len.sv",
+    "ehdl_pkt_load.sv",
+    "ehdl_pkt_store.sv",
+    "ehdl_stack_load.sv",
+    "ehdl_stack_store.sv",
+];
+
+/// Frame index width: frames of one packet are numbered up to 255 (saturating).
+const FIDX_BITS: u32 = 8;
+/// Packet length width.
+const LEN_BITS: u32 = 16;
+/// The value of `data` (and `data_meta`) as the program sees it: any constant works, since programs only compare
+/// and offset packet pointers; the reference machine uses its own.
+const DATA_BASE: u64 = 0x100;
+
+/// Why a pipeline has no Verilog.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum VerilogError {
+    /// An operation the generator has no template for yet.
+    #[error("program {program}: instruction {origin} ({text}): {what} is not supported by the eHDL Verilog generator yet")]
+    Unsupported {
+        /// The program's name.
+        program: String,
+        /// The instruction in the original program.
+        origin: u32,
+        /// The op as the pipeline diagram prints it.
+        text: String,
+        /// What is missing.
+        what: String,
+    },
+    /// A data width the frame templates cannot take.
+    #[error("data width {0} bits: the Verilog generator needs a multiple of 64 bits")]
+    DataWidth(u32),
+    /// A module name that is not a Verilog identifier.
+    #[error("module name {0:?} is not a Verilog identifier")]
+    ModuleName(String),
+}
+
+/// The module name for a program: `ehdl_` and the name with anything but letters, digits and `_` replaced by `_`.
+pub fn module_name(program: &str) -> String {
+    let clean: String = program
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("ehdl_{clean}")
+}
+
+/// Figures of a generated module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Figures {
+    /// Pipeline stages.
+    pub stages: usize,
+    /// Cycles from a packet's first beat accepted to its first beat offered on the output.
+    pub latency: usize,
+    /// Flip-flops of the stage registers (program state, predicates, conditions, verdicts, lengths).
+    pub state_flops: u64,
+    /// Flip-flops of the frame chain (data, keep, last, frame index and valid of every frame register).
+    pub frame_flops: u64,
+}
+
+/// Generates module `module` for pipeline `p`; returns the Verilog text and its figures.
+pub fn generate(p: &Pipeline, module: &str) -> Result<(String, Figures), VerilogError> {
+    let dw = p.summary.data_width;
+    if dw == 0 || !dw.is_multiple_of(64) {
+        return Err(VerilogError::DataWidth(dw));
+    }
+    let ident = module
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && module
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ident {
+        return Err(VerilogError::ModuleName(module.to_string()));
+    }
+    let mut g = stage::Gen::new(p);
+    let body = g.stages()?;
+    let n = p.stages.len();
+    let frame_flops = (n as u64 + 1) * (dw as u64 + dw as u64 / 8 + 2 + FIDX_BITS as u64);
+    let figures = Figures {
+        stages: n,
+        latency: n + 2,
+        state_flops: g.state_flops,
+        frame_flops,
+    };
+    Ok((
+        header(p, module, &figures) + &body + "\nendmodule\n",
+        figures,
+    ))
+}
+
+fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
+    let dw = p.summary.data_width;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "`default_nettype none\n\
+         // eHDL pipeline of XDP program {prog}, generated by hwxdp (crates/ehdl/src/verilog) from its pipeline IR.\n\
+         //\n\
+         // {stages} stages ({nop} NOP), {ops} ops, one packet per clock; latency {lat} cycles from a packet's first\n\
+         // beat in to its first beat out. Stage registers: {sf} flip-flops of live state; frame chain: {ff}.\n\
+         // Packets in on s_axis (tkeep contiguous from byte 0, the frames of one packet back to back), out on m_axis\n\
+         // with the XDP verdict on m_axis_tuser_o for every beat. Needs the primitives in rtl/ehdl/.\n\
+         module {module} (\n\
+         \x20 input  logic           clk_i,\n\
+         \x20 input  logic           rst_ni,\n\
+         \x20 input  logic [{dm}:0]   s_axis_tdata_i,\n\
+         \x20 input  logic [{km}:0]    s_axis_tkeep_i,\n\
+         \x20 input  logic           s_axis_tvalid_i,\n\
+         \x20 input  logic           s_axis_tlast_i,\n\
+         \x20 output logic           s_axis_tready_o,\n\
+         \x20 output logic [{dm}:0]   m_axis_tdata_o,\n\
+         \x20 output logic [{km}:0]    m_axis_tkeep_o,\n\
+         \x20 output logic           m_axis_tvalid_o,\n\
+         \x20 output logic           m_axis_tlast_o,\n\
+         \x20 output logic [31:0]    m_axis_tuser_o,\n\
+         \x20 input  logic           m_axis_tready_i\n\
+         );\n\n\
+         \x20 localparam integer DataWidth = {dw};\n\
+         \x20 localparam integer FrameIdxBits = {fw};\n\
+         \x20 localparam integer LenBits = {lw};\n",
+        prog = p.summary.program,
+        stages = f.stages,
+        nop = p.summary.nop_stages,
+        ops = p.summary.ops,
+        lat = f.latency,
+        sf = f.state_flops,
+        ff = f.frame_flops,
+        dm = dw - 1,
+        km = dw / 8 - 1,
+        fw = FIDX_BITS,
+        lw = LEN_BITS,
+    );
+    s
+}

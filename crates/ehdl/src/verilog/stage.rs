@@ -1,0 +1,888 @@
+//! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
+//! the stream ports.
+
+use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
+use crate::ir::{Label, Op, OpKind, Pipeline};
+use hwxdp_ebpf::{ByteOrder, InsnKind, Source};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+/// The signals of one stage boundary: what the stage reads. Values are signal names or Verilog constants.
+#[derive(Clone, Default)]
+struct Bound {
+    regs: BTreeMap<u8, String>,
+    /// Stack bytes by r10-relative offset.
+    stack: BTreeMap<i64, String>,
+    preds: BTreeMap<u32, String>,
+    conds: BTreeMap<u32, String>,
+    verdict: Option<String>,
+    /// Length so far and whether the packet's last frame was seen.
+    len: Option<(String, String)>,
+}
+
+/// One register of a boundary: name, width, next value, and whether it is a control bit that resets to 0.
+struct Reg {
+    name: String,
+    width: u32,
+    d: String,
+    reset: bool,
+}
+
+/// The generator's state: declarations and logic as text, which signals are read, where stores write.
+pub(super) struct Gen<'a> {
+    p: &'a Pipeline,
+    /// Frame bytes.
+    fb: i64,
+    decls: String,
+    body: String,
+    /// Signals declared here (in order), and those something reads.
+    produced: Vec<String>,
+    used: BTreeSet<String>,
+    /// Store bytes for each frame register position: (data, mask) signals merged into the next register.
+    writes: BTreeMap<u32, Vec<(String, String)>>,
+    /// The last stage that needs the packet length.
+    last_len: Option<u32>,
+    /// Flip-flops of the stage registers.
+    pub(super) state_flops: u64,
+}
+
+fn hex64(v: u64) -> String {
+    format!("64'h{v:016x}")
+}
+
+fn is_signal(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+}
+
+impl<'a> Gen<'a> {
+    pub(super) fn new(p: &'a Pipeline) -> Self {
+        let last_len = p
+            .ops
+            .iter()
+            .filter(|o| matches!(o.kind, OpKind::LenCheck { meta: false, .. }))
+            .map(|o| o.stage)
+            .max();
+        Gen {
+            p,
+            fb: p.summary.data_width as i64 / 8,
+            decls: String::new(),
+            body: String::new(),
+            produced: Vec::new(),
+            used: BTreeSet::new(),
+            writes: BTreeMap::new(),
+            last_len,
+            state_flops: 0,
+        }
+    }
+
+    fn declare(&mut self, name: &str, width: u32) {
+        if width == 1 {
+            let _ = writeln!(self.decls, "  logic {name};");
+        } else {
+            let _ = writeln!(self.decls, "  logic [{}:0] {name};", width - 1);
+        }
+        self.produced.push(name.to_string());
+    }
+
+    /// Marks a signal (or each signal of a concatenation) as read; constants are ignored.
+    fn read(&mut self, expr: &str) -> String {
+        for part in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '\'')) {
+            if is_signal(part) {
+                self.used.insert(part.to_string());
+            }
+        }
+        expr.to_string()
+    }
+
+    fn unsupported(&self, op: &Op, what: impl Into<String>) -> VerilogError {
+        VerilogError::Unsupported {
+            program: self.p.summary.program.clone(),
+            origin: op.origin,
+            text: op.text.clone(),
+            what: what.into(),
+        }
+    }
+
+    fn internal(&self, op: Option<&Op>, what: String) -> VerilogError {
+        VerilogError::Unsupported {
+            program: self.p.summary.program.clone(),
+            origin: op.map_or(0, |o| o.origin),
+            text: op.map_or_else(String::new, |o| o.text.clone()),
+            what: format!("an inconsistent pipeline IR ({what})"),
+        }
+    }
+
+    /// Emits every stage, the frame chain and the ports; returns the module body.
+    pub(super) fn stages(&mut self) -> Result<String, VerilogError> {
+        let n = self.p.stages.len();
+        // Boundary 0: the packet's valid bit; r1 (the context) and anything else read before being written are
+        // constants, as there is no state before the first stage.
+        self.declare("b0_valid_q", 1);
+        self.state_flops += 1;
+        let mut b = Bound::default();
+        if let Some(s0) = self.p.stages.first() {
+            for r in s0.live_regs.iter() {
+                b.regs.insert(r, "64'd0".into());
+            }
+        }
+        if self.last_len.is_some() {
+            b.len = Some((format!("{LEN_BITS}'d0"), "1'b0".into()));
+        }
+        for k in 0..n {
+            b = self.stage(k as u32, b)?;
+        }
+        self.ports(n as u32, &b);
+        let mut out = String::new();
+        out += "\n  // Flow control: everything advances together.\n  logic adv;\n  logic in_pkt_q;\n  logic out_space;\n  logic [31:0] out_user;\n";
+        let _ = writeln!(out, "  logic [{}:0] in_fidx_q;", FIDX_BITS - 1);
+        out += &self.decls;
+        out += &self.body;
+        let unused: Vec<String> = self
+            .produced
+            .iter()
+            .filter(|s| !self.used.contains(*s))
+            .cloned()
+            .collect();
+        if !unused.is_empty() {
+            let _ = write!(
+                out,
+                "\n  // Computed but not read by a later stage (dead halves of stores, last length updates, ...).\n  \
+                 logic unused_signals;\n  assign unused_signals = ^{{{}}};\n",
+                unused.join(", ")
+            );
+        }
+        Ok(out)
+    }
+
+    fn pred_signal(
+        &mut self,
+        preds: &BTreeMap<u32, String>,
+        id: u32,
+        op: &Op,
+    ) -> Result<String, VerilogError> {
+        match preds.get(&id) {
+            Some(s) => Ok(self.read(s)),
+            None => Err(self.internal(
+                Some(op),
+                format!("predicate p{id} is not live at stage {}", op.stage),
+            )),
+        }
+    }
+
+    /// Emits stage `k` reading boundary `b`; returns boundary `k + 1`.
+    fn stage(&mut self, k: u32, b: Bound) -> Result<Bound, VerilogError> {
+        let p = self.p;
+        let st = &p.stages[k as usize];
+        let _ = writeln!(
+            self.body,
+            "\n  // ---- stage {k}{} ----",
+            if st.nop {
+                " (NOP: waits for a frame)"
+            } else {
+                ""
+            }
+        );
+        // Predicates formed here, in id order (a term may name one formed just before).
+        let mut preds = b.preds.clone();
+        for d in p.preds.iter().filter(|d| d.ready == k) {
+            let expr = if d.terms.is_empty() {
+                if k != 0 {
+                    return Err(self.internal(
+                        None,
+                        format!("p{} has no terms but is ready at stage {k}", d.id),
+                    ));
+                }
+                self.read("b0_valid_q")
+            } else {
+                let mut terms = Vec::new();
+                for &(src, cond) in &d.terms {
+                    let Some(ps) = preds.get(&src).cloned() else {
+                        return Err(
+                            self.internal(None, format!("p{} needs p{src} at stage {k}", d.id))
+                        );
+                    };
+                    let t = match cond {
+                        None => ps,
+                        Some((c, pol)) => {
+                            let Some(cs) = b.conds.get(&c).cloned() else {
+                                return Err(self
+                                    .internal(None, format!("p{} needs c{c} at stage {k}", d.id)));
+                            };
+                            format!("({ps} & {}{cs})", if pol { "" } else { "~" })
+                        }
+                    };
+                    terms.push(self.read(&t));
+                }
+                terms.join(" | ")
+            };
+            let name = format!("s{k}_p{}", d.id);
+            self.declare(&name, 1);
+            let _ = writeln!(self.body, "  assign {name} = {expr};");
+            preds.insert(d.id, name);
+        }
+        // The packet length including the frame now in frame register 0.
+        let mut len_now = None;
+        if let (Some(last), Some((len, ended))) = (self.last_len, &b.len) {
+            if k <= last {
+                let (l, e) = (format!("s{k}_len"), format!("s{k}_ended"));
+                self.declare(&l, LEN_BITS);
+                self.declare(&e, 1);
+                let (len, ended) = (self.read(len), self.read(ended));
+                self.read("f0_keep");
+                self.read("f0_last");
+                let _ = writeln!(
+                    self.body,
+                    "  ehdl_pkt_len #(.DW(DataWidth), .LW(LenBits)) u_s{k}_len (.len_i({len}), .ended_i({ended}), \
+                     .keep_i(f0_keep), .last_i(f0_last), .len_o({l}), .ended_o({e}));"
+                );
+                len_now = Some((l, e));
+            }
+        }
+        let next = p.stages.get(k as usize + 1);
+        let live_next_reg = |r: u8| next.is_some_and(|s| s.live_regs.contains(r));
+        let live_next_byte = |o: i64| next.is_some_and(|s| s.live_stack.contains(o));
+        let mut regs = b.regs.clone();
+        let mut stack = b.stack.clone();
+        let mut verdict = b.verdict.clone();
+        let mut conds: BTreeMap<u32, String> = BTreeMap::new();
+        let mut ops: Vec<&Op> = st.ops.iter().map(|&o| &p.ops[o as usize]).collect();
+        ops.sort_by_key(|o| o.insn);
+        for op in ops {
+            let name = format!("s{k}_o{}", op.id);
+            let insn = p.insns.get(op.insn as usize).copied().unwrap_or_default();
+            let kind = hwxdp_ebpf::kind(&insn)
+                .map_err(|e| self.unsupported(op, format!("an invalid instruction ({e})")))?;
+            let reg = |g: &mut Self, r: u8| -> String {
+                match b.regs.get(&r) {
+                    Some(s) => g.read(s),
+                    None => "64'd0".into(),
+                }
+            };
+            let src = |g: &mut Self, s: Source| match s {
+                Source::Reg(r) => reg(g, r),
+                Source::Imm(i) => hex64(i as i64 as u64),
+            };
+            // A template writing a register: (dst, instance text without the old value, which is chained here).
+            let mut alu = |g: &mut Self,
+                           dst: u8,
+                           params: String,
+                           a: String,
+                           bb: String|
+             -> Result<(), VerilogError> {
+                if !live_next_reg(dst) {
+                    return Ok(());
+                }
+                let en = g.pred_signal(&preds, op.pred, op)?;
+                let old = regs.get(&dst).cloned().unwrap_or_else(|| "64'd0".into());
+                let old = g.read(&old);
+                g.declare(&name, 64);
+                let _ = writeln!(
+                    g.body,
+                    "  ehdl_alu #({params}) u_{name} (.en_i({en}), .a_i({a}), .b_i({bb}), .old_i({old}), .res_o({name}));  // {}",
+                    op.text
+                );
+                regs.insert(dst, name.clone());
+                Ok(())
+            };
+            let alu_params = |opn: u8, wide: bool, off: i16| {
+                format!(".OP({opn}), .WIDE({}), .OFF({off})", wide as u8)
+            };
+            match (&op.kind, kind) {
+                (
+                    OpKind::Alu,
+                    InsnKind::Alu {
+                        wide,
+                        op: o,
+                        dst,
+                        src: s,
+                    },
+                ) => {
+                    let (code, off) = o.encoding();
+                    let (a, bb) = (reg(self, dst), src(self, s));
+                    alu(self, dst, alu_params(code >> 4, wide, off), a, bb)?;
+                }
+                (
+                    OpKind::Alu3 { a },
+                    InsnKind::Alu {
+                        wide,
+                        op: o,
+                        dst,
+                        src: s,
+                    },
+                ) => {
+                    let (code, off) = o.encoding();
+                    let (a, bb) = (reg(self, *a), src(self, s));
+                    alu(self, dst, alu_params(code >> 4, wide, off), a, bb)?;
+                }
+                (OpKind::Alu, InsnKind::Neg { wide, dst }) => {
+                    let a = reg(self, dst);
+                    alu(self, dst, alu_params(8, wide, 0), a, "64'd0".into())?;
+                }
+                (OpKind::Alu3 { a }, InsnKind::Neg { wide, dst }) => {
+                    let a = reg(self, *a);
+                    alu(self, dst, alu_params(8, wide, 0), a, "64'd0".into())?;
+                }
+                (OpKind::Alu | OpKind::Alu3 { .. }, InsnKind::Endian { order, bits, dst }) => {
+                    let from = match op.kind {
+                        OpKind::Alu3 { a } => a,
+                        _ => dst,
+                    };
+                    let a = reg(self, from);
+                    let swap = matches!(order, ByteOrder::Be | ByteOrder::Swap) as u8;
+                    let params =
+                        format!(".OP(13), .WIDE(1), .OFF(0), .END_BITS({bits}), .END_SWAP({swap})");
+                    alu(self, dst, params, a, "64'd0".into())?;
+                }
+                (
+                    OpKind::Alu,
+                    InsnKind::MovSx {
+                        wide,
+                        from,
+                        dst,
+                        src: s,
+                    },
+                ) => {
+                    let bb = reg(self, s);
+                    alu(
+                        self,
+                        dst,
+                        alu_params(11, wide, (from.bytes() * 8) as i16),
+                        "64'd0".into(),
+                        bb,
+                    )?;
+                }
+                (
+                    OpKind::Alu,
+                    InsnKind::LoadImm64 {
+                        dst,
+                        pseudo: 0,
+                        imm,
+                    },
+                ) => {
+                    alu(
+                        self,
+                        dst,
+                        alu_params(11, true, 0),
+                        "64'd0".into(),
+                        hex64(imm as u64),
+                    )?;
+                }
+                (
+                    OpKind::Load,
+                    InsnKind::Load {
+                        size, signed, dst, ..
+                    },
+                ) => {
+                    let size = size.bytes() as i64;
+                    match op.label {
+                        Label::Packet { offset: Some(o) } => {
+                            let (pos, off, span) = self.packet_at(op, o, size)?;
+                            if !live_next_reg(dst) {
+                                continue;
+                            }
+                            let en = self.pred_signal(&preds, op.pred, op)?;
+                            let lo = self.read(&format!("f{pos}_data"));
+                            let hi = if span {
+                                self.read(&format!("f{}_data", pos - 1))
+                            } else {
+                                lo.clone()
+                            };
+                            let old = regs.get(&dst).cloned().unwrap_or_else(|| "64'd0".into());
+                            let old = self.read(&old);
+                            self.declare(&name, 64);
+                            let _ = writeln!(
+                                self.body,
+                                "  ehdl_pkt_load #(.DW(DataWidth), .OFF({off}), .SIZE({size}), .SIGNED({})) u_{name} \
+                                 (.en_i({en}), .lo_i({lo}), .hi_i({hi}), .old_i({old}), .res_o({name}));  // {}",
+                                signed as u8, op.text
+                            );
+                            regs.insert(dst, name.clone());
+                        }
+                        Label::Stack { offset: Some(o) } => {
+                            if !live_next_reg(dst) {
+                                continue;
+                            }
+                            let en = self.pred_signal(&preds, op.pred, op)?;
+                            let bytes: Vec<String> = (0..size)
+                                .rev()
+                                .map(|i| {
+                                    b.stack
+                                        .get(&(o + i))
+                                        .cloned()
+                                        .unwrap_or_else(|| "8'd0".into())
+                                })
+                                .collect();
+                            let bytes = self.read(&format!("{{{}}}", bytes.join(", ")));
+                            let old = regs.get(&dst).cloned().unwrap_or_else(|| "64'd0".into());
+                            let old = self.read(&old);
+                            self.declare(&name, 64);
+                            let _ = writeln!(
+                                self.body,
+                                "  ehdl_stack_load #(.SIZE({size}), .SIGNED({})) u_{name} (.en_i({en}), \
+                                 .bytes_i({bytes}), .old_i({old}), .res_o({name}));  // {}",
+                                signed as u8, op.text
+                            );
+                            regs.insert(dst, name.clone());
+                        }
+                        Label::Context {
+                            offset: Some(0 | 8),
+                        } if size == 4 => {
+                            alu(
+                                self,
+                                dst,
+                                alu_params(11, true, 0),
+                                "64'd0".into(),
+                                hex64(DATA_BASE),
+                            )?;
+                        }
+                        Label::Context { offset: Some(4) } => {
+                            return Err(self.unsupported(
+                                op,
+                                "a load of ctx->data_end that is not part of a bounds check",
+                            ));
+                        }
+                        l => return Err(self.unsupported(op, format!("a load from {}", l.name()))),
+                    }
+                }
+                (OpKind::Store, InsnKind::Store { size, src: s, .. }) => {
+                    let size = size.bytes() as i64;
+                    match op.label {
+                        Label::Packet { offset: Some(o) } => {
+                            let (pos, off, span) = self.packet_at(op, o, size)?;
+                            let en = self.pred_signal(&preds, op.pred, op)?;
+                            let val = src(self, s);
+                            let lo_fidx = self.read(&format!("f{pos}_fidx"));
+                            let hi_fidx = if span {
+                                self.read(&format!("f{}_fidx", pos - 1))
+                            } else {
+                                lo_fidx.clone()
+                            };
+                            let frame = (o / self.fb) as u32;
+                            let fbm = self.fb - 1;
+                            let dwm = self.fb * 8 - 1;
+                            for (suffix, w) in [("ld", dwm), ("lm", fbm), ("hd", dwm), ("hm", fbm)]
+                            {
+                                self.declare(&format!("{name}_{suffix}"), w as u32 + 1);
+                            }
+                            let _ = writeln!(
+                                self.body,
+                                "  ehdl_pkt_store #(.DW(DataWidth), .FW(FrameIdxBits), .OFF({off}), .SIZE({size}), \
+                                 .FIDX({frame})) u_{name} (.en_i({en}), .val_i({val}), .lo_fidx_i({lo_fidx}), \
+                                 .hi_fidx_i({hi_fidx}), .lo_data_o({name}_ld), .lo_mask_o({name}_lm), \
+                                 .hi_data_o({name}_hd), .hi_mask_o({name}_hm));  // {}",
+                                op.text
+                            );
+                            self.writes
+                                .entry(pos)
+                                .or_default()
+                                .push((format!("{name}_ld"), format!("{name}_lm")));
+                            if span {
+                                self.writes
+                                    .entry(pos - 1)
+                                    .or_default()
+                                    .push((format!("{name}_hd"), format!("{name}_hm")));
+                            }
+                        }
+                        Label::Stack { offset: Some(o) } => {
+                            if !(0..size).any(|i| live_next_byte(o + i)) {
+                                continue;
+                            }
+                            let en = self.pred_signal(&preds, op.pred, op)?;
+                            let val = src(self, s);
+                            let old: Vec<String> = (0..size)
+                                .rev()
+                                .map(|i| {
+                                    stack
+                                        .get(&(o + i))
+                                        .cloned()
+                                        .unwrap_or_else(|| "8'd0".into())
+                                })
+                                .collect();
+                            let old = self.read(&format!("{{{}}}", old.join(", ")));
+                            let bytes = format!("{name}_bytes");
+                            self.declare(&bytes, 8 * size as u32);
+                            let _ = writeln!(
+                                self.body,
+                                "  ehdl_stack_store #(.SIZE({size})) u_{name} (.en_i({en}), .val_i({val}), \
+                                 .old_i({old}), .bytes_o({bytes}));  // {}",
+                                op.text
+                            );
+                            self.read(&bytes);
+                            for i in 0..size {
+                                let byte = format!("{name}_b{i}");
+                                self.declare(&byte, 8);
+                                let _ = writeln!(
+                                    self.body,
+                                    "  assign {byte} = {bytes}[{}:{}];",
+                                    8 * i + 7,
+                                    8 * i
+                                );
+                                stack.insert(o + i, byte);
+                            }
+                        }
+                        l => return Err(self.unsupported(op, format!("a store to {}", l.name()))),
+                    }
+                }
+                (
+                    OpKind::Cond,
+                    InsnKind::Branch {
+                        wide,
+                        cond,
+                        dst,
+                        src: s,
+                        ..
+                    },
+                ) => {
+                    let en = self.pred_signal(&preds, op.pred, op)?;
+                    let (a, bb) = (reg(self, dst), src(self, s));
+                    let c = format!("s{k}_c{}", op.id);
+                    self.declare(&c, 1);
+                    let _ = writeln!(
+                        self.body,
+                        "  ehdl_cond #(.COND({}), .WIDE({})) u_{c} (.en_i({en}), .a_i({a}), .b_i({bb}), .taken_o({c}));  // {}",
+                        cond.bits() >> 4,
+                        wide as u8,
+                        op.text
+                    );
+                    conds.insert(op.id, c);
+                }
+                (
+                    OpKind::LenCheck {
+                        ensured,
+                        meta,
+                        taken_if_short,
+                    },
+                    _,
+                ) => {
+                    let en = self.pred_signal(&preds, op.pred, op)?;
+                    let short = if *meta {
+                        // No metadata area: its length is 0.
+                        if 0 < *ensured {
+                            "1'b1".to_string()
+                        } else {
+                            "1'b0".to_string()
+                        }
+                    } else if *ensured <= 0 {
+                        "1'b0".into()
+                    } else if *ensured >= 1 << LEN_BITS {
+                        "1'b1".into()
+                    } else {
+                        let Some((l, _)) = &len_now else {
+                            return Err(
+                                self.internal(Some(op), format!("no packet length at stage {k}"))
+                            );
+                        };
+                        let l = self.read(l);
+                        format!("({l} < {LEN_BITS}'d{ensured})")
+                    };
+                    let c = format!("s{k}_c{}", op.id);
+                    self.declare(&c, 1);
+                    let pol = if *taken_if_short { "" } else { "~" };
+                    let _ = writeln!(
+                        self.body,
+                        "  assign {c} = {en} & {pol}{short};  // {}",
+                        op.text
+                    );
+                    conds.insert(op.id, c);
+                }
+                (OpKind::Exit { reg: r, imm }, _) => {
+                    let en = self.pred_signal(&preds, op.pred, op)?;
+                    let val = match imm {
+                        Some(v) => hex64(*v as u64),
+                        None => reg(self, *r),
+                    };
+                    let old = verdict.clone().unwrap_or_else(|| "32'd0".into());
+                    let old = self.read(&old);
+                    let v = format!("{name}_verdict");
+                    self.declare(&v, 32);
+                    let _ = writeln!(
+                        self.body,
+                        "  ehdl_exit u_{name} (.en_i({en}), .val_i({val}), .old_i({old}), .verdict_o({v}));  // {}",
+                        op.text
+                    );
+                    verdict = Some(v);
+                }
+                (OpKind::Helper { name: h, id, .. }, _) => {
+                    return Err(self.unsupported(op, format!("helper {h} (call {id})")));
+                }
+                (OpKind::Atomic, _) => return Err(self.unsupported(op, "an atomic operation")),
+                (k, i) => return Err(self.unsupported(op, format!("{k:?} ({i:?})"))),
+            }
+        }
+        self.boundary(k, &preds, &b, regs, stack, conds, verdict, len_now)
+    }
+
+    /// Frame register position, offset in the frame and whether the access crosses into the next frame, for a
+    /// packet access at `o` of `size` bytes by `op`.
+    fn packet_at(&self, op: &Op, o: i64, size: i64) -> Result<(u32, i64, bool), VerilogError> {
+        if op.data_shift != Some(0) {
+            return Err(self.unsupported(op, "a packet access after bpf_xdp_adjust_head"));
+        }
+        if o < 0 {
+            return Err(self.unsupported(op, "a packet access before data"));
+        }
+        let (f0, f1) = (o / self.fb, (o + size - 1) / self.fb);
+        if f1 >= (1 << FIDX_BITS) - 1 {
+            return Err(self.unsupported(op, format!("a packet access in frame {f1}")));
+        }
+        if f1 > op.stage as i64 {
+            return Err(self.internal(Some(op), format!("frame {f1} needed at stage {}", op.stage)));
+        }
+        Ok(((op.stage as i64 - f0) as u32, o % self.fb, f1 > f0))
+    }
+
+    /// Registers boundary `k + 1` from stage `k`'s results.
+    #[allow(clippy::too_many_arguments)]
+    fn boundary(
+        &mut self,
+        k: u32,
+        preds: &BTreeMap<u32, String>,
+        b: &Bound,
+        regs: BTreeMap<u8, String>,
+        stack: BTreeMap<i64, String>,
+        conds: BTreeMap<u32, String>,
+        verdict: Option<String>,
+        len_now: Option<(String, String)>,
+    ) -> Result<Bound, VerilogError> {
+        let j = k + 1;
+        let next = self.p.stages.get(j as usize);
+        let mut out = Bound::default();
+        let mut list: Vec<Reg> = Vec::new();
+        if let Some(ns) = next {
+            for r in ns.live_regs.iter().filter(|&r| r != 10) {
+                let d = regs.get(&r).cloned().unwrap_or_else(|| "64'd0".into());
+                let name = format!("b{j}_r{r}_q");
+                list.push(Reg {
+                    name: name.clone(),
+                    width: 64,
+                    d,
+                    reset: false,
+                });
+                out.regs.insert(r, name);
+            }
+            for (lo, hi) in ns.live_stack.runs() {
+                for o in lo..hi {
+                    let d = stack.get(&o).cloned().unwrap_or_else(|| "8'd0".into());
+                    let name = format!("b{j}_s{}_q", o + 512);
+                    list.push(Reg {
+                        name: name.clone(),
+                        width: 8,
+                        d,
+                        reset: false,
+                    });
+                    out.stack.insert(o, name);
+                }
+            }
+            for &pid in &ns.live_preds {
+                if self.p.preds[pid as usize].ready >= j {
+                    continue; // formed in stage j from the conditions carried to it
+                }
+                let Some(d) = preds.get(&pid).cloned() else {
+                    return Err(self.internal(
+                        None,
+                        format!("p{pid} is live at boundary {j} but not formed"),
+                    ));
+                };
+                let name = format!("b{j}_p{pid}_q");
+                list.push(Reg {
+                    name: name.clone(),
+                    width: 1,
+                    d,
+                    reset: true,
+                });
+                out.preds.insert(pid, name);
+            }
+            for &c in &ns.live_conds {
+                let Some(d) = conds.get(&c).or_else(|| b.conds.get(&c)).cloned() else {
+                    return Err(self.internal(
+                        None,
+                        format!("c{c} is live at boundary {j} but not computed"),
+                    ));
+                };
+                let name = format!("b{j}_c{c}_q");
+                list.push(Reg {
+                    name: name.clone(),
+                    width: 1,
+                    d,
+                    reset: true,
+                });
+                out.conds.insert(c, name);
+            }
+            if let (Some(last), Some((l, e))) = (self.last_len, &len_now) {
+                if j <= last {
+                    let (ln, en) = (format!("b{j}_len_q"), format!("b{j}_ended_q"));
+                    list.push(Reg {
+                        name: ln.clone(),
+                        width: LEN_BITS,
+                        d: l.clone(),
+                        reset: false,
+                    });
+                    list.push(Reg {
+                        name: en.clone(),
+                        width: 1,
+                        d: e.clone(),
+                        reset: false,
+                    });
+                    out.len = Some((ln, en));
+                }
+            }
+        }
+        if let Some(v) = verdict {
+            let name = format!("b{j}_verdict_q");
+            list.push(Reg {
+                name: name.clone(),
+                width: 32,
+                d: v,
+                reset: false,
+            });
+            out.verdict = Some(name);
+        }
+        let _ = writeln!(
+            self.body,
+            "  // boundary {j}: {} bits",
+            list.iter().map(|r| r.width as u64).sum::<u64>()
+        );
+        for r in &list {
+            self.declare(&r.name, r.width);
+            self.read(&r.d);
+            self.state_flops += r.width as u64;
+        }
+        let resets: Vec<&Reg> = list.iter().filter(|r| r.reset).collect();
+        if !resets.is_empty() {
+            self.body +=
+                "  always_ff @(posedge clk_i or negedge rst_ni) begin\n    if (!rst_ni) begin\n";
+            for r in &resets {
+                let _ = writeln!(self.body, "      {} <= 1'b0;", r.name);
+            }
+            self.body += "    end else if (adv) begin\n";
+            for r in &resets {
+                let _ = writeln!(self.body, "      {} <= {};", r.name, r.d);
+            }
+            self.body += "    end\n  end\n";
+        }
+        let data: Vec<&Reg> = list.iter().filter(|r| !r.reset).collect();
+        if !data.is_empty() {
+            self.body += "  always_ff @(posedge clk_i) begin\n    if (adv) begin\n";
+            for r in &data {
+                let _ = writeln!(self.body, "      {} <= {};", r.name, r.d);
+            }
+            self.body += "    end\n  end\n";
+        }
+        Ok(out)
+    }
+
+    /// The input control, the frame chain with the stores' write ports, and the output with its verdict.
+    fn ports(&mut self, n: u32, last: &Bound) {
+        let dw = self.p.summary.data_width;
+        let fb = dw / 8;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "\n  // ---- stream ports and frame chain ----\n\
+             \x20 // Everything moves while the output FIFO has space; a packet's frames stay adjacent, so a missing\n\
+             \x20 // beat inside a packet holds the pipeline, and between packets it is a bubble.\n\
+             \x20 assign s_axis_tready_o = out_space;\n\
+             \x20 assign adv = out_space & (s_axis_tvalid_i | ~in_pkt_q);\n\
+             \x20 always_ff @(posedge clk_i or negedge rst_ni) begin\n\
+             \x20   if (!rst_ni) begin\n\
+             \x20     in_pkt_q   <= 1'b0;\n\
+             \x20     in_fidx_q  <= '0;\n\
+             \x20     b0_valid_q <= 1'b0;\n\
+             \x20   end else if (adv) begin\n\
+             \x20     b0_valid_q <= s_axis_tvalid_i & ~in_pkt_q;\n\
+             \x20     if (s_axis_tvalid_i) begin\n\
+             \x20       in_pkt_q  <= ~s_axis_tlast_i;\n\
+             \x20       in_fidx_q <= s_axis_tlast_i ? '0 : (&in_fidx_q ? in_fidx_q : in_fidx_q + 1'b1);\n\
+             \x20     end\n\
+             \x20   end\n\
+             \x20 end\n"
+        );
+        for j in 0..n {
+            let w = self.writes.remove(&j).unwrap_or_default();
+            let (data, mask) = if w.is_empty() {
+                ("'0".to_string(), "'0".to_string())
+            } else {
+                (
+                    w.iter()
+                        .map(|x| x.0.clone())
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                    w.iter()
+                        .map(|x| x.1.clone())
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                )
+            };
+            self.read(&data);
+            self.read(&mask);
+            let _ = writeln!(
+                self.decls,
+                "  logic [{}:0] w{j}_data;\n  logic [{}:0] w{j}_mask;",
+                dw - 1,
+                fb - 1
+            );
+            let _ = writeln!(
+                s,
+                "  assign w{j}_data = {data};\n  assign w{j}_mask = {mask};"
+            );
+        }
+        for j in 0..=n {
+            for (sig, w) in [
+                ("valid", 1),
+                ("data", dw),
+                ("keep", fb),
+                ("last", 1),
+                ("fidx", FIDX_BITS),
+            ] {
+                self.declare(&format!("f{j}_{sig}"), w);
+            }
+            let inputs = if j == 0 {
+                "    .valid_i(s_axis_tvalid_i), .data_i(s_axis_tdata_i), .keep_i(s_axis_tkeep_i),\n    \
+                 .last_i(s_axis_tlast_i), .fidx_i(in_fidx_q), .wdata_i('0), .wmask_i('0),"
+                    .to_string()
+            } else {
+                let i = j - 1;
+                for sig in ["valid", "data", "keep", "last", "fidx"] {
+                    self.read(&format!("f{i}_{sig}"));
+                }
+                format!(
+                    "    .valid_i(f{i}_valid), .data_i(f{i}_data), .keep_i(f{i}_keep), .last_i(f{i}_last),\n    \
+                     .fidx_i(f{i}_fidx), .wdata_i(w{i}_data), .wmask_i(w{i}_mask),"
+                )
+            };
+            let _ = writeln!(
+                s,
+                "  ehdl_frame_stage #(.DW(DataWidth), .FW(FrameIdxBits)) u_frame{j} (\n    .clk_i(clk_i), .rst_ni(rst_ni), \
+                 .adv_i(adv),\n{inputs}\n    .valid_o(f{j}_valid), .data_o(f{j}_data), .keep_o(f{j}_keep), \
+                 .last_o(f{j}_last), .fidx_o(f{j}_fidx)\n  );"
+            );
+        }
+        let verdict = last.verdict.clone().unwrap_or_else(|| "32'd0".into());
+        for sig in ["valid", "data", "keep", "last", "fidx"] {
+            self.read(&format!("f{n}_{sig}"));
+        }
+        self.read(&verdict);
+        self.read("f0_keep");
+        self.read("f0_last");
+        let _ = write!(
+            s,
+            "\n  // The verdict travels with frame 0 (the head); the packet's later beats repeat it.\n\
+             \x20 logic [31:0] verdict_hold_q;\n\
+             \x20 always_ff @(posedge clk_i or negedge rst_ni) begin\n\
+             \x20   if (!rst_ni) begin\n\
+             \x20     verdict_hold_q <= 32'd0;\n\
+             \x20   end else if (adv & f{n}_valid & (f{n}_fidx == '0)) begin\n\
+             \x20     verdict_hold_q <= {verdict};\n\
+             \x20   end\n\
+             \x20 end\n\
+             \x20 assign out_user = (f{n}_fidx == '0) ? {verdict} : verdict_hold_q;\n\
+             \x20 ehdl_axis_out #(.DW(DataWidth), .UW(32)) u_out (\n\
+             \x20   .clk_i(clk_i), .rst_ni(rst_ni), .push_i(adv & f{n}_valid), .data_i(f{n}_data),\n\
+             \x20   .keep_i(f{n}_keep), .last_i(f{n}_last), .user_i(out_user), .space_o(out_space),\n\
+             \x20   .m_axis_tvalid_o(m_axis_tvalid_o), .m_axis_tdata_o(m_axis_tdata_o), .m_axis_tkeep_o(m_axis_tkeep_o),\n\
+             \x20   .m_axis_tlast_o(m_axis_tlast_o), .m_axis_tuser_o(m_axis_tuser_o), .m_axis_tready_i(m_axis_tready_i)\n\
+             \x20 );\n"
+        );
+        self.body += &s;
+    }
+}

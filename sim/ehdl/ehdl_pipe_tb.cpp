@@ -1,0 +1,158 @@
+// Streams packets through a generated eHDL pipeline (top `ehdl_pipe`) over its AXI4-Stream ports.
+//
+// stdin: a first line "cfg GAP STALL SEED" (percent of cycles with no input beat offered, percent of cycles with
+// m_axis_tready low, and a seed for those choices), then one packet per line in hex. stdout: one line per packet
+// leaving the pipeline, "pkt VERDICT BYTES" (verdict in hex from m_axis_tuser_o, the bytes in hex), in output order,
+// then "cycles C latency L beats B": C clock cycles from the first beat accepted to the last beat out, L cycles from
+// the first beat accepted to the first beat out. Exit status 2 on malformed input, 3 when the pipeline stops
+// producing packets, 4 when tuser changes inside a packet.
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Vehdl_pipe.h"
+#include "verilated.h"
+
+namespace {
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+bool read_line(std::string& line) {
+    line.clear();
+    int c;
+    while ((c = std::getchar()) != EOF && c != '\n') line.push_back(static_cast<char>(c));
+    return c != EOF || !line.empty();
+}
+
+uint64_t rng_state = 1;
+unsigned percent() {
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return static_cast<unsigned>((rng_state * 0x2545f4914f6cdd1dULL) >> 33) % 100;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    auto context = std::make_unique<VerilatedContext>();
+    context->commandArgs(argc, argv);
+    auto top = std::make_unique<Vehdl_pipe>(context.get());
+    const size_t words = sizeof(top->s_axis_tdata_i) / sizeof(EData);
+    const size_t frame_bytes = words * 4;
+
+    std::string line;
+    unsigned gap = 0, stall = 0;
+    unsigned long long seed = 1;
+    if (!read_line(line) || std::sscanf(line.c_str(), "cfg %u %u %llu", &gap, &stall, &seed) != 3) {
+        std::fprintf(stderr, "ehdl_pipe_tb: line 1: expected \"cfg GAP STALL SEED\"\n");
+        return 2;
+    }
+    rng_state = seed | 1;
+    std::deque<std::vector<uint8_t>> packets;
+    unsigned long line_number = 1;
+    while (read_line(line)) {
+        ++line_number;
+        if (line.empty()) continue;
+        if (line.size() % 2 != 0) {
+            std::fprintf(stderr, "ehdl_pipe_tb: line %lu: odd number of hex digits\n", line_number);
+            return 2;
+        }
+        std::vector<uint8_t> bytes(line.size() / 2);
+        for (size_t i = 0; i < bytes.size(); ++i) {
+            int hi = hex_digit(line[2 * i]), lo = hex_digit(line[2 * i + 1]);
+            if (hi < 0 || lo < 0) {
+                std::fprintf(stderr, "ehdl_pipe_tb: line %lu: not hex\n", line_number);
+                return 2;
+            }
+            bytes[i] = static_cast<uint8_t>(hi * 16 + lo);
+        }
+        packets.push_back(bytes);
+    }
+    const size_t expected = packets.size();
+
+    top->clk_i = 0;
+    top->rst_ni = 0;
+    top->s_axis_tvalid_i = 0;
+    top->m_axis_tready_i = 0;
+    top->eval();
+    top->rst_ni = 1;
+    top->eval();
+
+    size_t in_offset = 0;  // next byte of packets.front() to send
+    bool offering = false;
+    std::vector<uint8_t> out_bytes;
+    uint32_t out_verdict = 0;
+    size_t done = 0;
+    long long cycle = 0, first_in = -1, first_out = -1, last_out = -1, idle = 0;
+    unsigned long long beats = 0;
+    while (done < expected) {
+        if (!offering && !packets.empty() && percent() >= gap) offering = true;
+        for (size_t w = 0; w < words; ++w) top->s_axis_tdata_i[w] = 0;
+        top->s_axis_tkeep_i = 0;
+        top->s_axis_tvalid_i = offering;
+        top->s_axis_tlast_i = 0;
+        if (offering) {
+            const std::vector<uint8_t>& p = packets.front();
+            size_t n = std::min(frame_bytes, p.size() - in_offset);
+            for (size_t i = 0; i < n; ++i)
+                top->s_axis_tdata_i[i / 4] |= static_cast<EData>(p[in_offset + i]) << (8 * (i % 4));
+            top->s_axis_tkeep_i = n == 64 ? ~0ULL : ((1ULL << n) - 1);
+            top->s_axis_tlast_i = in_offset + n == p.size();
+        }
+        top->m_axis_tready_i = percent() >= stall;
+        top->eval();
+        if (offering && top->s_axis_tready_o) {
+            if (first_in < 0) first_in = cycle;
+            ++beats;
+            in_offset += frame_bytes;
+            if (in_offset >= packets.front().size()) {
+                packets.pop_front();
+                in_offset = 0;
+            }
+            offering = false;
+        }
+        if (top->m_axis_tvalid_o && top->m_axis_tready_i) {
+            if (first_out < 0) first_out = cycle;
+            last_out = cycle;
+            idle = 0;
+            if (out_bytes.empty()) {
+                out_verdict = top->m_axis_tuser_o;
+            } else if (out_verdict != top->m_axis_tuser_o) {
+                std::fprintf(stderr, "ehdl_pipe_tb: tuser changed inside packet %zu\n", done);
+                return 4;
+            }
+            uint64_t keep = top->m_axis_tkeep_o;
+            for (size_t i = 0; i < frame_bytes; ++i)
+                if ((keep >> i) & 1) out_bytes.push_back(static_cast<uint8_t>(top->m_axis_tdata_o[i / 4] >> (8 * (i % 4))));
+            if (top->m_axis_tlast_o) {
+                std::printf("pkt %x ", out_verdict);
+                for (uint8_t b : out_bytes) std::printf("%02x", b);
+                std::printf("\n");
+                out_bytes.clear();
+                ++done;
+            }
+        } else if (++idle > 100000) {
+            std::fprintf(stderr, "ehdl_pipe_tb: no output for 100000 cycles after %zu of %zu packets\n", done, expected);
+            return 3;
+        }
+        top->clk_i = 1;
+        top->eval();
+        top->clk_i = 0;
+        top->eval();
+        ++cycle;
+    }
+    std::printf("cycles %lld latency %lld beats %llu\n", last_out - first_in + 1, first_out - first_in, beats);
+    top->final();
+    return 0;
+}

@@ -7,6 +7,7 @@ pub mod ir;
 pub mod isa;
 pub mod motion;
 pub mod passes;
+pub mod ports;
 pub mod rename;
 pub mod sched;
 pub mod timing;
@@ -14,6 +15,7 @@ pub mod timing;
 pub use compile::{compile_object, Compiled, Options, Pass, ProgramReport};
 pub use core::{CoreStats, HxdpCore};
 pub use isa::{Bundle, Image, IsaError, MapConfig, Op};
+pub use ports::{check_value_ports, PortConflict, PortError, ValuePort};
 
 use thiserror::Error;
 

@@ -1,8 +1,10 @@
 //! List scheduling of each basic block into bundles of N lanes, respecting the Bernstein conditions, per-lane
-//! forwarding and the one-helper-per-bundle limit; then parallel branches and block layout.
+//! forwarding, the one-helper-per-bundle limit and the maps module's value ports (at most one access that may load a
+//! map value and one that may store one per bundle); then parallel branches and block layout.
 
 use crate::ir::{reads, writes, IrOp, IrProgram, Mem};
 use crate::isa::{Bundle, Op};
+use hwxdp_ebpf::opcode::{CLASS_STX, MODE_ATOMIC};
 
 /// A bundle under construction: which op of the block sits in each lane.
 #[derive(Clone, Debug)]
@@ -40,9 +42,37 @@ impl Row {
         self.ops().any(|(_, o)| o.op.is_helper_call())
     }
 
+    /// Whether `op` fits the value ports beside the row's ops: one possible map-value load and one possible
+    /// map-value store per bundle (an atomic is both).
+    fn value_ports_free(&self, op: &IrOp) -> bool {
+        let (load, store) = value_port_use(op);
+        !(load && self.ops().any(|(_, o)| value_port_use(o).0)
+            || store && self.ops().any(|(_, o)| value_port_use(o).1))
+    }
+
     fn free(&self, lane: usize, width: usize) -> bool {
         (lane..lane + width).all(|l| self.lanes.get(l) == Some(&Slot::Free))
     }
+}
+
+/// True for an atomic read-modify-write (`STX` in atomic mode).
+pub fn is_atomic(op: &Op) -> bool {
+    op.class() == CLASS_STX && op.code & 0xe0 == MODE_ATOMIC
+}
+
+/// Whether an access to `mem` may touch a map value: a map value, or a region the analysis could not tell.
+pub fn may_be_map_value(mem: Mem) -> bool {
+    matches!(mem, Mem::Map(_) | Mem::Unknown)
+}
+
+/// Which of the maps module's value ports `o` may use: (read port, write port). Loads use the read port, stores the
+/// write port, atomics both; only accesses that may touch a map value count.
+pub fn value_port_use(o: &IrOp) -> (bool, bool) {
+    if !may_be_map_value(o.mem) {
+        return (false, false);
+    }
+    let atomic = is_atomic(&o.op);
+    (o.op.is_load() || atomic, o.op.is_store())
 }
 
 pub(crate) fn alias(a: Mem, b: Mem) -> bool {
@@ -152,7 +182,8 @@ pub fn schedule_block(ops: &[IrOp], lanes: usize) -> Vec<Row> {
                 .filter(|d| d.3 && d.0 + 1 == b)
                 .map(|d| d.1)
                 .collect();
-            let helper_ok = !op.op.is_helper_call() || !rows[b].has_helper();
+            let fits =
+                (!op.op.is_helper_call() || !rows[b].has_helper()) && rows[b].value_ports_free(op);
             let lane = if forced.iter().any(|&l| l != forced[0]) {
                 None
             } else if let Some(&l) = forced.first() {
@@ -161,7 +192,7 @@ pub fn schedule_block(ops: &[IrOp], lanes: usize) -> Vec<Row> {
                 (0..=lanes - width).find(|&l| rows[b].free(l, width))
             };
             match lane {
-                Some(l) if helper_ok => break (b, l),
+                Some(l) if fits => break (b, l),
                 _ => b += 1,
             }
         };

@@ -1,0 +1,444 @@
+//! The whole hXDP module (rtl/sephirot/hxdp.sv) through its Verilator harness (sim/hxdp/hxdp_harness.cpp), against
+//! the cycle model `hwxdp_hxdp::HxdpCore` (the reference machine's memory, maps and helpers): programs compiled with
+//! `hwxdp_hxdp::compile_object`, packets in through the AXI4-Stream input, verdicts, faults and the bytes that leave
+//! identical, cycles close; map values read back through the host port; the harness protocol's errors, refusals,
+//! counters and waves. `-- --nocapture` prints the cycle table.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{unhex, workspace_root, Rng};
+use hwxdp_ebpf::opcode::{LD_DW_IMM, PSEUDO_MAP_VALUE};
+use hwxdp_ebpf::Insn;
+use hwxdp_hxdp::isa::{encode_op, Image};
+use hwxdp_hxdp::{compile_object, HxdpCore, Options};
+use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
+use hwxdp_rtlsim::BuildSpec;
+use hwxdp_xdp::{Config, XdpBuff, XdpMd};
+
+/// Sources of the top, in the order Verilator reads them.
+const SOURCES: &[&str] = &[
+    "sephirot/hxdp.sv",
+    "sephirot/piq.sv",
+    "sephirot/aps.sv",
+    "sephirot/pkt_buffer.sv",
+    "sephirot/diff_buffer.sv",
+    "sephirot/sephirot.sv",
+    "sephirot/alu.sv",
+    "sephirot/decode.sv",
+    "sephirot/lane.sv",
+    "sephirot/regfile.sv",
+    "sephirot/imem.sv",
+    "sephirot/stack.sv",
+    "sephirot/maps.sv",
+    "sephirot/maps_values.sv",
+    "sephirot/fib.sv",
+];
+
+/// Small maps (the programs here need one array): a quicker build than the defaults.
+const PARAMS: &[&str] = &[
+    "-GMAPS=4",
+    "-GKEY_BYTES=8",
+    "-GVALUE_BYTES=16",
+    "-GENTRIES=8",
+    "-GMEM_WORDS=64",
+];
+
+/// Cycles the module may differ from the model by on short runs (the core's documented differences: a fault or a
+/// lone `exit K` is known a cycle or two later than the model charges).
+const SHORT_RUN_SLACK: u64 = 3;
+
+/// The build every test shares (one cached model).
+fn harness_spec() -> BuildSpec {
+    let root = workspace_root();
+    let mut spec = BuildSpec::new(
+        "hxdp",
+        root.join("rtl"),
+        root.join("sim/hxdp/hxdp_harness.cpp"),
+        common::target_dir(),
+    );
+    for s in SOURCES {
+        spec = spec.source(*s);
+    }
+    spec.flags = PARAMS.iter().map(|p| p.to_string()).collect();
+    spec.flags.push("--trace".into());
+    spec
+}
+
+fn insns(text: &str) -> Vec<Insn> {
+    hwxdp_ebpf::assemble(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// `r = 0x77 ll` becomes `r = &map 0's value + off`, as a global variable's address.
+fn map_value_pointers(mut insns: Vec<Insn>) -> Vec<Insn> {
+    for insn in insns
+        .iter_mut()
+        .filter(|i| i.code == LD_DW_IMM && i.imm == 0x77)
+    {
+        insn.src = PSEUDO_MAP_VALUE;
+        insn.imm = 0;
+    }
+    insns
+}
+
+fn object(insns: Vec<Insn>, maps: Vec<MapSpec>) -> ObjectSpec {
+    ObjectSpec {
+        programs: vec![ProgramSpec::standalone("t", "xdp", insns)],
+        maps,
+        license: "GPL".into(),
+    }
+}
+
+fn compile(spec: &ObjectSpec) -> Image {
+    compile_object(spec, 0, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .image
+}
+
+/// One packet's result, from either side.
+#[derive(Debug, Clone, PartialEq)]
+struct Outcome {
+    verdict: u32,
+    fault: bool,
+    bytes: Vec<u8>,
+}
+
+/// The harness lines that load `image` (instruction slots, program entries, maps).
+fn load_lines(image: &Image) -> String {
+    let mut s = String::new();
+    for (b, bundle) in image.bundles.iter().enumerate() {
+        let mut slots = vec![0u64; image.lanes];
+        for (lane, op) in bundle.ops() {
+            let [low, high] = encode_op(op);
+            slots[lane] = low;
+            if op.is_lddw() {
+                slots[lane + 1] = high;
+            }
+        }
+        for (lane, slot) in slots.iter().enumerate() {
+            if *slot != 0 {
+                s.push_str(&format!("imem {b:x} {lane:x} {slot:x}\n"));
+            }
+        }
+    }
+    for (i, entry) in image.entries.iter().enumerate() {
+        if *entry != u32::MAX {
+            s.push_str(&format!("prog {i:x} {entry:x}\n"));
+        }
+    }
+    for (i, m) in image.maps.iter().enumerate() {
+        s.push_str(&format!(
+            "map {i:x} {:x} {:x} {:x} {:x} {:x}\n",
+            m.map_type, m.key_size, m.value_size, m.max_entries, m.flags
+        ));
+    }
+    s.push_str("maps_done\n");
+    s
+}
+
+fn packet_line(frame: &[u8], md: &XdpMd) -> String {
+    format!(
+        "packet {:x} {:x} 0 {}\n",
+        md.ingress_ifindex,
+        md.rx_queue_index,
+        if frame.is_empty() {
+            "-".to_string()
+        } else {
+            hex(frame)
+        }
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parses `out VERDICT FAULT CYCLES SET BY_MAP MAP KEY BYTES`.
+fn parse_out(line: &str) -> (Outcome, u64) {
+    let w: Vec<&str> = line.split_whitespace().collect();
+    assert!(w.len() == 9 && w[0] == "out", "not an out line: {line}");
+    let num = |s: &str| u64::from_str_radix(s, 16).unwrap_or_else(|_| panic!("{line}"));
+    (
+        Outcome {
+            verdict: num(w[1]) as u32,
+            fault: num(w[2]) == 1,
+            bytes: if w[8] == "-" { Vec::new() } else { unhex(w[8]) },
+        },
+        num(w[3]),
+    )
+}
+
+fn md(i: usize) -> XdpMd {
+    XdpMd {
+        ingress_ifindex: 3 + i as u32 % 2,
+        rx_queue_index: i as u32 % 4,
+    }
+}
+
+/// Runs `frames` through the model (packets arriving 32 bytes per cycle, as from the APS) and the module; compares
+/// verdicts, faults and bytes, and cycles within 10% (or SHORT_RUN_SLACK). Returns the model (for its maps) and the
+/// harness's lines after the packets' (`after` is sent after the packets).
+fn run_both(
+    name: &str,
+    spec: &ObjectSpec,
+    frames: &[Vec<u8>],
+    after: &str,
+) -> (HxdpCore, Vec<String>) {
+    let image = compile(spec);
+    let mut model = HxdpCore::new(image.clone(), spec, Some("t"), &Config::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    model.set_packet_present(false);
+    let mut input = load_lines(&image);
+    let loaded = input.lines().count();
+    for (i, f) in frames.iter().enumerate() {
+        input.push_str(&packet_line(f, &md(i)));
+    }
+    input.push_str(after);
+    input.push_str("quit\n");
+    let lines = common::run_testbench(&harness_spec(), input);
+    let (setup, rest) = lines.split_at(loaded);
+    assert!(
+        setup.iter().all(|l| l == "ok"),
+        "{name}: loading answered {setup:?}"
+    );
+    for (i, frame) in frames.iter().enumerate() {
+        let mut buff = XdpBuff::new(frame).expect("frame");
+        let verdict = model.run_packet(&mut buff, &md(i)).retval();
+        let want = Outcome {
+            verdict,
+            fault: model.last_fault().is_some(),
+            bytes: buff.output().to_vec(),
+        };
+        let model_cycles = hwxdp_xdp::Backend::cycles(&model).expect("the model counts cycles");
+        let (got, cycles) = parse_out(&rest[i]);
+        assert_eq!(got, want, "{name}: packet {i} ({} bytes)", frame.len());
+        println!(
+            "{name:<12} packet {i:>2} {:>5} bytes: module {cycles:>4} cycles, model {model_cycles:>4}",
+            frame.len()
+        );
+        let slack = (model_cycles / 10).max(SHORT_RUN_SLACK);
+        assert!(
+            cycles.abs_diff(model_cycles) <= slack,
+            "{name}: packet {i}: {cycles} cycles, the model {model_cycles}"
+        );
+    }
+    (model, rest[frames.len()..].to_vec())
+}
+
+fn frames(lens: &[usize], seed: u64) -> Vec<Vec<u8>> {
+    let mut rng = Rng(seed);
+    lens.iter().map(|&n| rng.bytes(n)).collect()
+}
+
+const DROP: &str = "
+    r0 = 1
+    exit
+";
+
+const MACSWAP: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 14
+    if r4 > r3 goto out
+    r5 = *(u32 *)(r2 + 0)
+    r6 = *(u16 *)(r2 + 4)
+    r7 = *(u32 *)(r2 + 6)
+    r8 = *(u16 *)(r2 + 10)
+    *(u32 *)(r2 + 0) = r7
+    *(u16 *)(r2 + 4) = r8
+    *(u32 *)(r2 + 6) = r5
+    *(u16 *)(r2 + 10) = r6
+    r0 = 3
+    exit
+out:
+    r0 = 1
+    exit
+";
+
+/// Counts packets (value bytes 0-7) and their bytes (8-15) in a global, then passes even-length packets and drops
+/// odd ones; reads a byte near the end, so long packets wait for their last frames.
+const COUNTER: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r6 = 0x77 ll
+    r4 = *(u64 *)(r6 + 0)
+    r4 += 1
+    *(u64 *)(r6 + 0) = r4
+    r5 = r3
+    r5 -= r2
+    r7 = *(u64 *)(r6 + 8)
+    r7 += r5
+    *(u64 *)(r6 + 8) = r7
+    r8 = r3
+    r8 -= 1
+    r9 = *(u8 *)(r8 + 0)
+    r0 = 2
+    r5 &= 1
+    if r5 == 0 goto out
+    r0 = 1
+out:
+    exit
+";
+
+/// Reads past data_end without a check: the APS faults the load, the packet ends XDP_ABORTED with fault.
+const OUT_OF_BOUNDS: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u8 *)(r2 + 100)
+    r0 = 2
+    exit
+";
+
+fn global(value_size: u32) -> MapSpec {
+    MapSpec {
+        name: ".bss".into(),
+        map_type: 2,
+        key_size: 4,
+        value_size,
+        max_entries: 1,
+        map_flags: 0,
+        kind: MapKind::Global,
+        initial_value: Some(vec![0; value_size as usize]),
+    }
+}
+
+#[test]
+fn drop_and_counters() {
+    let spec = object(insns(DROP), vec![]);
+    let fr = frames(&[60, 14, 3520, 100], 1);
+    let (_, rest) = run_both("drop", &spec, &fr, "counters\n");
+    assert_eq!(rest, vec!["counters 4 0 4".to_string()]);
+}
+
+#[test]
+fn mac_swap_transmits_the_swapped_frame() {
+    let spec = object(insns(MACSWAP), vec![]);
+    let fr = frames(&[64, 14, 15, 1514, 200, 33], 2);
+    let (_, rest) = run_both("macswap", &spec, &fr, "counters\n");
+    assert_eq!(rest, vec![format!("counters {0:x} {0:x} 0", fr.len())]);
+    // And the swap itself, independently of the model.
+    let load = load_lines(&compile(&spec));
+    let loaded = load.lines().count();
+    let lines = common::run_testbench(
+        &harness_spec(),
+        format!("{load}{}quit\n", packet_line(&fr[0], &md(0))),
+    );
+    let out = parse_out(&lines[loaded]).0;
+    let mut swapped = fr[0].clone();
+    swapped[..6].copy_from_slice(&fr[0][6..12]);
+    swapped[6..12].copy_from_slice(&fr[0][..6]);
+    assert_eq!((out.verdict, out.bytes), (3, swapped));
+}
+
+#[test]
+fn map_counter_updates_over_packets_and_reads_back_through_the_host_port() {
+    let spec = object(map_value_pointers(insns(COUNTER)), vec![global(16)]);
+    let lens = [60, 61, 14, 1500, 3520, 99, 64, 128];
+    let fr = frames(&lens, 3);
+    let (mut model, rest) = run_both(
+        "counter",
+        &spec,
+        &fr,
+        "host_lookup 0 00000000\nhost_slot 0 0\ncounters\n",
+    );
+    let maps = model.machine_mut().maps_mut();
+    let slot = maps.lookup_slot(0, &[0; 4]).expect("the global exists");
+    let value = maps.value(0, slot).to_vec();
+    let packets = lens.len() as u64;
+    let bytes: u64 = lens.iter().map(|&n| n as u64).sum();
+    let mut want = packets.to_le_bytes().to_vec();
+    want.extend_from_slice(&bytes.to_le_bytes());
+    assert_eq!(value, want, "the model counts as the program says");
+    assert_eq!(rest[0], format!("ret 0 1 {}", hex(&want)));
+    assert_eq!(rest[1], format!("slot 1 00000000 {}", hex(&want)));
+    let odd = lens.iter().filter(|&&n| n % 2 == 1).count();
+    assert_eq!(
+        rest[2],
+        format!("counters {:x} {:x} {odd:x}", lens.len(), lens.len() - odd)
+    );
+}
+
+#[test]
+fn out_of_bounds_packet_load_aborts() {
+    let spec = object(insns(OUT_OF_BOUNDS), vec![]);
+    let fr = frames(&[60, 101, 200], 4);
+    let (_, rest) = run_both("oob", &spec, &fr, "counters\n");
+    assert_eq!(rest, vec!["counters 3 2 1".to_string()]);
+}
+
+#[test]
+fn protocol_errors_refusals_and_waves() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hxdp_top");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let vcd = dir.join("waves.vcd");
+    let _ = std::fs::remove_file(&vcd);
+    let spec = object(insns(DROP), vec![global(8)]);
+    let image = compile(&spec);
+    let mut input = load_lines(&image);
+    let loaded = input.lines().count();
+    let good = hex(&frames(&[60], 5)[0]);
+    input.push_str(&format!(
+        "bogus 1 2\n\
+         imem 10000 0 0\n\
+         imem 0 8 0\n\
+         imem 0 0\n\
+         map 0 2 4 8 1\n\
+         packet 1 0 0 0102\n\
+         packet 1 0 0 {too_long}\n\
+         packet 1 0 0 -\n\
+         packet 1 0 0 0g\n\
+         host_lookup 0 000000\n\
+         host_lookup 7 00000000\n\
+         host_update 0 0 00000000 2a00000000000000\n\
+         host_lookup 0 00000000\n\
+         host_update 0 0 01000000 2a00000000000000\n\
+         host_slot 0 1\n\
+         vcd {vcd}\n\
+         packet 1 0 0 {good}\n\
+         vcd_off\n\
+         counters\n\
+         \n\
+         quit\n",
+        too_long = "00".repeat(3521),
+        vcd = vcd.display(),
+    ));
+    let lines = common::run_testbench(&harness_spec(), input);
+    assert!(lines[..loaded].iter().all(|l| l == "ok"), "{lines:?}");
+    let rest: Vec<&str> = lines[loaded..].iter().map(String::as_str).collect();
+    let expect_prefix = [
+        "error unknown command \"bogus\"",
+        "error imem: BUNDLE 10000 is above ffff",
+        "error imem: LANE 8 is above 7",
+        "error imem: no SLOT",
+        "error map: no FLAGS",
+        "error packet: refused: 2 bytes",
+        "error packet: refused: dc1 bytes",
+        "error packet: refused: 0 bytes",
+        "error packet: BYTES is not a string of hex pairs",
+        "error host_lookup: KEY has 3 bytes, the map's size is 4",
+        "error host_lookup: map 7 is not defined",
+        "ret 0",
+        "ret 0 1 2a00000000000000",
+        "ret fffffffffffffff9", // -E2BIG: index 1 of a one-entry array
+        "slot 0 - -",
+        "ok",
+    ];
+    for (i, want) in expect_prefix.iter().enumerate() {
+        assert!(
+            rest[i].starts_with(want),
+            "line {i}: {:?}, expected {want:?}",
+            rest[i]
+        );
+    }
+    let n = expect_prefix.len();
+    let (out, _) = parse_out(rest[n]);
+    assert_eq!(out.verdict, 1);
+    assert_eq!(rest[n + 1], "ok");
+    // Three refused (counted as rx and drop), one dropped by the program.
+    assert_eq!(rest[n + 2], "counters 4 0 4");
+    assert_eq!(rest[n + 3], "error empty line");
+    assert_eq!(rest.len(), n + 4, "quit has no answer: {rest:?}");
+    let waves = std::fs::read_to_string(&vcd).expect("the waves were written");
+    assert!(waves.contains("$enddefinitions") && waves.contains("s_valid_i"));
+}

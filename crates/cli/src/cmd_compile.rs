@@ -1,5 +1,5 @@
 //! `hwxdp compile --target hxdp`: an object to an hXDP image and listing, with a report of what each pass did.
-//! `hwxdp compile --target ehdl`: an object to an eHDL pipeline (text diagram, Graphviz, JSON).
+//! `hwxdp compile --target ehdl`: an object to an eHDL pipeline (text diagram, Graphviz, JSON, Verilog).
 
 use crate::common::{self, ProgramArgs};
 use anyhow::{bail, Context, Result};
@@ -16,7 +16,8 @@ pub struct Args {
     #[arg(long, value_parser = ["hxdp", "ehdl"])]
     target: String,
     /// Directory for `<program>.hxdp` (the image) and `<program>.lst` (the listing); for ehdl,
-    /// `<program>.pipeline.txt`, `<program>.pipeline.dot` and `<program>.ehdl.json`.
+    /// `<program>.pipeline.txt`, `<program>.pipeline.dot`, `<program>.ehdl.json` and, when every op has a
+    /// template, the Verilog module `ehdl_<program>.sv`.
     #[arg(short = 'o', long = "out")]
     out: PathBuf,
     /// Lanes per bundle (1 to 8).
@@ -152,5 +153,25 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
         s.state_bits_unpruned,
         base("pipeline.txt").display()
     );
+    // The Verilog module, when the generator has templates for every op; otherwise the diagrams stand alone and the
+    // reason (the instruction and what is missing) goes to stderr.
+    let module = hwxdp_ehdl::verilog::module_name(name);
+    match hwxdp_ehdl::verilog::generate(&pipeline, &module) {
+        Ok((text, f)) => {
+            let path = args.out.join(format!("{module}.sv"));
+            write(&path, text.as_bytes())?;
+            println!(
+                "{}: module {module}: {} stages, latency {} cycles, one packet per clock; {} state and {} frame \
+                 flip-flops; wrote {} (instantiates rtl/ehdl/*.sv)",
+                s.program,
+                f.stages,
+                f.latency,
+                f.state_flops,
+                f.frame_flops,
+                path.display()
+            );
+        }
+        Err(e) => eprintln!("warning: no Verilog for {}: {e}", s.program),
+    }
     Ok(ExitCode::SUCCESS)
 }

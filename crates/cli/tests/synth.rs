@@ -180,10 +180,11 @@ fn yosys_failing_or_missing_is_reported() {
     let mut perms = fs::metadata(&fake).expect("stat").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     fs::set_permissions(&fake, perms).expect("chmod");
-    let fake_arg = fake.display().to_string();
+    // Relative to the caller's directory, not to the one Yosys runs in.
+    let fake_arg = "./fake-yosys";
     let output = hwxdp(
         &[
-            "synth", "--target", "hxdp", "--top", "alu", "-o", "out.json", "--yosys", &fake_arg,
+            "synth", "--target", "hxdp", "--top", "alu", "-o", "out.json", "--yosys", fake_arg,
         ],
         &dir,
     );

@@ -296,7 +296,14 @@ fn run_in(
     let stat_name = "stat.json";
     let script = script(&files, &job.top, &job.params, Some(stat_name));
     let started = Instant::now();
-    let mut child = Command::new(&job.yosys)
+    // A relative program path (`./yosys`) means the caller's directory, not the work directory Yosys runs in; a
+    // bare name is looked up on PATH.
+    let program = if job.yosys.is_relative() && job.yosys.components().count() > 1 {
+        absolute(&job.yosys)?
+    } else {
+        job.yosys.clone()
+    };
+    let mut child = Command::new(&program)
         .arg("-q")
         .arg("-l")
         .arg(&log)
@@ -358,13 +365,15 @@ fn failure(job: &SynthJob, log: &Path, console: &Path, status: ExitStatus) -> Rt
     } else {
         console_text
     };
+    let problems = problem_lines(&text);
+    let problems = if problems.trim().is_empty() {
+        "yosys printed nothing".to_string()
+    } else {
+        problems
+    };
     RtlError::Synth {
         top: job.top.clone(),
-        log: format!(
-            "{}\n(yosys {status}; full log: {})",
-            problem_lines(&text),
-            log.display()
-        ),
+        log: format!("{problems}\n(yosys {status}; full log: {})", log.display()),
     }
 }
 

@@ -665,3 +665,62 @@ fn frame_chain_moves_on_advance_and_merges_store_bytes() {
         }
     }
 }
+
+#[test]
+fn output_fifo_keeps_order_and_offers_until_taken() {
+    // ehdl_axis_out at 64 data bits: random pushes (only while space_o, as the pipeline does) and random ready.
+    let mut w = Wrapper::default();
+    w.input("push", 1);
+    w.input("data", 64);
+    w.input("user", 32);
+    w.input("ready", 1);
+    w.body += "  logic space, valid, last_o;\n  logic [63:0] data_o;\n  logic [7:0] keep_o;\n  logic [31:0] user_o;\n  \
+               ehdl_axis_out #(.DW(64), .UW(32)) u_out (.clk_i(clk_i), .rst_ni(rst_ni), .push_i(push[0] & space), \
+               .data_i(data), .keep_i(data[7:0]), .last_i(data[8]), .user_i(user), .space_o(space), \
+               .m_axis_tvalid_o(valid), .m_axis_tdata_o(data_o), .m_axis_tkeep_o(keep_o), .m_axis_tlast_o(last_o), \
+               .m_axis_tuser_o(user_o), .m_axis_tready_i(ready[0]));\n";
+    for (e, wd) in [
+        ("space", 1),
+        ("valid", 1),
+        ("data_o", 64),
+        ("keep_o", 8),
+        ("last_o", 1),
+        ("user_o", 32),
+    ] {
+        w.output(e.into(), wd);
+    }
+    let mut rng = Rng(0xf1f0);
+    let mut queue: std::collections::VecDeque<(u64, u64)> = Default::default();
+    let mut vectors = Vec::new();
+    let mut expected = Vec::new();
+    for _ in 0..2000 {
+        let (push, ready) = (rng.below(3) != 0, rng.below(3) != 0);
+        let (data, user) = (rng.next(), rng.next() & 0xffff_ffff);
+        let mut v = Bits::default();
+        v.push(1, push as u64);
+        v.push(64, data);
+        v.push(32, user);
+        v.push(1, ready as u64);
+        vectors.push(v);
+        let space = queue.len() < 2;
+        expected.push((space, queue.front().copied()));
+        let popped = ready && !queue.is_empty();
+        if popped {
+            queue.pop_front();
+        }
+        if push && space {
+            queue.push_back((data, user));
+        }
+    }
+    let out = w.run("axis_out", &vectors);
+    for (i, ((space, head), got)) in expected.iter().zip(&out).enumerate() {
+        assert_eq!(got.get(0, 1) == 1, *space, "cycle {i}: space");
+        assert_eq!(got.get(1, 1) == 1, head.is_some(), "cycle {i}: valid");
+        if let Some((data, user)) = head {
+            assert_eq!(got.get(2, 64), *data, "cycle {i}: data");
+            assert_eq!(got.get(66, 8), data & 0xff, "cycle {i}: keep");
+            assert_eq!(got.get(74, 1), (data >> 8) & 1, "cycle {i}: last");
+            assert_eq!(got.get(75, 32), *user, "cycle {i}: user");
+        }
+    }
+}

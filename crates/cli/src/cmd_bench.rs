@@ -1,12 +1,12 @@
-//! `hwxdp bench`: the kernel's JIT and the reference machine (and with `--backend hxdp` the hXDP core model) on the same
-//! trace, timed in one run, side by side.
+//! `hwxdp bench`: the kernel's JIT and the reference machine (and with `--backend hxdp` the hXDP core model, with
+//! `hxdp-rtl` the hXDP module's RTL under Verilator) on the same trace, timed in one run, side by side.
 
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::pair::Pair;
 use crate::trace::TracePacket;
-use crate::under_test::BackendArgs;
+use crate::under_test::{BackendArgs, Hardware};
 use anyhow::{bail, Context, Result};
-use hwxdp_hxdp::{timing, CoreStats, HxdpCore};
+use hwxdp_hxdp::{timing, CoreStats};
 use hwxdp_xdp::XdpMd;
 use hwxdp_xdp::{Clock, XdpBuff};
 use serde::Serialize;
@@ -32,7 +32,8 @@ pub struct Args {
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// `--backend hxdp` also runs the trace on the hXDP core model, timed like the reference machine.
+    /// `--backend hxdp` (or `hxdp-rtl`) also runs the trace on the hXDP core model (or RTL), timed like the reference
+    /// machine.
     #[command(flatten)]
     backend: BackendArgs,
 }
@@ -146,7 +147,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(core) = pair.core.as_deref_mut() {
         let (ns, cycles) = time_core(core, &packets, &metadata, args.min_ms)?;
         backends.insert(
-            "hxdp",
+            core.name(),
             BackendFigures {
                 ns_per_packet: ns,
                 ns_per_insn: None,
@@ -183,7 +184,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 /// figures of the first pass. Later passes start from the maps the first left behind; the first equals what `run
 /// --backend hxdp` reports for the trace (unless the program draws random numbers, which bench seeds differently).
 fn time_core(
-    core: &mut HxdpCore,
+    core: &mut Hardware,
     packets: &[TracePacket],
     metadata: &[XdpMd],
     min_ms: u64,
@@ -195,7 +196,7 @@ fn time_core(
         for (packet, md) in packets.iter().zip(metadata) {
             buff.reset(&packet.data).context("packet")?;
             core.set_time(packet.time_ns);
-            core.run_packet(&mut buff, md);
+            core.run_packet(&mut buff, md)?;
         }
         elapsed += start.elapsed();
         runs += 1;
@@ -206,10 +207,10 @@ fn time_core(
 }
 
 fn print_table(r: &Report) {
-    let hxdp = r
-        .backends
-        .get("hxdp")
-        .and_then(|b| b.hxdp.as_ref().map(|h| (b, h)));
+    let hxdp = ["hxdp", "hxdp-rtl"].iter().find_map(|name| {
+        let b = r.backends.get(name)?;
+        b.hxdp.as_ref().map(|h| (*name, b, h))
+    });
     let mut head = format!(
         "{:<20} {:>8} {:>10} {:>14} {:>14} {:>15} {:>14}",
         "program",
@@ -230,10 +231,13 @@ fn print_table(r: &Report) {
         r.interp_ns_per_insn,
         r.interp_over_kernel
     );
-    if let Some((b, h)) = hxdp {
+    if let Some((name, b, h)) = hxdp {
         head.push_str(&format!(
             " {:>12} {:>12} {:>15} {:>12}",
-            "hxdp ns/pkt", "hxdp cyc/pkt", "Mpps@156.25MHz", "Mpps@250MHz"
+            format!("{name} ns/pkt"),
+            format!("{name} cyc/pkt"),
+            "Mpps@156.25MHz",
+            "Mpps@250MHz"
         ));
         row.push_str(&format!(
             " {:>12.1} {:>12.1} {:>15.2} {:>12.2}",

@@ -1,10 +1,11 @@
-//! `hwxdp run`: a trace through a program on the reference machine.
+//! `hwxdp run`: a trace through a program on the reference machine (or, with `--backend`, on the hXDP core model or
+//! the hXDP module's RTL).
 
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::under_test::{self, BackendArgs};
 use crate::{progress, trace};
 use anyhow::{Context, Result};
-use hwxdp_xdp::{Backend, Clock, Config, Machine, Verdict, XdpBuff};
+use hwxdp_xdp::{Clock, Config, Machine, Verdict, XdpBuff};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -35,9 +36,10 @@ pub struct Args {
     backend: BackendArgs,
 }
 
-/// Cycle figures of `--backend hxdp`.
+/// Cycle figures of `--backend hxdp` and `hxdp-rtl`.
 #[derive(Serialize)]
 struct HxdpStats {
+    backend: &'static str,
     lanes: usize,
     bundles: usize,
     cycles_per_packet: InsnStats,
@@ -166,10 +168,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let outcome = match core.as_mut() {
             Some(c) => {
                 c.set_time(time_ns);
-                let verdict = c.run_packet(&mut buff, &md);
+                let verdict = c
+                    .run_packet(&mut buff, &md)
+                    .with_context(|| format!("packet {index}"))?;
                 hwxdp_xdp::Outcome {
                     retval: verdict.retval(),
-                    insns: c.cycles().unwrap_or(0),
+                    insns: c.cycles(),
                     ..Default::default()
                 }
             }
@@ -236,9 +240,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let dump = hwxdp_maps::json::dump(maps)?;
         common::write_json(&args.out.join("maps.json"), &dump)?;
     }
+    if let Some(under_test::Hardware::Rtl(rtl)) = core.as_mut() {
+        // Closes a waveform still being written, so that its file is complete when run returns.
+        rtl.finish()?;
+    }
     let hxdp = core.as_ref().map(|c| {
         let st = c.stats();
         HxdpStats {
+            backend: c.name(),
             lanes: args.backend.lanes,
             bundles: c.image().bundles.len(),
             cycles_per_packet: InsnStats {
@@ -325,8 +334,8 @@ fn print_summary(stats: &Stats, out: &std::path::Path) {
     }
     if let Some(h) = &stats.hxdp {
         println!(
-            "hxdp: {} lanes, {} bundles; cycles per packet: min {} mean {:.1} max {}; {:.2} Mpps at 156.25 MHz, {:.2} Mpps at 250 MHz",
-            h.lanes, h.bundles, h.cycles_per_packet.min, h.cycles_per_packet.mean, h.cycles_per_packet.max,
+            "{}: {} lanes, {} bundles; cycles per packet: min {} mean {:.1} max {}; {:.2} Mpps at 156.25 MHz, {:.2} Mpps at 250 MHz",
+            h.backend, h.lanes, h.bundles, h.cycles_per_packet.min, h.cycles_per_packet.mean, h.cycles_per_packet.max,
             h.mpps_156_25_mhz, h.mpps_250_mhz
         );
     }

@@ -1,5 +1,5 @@
-//! `hwxdp verify`: the kernel and the machine under test (the reference machine, or the hXDP core with `--backend
-//! hxdp`) side by side, packet by packet, then their maps.
+//! `hwxdp verify`: the kernel and the machine under test (the reference machine, the hXDP core with `--backend hxdp`
+//! or the hXDP module's RTL with `--backend hxdp-rtl`) side by side, packet by packet, then their maps.
 
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::pair::Pair;
@@ -59,12 +59,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let k = kernel
             .test_run(&packet.data, &md)
             .with_context(|| format!("packet {i}"))?;
-        let o = tested.run_one(&mut buff, &md);
+        let o = tested
+            .run_one(&mut buff, &md)
+            .with_context(|| format!("packet {i} on {side}"))?;
         compared += 1;
         let mut problems = packet_problems(side, &k, &o, buff.output());
         for &m in &ringbufs {
             let theirs = kernel.ringbuf_drain(m)?;
-            let ours = tested.maps().ringbuf_drain(m);
+            let ours = tested.ringbuf_drain(m)?;
             problems.extend(ringbuf_problem(
                 side,
                 &loaded.spec.maps[m].name,
@@ -99,7 +101,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let skipped = packets.len() - compared;
     let cycles = core.as_deref().map(|c| {
         format!(
-            "; hxdp: {} lanes, {} bundles, mean {:.1} cycles per packet",
+            "; {}: {} lanes, {} bundles, mean {:.1} cycles per packet",
+            c.name(),
             args.backend.lanes,
             c.image().bundles.len(),
             c.stats().mean()
@@ -233,7 +236,7 @@ fn compare_maps(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::under_test::UnderTest;
+    use crate::under_test::{Hardware, UnderTest};
     use hwxdp_maps::Maps;
     use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
     use hwxdp_xdp::{Config, Machine, XdpMd};
@@ -244,7 +247,7 @@ mod tests {
     }
 
     /// The hXDP core for `text`, built the way `verify --backend hxdp` builds it.
-    fn core(spec: &ObjectSpec) -> hwxdp_hxdp::HxdpCore {
+    fn core(spec: &ObjectSpec) -> Hardware {
         let program = ProgramArgs {
             object: "t.o".into(),
             program: None,
@@ -253,6 +256,8 @@ mod tests {
             backend: "hxdp".into(),
             lanes: 4,
             disable: Vec::new(),
+            vcd: None,
+            vcd_packets: 0..1,
         };
         backend
             .core(&program, spec, &Config::default())
@@ -275,7 +280,7 @@ mod tests {
     /// Runs `frame()` on `tested` and compares it with what the kernel is said to have done.
     fn problems(tested: &mut dyn UnderTest, kernel: &KernelRun) -> Vec<String> {
         let mut buff = XdpBuff::new(&frame()).expect("frame");
-        let o = tested.run_one(&mut buff, &XdpMd::default());
+        let o = tested.run_one(&mut buff, &XdpMd::default()).expect("runs");
         packet_problems(tested.side(), kernel, &o, buff.output())
     }
 

@@ -1,10 +1,9 @@
-//! The kernel and the reference machine (and, with `--backend hxdp`, the hXDP core) set up side by side on the same
-//! program, maps and interfaces: what `verify` compares and `bench` times.
+//! The kernel and the reference machine (and, with `--backend hxdp` or `hxdp-rtl`, the hXDP core model or RTL) set up
+//! side by side on the same program, maps and interfaces: what `verify` compares and `bench` times.
 
 use crate::common::{self, Loaded, ProgramArgs, TraceArgs};
-use crate::under_test::BackendArgs;
+use crate::under_test::{BackendArgs, Hardware, UnderTest};
 use anyhow::{bail, Context, Result};
-use hwxdp_hxdp::HxdpCore;
 use hwxdp_kernel::{KernelProgram, Sandbox};
 use hwxdp_maps::json::MapsFile;
 use hwxdp_xdp::{Clock, Config, Machine};
@@ -21,16 +20,16 @@ pub struct Pair {
     pub kernel: KernelProgram,
     /// The reference machine's copy.
     pub machine: Machine,
-    /// The hXDP core's copy (`--backend hxdp`), configured like the reference machine.
-    pub core: Option<Box<HxdpCore>>,
+    /// The hXDP backend's copy (`--backend hxdp` or `hxdp-rtl`), configured like the reference machine.
+    pub core: Option<Box<Hardware>>,
     /// The program's name.
     pub name: String,
 }
 
 impl Pair {
     /// Enters a private network namespace with the interfaces packets arrive on and routes point to, loads the
-    /// program into the kernel, the reference machine and (`--backend hxdp`) the hXDP core, and preloads them all with
-    /// the `--maps` file.
+    /// program into the kernel, the reference machine and (`--backend hxdp`/`hxdp-rtl`) the hXDP backend, and
+    /// preloads them all with the `--maps` file.
     pub fn setup(
         program: &ProgramArgs,
         trace: &TraceArgs,
@@ -96,8 +95,9 @@ impl Pair {
             hwxdp_maps::json::preload(machine.maps_mut(), file)
                 .with_context(|| path.display().to_string())?;
             if let Some(core) = core.as_mut() {
-                hwxdp_maps::json::preload(core.machine_mut().maps_mut(), file)
-                    .with_context(|| format!("{} (hxdp)", path.display()))?;
+                let side = core.name();
+                hwxdp_maps::json::preload(core.maps(), file)
+                    .with_context(|| format!("{} ({side})", path.display()))?;
             }
         }
         Ok(Pair {

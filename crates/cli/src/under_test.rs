@@ -1,49 +1,148 @@
-//! The machine a trace runs on, chosen with `--backend`: the reference machine or the hXDP core. `run`, `verify` and
-//! `bench` share the flags; `verify` compares either with the kernel through [`UnderTest`].
+//! The machine a trace runs on, chosen with `--backend`: the reference machine, the hXDP core's cycle model, or the
+//! hXDP module's RTL under Verilator. `run`, `verify` and `bench` share the flags; `verify` compares any of them with
+//! the kernel through [`UnderTest`].
 
 use crate::common::ProgramArgs;
-use anyhow::{Context, Result};
-use hwxdp_hxdp::HxdpCore;
-use hwxdp_maps::Maps;
+use anyhow::{bail, Context, Result};
+use hwxdp_hxdp::isa::Image;
+use hwxdp_hxdp::{CoreStats, HxdpCore};
+use hwxdp_maps::MapStore;
 use hwxdp_object::ObjectSpec;
-use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
+use hwxdp_rtlsim::hxdp::{parse_packet_range, HxdpRtl, RtlPaths, VcdRequest};
+use hwxdp_xdp::{Backend, Config, Machine, Verdict, XdpBuff, XdpMd};
+use std::ops::Range;
+use std::path::PathBuf;
 
-/// `--backend`, `--lanes` and `--disable`.
+/// `--backend`, `--lanes`, `--disable`, `--vcd` and `--vcd-packets`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct BackendArgs {
-    /// Backend: `interp` (the reference machine) or `hxdp` (the compiled image on the cycle model of the core).
-    #[arg(long, default_value = "interp", value_parser = ["interp", "hxdp"])]
+    /// Backend: `interp` (the reference machine), `hxdp` (the compiled image on the cycle model of the core) or
+    /// `hxdp-rtl` (the compiled image on the hXDP module's RTL, simulated with Verilator).
+    #[arg(long, default_value = "interp", value_parser = ["interp", "hxdp", "hxdp-rtl"])]
     pub backend: String,
-    /// Lanes per bundle for `--backend hxdp`.
+    /// Lanes per bundle for `--backend hxdp` and `hxdp-rtl`.
     #[arg(long, default_value_t = 4)]
     pub lanes: usize,
-    /// Compiler passes to switch off for `--backend hxdp`.
+    /// Compiler passes to switch off for `--backend hxdp` and `hxdp-rtl`.
     #[arg(long = "disable", value_delimiter = ',')]
     pub disable: Vec<String>,
+    /// With `--backend hxdp-rtl`: write a VCD waveform of the module's signals to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub vcd: Option<PathBuf>,
+    /// The packets `--vcd` records: `A..B` (B excluded), `A..=B` or `A`, counted from 0 in the order they run.
+    #[arg(long, default_value = "0..1", value_parser = parse_packet_range)]
+    pub vcd_packets: Range<u64>,
 }
 
 impl BackendArgs {
-    /// With `--backend hxdp`, the program compiled with `--lanes`/`--disable` and loaded on a core whose maps,
-    /// helpers, clock and routes are configured by `config`, exactly as a reference machine would be; otherwise `None`.
+    /// With `--backend hxdp` or `hxdp-rtl`, the program compiled with `--lanes`/`--disable` and loaded on the core
+    /// model or the RTL, configured by `config` (maps, helpers, clock, routes) exactly as a reference machine would
+    /// be; with `interp`, `None`.
     pub fn core(
         &self,
         program: &ProgramArgs,
         spec: &ObjectSpec,
         config: &Config,
-    ) -> Result<Option<HxdpCore>> {
-        if self.backend != "hxdp" {
+    ) -> Result<Option<Hardware>> {
+        if self.vcd.is_some() && self.backend != "hxdp-rtl" {
+            bail!("--vcd records the hXDP module's signals: it needs --backend hxdp-rtl");
+        }
+        if self.backend == "interp" {
             return Ok(None);
         }
         let options = crate::cmd_compile::options(self.lanes, &self.disable)?;
         let (compiled, _) = crate::cmd_compile::build(program, spec, &options)?;
-        let core = HxdpCore::new(
+        let chosen = program.chosen(spec);
+        let object = program.object.display().to_string();
+        if self.backend == "hxdp" {
+            let core = HxdpCore::new(compiled.image, spec, chosen.as_deref(), config)
+                .with_context(|| object.clone())?;
+            return Ok(Some(Hardware::Model(Box::new(core))));
+        }
+        let mut rtl = HxdpRtl::new(
             compiled.image,
             spec,
-            program.chosen(spec).as_deref(),
+            chosen.as_deref(),
             config,
+            &RtlPaths::from_env(),
         )
-        .with_context(|| program.object.display().to_string())?;
-        Ok(Some(core))
+        .with_context(|| format!("{object}: --backend hxdp-rtl"))?;
+        if let Some(path) = &self.vcd {
+            rtl.set_vcd(VcdRequest {
+                path: path.clone(),
+                packets: self.vcd_packets.clone(),
+            })?;
+        }
+        Ok(Some(Hardware::Rtl(Box::new(rtl))))
+    }
+}
+
+/// An hXDP backend: the cycle model of the core or the module's RTL. Both run the same compiled image and report
+/// cycles per packet.
+pub enum Hardware {
+    /// `--backend hxdp`.
+    Model(Box<HxdpCore>),
+    /// `--backend hxdp-rtl`.
+    Rtl(Box<HxdpRtl>),
+}
+
+impl Hardware {
+    /// The backend's name on the command line and in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Hardware::Model(_) => "hxdp",
+            Hardware::Rtl(_) => "hxdp-rtl",
+        }
+    }
+
+    /// Sets the arrival time of the next packet (virtual clock).
+    pub fn set_time(&mut self, ns: u64) {
+        match self {
+            Hardware::Model(c) => c.set_time(ns),
+            Hardware::Rtl(r) => r.set_time(ns),
+        }
+    }
+
+    /// Runs one packet; faults give `XDP_ABORTED` and [`Hardware::last_fault`]. Only the RTL can fail to run one
+    /// (its simulator stopped answering).
+    pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Result<Verdict> {
+        match self {
+            Hardware::Model(c) => Ok(c.run_packet(buff, md)),
+            Hardware::Rtl(r) => Ok(r.run_packet(buff, md)?),
+        }
+    }
+
+    /// Why the last packet was stopped, if it was.
+    pub fn last_fault(&self) -> Option<&str> {
+        match self {
+            Hardware::Model(c) => c.last_fault(),
+            Hardware::Rtl(r) => r.last_fault(),
+        }
+    }
+
+    /// Cycles of the last packet.
+    pub fn cycles(&self) -> u64 {
+        match self {
+            Hardware::Model(c) => c.cycles(),
+            Hardware::Rtl(r) => r.cycles(),
+        }
+        .unwrap_or(0)
+    }
+
+    /// Cycle figures so far.
+    pub fn stats(&self) -> &CoreStats {
+        match self {
+            Hardware::Model(c) => c.stats(),
+            Hardware::Rtl(r) => r.stats(),
+        }
+    }
+
+    /// The compiled image.
+    pub fn image(&self) -> &Image {
+        match self {
+            Hardware::Model(c) => c.image(),
+            Hardware::Rtl(r) => r.image(),
+        }
     }
 }
 
@@ -56,9 +155,9 @@ pub struct Tested {
     pub fault: Option<String>,
 }
 
-/// The side `--backend` chose: the hXDP core when one was built, else the reference machine.
+/// The side `--backend` chose: the hXDP backend when one was built, else the reference machine.
 pub fn chosen<'a>(
-    core: Option<&'a mut HxdpCore>,
+    core: Option<&'a mut Hardware>,
     machine: &'a mut Machine,
 ) -> &'a mut dyn UnderTest {
     match core {
@@ -69,12 +168,14 @@ pub fn chosen<'a>(
 
 /// A machine whose packets and maps `verify` compares with the kernel's.
 pub trait UnderTest {
-    /// How output names this side: `hwxdp` for the reference machine, `hxdp` for the core.
+    /// How output names this side: `hwxdp` for the reference machine, the backend's name otherwise.
     fn side(&self) -> &'static str;
     /// Runs one packet in `buff`, which holds the result afterwards.
-    fn run_one(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Tested;
-    /// The maps the program reads and writes.
-    fn maps(&mut self) -> &mut Maps;
+    fn run_one(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Result<Tested>;
+    /// The maps the program reads and writes, as userspace sees them.
+    fn maps(&mut self) -> &mut dyn MapStore;
+    /// The records ring buffer `map` holds, oldest first, consumed.
+    fn ringbuf_drain(&mut self, map: usize) -> Result<Vec<Vec<u8>>>;
 }
 
 impl UnderTest for Machine {
@@ -82,33 +183,50 @@ impl UnderTest for Machine {
         "hwxdp"
     }
 
-    fn run_one(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Tested {
+    fn run_one(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Result<Tested> {
         let outcome = self.run_packet(buff, md);
-        Tested {
+        Ok(Tested {
             retval: outcome.retval,
             fault: outcome.fault.map(|f| f.to_string()),
-        }
+        })
     }
 
-    fn maps(&mut self) -> &mut Maps {
+    fn maps(&mut self) -> &mut dyn MapStore {
         self.maps_mut()
+    }
+
+    fn ringbuf_drain(&mut self, map: usize) -> Result<Vec<Vec<u8>>> {
+        Ok(self.maps_mut().ringbuf_drain(map))
     }
 }
 
-impl UnderTest for HxdpCore {
+impl UnderTest for Hardware {
     fn side(&self) -> &'static str {
-        "hxdp"
+        self.name()
     }
 
-    fn run_one(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Tested {
-        let verdict = self.run_packet(buff, md);
-        Tested {
+    fn run_one(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Result<Tested> {
+        let verdict = self.run_packet(buff, md)?;
+        Ok(Tested {
             retval: verdict.retval(),
             fault: self.last_fault().map(str::to_string),
+        })
+    }
+
+    fn maps(&mut self) -> &mut dyn MapStore {
+        match self {
+            Hardware::Model(c) => c.machine_mut().maps_mut(),
+            Hardware::Rtl(r) => r.as_mut(),
         }
     }
 
-    fn maps(&mut self) -> &mut Maps {
-        self.machine_mut().maps_mut()
+    fn ringbuf_drain(&mut self, map: usize) -> Result<Vec<Vec<u8>>> {
+        match self {
+            Hardware::Model(c) => Ok(c.machine_mut().maps_mut().ringbuf_drain(map)),
+            Hardware::Rtl(_) => bail!(
+                "ring buffer {map}: the hXDP module's harness has no ring buffer drain, \
+                 so its records cannot be compared"
+            ),
+        }
     }
 }

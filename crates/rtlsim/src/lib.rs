@@ -11,6 +11,7 @@ mod check;
 mod embedded;
 mod error;
 mod hash;
+pub mod hxdp;
 mod synth;
 mod tool;
 

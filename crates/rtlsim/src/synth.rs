@@ -189,8 +189,8 @@ pub struct Stat {
 /// Reads the output of Yosys' `stat -json -top TOP`. The `design` section sums the hierarchy; without one (a
 /// `stat` with no top), a design of a single module is read from that module.
 pub fn parse_stat_json(text: &str) -> Result<Stat, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|err| format!("stat output is not JSON: {err}"))?;
+    let value: serde_json::Value = serde_json::from_str(&without_hierarchy_lines(text))
+        .map_err(|err| format!("stat output is not JSON: {err}"))?;
     let creator = value
         .get("creator")
         .and_then(|c| c.as_str())
@@ -212,7 +212,7 @@ pub fn parse_stat_json(text: &str) -> Result<Stat, String> {
     let mut cells = BTreeMap::new();
     for (cell, count) in by_type {
         // A design's own (sub)modules appear as cell types of their parent; the design section expands them.
-        if modules.contains_key(cell) {
+        if modules.contains_key(cell) || modules.contains_key(&format!("\\{cell}")) {
             continue;
         }
         let count = count
@@ -221,6 +221,16 @@ pub fn parse_stat_json(text: &str) -> Result<Stat, String> {
         cells.insert(cell.clone(), count);
     }
     Ok(Stat { creator, cells })
+}
+
+/// `stat -json` output without the plain-text lines Yosys 0.23 mixes into it: for a hierarchy more than one level
+/// deep it prints the submodule tree (`       alu      1`) between `modules` and `design`. Every line of the JSON
+/// itself holds a quote or a bracket.
+fn without_hierarchy_lines(text: &str) -> String {
+    text.lines()
+        .filter(|line| line.trim().is_empty() || line.contains(['"', '{', '}', '[', ']']))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Synthesizes `job` with Yosys, calling `progress` about five times a second with the pass Yosys is in (from its
@@ -511,6 +521,63 @@ mod tests {
             }
         );
         assert_eq!(r.bram36(), 2.0);
+    }
+
+    /// The shape of Yosys 0.23's `stat -json -top sephirot` for a two-level hierarchy (sephirot, lane, alu): the
+    /// submodule tree is printed as text inside the JSON.
+    const STAT_DEEP: &str = r#"{
+   "creator": "Yosys 0.23 (git sha1 7ce5011c24b)",
+   "invocation": "stat -json -top sephirot ",
+   "modules": {
+      "\\alu": {
+         "num_cells":         3,
+         "num_cells_by_type": {
+            "CARRY4": 2,
+            "LUT6": 1
+         }
+      },
+      "\\lane": {
+         "num_cells":         2,
+         "num_cells_by_type": {
+            "LUT2": 1,
+            "alu": 1
+         }
+      },
+      "\\sephirot": {
+         "num_cells":         3,
+         "num_cells_by_type": {
+            "FDRE": 4,
+            "lane": 2
+         }
+      }
+   },
+       alu                           1
+      "design": {
+         "num_cells":         12,
+         "num_cells_by_type": {
+            "CARRY4": 4,
+            "FDRE": 4,
+            "LUT2": 2,
+            "LUT6": 2
+         }
+      }
+}
+"#;
+
+    #[test]
+    fn stat_json_of_a_deep_hierarchy_skips_the_text_yosys_mixes_in() {
+        let stat = parse_stat_json(STAT_DEEP).expect("readable despite the stray line");
+        let r = Resources::from_cells(&stat.cells);
+        assert_eq!((r.lut, r.carry, r.ff), (4, 4, 4));
+        assert_eq!(stat.cells.len(), 4);
+        // Instances named without the backslash of the module's key are submodules too.
+        let text = STAT_DEEP.replace("\"design\"", "\"unused\"");
+        let only_modules = parse_stat_json(&text);
+        assert!(only_modules.is_err(), "three modules, no design section");
+        let one = r#"{"modules": {"\\lane": {"num_cells_by_type": {"LUT2": 1, "alu": 1}},
+                      "\\alu": {"num_cells_by_type": {}}}, "design": {"num_cells_by_type": {"LUT2": 1, "alu": 1}}}"#;
+        let cells = parse_stat_json(one).expect("valid").cells;
+        assert_eq!(cells.keys().collect::<Vec<_>>(), ["LUT2"]);
     }
 
     #[test]

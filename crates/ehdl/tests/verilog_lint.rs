@@ -91,3 +91,31 @@ fn bad_module_names_and_data_widths_are_refused() {
     );
     assert_eq!(module_name("xdp.prog-1"), "ehdl_xdp_prog_1");
 }
+
+#[test]
+fn a_generated_module_synthesizes_for_ultrascale_plus() {
+    // tail_ipv6 is the smallest generated example (5 stages): about half a minute of Yosys.
+    let root = common::root();
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("tail_dispatch.o"))
+        .expect("tail_dispatch example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let program = obj
+        .programs
+        .iter()
+        .find(|p| p.name == "tail_ipv6")
+        .expect("tail_ipv6");
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let (text, _) = generate(&p, "ehdl_tail_ipv6").expect("generates");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ehdl-synth");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("ehdl_tail_ipv6.sv");
+    std::fs::write(&file, text).expect("write module");
+    let mut sources: Vec<PathBuf> = PRIMITIVES
+        .iter()
+        .map(|f| root.join("rtl/ehdl").join(f))
+        .collect();
+    sources.push(file);
+    hwxdp_rtlsim::synth(&sources, "ehdl_tail_ipv6").unwrap_or_else(|e| panic!("{e}"));
+}

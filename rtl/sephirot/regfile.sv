@@ -3,7 +3,8 @@
 //
 // next_o is the value every register takes at the next edge, so a reader of next_o sees the commit stage's writes
 // in the same cycle (write-through). Writes apply in this order: lane ports (one lane per register per bundle), the
-// r0 port (exit K), then the frame update: r6-r9 restored from frame_regs_i and r10 moved by one 512-byte frame.
+// r0 port (exit K), the r1 port (a tail call: r1 = clear_r1_i, the context), then the frame update: r6-r9 restored
+// from frame_regs_i and r10 moved by one 512-byte frame.
 module regfile #(
   parameter integer LANES = 4
 ) (
@@ -17,6 +18,7 @@ module regfile #(
   input  logic [LANES*64-1:0]  wdata_i,
   input  logic                 r0_we_i,
   input  logic [63:0]          r0_i,
+  input  logic                 tail_i,          // tail call: r1 = clear_r1_i
   input  logic                 restore_i,       // return: r6-r9 from frame_regs_i, r10 down one frame
   input  logic [4*64-1:0]      frame_regs_i,
   input  logic                 push_i,          // call: r10 up one frame
@@ -41,6 +43,9 @@ module regfile #(
     end
     if (r0_we_i) begin
       regs_d[63:0] = r0_i;
+    end
+    if (tail_i) begin
+      regs_d[1*64 +: 64] = clear_r1_i;
     end
     if (restore_i) begin
       regs_d[6*64 +: 4*64] = frame_regs_i;

@@ -6,47 +6,72 @@
 // - ID: every lane decodes its slot and reads its operands from the register file's next state (so the commit
 //   stage's writes are seen) or, forwarded, from the same lane's execute stage; a helper's result (r0) is
 //   forwarded to every lane. Memory addresses are formed here: context fields are selected and tag-2/tag-4 loads
-//   go out on the lane's data bus. Stack and context accesses, and packet stores (against ctx_data_meta_i and
-//   ctx_data_end_i, which must follow the packet's current bounds), are checked here against their regions.
+//   (and atomics' reads) go out on the lane's data bus. Stack and context accesses, and packet stores (against
+//   ctx_data_meta_i and ctx_data_end_i, which must follow the packet's current bounds), are checked here.
 // - IE: ALU (alu.sv per lane), stack reads (the internal stack memory reads asynchronously, so a load sees the
 //   previous bundle's stores), bus data and faults arrive, the helper is called (r1-r5 as read in ID) and
-//   waited for, stores go out in lane order (data bus or stack), and control is resolved: the lowest lane whose
-//   jump is taken, or that exits or calls, wins. A taken transfer squashes the two younger bundles (IF, ID).
-// - commit: register results, exit K's r0, and the frame push/pop of bpf-to-bpf calls and returns; a data-bus
-//   store fault arrives here. An exit with no caller frame ends the packet here.
+//   waited for, stores go out in lane order (data bus or stack), and control is resolved: a tail call first, then
+//   the lowest lane whose jump is taken, or that exits or calls. A taken transfer squashes the two younger bundles.
+// - commit: register results, exit K's r0, a tail call's r1, and the frame push/pop of bpf-to-bpf calls and
+//   returns; a data-bus store fault arrives here. An exit with no caller frame ends the packet here.
 //
-// Hazards, as crates/hxdp/src/core.rs charges them: a bundle reading a register the previous bundle writes on
-// another lane waits one cycle in ID (forwarding is per lane). Beyond the model, a bundle whose bus load reads
-// bytes the bundle in IE stores waits one cycle in ID (stores happen in IE, bus loads start in ID); so does one
-// that needs more bus ports than the IE bundle's stores leave free (a load whose own port carries a store
-// borrows a free one). An `exit K` alone in its bundle ends the packet from ID (one cycle after its fetch, where
-// the model charges none) when nothing older can still change the outcome.
+// Decode waits, each as crates/hxdp/src/core.rs charges it: a bundle reading a register the previous bundle writes
+// on another lane waits one cycle in ID (forwarding is per lane); so does one whose bus load reads bytes the bundle
+// in IE stores (stores happen in IE, bus loads start in ID), or that needs more bus ports than the IE bundle's
+// stores leave free (a load whose own port carries a store borrows a free one) -- these overlap, one cycle in all.
+// A bundle with a packet load (or atomic) that will succeed (within ctx_data_meta_i..ctx_data_end_i) and whose last
+// byte is at or beyond pkt_ready_i waits in ID until it is stored; a load that faults does not wait, and stores
+// never wait (the packet buffer's difference buffer holds them over the frames still to come). An `exit K` alone in
+// its bundle ends the packet from ID when nothing older can still change the outcome (the bundle in IE, if any,
+// completes now, falls through and stores nothing to a map value).
+//
+// pkt_ready_i: page offsets below it hold stored packet bytes, as the APS has them: with frame k (32 bytes, from
+// page offset 256) written in the packet's cycle k (start_i's cycle being the first), pkt_ready_i is 256 + 32 * (k -
+// 1) in cycle k, and the page's end (4096) once every frame is written (so that bytes a bpf_xdp_adjust_tail grows
+// are readable then). The model's wait_for_packet is exactly this; held at 4096 it is the model's
+// set_packet_present(true).
 //
 // Data bus (one port per lane, for tag 2 packet and tag 4 map-value addresses): a request holds dbus_req_o with
 // dbus_we_o, dbus_addr_o (the tagged address), dbus_bytes_o (1, 2, 4, 6 or 8) and, for writes, dbus_wdata_o (the
 // value in its low bytes). The answer comes in the next cycle, always (fixed latency 1): dbus_rdata_i holds the
 // bytes read little-endian from bit 0 for a read, dbus_fault_i is high when the access lies outside its region. A
 // faulting write must not change memory. (Packet stores outside the packet never reach the bus; a map-value store
-// that faults ends the program in commit, when the stores of its bundle's other lanes have been made.) Reads never have side effects: a read may be issued again, or for a
-// bundle that then does not execute. A read and a write issued in the same cycle (on different lanes) never
-// touch the same bytes.
+// that faults ends the program in commit, when the stores of its bundle's other lanes have been made.) Reads never
+// have side effects: a read may be issued again, or for a bundle that then does not execute. A read and a write
+// issued in the same cycle (on different lanes) never touch the same bytes.
 //
 // Helper bus: hcall_o is high for one cycle with hcall_id_o and hcall_args_o (r1..r5, r1 in the low 64 bits);
 // the helper answers hret_valid_i for one cycle, at least one cycle later, with hret_i (r0) and hret_fault_i.
+// run_cycles_o is the running packet's cycle number (start_i's cycle is 1; valid while busy_o): in the cycle of
+// hcall_o it is the cycle the model passes to the helper (virtual time, bpf_ktime_get_ns = arrival + it), and
+// cycles_o is its value in the packet's last cycle. bpf_tail_call (helper 12): hret_tail_i with hret_valid_i says it
+// succeeded; the core continues at bundle hret_entry_i (the program's entry) with r1 = the context, r2-r10, the
+// stack and the call frames as they are (the reference machine's semantics: a tail call from a bpf-to-bpf function
+// returns to that function's caller), as a taken branch (+2). Whether or not it succeeds, helper 12 leaves r0 as it
+// was (hret_i is ignored: the reference's helper returns r0 unchanged, and the bus does not carry r0).
 //
-// Timing against crates/hxdp/src/timing.rs (measured by crates/rtlsim/tests/sephirot.rs): one bundle per cycle,
-// START 1 (the start_i cycle), taken branch/call/return +2, cross-lane read-after-write +1, helper latency as the
-// helper bus answers, drain 3 after the exiting bundle's fetch: all exact. Differences: +2 when a packet ends by a
-// fault or a checked-load verdict (known in IE; the model ends it in the bundle's cycle); +1 when `exit K` alone
-// ends the packet (decided in ID; the model charges nothing after fetch); +1 for a bus-load bundle after a bundle
-// storing to the same bytes or leaving too few bus ports (the model has no such stall); the model's packet arrival
-// waits (32 bytes per cycle) are not here: the bus answers with a fixed latency, so the bytes must be present.
+// Helper stack port (hmem_*): while the core waits on the helper bus (after hcall_o, before hret_valid_i), the
+// helper may make one stack access a cycle: hmem_req_i with hmem_we_i, hmem_addr_i (tag 3), hmem_bytes_i (1..8) and
+// hmem_wdata_i (low bytes). The answer is there in the next cycle: hmem_rdata_o (bytes little-endian from bit 0) and
+// hmem_fault_o. It faults, changing nothing, outside what the reference machine lets a helper touch on the stack --
+// ending beyond r10 (the current frame's top; the callers' frames below it are fine) or the stack -- and for a
+// request outside a helper wait, another tag, or another size. It borrows lane 0's stack ports: the helper's
+// bundle's own stack loads keep the values they read on entering IE (the model's loads come before the helper),
+// its stores and atomics come after the helper's answer.
 //
-// Known differences in results (none exercised by compiled programs so far): a map-value store that faults on the
-// bus does not stop the map-value stores of higher lanes of its bundle (the model stops at the faulting lane; packet
-// stores are exact); an atomic reads memory as it was before its bundle (the model: after lower lanes' stores of
-// the same bundle). Not executed: bpf_tail_call (the helper bus has no way to name a new entry), the model's bundle
-// budget (a looping program runs until the next start_i).
+// Timing against crates/hxdp/src/timing.rs (crates/rtlsim/tests/sephirot.rs checks equality on every program, the
+// packet arriving and present): one bundle per cycle, START 1 (the start_i cycle), taken branch/call/return/tail
+// call +2, decode waits as above, helper latency as the helper bus answers (the model's helper_cycles), drain 3
+// after the exiting bundle's fetch, early exit 1, a fault or checked-load verdict 2 after its bundle's fetch (known
+// in IE; a map-value store's bus fault 3, in commit). Inexact: falling off the program (the core runs on through
+// the instruction memory's empty rows and faults past IMEM_BUNDLES; the model faults at the image's end), helpers
+// whose module takes longer than the model's helper_cycles (maps, stack and packet accesses), and the model's
+// bundle budget, not executed (a looping program runs until the next start_i).
+//
+// Known differences in results (none exercised by compiled programs: a helper's bundle holds no stores, see
+// crates/hxdp/src/sched.rs): a map-value store that faults on the bus does not stop the map-value stores of higher
+// lanes of its bundle (the model stops at the faulting lane; packet stores are exact); an atomic on the data bus
+// reads memory as it was before its bundle (the model: after lower lanes' stores of the same bundle).
 //
 // Synthesis (Yosys 0.23 synth_xilinx -family xcup, LANES=4, IMEM_BUNDLES=64, STACK_FRAMES=1; 10.6 min): about
 // 139k LUTs, 9.1k FFs, 5.9k CARRY4, 40 DSP48E2, 40 RAM64M8. The four combinational ALUs (dividers) take about 62k
@@ -76,11 +101,13 @@ module sephirot #(
   input  logic [63:0]          ctx_data_meta_i,
   input  logic [31:0]          ctx_ifindex_i,
   input  logic [31:0]          ctx_rxq_i,
+  input  logic [12:0]          pkt_ready_i,     // page offsets below this hold stored packet bytes (see the header)
   output logic                 busy_o,
   output logic                 done_o,
   output logic [31:0]          verdict_o,
   output logic                 fault_o,
   output logic [31:0]          cycles_o,
+  output logic [31:0]          run_cycles_o,    // the running packet's cycle number (the start_i cycle is 1)
   // data bus, one port per lane
   output logic [LANES-1:0]     dbus_req_o,
   output logic [LANES-1:0]     dbus_we_o,
@@ -95,7 +122,17 @@ module sephirot #(
   output logic [5*64-1:0]      hcall_args_o,
   input  logic                 hret_valid_i,
   input  logic [63:0]          hret_i,
-  input  logic                 hret_fault_i
+  input  logic                 hret_fault_i,
+  input  logic                 hret_tail_i,     // with hret_valid_i: a tail call into bundle hret_entry_i
+  input  logic [15:0]          hret_entry_i,
+  // the helper module's stack port (tag-3 addresses), served while the core waits on the helper bus
+  input  logic                 hmem_req_i,
+  input  logic                 hmem_we_i,
+  input  logic [63:0]          hmem_addr_i,
+  input  logic [3:0]           hmem_bytes_i,
+  input  logic [63:0]          hmem_wdata_i,
+  output logic [63:0]          hmem_rdata_o,
+  output logic                 hmem_fault_o
 );
 
   localparam integer AW       = (IMEM_BUNDLES > 1) ? $clog2(IMEM_BUNDLES) : 1;
@@ -168,6 +205,14 @@ module sephirot #(
   logic                 c_pop_q;
   logic [15:0]          c_retpc_q;
   logic [LANES-1:0]     c_dbst_q;
+  logic                 c_tail_q;       // the bundle in commit tail-called: r1 = context
+
+  // helper stack port
+  logic                 hmem_bad;       // the request lies outside what a helper may touch, or comes unasked
+  logic                 hmem_act;       // a good request: it takes lane 0's stack ports this cycle
+  logic [60:0]          hmem_end;
+  logic [63:0]          hmem_rdata_q;
+  logic                 hmem_fault_q;
 
   // call frames
   logic [FW-1:0]                depth_q;
@@ -198,6 +243,7 @@ module sephirot #(
     .wdata_i      (c_wval_q),
     .r0_we_i      (rf_r0_we),
     .r0_i         (rf_r0),
+    .tail_i       (c_valid_q && c_tail_q),
     .restore_i    (rf_restore),
     .frame_regs_i (rf_frame),
     .push_i       (rf_push),
@@ -224,6 +270,7 @@ module sephirot #(
   logic [LANES*SAW-1:0] stk_wr_addr;
   logic [LANES*4-1:0]   stk_wr_bytes;
   logic [LANES*64-1:0]  x_stdata;       // what each lane stores: its value, or an atomic's new value
+  logic [LANES*64-1:0]  stk_wr_data;    // x_stdata, lane 0's replaced by the helper's while it writes
 
   stack #(.LANES(LANES), .FRAMES(STACK_FRAMES), .AW(SAW)) u_stack (
     .clk_i      (clk_i),
@@ -233,7 +280,7 @@ module sephirot #(
     .we_i       (stk_we),
     .wr_addr_i  (stk_wr_addr),
     .wr_bytes_i (stk_wr_bytes),
-    .wr_data_i  (x_stdata)
+    .wr_data_i  (stk_wr_data)
   );
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -305,6 +352,7 @@ module sephirot #(
   logic [63:0]          x_port_data;    // the answer on the port this lane's read went out on
   logic                 x_port_flt;
   logic                 ie_has_hc;
+  logic                 ie_hc_r0;       // ... and its answer is r0: bpf_tail_call (12) leaves r0 as it was
 
   generate
     for (g = 0; g < LANES; g = g + 1) begin : g_lane
@@ -331,6 +379,7 @@ module sephirot #(
     j = 0;  // loop variables: assigned on every path, so that synthesis infers no latch
     r = 0;
     ie_has_hc = |ie_hcall_q;
+    ie_hc_r0 = ie_has_hc && ie_hid_q != 32'd12;
     for (l = 0; l < LANES; l = l + 1) begin
       x_port_data = 64'd0;
       x_port_flt = 1'b0;
@@ -340,8 +389,10 @@ module sephirot #(
           x_port_flt = dbus_fault_i[j];
         end
       end
+      // A stack load reads when its bundle enters IE; a helper bundle holds that value while the helper may write
+      // the stack (the model's loads come before its helper). Atomics read as they store, after the helper.
       if (ie_kind_q[l*2 +: 2] == KindStack) begin
-        x_raw[l*64 +: 64] = stk_rd_data[l*64 +: 64];
+        x_raw[l*64 +: 64] = (ie_fresh_q || ie_atomic_q[l]) ? stk_rd_data[l*64 +: 64] : ie_ldraw_h_q[l*64 +: 64];
       end else begin
         x_raw[l*64 +: 64] = ie_fresh_q ? x_port_data : ie_ldraw_h_q[l*64 +: 64];
       end
@@ -382,6 +433,8 @@ module sephirot #(
   logic [31:0]          o_hid;
   logic                 xlane;
   logic                 memhaz;
+  logic                 pktwait;        // a packet load reads bytes not yet stored (pkt_ready_i)
+  logic [60:0]          rd_end;
   logic [LANES-1:0]     rd_need;        // ID lanes reading through the bus
   logic [LANES-1:0]     ie_busst;       // IE lanes storing through the bus: their ports are taken
   logic [LANES-1:0]     port_taken;
@@ -408,7 +461,7 @@ module sephirot #(
     if (ie_valid_q && ie_wen_q[lane_i] && ie_wreg_q[lane_i*4 +: 4] == reg_i) begin
       v = x_res[lane_i*64 +: 64];
     end
-    if (ie_valid_q && ie_has_hc && reg_i == 4'd0) begin
+    if (ie_valid_q && ie_hc_r0 && reg_i == 4'd0) begin
       v = hret_i;
     end
     forward = v;
@@ -493,6 +546,19 @@ module sephirot #(
       rd_need[l] = d_any[l] && (d_load[l] || d_atomic[l]) && o_kind[l*2 +: 2] == KindBus;
       ie_busst[l] = ie_valid_q && ie_store_q[l] && ie_kind_q[l*2 +: 2] == KindBus;
     end
+    // A packet load that will succeed (within data_meta..data_end) waits until its last byte is stored; one that
+    // faults does not wait, it reads nothing.
+    pktwait = 1'b0;
+    rd_end = 61'd0;
+    for (l = 0; l < LANES; l = l + 1) begin
+      rd_end = {1'b0, o_addr[l*64 +: 60]} + {57'd0, d_bytes[l*4 +: 4]};
+      if (rd_need[l] && o_addr[l*64 + 60 +: 4] == 4'd2
+          && {1'b0, o_addr[l*64 +: 60]} >= {1'b0, ctx_data_meta_i[59:0]}
+          && rd_end <= {1'b0, ctx_data_end_i[59:0]}
+          && rd_end > {48'd0, pkt_ready_i}) begin
+        pktwait = 1'b1;
+      end
+    end
     port_taken = ie_busst | (rd_need & ~ie_busst);
     port_short = 1'b0;
     port_found = 1'b0;
@@ -534,7 +600,7 @@ module sephirot #(
         end
       end
     end
-    id_stall = id_valid_q && (xlane || memhaz);
+    id_stall = id_valid_q && (xlane || memhaz || pktwait);
   end
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -635,6 +701,17 @@ module sephirot #(
         end
       end
     end
+    // A tail call (the helper answers with hret_tail_i) continues at the program's entry bundle; nothing else of
+    // the bundle transfers control (the model checks it first).
+    if (ie_has_hc && hret_tail_i) begin
+      ctl_any = 1'b1;
+      ctl_fault = 1'b0;
+      ctl_final = 1'b0;
+      ctl_push = 1'b0;
+      ctl_pop = 1'b0;
+      ctl_exitk = 1'b0;
+      ctl_target = hret_entry_i;
+    end
     ctl_ok = ie_go && !p1_end && !h_fault && !st_end;
     if (!ctl_ok) begin
       ctl_any = 1'b0;
@@ -722,7 +799,27 @@ module sephirot #(
     imem_rd_en = id_take;
   end
 
-  // Data bus and stack ports.
+  // The helper's stack port: while the core waits on the helper (called, not yet answered) the bundle in IE
+  // neither reads (its loads hold their values) nor writes the stack, so the helper borrows lane 0's ports. Bounds
+  // as the reference machine's helpers have them: 1-8 bytes ending at or below r10 (the current frame's top; the
+  // callers' frames lie below it) and within the stack. Stack read addresses (kept apart from the write side, which
+  // depends on the values read).
+  always_comb begin
+    hmem_end = {1'b0, hmem_addr_i[59:0]} + {57'd0, hmem_bytes_i};
+    hmem_bad = hmem_addr_i[63:60] != 4'd3 || hmem_bytes_i == 4'd0 || hmem_bytes_i > 4'd8
+               || hmem_end > {1'b0, regs_next[10*64 +: 60]} || hmem_end > StackEnd
+               || !(busy_q && ie_valid_q && hc_issued_q && !hret_valid_i);
+    hmem_act = hmem_req_i && !hmem_bad;
+    stk_rd_addr = '0;
+    for (l = 0; l < LANES; l = l + 1) begin
+      stk_rd_addr[l*SAW +: SAW] = ie_addr_q[l*64 +: SAW];
+    end
+    if (hmem_act) begin
+      stk_rd_addr[0 +: SAW] = hmem_addr_i[SAW-1:0];
+    end
+  end
+
+  // Data bus and stack write ports.
   always_comb begin
     j = 0;  // loop variables: assigned on every path, so that synthesis infers no latch
     r = 0;
@@ -738,7 +835,7 @@ module sephirot #(
         dbus_addr_o[l*64 +: 64] = ie_addr_q[l*64 +: 64];
         dbus_bytes_o[l*4 +: 4] = ie_bytes_q[l*4 +: 4];
         dbus_wdata_o[l*64 +: 64] = x_stdata[l*64 +: 64];
-      end else if (busy_q && id_valid_q && port_rd[l] && !memhaz) begin
+      end else if (busy_q && id_valid_q && port_rd[l] && !memhaz && !pktwait) begin
         dbus_req_o[l] = 1'b1;
         for (j = 0; j < LANES; j = j + 1) begin
           if (port_lane[l*3 +: 3] == j[2:0]) begin
@@ -747,10 +844,16 @@ module sephirot #(
           end
         end
       end
-      stk_rd_addr[l*SAW +: SAW] = ie_addr_q[l*64 +: SAW];
       stk_we[l] = st_en[l] && ie_kind_q[l*2 +: 2] == KindStack;
       stk_wr_addr[l*SAW +: SAW] = ie_addr_q[l*64 +: SAW];
       stk_wr_bytes[l*4 +: 4] = ie_bytes_q[l*4 +: 4];
+    end
+    stk_wr_data = x_stdata;
+    if (hmem_act) begin
+      stk_we[0] = hmem_we_i;
+      stk_wr_addr[0 +: SAW] = hmem_addr_i[SAW-1:0];
+      stk_wr_bytes[0 +: 4] = hmem_bytes_i;
+      stk_wr_data[0 +: 64] = hmem_wdata_i;
     end
   end
 
@@ -782,7 +885,7 @@ module sephirot #(
       run_q       <= 1'b1;
       busy_q      <= 1'b1;
       fetch_pc_q  <= entry_i;
-      cnt_q       <= 32'd1;
+      cnt_q       <= 32'd2;      // the cycle after start_i is the packet's second
       done_q      <= 1'b0;
       verdict_q   <= 32'd0;
       fault_q     <= 1'b0;
@@ -801,7 +904,7 @@ module sephirot #(
         done_q      <= 1'b1;
         verdict_q   <= end_verdict;
         fault_q     <= end_fault;
-        cycles_q    <= cnt_q + 32'd1;
+        cycles_q    <= cnt_q;
         id_valid_q  <= 1'b0;
         ie_valid_q  <= 1'b0;
         ie_fresh_q  <= 1'b0;
@@ -844,6 +947,15 @@ module sephirot #(
           depth_q <= depth_q - 1'b1;
         end
       end
+    end
+  end
+
+  // The helper stack port answers in the next cycle.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      hmem_fault_q <= 1'b0;
+    end else begin
+      hmem_fault_q <= hmem_req_i && hmem_bad;
     end
   end
 
@@ -894,6 +1006,7 @@ module sephirot #(
         ie_wdata_q[l*64 +: 64] <= d_stimm[l] ? d_imm64[l*64 +: 64] : o_src[l*64 +: 64];
       end
     end
+    hmem_rdata_q <= stk_rd_data[63:0];
     if (ie_fresh_q) begin
       ie_ldraw_h_q <= x_raw;
       ie_ldflt_h_q <= x_fresh_flt;
@@ -902,13 +1015,14 @@ module sephirot #(
       c_wen_q   <= ie_wen_q & ie_any_q;
       c_wreg_q  <= ie_wreg_q;
       c_wval_q  <= x_res;
-      c_hwen_q  <= ie_has_hc;
+      c_hwen_q  <= ie_hc_r0;
       c_hval_q  <= hret_i;
       c_exitk_q <= ctl_exitk;
       c_k_q     <= ctl_k;
       c_final_q <= ctl_final;
       c_push_q  <= ctl_push && !ctl_fault;
       c_pop_q   <= ctl_pop;
+      c_tail_q  <= ie_has_hc && hret_tail_i && ctl_ok;
       c_retpc_q <= ie_pc_q + 16'd1;
       for (l = 0; l < LANES; l = l + 1) begin
         c_dbst_q[l] <= st_en[l] && ie_kind_q[l*2 +: 2] == KindBus;
@@ -929,5 +1043,8 @@ module sephirot #(
   assign verdict_o = verdict_q;
   assign fault_o   = fault_q;
   assign cycles_o  = cycles_q;
+  assign run_cycles_o = cnt_q;
+  assign hmem_rdata_o = hmem_rdata_q;
+  assign hmem_fault_o = hmem_fault_q;
 
 endmodule

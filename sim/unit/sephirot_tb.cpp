@@ -6,11 +6,22 @@
 //   entry BUNDLE                   the bundle the next packets start at
 //   frame BYTES                    the next packet's bytes (two hex digits each, at least one byte)
 //   md IFINDEX RXQ                 the next packet's ingress ifindex and rx queue
-//   helper ID LATENCY RET FAULT    the helper table: helper ID answers after LATENCY cycles with RET (or a fault)
+//   helper ID LATENCY RET FAULT    the helper table: helper ID answers after LATENCY cycles with RET (or a fault);
+//                                  this forgets ID's tail and hmem lines
+//   tail ID ENTRY                  helper ID answers as a successful bpf_tail_call into bundle ENTRY
+//   hmem ID WE ADDR BYTES WDATA    helper ID makes this stack access (hmem_*, one a cycle from the cycle after its
+//                                  call, in order) and answers no sooner than the cycle the last one's answer is in
+//   stray WE ADDR BYTES WDATA      the next run makes this stack access in its third cycle, outside any helper call
+//   arrival MODE                   1: the packet arrives 32 bytes a cycle as the APS stores it (frame k written in
+//                                  the run's cycle k, start_i's being the first: pkt_ready_i = 256 + 32 * (k - 1) in
+//                                  cycle k, 4096 once every frame is written); 0 (the default): every byte is there
+//                                  from the start (pkt_ready_i = 4096)
 //   run                            run one packet
-// A run prints "hcall ID R1 R2 R3 R4 R5" for every helper call, then "result VERDICT FAULT CYCLES BYTES": the
-// verdict, the fault flag, cycles_o and the packet bytes from data_meta to data_end after the run (hex), or
-// "timeout" when done_o does not rise within a million cycles.
+// A run prints "hcall ID R1 R2 R3 R4 R5 CYCLES" for every helper call (CYCLES: run_cycles_o in the call's cycle),
+// "hmem WE ADDR BYTES RDATA FAULT" for the answer to every stack access, then "result VERDICT FAULT CYCLES BYTES":
+// the verdict, the fault flag, cycles_o and the packet bytes from data_meta to data_end after the run (hex), or
+// "timeout" when done_o does not rise within a million cycles. With arrival 1, a read of bytes the packet has not
+// brought yet returns zeros for them (unless the program wrote them), as the APS's packet buffer does.
 // Unknown helpers fault. The packet buffer is the reference machine's frame (docs/memory-model.md): 256 bytes of
 // headroom, data_meta = data at entry; tag-2 accesses must lie within data_meta..data_end, every other data-bus
 // access (map values) faults. The data bus answers with latency 1, as the core expects.
@@ -40,11 +51,23 @@ constexpr unsigned kMaxLanes = 8;
 constexpr unsigned kLanes = TB_LANES;
 static_assert(kLanes >= 2 && kLanes <= kMaxLanes, "2 to 8 lanes");
 
+struct Access {
+    bool write;
+    uint64_t addr;
+    unsigned bytes;
+    uint64_t wdata;
+};
+
 struct Helper {
     unsigned latency;
     uint64_t ret;
     bool fault;
+    bool tail = false;
+    uint32_t entry = 0;
+    std::vector<Access> script = {};
 };
+
+constexpr uint32_t kPageEnd = 4096;
 
 // Wide Verilator ports are arrays of 32-bit words.
 template <typename Wide>
@@ -88,10 +111,22 @@ class Bench {
     }
     void set_packet(const std::vector<uint8_t>& bytes) { packet_ = bytes; }
     void set_helper(uint32_t id, const Helper& helper) { helpers_[id] = helper; }
+    void set_tail(uint32_t id, uint32_t entry) {
+        helpers_[id].tail = true;
+        helpers_[id].entry = entry;
+    }
+    void add_access(uint32_t id, const Access& access) { helpers_[id].script.push_back(access); }
+    void set_stray(const Access& access) {
+        stray_ = access;
+        has_stray_ = true;
+    }
+    void set_arrival(bool arrival) { arrival_ = arrival; }
 
     void run() {
         std::fill(frame_.begin(), frame_.end(), 0);
+        std::fill(written_.begin(), written_.end(), false);
         std::memcpy(&frame_[kHeadroom], packet_.data(), packet_.size());
+        frames_ = (packet_.size() + 31) / 32;
         meta_ = kHeadroom;
         data_ = kHeadroom;
         end_ = kHeadroom + packet_.size();
@@ -102,13 +137,35 @@ class Bench {
         core_->ctx_ifindex_i = ifindex_;
         core_->ctx_rxq_i = rxq_;
         clear_answers();
+        core_->pkt_ready_i = ready(1);
         core_->start_i = 1;
         tick();
         core_->start_i = 0;
+        core_->pkt_ready_i = ready(2);
         int helper_countdown = -1;
         Helper pending{};
+        size_t script_pos = 0;
+        bool in_flight = false;  // a stack access is driven in this cycle ...
+        Access flying{};
+        bool answer_due = false;  // ... and its answer is there in the next
+        Access answered{};
+        bool stray = has_stray_;
+        has_stray_ = false;
+        // Iteration `cycle` is the run's cycle `cycle + 2` (start_i's is the first).
         for (unsigned cycle = 0; cycle < 1000000; ++cycle) {
             core_->eval();
+            ready_now_ = ready(cycle + 2);
+            if (answer_due) {
+                std::printf("hmem %x %" PRIx64 " %x %" PRIx64 " %x\n", answered.write ? 1u : 0u, answered.addr,
+                            answered.bytes, static_cast<uint64_t>(core_->hmem_rdata_o),
+                            static_cast<unsigned>(core_->hmem_fault_o));
+                answer_due = false;
+            }
+            if (in_flight) {
+                answered = flying;
+                answer_due = true;
+                in_flight = false;
+            }
             if (core_->done_o) {
                 std::printf("result %x %x %x ", static_cast<unsigned>(core_->verdict_o),
                             static_cast<unsigned>(core_->fault_o), static_cast<unsigned>(core_->cycles_o));
@@ -141,10 +198,15 @@ class Bench {
                 for (unsigned arg = 0; arg < 5; ++arg) {
                     std::printf(" %" PRIx64, get64(core_->hcall_args_o, arg));
                 }
-                std::printf("\n");
+                std::printf(" %x\n", static_cast<unsigned>(core_->run_cycles_o));
                 auto found = helpers_.find(core_->hcall_id_o);
                 pending = found == helpers_.end() ? Helper{1, 0, true} : found->second;
-                helper_countdown = static_cast<int>(pending.latency < 1 ? 1 : pending.latency);
+                unsigned latency = pending.latency < 1 ? 1 : pending.latency;
+                if (latency < pending.script.size() + 1) {
+                    latency = static_cast<unsigned>(pending.script.size() + 1);
+                }
+                helper_countdown = static_cast<int>(latency);
+                script_pos = 0;
             }
             if (helper_countdown > 0 && --helper_countdown == 0) {
                 hret_valid = true;
@@ -152,7 +214,25 @@ class Bench {
                 hret_fault = pending.fault;
                 helper_countdown = -1;
             }
+            // The stack access of the next cycle: the running helper's next one, or the stray one.
+            bool drive = false;
+            Access next{};
+            if (helper_countdown > 0 && script_pos < pending.script.size()) {
+                next = pending.script[script_pos++];
+                drive = true;
+            } else if (stray && cycle == 0) {
+                next = stray_;
+                drive = true;
+            }
             tick_high();
+            core_->pkt_ready_i = ready(cycle + 3);
+            core_->hmem_req_i = drive;
+            core_->hmem_we_i = next.write;
+            core_->hmem_addr_i = next.addr;
+            core_->hmem_bytes_i = next.bytes;
+            core_->hmem_wdata_i = next.wdata;
+            in_flight = drive;
+            flying = next;
             for (unsigned lane = 0; lane < lanes(); ++lane) {
                 put64(core_->dbus_rdata_i, lane, rdata[lane]);
             }
@@ -160,6 +240,8 @@ class Bench {
             core_->hret_valid_i = hret_valid;
             core_->hret_i = hret;
             core_->hret_fault_i = hret_fault;
+            core_->hret_tail_i = hret_valid && pending.tail;
+            core_->hret_entry_i = pending.entry;
             tick_low();
         }
         std::printf("timeout\n");
@@ -169,6 +251,14 @@ class Bench {
     static uint64_t tagged(uint64_t offset) { return (kTagPacket << 60) | offset; }
 
     static unsigned lanes() { return kLanes; }
+
+    // pkt_ready_i in the run's cycle `k` (start_i's is 1): the frames written before it.
+    uint32_t ready(uint64_t k) const {
+        if (!arrival_ || k > frames_) {
+            return kPageEnd;
+        }
+        return static_cast<uint32_t>(kHeadroom + 32 * (k - 1));
+    }
 
     // One data-bus access; false when it lies outside its region (a faulting write changes nothing).
     bool access(uint64_t addr, unsigned bytes, bool write, uint64_t wdata, uint64_t* rdata) {
@@ -182,11 +272,13 @@ class Bench {
         if (write) {
             for (unsigned i = 0; i < bytes; ++i) {
                 frame_[off + i] = static_cast<uint8_t>(wdata >> (8 * i));
+                written_[off + i] = true;
             }
         } else {
             uint64_t v = 0;
             for (unsigned i = 0; i < bytes; ++i) {
-                v |= static_cast<uint64_t>(frame_[off + i]) << (8 * i);
+                bool there = off + i < ready_now_ || written_[off + i];
+                v |= static_cast<uint64_t>(there ? frame_[off + i] : 0) << (8 * i);
             }
             *rdata = v;
         }
@@ -201,6 +293,13 @@ class Bench {
         core_->hret_valid_i = 0;
         core_->hret_i = 0;
         core_->hret_fault_i = 0;
+        core_->hret_tail_i = 0;
+        core_->hret_entry_i = 0;
+        core_->hmem_req_i = 0;
+        core_->hmem_we_i = 0;
+        core_->hmem_addr_i = 0;
+        core_->hmem_bytes_i = 0;
+        core_->hmem_wdata_i = 0;
     }
 
     void tick_high() {
@@ -220,6 +319,12 @@ class Bench {
 
     std::unique_ptr<Vsephirot> core_;
     std::vector<uint8_t> frame_;
+    std::vector<bool> written_ = std::vector<bool>(kFrameBytes, false);
+    uint64_t frames_ = 0;
+    uint64_t ready_now_ = kPageEnd;
+    bool arrival_ = false;
+    Access stray_{};
+    bool has_stray_ = false;
     std::vector<uint8_t> packet_ = std::vector<uint8_t>(64, 0);
     std::map<uint32_t, Helper> helpers_;
     uint64_t meta_ = 0, data_ = 0, end_ = 0;
@@ -287,6 +392,30 @@ int main(int argc, char** argv) {
             uint64_t ret = 0;
             ok = std::sscanf(rest, "%x %x %" SCNx64 " %x", &id, &latency, &ret, &fault) == 4;
             bench.set_helper(id, Helper{latency, ret, fault != 0});
+        } else if (std::strcmp(command, "tail") == 0) {
+            unsigned id = 0, entry = 0;
+            ok = std::sscanf(rest, "%x %x", &id, &entry) == 2;
+            bench.set_tail(id, entry);
+        } else if (std::strcmp(command, "hmem") == 0 || std::strcmp(command, "stray") == 0) {
+            bool stray = command[0] == 's';
+            unsigned id = 0, we = 0, bytes = 0;
+            uint64_t addr = 0, wdata = 0;
+            if (stray) {
+                ok = std::sscanf(rest, "%x %" SCNx64 " %x %" SCNx64, &we, &addr, &bytes, &wdata) == 4;
+            } else {
+                ok = std::sscanf(rest, "%x %x %" SCNx64 " %x %" SCNx64, &id, &we, &addr, &bytes, &wdata) == 5;
+            }
+            ok = ok && bytes < 16;
+            Access access{we != 0, addr, bytes, wdata};
+            if (ok && stray) {
+                bench.set_stray(access);
+            } else if (ok) {
+                bench.add_access(id, access);
+            }
+        } else if (std::strcmp(command, "arrival") == 0) {
+            unsigned mode = 0;
+            ok = std::sscanf(rest, "%x", &mode) == 1 && mode <= 1;
+            bench.set_arrival(mode == 1);
         } else if (std::strcmp(command, "run") == 0) {
             bench.run();
         } else {

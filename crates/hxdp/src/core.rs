@@ -62,6 +62,8 @@ pub struct HxdpCore {
     last_cycles: u64,
     stats: CoreStats,
     last_fault: Option<String>,
+    last_calls: Vec<(i32, u64)>,
+    packet_present: bool,
 }
 
 impl HxdpCore {
@@ -110,6 +112,8 @@ impl HxdpCore {
             last_cycles: 0,
             stats: CoreStats::default(),
             last_fault: None,
+            last_calls: Vec::new(),
+            packet_present: false,
         })
     }
 
@@ -133,6 +137,19 @@ impl HxdpCore {
         &self.stats
     }
 
+    /// The helper calls of the last packet: (helper id, the cycle of the call as virtual time counts it, which is
+    /// the core's `run_cycles_o` in the cycle it raises `hcall_o`).
+    pub fn last_helper_calls(&self) -> &[(i32, u64)] {
+        &self.last_calls
+    }
+
+    /// With `true`, every packet byte counts as stored when the packet starts (a core whose packet buffer is
+    /// filled before it starts, `pkt_ready_i` at the page's end): no waits for frames. By default frames arrive one
+    /// per cycle from the start (the APS's early start).
+    pub fn set_packet_present(&mut self, present: bool) {
+        self.packet_present = present;
+    }
+
     /// Why the last packet was aborted by a fault, if it was.
     pub fn last_fault(&self) -> Option<&str> {
         self.last_fault.as_deref()
@@ -140,7 +157,7 @@ impl HxdpCore {
 
     /// Runs one packet; returns the verdict (faults give `XDP_ABORTED`).
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Verdict {
-        let (_, data, _) = buff.offsets();
+        let (_, data, data_end) = buff.offsets();
         let entry = self.image.entries[self.entry] as usize;
         let mut hosted = self.machine.hosted(buff, md);
         let mut run = Run {
@@ -148,9 +165,13 @@ impl HxdpCore {
             cycles: START_CYCLES,
             bundles: 0,
             data,
+            frames: data_end.saturating_sub(data).div_ceil(FRAME_BYTES) as u64,
+            present: self.packet_present,
+            calls: Vec::new(),
         };
         let end = run.execute(&mut hosted, entry);
         hosted.finish();
+        self.last_calls = std::mem::take(&mut run.calls);
         // The input queue moves the next packet's frames while this one runs, so only the core's busy time counts
         // (waits for frames not yet arrived are in it, see `wait_for_packet`).
         let cycles = run.cycles;
@@ -182,18 +203,70 @@ struct Run<'a> {
     image: &'a Image,
     cycles: u64,
     bundles: u64,
+    /// Page offset of the packet's first byte at entry.
     data: usize,
+    /// Frames the packet arrives in (32 bytes each).
+    frames: u64,
+    /// The whole packet is stored at the start: no arrival waits.
+    present: bool,
+    /// (helper id, cycle of the call) of every helper call.
+    calls: Vec<(i32, u64)>,
+}
+
+/// What decode sees of the previous bundle while it is in execute (nothing after a taken transfer: squashed).
+#[derive(Default)]
+struct Prev {
+    /// Registers written, with their lanes (none for helper results).
+    writes: Vec<(u8, Option<usize>)>,
+    /// Every store and atomic: (address, bytes).
+    stores: Vec<(u64, u64)>,
+}
+
+impl Prev {
+    /// Stores through the data bus (packet and map value) take their lanes' bus ports.
+    fn bus_stores(&self) -> usize {
+        self.stores.iter().filter(|&&(a, _)| on_bus(a)).count()
+    }
+
+    /// A store to a map value: its fault would only come back in commit.
+    fn map_store(&self) -> bool {
+        self.stores
+            .iter()
+            .any(|&(a, _)| region::region(a) == Region::MapValue)
+    }
+}
+
+/// Tag-2 and tag-4 addresses go through the data bus (context and stack are inside the core).
+fn on_bus(addr: u64) -> bool {
+    matches!(region::region(addr), Region::Packet | Region::MapValue)
+}
+
+fn is_atomic(op: &Op) -> bool {
+    op.class() == CLASS_STX && op.code & 0xe0 == MODE_ATOMIC
+}
+
+/// The address a load, store or atomic accesses, operands from `r`.
+fn access_addr(op: &Op, r: &[u64; 16]) -> u64 {
+    let base = if op.is_load() { op.src } else { op.dst };
+    r[base as usize & 15].wrapping_add(op.off as i64 as u64)
 }
 
 impl Run<'_> {
+    /// Ends the packet with a fault found in execute.
+    fn fault(&mut self, f: FaultKind) -> End {
+        self.cycles += FAULT_CYCLES;
+        End::Fault(f)
+    }
+
     fn execute(&mut self, vm: &mut Hosted, entry: usize) -> End {
         let mut pc = entry;
         let mut frames: Vec<Frame> = Vec::new();
-        // Registers written by the previous bundle, with their lanes (none for helper results).
-        let mut prev_writes: Vec<(u8, Option<usize>)> = Vec::new();
+        let mut prev = Prev::default();
         loop {
             let Some(bundle) = self.image.bundles.get(pc) else {
-                return End::Fault(FaultKind::FellOff);
+                // The fetch past the image's end counts as a bundle; execute finds it empty-handed.
+                self.cycles += BUNDLE_CYCLES;
+                return self.fault(FaultKind::FellOff);
             };
             self.bundles += 1;
             if self.bundles > BUNDLE_BUDGET {
@@ -202,16 +275,37 @@ impl Run<'_> {
                 });
             }
             self.cycles += BUNDLE_CYCLES;
-            let stall = bundle.ops().any(|(lane, op)| {
+            let snap = *vm.regs();
+            // Decode: the bundle waits for the previous one (cross-lane operands, bus hazards) and for packet bytes.
+            let cross_lane = bundle.ops().any(|(lane, op)| {
                 let r = crate::ir::reads(op);
-                prev_writes
+                prev.writes
                     .iter()
                     .any(|&(reg, l)| r & (1 << reg) != 0 && l.is_some_and(|l| l != lane))
             });
-            if stall {
+            let bus_reads: Vec<(u64, u64)> = bundle
+                .ops()
+                .filter(|(_, op)| op.is_load() || is_atomic(op))
+                .map(|(_, op)| (access_addr(op, &snap), op.access_size() as u64))
+                .filter(|&(a, _)| on_bus(a))
+                .collect();
+            let bus_hazard = prev.bus_stores() + bus_reads.len() > self.image.lanes
+                || bus_reads.iter().any(|&(a, n)| {
+                    prev.stores
+                        .iter()
+                        .any(|&(b, m)| a < b.wrapping_add(m) && b < a.wrapping_add(n))
+                });
+            if cross_lane {
                 self.cycles += CROSS_LANE_STALL_CYCLES;
+            } else if bus_hazard {
+                self.cycles += BUS_HAZARD_CYCLES;
             }
-            let snap = *vm.regs();
+            for &(addr, size) in &bus_reads {
+                // Only a load that succeeds reads bytes; one outside the packet faults without waiting.
+                if vm.bytes(addr, size as usize, "load").is_ok() {
+                    self.wait_for_packet(addr, size as usize);
+                }
+            }
             let mut pending: Vec<(u8, u64)> = Vec::new();
             let mut writes_now: Vec<(u8, Option<usize>)> = Vec::new();
             // Phase 1: operands and loads.
@@ -219,18 +313,20 @@ impl Run<'_> {
                 if op.is_alu() || op.is_lddw() {
                     match alu_value(op, &snap) {
                         Some(v) => pending.push((op.dst, v)),
-                        None => return End::Fault(invalid(op)),
+                        None => return self.fault(invalid(op)),
                     }
                     writes_now.push((op.dst, Some(lane)));
                 } else if op.is_load() {
-                    let addr = snap[op.src as usize & 15].wrapping_add(op.off as i64 as u64);
-                    self.wait_for_packet(addr, op.access_size());
+                    let addr = access_addr(op, &snap);
                     match load(vm, op, addr) {
                         Ok(v) => pending.push((op.dst, v)),
                         Err(f) => {
                             return match (op.fault_verdict(), region::region(addr)) {
-                                (Some(v), Region::Packet) => End::Verdict(v),
-                                _ => End::Fault(f),
+                                (Some(v), Region::Packet) => {
+                                    self.cycles += FAULT_CYCLES;
+                                    End::Verdict(v)
+                                }
+                                _ => self.fault(f),
                             }
                         }
                     }
@@ -241,11 +337,13 @@ impl Run<'_> {
             let mut tail_call = None;
             if let Some((_, op)) = bundle.ops().find(|(_, o)| o.is_helper_call()) {
                 let id = op.imm as i32;
+                let call = self.cycles + HELPER_CALL_STAGE_CYCLES;
                 self.cycles += helper_cycles(id);
+                self.calls.push((id, call));
                 vm.regs().copy_from_slice(&snap);
-                match vm.call_helper(id, self.cycles) {
+                match vm.call_helper(id, call) {
                     Ok(r0) => pending.push((0, r0)),
-                    Err(f) => return End::Fault(f),
+                    Err(f) => return self.fault(f),
                 }
                 writes_now.push((0, None));
                 tail_call = vm.take_tail_call();
@@ -256,19 +354,24 @@ impl Run<'_> {
                 }
             }
             // Phase 3: stores in lane order, then register results.
+            let mut stores_now = Vec::new();
             for (lane, op) in bundle.ops() {
                 if !op.is_store() {
                     continue;
                 }
-                let addr = snap[op.dst as usize & 15].wrapping_add(op.off as i64 as u64);
-                self.wait_for_packet(addr, op.access_size());
+                let addr = access_addr(op, &snap);
+                stores_now.push((addr, op.access_size() as u64));
                 match store(vm, op, addr, &snap) {
                     Ok(Some((reg, v))) => {
                         pending.push((reg, v));
                         writes_now.push((reg, Some(lane)));
                     }
                     Ok(None) => {}
-                    Err(f) => return End::Fault(f),
+                    Err(f) if region::region(addr) == Region::MapValue && !is_atomic(op) => {
+                        self.cycles += BUS_STORE_FAULT_CYCLES;
+                        return End::Fault(f);
+                    }
+                    Err(f) => return self.fault(f),
                 }
             }
             {
@@ -277,18 +380,26 @@ impl Run<'_> {
                     regs[reg as usize & 15] = v;
                 }
             }
-            prev_writes = writes_now;
-            // Control: the lowest lane whose transfer happens wins.
+            let last = std::mem::replace(
+                &mut prev,
+                Prev {
+                    writes: writes_now,
+                    stores: stores_now,
+                },
+            );
+            // Control: a tail call first, then the lowest lane whose transfer happens.
             if let Some(next) = tail_call {
                 match self.image.entries.get(next) {
                     Some(&e) if (e as usize) < self.image.bundles.len() => {
+                        // As the reference machine: the stack and the call frames stay (the tail-called program's
+                        // exit returns to the caller of the function that tail-called), r1 is the context.
                         pc = e as usize;
-                        frames.clear();
                         self.cycles += TAKEN_BRANCH_CYCLES;
+                        prev = Prev::default();
                         continue;
                     }
                     _ => {
-                        return End::Fault(FaultKind::Helper {
+                        return self.fault(FaultKind::Helper {
                             helper: "bpf_tail_call",
                             message: format!("program {next} is not in the hxdp image"),
                         })
@@ -309,21 +420,24 @@ impl Run<'_> {
                             regs[10] = regs[10].wrapping_sub(STACK_SIZE as u64);
                             next_pc = f.return_pc;
                             self.cycles += TAKEN_BRANCH_CYCLES;
-                            prev_writes.clear();
+                            prev = Prev::default();
                             break;
                         }
                         None => {
-                            let early = op.code == EXIT_IMM && bundle.count() == 1;
-                            if !early {
-                                self.cycles += DRAIN_CYCLES;
-                            }
+                            let early =
+                                op.code == EXIT_IMM && bundle.count() == 1 && !last.map_store();
+                            self.cycles += if early {
+                                EARLY_EXIT_CYCLES
+                            } else {
+                                DRAIN_CYCLES
+                            };
                             return End::Verdict(vm.regs()[0] as u32);
                         }
                     }
                 }
                 if op.is_local_call() {
                     if frames.len() + 1 >= hwxdp_xdp::MAX_CALL_FRAMES {
-                        return End::Fault(FaultKind::CallDepth {
+                        return self.fault(FaultKind::CallDepth {
                             max: hwxdp_xdp::MAX_CALL_FRAMES,
                         });
                     }
@@ -337,7 +451,7 @@ impl Run<'_> {
                     regs[10] = regs[10].wrapping_add(STACK_SIZE as u64);
                     next_pc = op.imm as usize;
                     self.cycles += TAKEN_BRANCH_CYCLES;
-                    prev_writes.clear();
+                    prev = Prev::default();
                     break;
                 }
                 let taken = if op.is_ja() {
@@ -351,7 +465,7 @@ impl Run<'_> {
                     };
                     match alu::condition(op.code & 0xf0, wide, r[op.dst as usize & 15], b) {
                         Some(t) => t,
-                        None => return End::Fault(invalid(op)),
+                        None => return self.fault(invalid(op)),
                     }
                 } else {
                     false
@@ -359,7 +473,7 @@ impl Run<'_> {
                 if taken {
                     next_pc = op.off as u16 as usize;
                     self.cycles += TAKEN_BRANCH_CYCLES;
-                    prev_writes.clear();
+                    prev = Prev::default();
                     break;
                 }
             }
@@ -367,15 +481,21 @@ impl Run<'_> {
         }
     }
 
-    /// Early start: stalls until the frame holding the last byte of a packet access has arrived.
+    /// Early start: stalls decode until the frame holding the last byte of a packet load is stored.
     fn wait_for_packet(&mut self, addr: u64, size: usize) {
-        if region::region(addr) != Region::Packet {
+        if self.present || region::region(addr) != Region::Packet {
             return;
         }
         let end = (region::offset(addr) as usize + size).saturating_sub(self.data);
-        let frame = end.div_ceil(FRAME_BYTES) as u64;
-        // Frame k (from 1) is in the APS at cycle k; the program started at START_CYCLES with the first frame.
-        let ready = frame.saturating_sub(1) + START_CYCLES;
+        // Bytes past the packet's arrival (a grown tail) are there once the last frame is.
+        let frame = (end.div_ceil(FRAME_BYTES) as u64).min(self.frames);
+        // Frame k (from 1) is written in cycle k - 1 + START_CYCLES and read from the next; the load goes out in
+        // decode. Bytes before the packet's data (frame 0) are there from the start.
+        let ready = if frame == 0 {
+            0
+        } else {
+            (frame + START_CYCLES).saturating_sub(LOAD_ISSUE_CYCLES)
+        };
         if self.cycles < ready {
             self.cycles = ready;
         }

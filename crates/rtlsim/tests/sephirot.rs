@@ -1,7 +1,8 @@
-//! rtl/sephirot/sephirot.sv against the cycle model `hwxdp_hxdp::HxdpCore`, program by program and packet by packet:
-//! verdicts, faults and packet bytes must be identical, cycles within 10% (or two cycles on short runs); the cycle
-//! table is printed (`cargo test -p hwxdp-rtlsim --test sephirot -- --nocapture`), with each image's listing when
-//! `SEPHIROT_LISTINGS` is set.
+//! rtl/sephirot/sephirot.sv against the cycle model `hwxdp_hxdp::HxdpCore`, program by program and packet by packet,
+//! with the packet arriving 32 bytes a cycle (the APS's early start) and with the whole packet there from the start:
+//! verdicts, faults, packet bytes, cycles and the cycle of every helper call (`run_cycles_o`) must be identical. The
+//! cycle table is printed (`cargo test -p hwxdp-rtlsim --test sephirot -- --nocapture`), with each image's listing
+//! when `SEPHIROT_LISTINGS` is set.
 
 mod common;
 
@@ -10,16 +11,11 @@ use hwxdp_ebpf::opcode::*;
 use hwxdp_ebpf::Insn;
 use hwxdp_hxdp::isa::{Bundle, Image, Op, EXIT_IMM, LDX6, STX6};
 use hwxdp_hxdp::{compile_object, HxdpCore, Options};
-use hwxdp_object::{ObjectSpec, ProgramSpec};
+use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_xdp::{Backend, Config, XdpBuff, XdpMd};
 
 /// Lanes of the hand-scheduled images and of the main build.
 const LANES: usize = 4;
-
-/// Cycles the core may differ from the model by on runs too short for 10% to be a cycle: the model ends a faulting
-/// packet in the cycle of its bundle, while the core learns of a fault in its execute stage, two cycles after fetch
-/// (and an `exit K` reached by a branch ends one cycle after its fetch, in decode).
-const SHORT_RUN_SLACK: u64 = 2;
 
 /// Helpers the testbench answers, as (id, latency, r0, fault): latencies as `hwxdp_hxdp::timing` charges them,
 /// values as the reference machine computes them for the programs below (cpu 0; the packet length for
@@ -34,6 +30,20 @@ struct Case {
     spec: ObjectSpec,
     image: Image,
     packets: Vec<(Vec<u8>, XdpMd)>,
+    /// Testbench lines before packet i (helper behaviour beyond `helper_lines`), when there are any.
+    extra: Vec<String>,
+    /// Cycles the testbench's helpers take beyond what the model charges (stack accesses take a cycle each).
+    extra_latency: u64,
+    /// Map updates (map, key, value) the model gets before the packets (the testbench has no maps).
+    preload: Vec<(usize, Vec<u8>, Vec<u8>)>,
+}
+
+impl Case {
+    fn with_extra(mut self, extra: Vec<String>, extra_latency: u64) -> Case {
+        self.extra = extra;
+        self.extra_latency = extra_latency;
+        self
+    }
 }
 
 /// What one packet produced.
@@ -45,6 +55,10 @@ struct Outcome {
     cycles: u64,
     /// Helper calls as the testbench saw them ("ID R1 R2 R3 R4 R5" in hex); the model's side leaves them empty.
     calls: Vec<String>,
+    /// The cycle of each helper call: `run_cycles_o` on the core, the cycle virtual time sees in the model.
+    call_cycles: Vec<u64>,
+    /// The testbench's stack accesses, "WE ADDR BYTES RDATA FAULT" (hex) as the core answered them.
+    hmem: Vec<String>,
 }
 
 fn object(insns: Vec<Insn>) -> ObjectSpec {
@@ -52,7 +66,11 @@ fn object(insns: Vec<Insn>) -> ObjectSpec {
 }
 
 fn assemble(text: &str) -> ObjectSpec {
-    object(hwxdp_ebpf::assemble(text).unwrap_or_else(|e| panic!("{e}\n{text}")))
+    object(insns(text))
+}
+
+fn insns(text: &str) -> Vec<Insn> {
+    hwxdp_ebpf::assemble(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
 fn compiled(lanes: usize, name: &str, spec: ObjectSpec, packets: Vec<(Vec<u8>, XdpMd)>) -> Case {
@@ -68,6 +86,9 @@ fn compiled(lanes: usize, name: &str, spec: ObjectSpec, packets: Vec<(Vec<u8>, X
         spec,
         image,
         packets,
+        extra: Vec::new(),
+        extra_latency: 0,
+        preload: Vec::new(),
     }
 }
 
@@ -93,6 +114,9 @@ fn hand(name: &str, bundles: Vec<Vec<(usize, Op)>>, packets: Vec<(Vec<u8>, XdpMd
         spec: object(vec![Insn::new(CLASS_JMP | JMP_EXIT, 0, 0, 0, 0)]),
         image,
         packets,
+        extra: Vec::new(),
+        extra_latency: 0,
+        preload: Vec::new(),
     }
 }
 
@@ -127,10 +151,22 @@ fn packets(lens: &[usize]) -> Vec<(Vec<u8>, XdpMd)> {
         .collect()
 }
 
-/// The reference: the cycle model with the reference machine's memory and helpers.
-fn reference(case: &Case) -> Vec<Outcome> {
-    let mut core = HxdpCore::new(case.image.clone(), &case.spec, None, &Config::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+/// The reference: the cycle model with the reference machine's memory and helpers; `arrival` as the testbench's.
+fn reference(case: &Case, arrival: bool) -> Vec<Outcome> {
+    let program = case.spec.programs[0].name.clone();
+    let mut core = HxdpCore::new(
+        case.image.clone(),
+        &case.spec,
+        Some(program.as_str()),
+        &Config::default(),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    core.set_packet_present(!arrival);
+    for (map, key, value) in &case.preload {
+        core.maps()
+            .update(*map, key, value, 0)
+            .unwrap_or_else(|e| panic!("{}: preloading map {map}: {e}", case.name));
+    }
     case.packets
         .iter()
         .map(|(frame, md)| {
@@ -142,6 +178,8 @@ fn reference(case: &Case) -> Vec<Outcome> {
                 bytes: buff.output().to_vec(),
                 cycles: core.cycles().expect("the model counts cycles"),
                 calls: Vec::new(),
+                call_cycles: core.last_helper_calls().iter().map(|c| c.1).collect(),
+                hmem: Vec::new(),
             }
         })
         .collect()
@@ -151,8 +189,8 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn script(cases: &[Case]) -> String {
-    let mut s = String::new();
+fn script(cases: &[Case], arrival: bool) -> String {
+    let mut s = format!("arrival {}\n", u8::from(arrival));
     for case in cases {
         for (b, bundle) in case.image.bundles.iter().enumerate() {
             let mut slots = vec![0u64; case.image.lanes];
@@ -168,8 +206,11 @@ fn script(cases: &[Case]) -> String {
             }
         }
         s.push_str(&format!("entry {:x}\n", case.image.entries[0]));
-        for (frame, md) in &case.packets {
+        for (i, (frame, md)) in case.packets.iter().enumerate() {
             s.push_str(&helper_lines(frame.len()));
+            if let Some(extra) = case.extra.get(i) {
+                s.push_str(extra);
+            }
             s.push_str(&format!(
                 "frame {}\nmd {:x} {:x}\nrun\n",
                 hex(frame),
@@ -182,7 +223,7 @@ fn script(cases: &[Case]) -> String {
 }
 
 /// Runs the cases (all of `lanes` lanes) on the core built with that many lanes.
-fn simulate(lanes: usize, cases: &[Case]) -> Vec<Outcome> {
+fn simulate(lanes: usize, cases: &[Case], arrival: bool) -> Vec<Outcome> {
     let mut spec = common::unit_spec("sephirot");
     for file in [
         "sephirot/sephirot.sv",
@@ -201,10 +242,18 @@ fn simulate(lanes: usize, cases: &[Case]) -> Vec<Outcome> {
         format!("-DTB_LANES={lanes}"),
     ];
     let mut calls = Vec::new();
+    let mut call_cycles = Vec::new();
+    let mut hmem = Vec::new();
     let mut outcomes = Vec::new();
-    for line in common::run_testbench(&spec, script(cases)) {
+    for line in common::run_testbench(&spec, script(cases, arrival)) {
         if let Some(call) = line.strip_prefix("hcall ") {
-            calls.push(call.to_string());
+            let (args, cycle) = call.rsplit_once(' ').expect("hcall line ends in the cycle");
+            calls.push(args.to_string());
+            call_cycles.push(u64::from_str_radix(cycle, 16).expect("run_cycles"));
+            continue;
+        }
+        if let Some(access) = line.strip_prefix("hmem ") {
+            hmem.push(access.to_string());
             continue;
         }
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -215,61 +264,83 @@ fn simulate(lanes: usize, cases: &[Case]) -> Vec<Outcome> {
             bytes: unhex(f[4]),
             cycles: u64::from_str_radix(f[3], 16).expect("cycles"),
             calls: std::mem::take(&mut calls),
+            call_cycles: std::mem::take(&mut call_cycles),
+            hmem: std::mem::take(&mut hmem),
         });
     }
     outcomes
 }
 
-/// Runs every case on both sides; results must match exactly, cycles within 10%. Returns the cycle table.
-fn check(lanes: usize, cases: &[Case]) -> String {
+/// Runs every case on both sides, the packet arriving frame by frame and then present from the start; results,
+/// cycles and helper-call cycles must match exactly (cycles less the testbench's extra helper latency). Returns the
+/// cycle table and the core's outcomes.
+fn check(lanes: usize, cases: &[Case]) -> (String, Vec<Outcome>) {
     assert!(cases.iter().all(|c| c.image.lanes == lanes));
-    let got = simulate(lanes, cases);
-    let mut want = Vec::new();
-    let mut names = Vec::new();
-    let mut listings = Vec::new();
-    for case in cases {
-        let listing = hwxdp_hxdp::isa::listing(&case.image, &["t".to_string()]);
-        for (i, w) in reference(case).into_iter().enumerate() {
-            want.push(w);
-            names.push(format!("{} #{i}", case.name));
-            listings.push(listing.clone());
-        }
-    }
-    assert_eq!(got.len(), want.len(), "one result per packet");
     let mut failures = Vec::new();
     let mut table = String::new();
-    for (((name, g), w), listing) in names.iter().zip(&got).zip(&want).zip(&listings) {
-        table.push_str(&format!(
-            "{name:<40} model {:>5} rtl {:>5} {:+}\n",
-            w.cycles,
-            g.cycles,
-            g.cycles as i64 - w.cycles as i64
-        ));
-        if std::env::var_os("SEPHIROT_LISTINGS").is_some() {
-            table.push_str(listing);
+    let mut outcomes = Vec::new();
+    for arrival in [true, false] {
+        let got = simulate(lanes, cases, arrival);
+        let mut want = Vec::new();
+        for case in cases {
+            let names: Vec<String> = case.spec.programs.iter().map(|p| p.name.clone()).collect();
+            let listing = hwxdp_hxdp::isa::listing(&case.image, &names);
+            for (i, w) in reference(case, arrival).into_iter().enumerate() {
+                want.push((
+                    format!("{} #{i}", case.name),
+                    case.extra_latency,
+                    listing.clone(),
+                    w,
+                ));
+            }
         }
-        if (g.verdict, g.fault, &g.bytes) != (w.verdict, w.fault, &w.bytes) {
-            failures.push(format!(
-                "{name}: rtl verdict {} fault {} bytes {}\n    model verdict {} fault {} bytes {}\n{listing}",
-                g.verdict,
-                g.fault,
-                hex(&g.bytes),
-                w.verdict,
-                w.fault,
-                hex(&w.bytes)
+        assert_eq!(got.len(), want.len(), "one result per packet");
+        let mode = if arrival { "arriving" } else { "present" };
+        for (g, (name, extra, listing, w)) in got.iter().zip(&want) {
+            let expected = w.cycles + extra;
+            table.push_str(&format!(
+                "{name:<40} {mode:<8} model {:>5} rtl {:>5} {:+}\n",
+                w.cycles,
+                g.cycles,
+                g.cycles as i64 - expected as i64
             ));
+            if std::env::var_os("SEPHIROT_LISTINGS").is_some() {
+                table.push_str(listing);
+            }
+            if (g.verdict, g.fault, &g.bytes) != (w.verdict, w.fault, &w.bytes) {
+                failures.push(format!(
+                    "{name} ({mode}): rtl verdict {} fault {} bytes {}\n    model verdict {} fault {} bytes {}\n{listing}",
+                    g.verdict,
+                    g.fault,
+                    hex(&g.bytes),
+                    w.verdict,
+                    w.fault,
+                    hex(&w.bytes)
+                ));
+            }
+            if g.cycles != expected {
+                failures.push(format!(
+                    "{name} ({mode}): {} cycles, the model {} (+{extra} for the testbench's helpers)\n{listing}",
+                    g.cycles, w.cycles
+                ));
+            }
+            // With extra helper latency only the first call's cycle is the model's.
+            let compared = if *extra == 0 { w.call_cycles.len() } else { 1 };
+            if g.call_cycles.len() != w.call_cycles.len()
+                || g.call_cycles[..compared.min(g.call_cycles.len())]
+                    != w.call_cycles[..compared.min(w.call_cycles.len())]
+            {
+                failures.push(format!(
+                    "{name} ({mode}): helper calls in cycles {:?}, the model {:?}",
+                    g.call_cycles, w.call_cycles
+                ));
+            }
         }
-        let diff = g.cycles.abs_diff(w.cycles);
-        if diff as f64 > (0.1 * w.cycles as f64).max(SHORT_RUN_SLACK as f64) {
-            failures.push(format!(
-                "{name}: {} cycles, the model {} (more than 10% or {SHORT_RUN_SLACK} cycles apart)",
-                g.cycles, w.cycles
-            ));
-        }
+        outcomes.extend(got);
     }
     println!("{table}");
     assert!(failures.is_empty(), "{}\n{table}", failures.join("\n"));
-    table
+    (table, outcomes)
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -614,6 +685,289 @@ good:
     exit
 ";
 
+/// Loads far into long packets early in the program: decode waits for their frames (32 bytes a cycle when the packet
+/// arrives); a store to bytes not there yet does not wait, and a load of them reads the stored value.
+const ARRIVAL: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 1500
+    if r4 > r3 goto short
+    r5 = *(u8 *)(r2 + 1400)
+    r6 = *(u32 *)(r2 + 100)
+    *(u16 *)(r2 + 1200) = r6
+    r7 = *(u16 *)(r2 + 1200)
+    r0 = *(u16 *)(r2 + 1490)
+    r0 += r5
+    r0 += r6
+    r0 += r7
+    *(u32 *)(r2 + 4) = r0
+    r0 = 2
+    exit
+short:
+    r4 = r2
+    r4 += 200
+    if r4 > r3 goto out
+    r0 = *(u64 *)(r2 + 192)
+    *(u64 *)(r2 + 0) = r0
+out:
+    r0 = 2
+    exit
+";
+
+/// The helper's stack port: a helper called from a function writes the caller's frame (`bpf_xdp_load_bytes` into
+/// the caller's r10 - 16); the testbench's helper makes those accesses, and more, through hmem_* (see `HMEM_SCRIPT`).
+const HMEM: &str = "
+    r9 = r1
+    r6 = 0x1122334455667788 ll
+    *(u64 *)(r10 - 8) = r6
+    r7 = 0x0102030405060708 ll
+    *(u64 *)(r10 - 24) = r7
+    r1 = r9
+    call f
+    r2 = *(u32 *)(r9 + 0)
+    r3 = *(u32 *)(r9 + 4)
+    r4 = r2
+    r4 += 32
+    if r4 > r3 goto out
+    r5 = *(u64 *)(r10 - 16)
+    *(u64 *)(r2 + 16) = r5
+    r5 = *(u64 *)(r10 - 8)
+    *(u64 *)(r2 + 24) = r5
+    r0 = 2
+    exit
+out:
+    r0 = 1
+    exit
+f:
+    r2 = 0
+    r3 = r10
+    r3 += -528
+    r4 = 8
+    call 189
+    exit
+";
+
+/// The stack accesses the testbench's `bpf_xdp_load_bytes` makes in `HMEM` (the callee's frame is the second, r10 =
+/// stack + 1024): (write, address, bytes, data, the answer expected: Some(data read) or None for a fault). `DATA`
+/// stands for the packet's first eight bytes, which the reference's helper copies to the caller's r10 - 16.
+const DATA: u64 = u64::MAX;
+const HMEM_SCRIPT: [(bool, u64, u64, u64, Option<u64>); 13] = [
+    // The caller's frame, below the current one: read its two values, write the helper's result, read it back.
+    (
+        false,
+        0x3000_0000_0000_01f8,
+        8,
+        0,
+        Some(0x1122_3344_5566_7788),
+    ),
+    (
+        false,
+        0x3000_0000_0000_01e8,
+        8,
+        0,
+        Some(0x0102_0304_0506_0708),
+    ),
+    (true, 0x3000_0000_0000_01f0, 8, DATA, Some(0)),
+    (false, 0x3000_0000_0000_01f0, 8, 0, Some(DATA)),
+    (false, 0x3000_0000_0000_0000, 1, 0, Some(0)),
+    // The current frame's top is the bound: an access ending there is fine, one beyond it faults and changes nothing.
+    (true, 0x3000_0000_0000_0400, 8, 0xdead, None),
+    (false, 0x3000_0000_0000_03fc, 4, 0, Some(0)),
+    (true, 0x3000_0000_0000_03fe, 4, 0xffff_ffff, None),
+    (false, 0x3000_0000_0000_03f8, 8, 0, Some(0)),
+    // Not the stack, no bytes, too many bytes.
+    (false, 0x2000_0000_0000_0100, 8, 0, None),
+    (false, 0x3000_0000_0000_01f8, 0, 0, None),
+    (false, 0x3000_0000_0000_01f0, 9, 0, None),
+    (true, 0x4000_0000_0000_0000, 4, 1, None),
+];
+
+/// A stray stack access (outside any helper call): it faults.
+const HMEM_STRAY: (bool, u64, u64) = (false, 0x3000_0000_0000_01f8, 8);
+
+fn hmem_case(lanes: usize) -> Case {
+    let pk = packets(&[64, 20]);
+    let extra = pk
+        .iter()
+        .enumerate()
+        .map(|(i, (frame, _))| {
+            let data = u64::from_le_bytes(frame[..8].try_into().expect("8 bytes"));
+            let mut lines = String::from("helper bd 1 0 0\n");
+            for (we, addr, bytes, wdata, _) in HMEM_SCRIPT {
+                let wdata = if wdata == DATA { data } else { wdata };
+                lines.push_str(&format!(
+                    "hmem bd {:x} {addr:x} {bytes:x} {wdata:x}\n",
+                    u8::from(we)
+                ));
+            }
+            if i == 0 {
+                let (we, addr, bytes) = HMEM_STRAY;
+                lines.push_str(&format!("stray {:x} {addr:x} {bytes:x} 0\n", u8::from(we)));
+            }
+            lines
+        })
+        .collect();
+    // The model's helper answers in one cycle; the testbench's after its last access's answer.
+    compiled(lanes, "helper stack port", assemble(HMEM), pk)
+        .with_extra(extra, HMEM_SCRIPT.len() as u64)
+}
+
+/// Checks the testbench's stack accesses of `hmem_case` against `HMEM_SCRIPT` (and the stray one).
+fn check_hmem(case: &Case, outcomes: &[Outcome]) {
+    assert_eq!(outcomes.len(), case.packets.len());
+    for (i, (o, (frame, _))) in outcomes.iter().zip(&case.packets).enumerate() {
+        let data = u64::from_le_bytes(frame[..8].try_into().expect("8 bytes"));
+        let mut want: Vec<(bool, u64, u64, Option<u64>)> = Vec::new();
+        if i == 0 {
+            want.push((HMEM_STRAY.0, HMEM_STRAY.1, HMEM_STRAY.2, None));
+        }
+        for (we, addr, bytes, _, answer) in HMEM_SCRIPT {
+            want.push((
+                we,
+                addr,
+                bytes,
+                answer.map(|a| if a == DATA { data } else { a }),
+            ));
+        }
+        assert_eq!(o.hmem.len(), want.len(), "packet {i}: {:?}", o.hmem);
+        for (line, (we, addr, bytes, answer)) in o.hmem.iter().zip(want) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(f.len(), 5, "{line}");
+            let head = format!("{:x} {addr:x} {bytes:x}", u8::from(we));
+            assert_eq!(f[..3].join(" "), head, "packet {i}: {line}");
+            match answer {
+                Some(v) if !we => assert_eq!(
+                    (f[3], f[4]),
+                    (format!("{v:x}").as_str(), "0"),
+                    "packet {i}: {line}"
+                ),
+                Some(_) => assert_eq!(f[4], "0", "packet {i}: a good write faulted: {line}"),
+                None => assert_eq!(f[4], "1", "packet {i}: no fault: {line}"),
+            }
+        }
+    }
+}
+
+/// `bpf_tail_call` through a PROG_ARRAY whose slot 0 holds program 1: from the program itself (`main`) and from a
+/// bpf-to-bpf function (`sub`, whose tail-called program then returns to the function's caller, as the reference
+/// machine has it). Slot 1 is empty: the call falls through. The packet's first byte picks the slot.
+const TAIL_MAIN: &str = "
+    r6 = 7
+    *(u64 *)(r10 - 8) = r6
+    r9 = r1
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 16
+    if r4 > r3 goto out
+    r3 = *(u8 *)(r2 + 0)
+    r3 &= 1
+    r1 = r9
+    r2 = 0x77 ll
+    call 12
+    r0 = 9
+    exit
+out:
+    r0 = 1
+    exit
+";
+
+const TAIL_SUB: &str = "
+    r6 = 7
+    *(u64 *)(r10 - 8) = r6
+    r9 = r1
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 16
+    if r4 > r3 goto out
+    r7 = r2
+    r8 = *(u8 *)(r2 + 0)
+    r8 &= 1
+    r1 = r9
+    call f
+    r6 = 0xee
+    *(u8 *)(r7 + 15) = r6
+    r0 = 3
+    exit
+out:
+    r0 = 1
+    exit
+f:
+    r6 = 5
+    *(u64 *)(r10 - 8) = r6
+    r2 = 0x77 ll
+    r3 = r8
+    call 12
+    r0 = 9
+    exit
+";
+
+/// The tail-called program: r1 is the context again, the stack as the caller left it (r10 - 8: 7 from `main`, 5
+/// from `sub`'s function).
+const TAIL_NEXT: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 16
+    if r4 > r3 goto out
+    r5 = *(u64 *)(r10 - 8)
+    *(u64 *)(r2 + 8) = r5
+    r0 = r5
+    r0 += 0x50
+    exit
+out:
+    r0 = 1
+    exit
+";
+
+fn tail_case(lanes: usize, name: &str, first: &str) -> Case {
+    let mut main = insns(first);
+    for insn in main
+        .iter_mut()
+        .filter(|i| i.code == LD_DW_IMM && i.imm == 0x77)
+    {
+        insn.src = PSEUDO_MAP_FD;
+        insn.imm = 0;
+    }
+    let spec = ObjectSpec {
+        programs: vec![
+            ProgramSpec::standalone("t", "xdp", main),
+            ProgramSpec::standalone("next", "xdp", insns(TAIL_NEXT)),
+        ],
+        maps: vec![MapSpec {
+            name: "jump_table".into(),
+            map_type: 3,
+            key_size: 4,
+            value_size: 4,
+            max_entries: 2,
+            map_flags: 0,
+            kind: MapKind::BtfDefined,
+            initial_value: None,
+        }],
+        license: "GPL".into(),
+    };
+    let pk = packets(&[64, 64, 64, 64, 14]);
+    let mut case = compiled(lanes, name, spec, pk);
+    let entry = case.image.entries[1];
+    // The core keeps r0 across bpf_tail_call whatever the helper answers; on success it continues at program 1's
+    // entry bundle.
+    let extra = case
+        .packets
+        .iter()
+        .map(|(frame, _)| {
+            let mut lines = String::from("helper c 1 dead 0\n");
+            if frame[0] & 1 == 0 {
+                lines.push_str(&format!("tail c {entry:x}\n"));
+            }
+            lines
+        })
+        .collect();
+    case.preload = vec![(0, 0u32.to_le_bytes().to_vec(), 1u32.to_le_bytes().to_vec())];
+    case.with_extra(extra, 0)
+}
+
 fn hand_cases() -> Vec<Case> {
     let ja = CLASS_JMP | JMP_JA;
     let mov64k = CLASS_ALU64 | ALU_MOV;
@@ -776,6 +1130,53 @@ fn hand_cases() -> Vec<Case> {
         ],
         packets(&[34, 33, 20]),
     ));
+    // Bus hazards: two loads after three packet stores (five bus ports wanted of four), a load of bytes the
+    // previous bundle stores, and one that needs no wait (a load and two stores).
+    cases.push(hand(
+        "bus hazards",
+        vec![
+            vec![
+                (0, op(CLASS_LDX | MODE_MEM | SIZE_W, 2, 1, 0, 0)),
+                (1, op(mov64k, 3, 0, 0, -1)),
+            ],
+            vec![
+                (0, stx(SIZE_DW, 2, 3, 0)),
+                (1, stx(SIZE_DW, 2, 3, 8)),
+                (2, stx(SIZE_DW, 2, 3, 16)),
+            ],
+            vec![(0, ldx(SIZE_DW, 4, 2, 40)), (1, ldx(SIZE_DW, 5, 2, 48))],
+            vec![(0, stx(SIZE_W, 2, 3, 24))],
+            vec![(1, ldx(SIZE_H, 6, 2, 26))],
+            vec![
+                (0, stx(SIZE_DW, 2, 4, 32)),
+                (1, stx(SIZE_DW, 2, 6, 40)),
+                (2, ldx(SIZE_DW, 7, 2, 56)),
+            ],
+            vec![(0, stx(SIZE_DW, 2, 7, 0)), (1, op(exit, 0, 0, 0, 0))],
+        ],
+        packets(&[64]),
+    ));
+    // Packet arrival in one bundle: a load near the start, one 1000 bytes in (it waits for frame 32), and in the
+    // 900-byte packet that one lies past the end (it faults without waiting); an atomic on a late byte waits, a
+    // store to a late byte does not, and a load of it waits for its frame and reads the stored value.
+    cases.push(hand(
+        "arrival",
+        vec![
+            vec![
+                (0, op(CLASS_LDX | MODE_MEM | SIZE_W, 2, 1, 0, 0)),
+                (1, op(mov64k, 3, 0, 0, 3)),
+            ],
+            vec![(0, ldx(SIZE_B, 4, 2, 40)), (1, ldx(SIZE_W, 5, 2, 1000))],
+            vec![
+                (0, stx(SIZE_B, 2, 3, 1090)),
+                (1, op(CLASS_STX | MODE_ATOMIC | SIZE_W, 2, 4, 600, 0)),
+            ],
+            vec![(0, ldx(SIZE_B, 7, 2, 1090))],
+            vec![(0, stx(SIZE_DW, 2, 5, 0)), (1, stx(SIZE_DW, 2, 7, 8))],
+            vec![(0, op(exit, 0, 0, 0, 0))],
+        ],
+        packets(&[1100, 900, 3520]),
+    ));
     cases
 }
 
@@ -883,6 +1284,14 @@ fn assembled_cases(lanes: usize) -> Vec<Case> {
         compiled("loop", assemble(LOOP), packets(&[64])),
         compiled("atomics", assemble(ATOMICS), packets(&[48, 64])),
         compiled("call depth", assemble(CALL_DEPTH), packets(&[64])),
+        compiled(
+            "arrival",
+            assemble(ARRIVAL),
+            packets(&[1500, 3000, 64, 250, 33, 3520]),
+        ),
+        hmem_case(lanes),
+        tail_case(lanes, "tail call", TAIL_MAIN),
+        tail_case(lanes, "tail call from a function", TAIL_SUB),
     ]
 }
 
@@ -908,9 +1317,52 @@ fn sephirot_matches_the_cycle_model() {
 }
 
 #[test]
+fn helper_stack_port_answers_within_the_reference_bounds() {
+    let case = hmem_case(LANES);
+    let (_, outcomes) = check(LANES, std::slice::from_ref(&case));
+    // Both runs: the packet arriving, then present.
+    let n = case.packets.len();
+    check_hmem(&case, &outcomes[..n]);
+    check_hmem(&case, &outcomes[n..]);
+}
+
+#[test]
+fn tail_calls_continue_in_the_next_program() {
+    for (first, stack_value) in [(TAIL_MAIN, 7), (TAIL_SUB, 5)] {
+        let case = tail_case(LANES, "tail call", first);
+        let (_, outcomes) = check(LANES, std::slice::from_ref(&case));
+        // The reference machine runs the object itself (not the image): verdicts and bytes as the core's.
+        let mut machine = hwxdp_xdp::Machine::new(&case.spec, Some("t"), &Config::default())
+            .expect("the reference loads the object");
+        let (map, key, value) = &case.preload[0];
+        machine.maps().update(*map, key, value, 0).expect("preload");
+        for (o, (frame, md)) in outcomes.iter().zip(case.packets.iter().cycle()) {
+            let mut buff = XdpBuff::new(frame).expect("frame");
+            let want = machine.run_packet(&mut buff, md);
+            assert_eq!(
+                (o.verdict, o.fault, o.bytes.as_slice()),
+                (want.retval, want.fault.is_some(), buff.output()),
+                "{}",
+                hwxdp_hxdp::isa::listing(&case.image, &[])
+            );
+            // Slot 0 (an even first byte) runs program 1, which stores the stack value it finds at r10 - 8.
+            if frame.len() >= 16 {
+                assert_eq!(o.calls.len(), 1);
+                assert_eq!(
+                    o.bytes[8] == stack_value,
+                    frame[0] & 1 == 0,
+                    "{:?}",
+                    o.bytes
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn helper_calls_see_r1_to_r5_as_before_their_bundle() {
     let case = compiled(LANES, "helper args", assemble(HELPER_ARGS), packets(&[64]));
-    let got = simulate(LANES, std::slice::from_ref(&case));
+    let got = simulate(LANES, std::slice::from_ref(&case), true);
     assert_eq!(
         got[0].calls,
         [

@@ -22,16 +22,34 @@
 //   mreq_* (maps.sv req_*; op 0 lookup, 1 update with flags r4, 2 delete). r0: lookup hit -> region::map_value(map,
 //   slot, 0), miss -> 0; update/delete -> mrsp_ret_i.
 // - 5 bpf_ktime_get_ns: time_ns_i + cycles_i as sampled with hcall_i (the model passes its cycle count).
+// - 12 bpf_tail_call: r2 must be a PROG_ARRAY handle (else fault). Below 33 tail calls this packet, a get request
+//   (op 3, key r3[31:0]); an entry present names a program: in the program table (prog_*) -> hret_tail_o with its
+//   entry bundle in hret_entry_o (the core restarts there with r1 = context), else fault (the reference's
+//   program_ok). Absent, or 33 calls made: no tail. r0 is 0 either way, where the kernel leaves r0 alone: the verifier
+//   marks r0 unreadable after bpf_tail_call (RET_VOID), so no verified program can tell.
 // - 23 bpf_redirect: flags r2 != 0 -> XDP_ABORTED (0); else records (ifindex r1[31:0]) -> XDP_REDIRECT (4).
+// - 51 bpf_redirect_map: r1 a DEVMAP, DEVMAP_HASH, CPUMAP or XSKMAP handle (else fault); flags r3 beyond the action
+//   bits 1:0 (and BROADCAST 8, EXCLUDE_INGRESS 16 for DEVMAPs) -> XDP_ABORTED (0); a get request (key r2[31:0]): absent
+//   and no BROADCAST -> r3 & 3; else records (map, key) -> XDP_REDIRECT (4).
 // - 28 bpf_csum_diff: -EINVAL unless both sizes (u32) are multiples of 4 summing to at most 512; x86-64
 //   csum_partial of `to` (seeded) minus that of `from`, folded to 16 bits (the kernel's 6.12+ result).
 // - 44, 54, 65 adjust head/meta/tail: one adj_valid_o pulse with adj_kind_o (0 head, 1 tail, 2 meta) and
 //   adj_delta_o = r2[31:0] (signed); r0 = adj_ret_i with the adj_done_i pulse (the APS checks and moves, as XdpBuff).
+// - 69 bpf_fib_lookup: r3 as i32 below 64 or flags r4[31:0] beyond 0x3f -> -EINVAL (fib::check_call); SRC, TBID or
+//   MARK (8, 16, 32) -> fault (not modelled, as in the reference); else the 64-byte struct at r2 is read (fault
+//   outside its region), handed to fib.sv (fib_req_*, flags r4[31:0]), all 64 bytes of its answer written back, and
+//   r0 = fib_rsp_ret_i.
 // - 93, 94 spin lock/unlock: r1 must be a map value whose 4 bytes are readable, else fault; r0 = 0.
 // - 188 bpf_xdp_get_buff_len: data_end_i - data_i.
 // - 189, 190 bpf_xdp_load_bytes/store_bytes: -EFAULT when off or len (u32) exceed 0xffff, -EINVAL past data_end,
 //   else the copy (packet -> r3, or r3 -> packet; backward when the destination lies above the source, as memmove)
 //   and 0. A 0-byte load still checks r3 (the byte at r3 or the one before it must be readable).
+// - 130 bpf_ringbuf_output: r1 the RINGBUF handle (else fault); flags r4 beyond 3 -> -EINVAL; r3 bytes at r2 read
+//   (fault outside the region; r3 of 64 KiB or more always faults: no region is that large), then the record is
+//   appended (ringbuf.sv) -> 0, or -EAGAIN when the reference's reserve fails. One RINGBUF map is served (another
+//   raises rb_cfg_error_o and its calls fault); records the map has room for but RB_BYTES has not are dropped with
+//   rb_overflow_o (sticky), r0 still 0 as in the reference. The host drains the records through rb_* (ringbuf.sv)
+//   while no helper runs.
 // - anything else: fault.
 //
 // Outcome record (cleared by start_i, the APS's new packet): redirect_valid_o, redirect_by_map_o, redirect_map_o,
@@ -42,7 +60,9 @@
 module helpers #(
   parameter integer MAPS        = 8,    // maps.sv MAPS
   parameter integer KEY_BYTES   = 16,   // maps.sv KEY_BYTES (here a multiple of 8)
-  parameter integer VALUE_BYTES = 64    // maps.sv VALUE_BYTES (a multiple of 8)
+  parameter integer VALUE_BYTES = 64,   // maps.sv VALUE_BYTES (a multiple of 8)
+  parameter integer PROGS       = 16,   // program table entries (bpf_tail_call targets)
+  parameter integer RB_BYTES    = 4096  // ring buffer storage (ringbuf.sv), a power of two
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
@@ -77,6 +97,11 @@ module helpers #(
   input  logic [31:0]              cfg_type_i,
   input  logic [31:0]              cfg_key_size_i,
   input  logic [31:0]              cfg_value_size_i,
+  input  logic [31:0]              cfg_max_entries_i,
+  // program table: entry bundle of each program of the image
+  input  logic                     prog_we_i,
+  input  logic [7:0]               prog_idx_i,
+  input  logic [15:0]              prog_entry_i,
   // maps requests (maps.sv req_* / rsp_*)
   output logic                     mreq_valid_o,
   input  logic                     mreq_ready_i,
@@ -89,6 +114,7 @@ module helpers #(
   input  logic [63:0]              mrsp_ret_i,
   input  logic                     mrsp_hit_i,
   input  logic [27:0]              mrsp_slot_i,
+  input  logic [63:0]              mrsp_value_i,
   // APS adjust port
   output logic                     adj_valid_o,
   output logic [1:0]               adj_kind_o,
@@ -99,40 +125,74 @@ module helpers #(
   output logic                     redirect_valid_o,
   output logic                     redirect_by_map_o,
   output logic [7:0]               redirect_map_o,
-  output logic [63:0]              redirect_key_o
+  output logic [63:0]              redirect_key_o,
+  // fib.sv request port
+  output logic                     fib_req_valid_o,
+  input  logic                     fib_req_ready_i,
+  output logic [511:0]             fib_req_params_o,
+  output logic [31:0]              fib_req_flags_o,
+  input  logic                     fib_rsp_valid_i,
+  input  logic [63:0]              fib_rsp_ret_i,
+  input  logic [511:0]             fib_rsp_params_i,
+  // ring buffer drain (host)
+  output logic                     rb_present_o,   // a RINGBUF map is configured
+  output logic [7:0]               rb_map_o,       // ... its index
+  output logic                     rb_cfg_error_o, // sticky: a second RINGBUF map (one is served)
+  output logic                     rb_overflow_o,  // sticky: a record the map had room for was dropped
+  output logic                     rb_avail_o,
+  output logic [31:0]              rb_len_o,
+  input  logic                     rb_rd_i,
+  input  logic [15:0]              rb_word_i,
+  output logic [63:0]              rb_rdata_o,
+  input  logic                     rb_pop_i
 );
 
   localparam integer KW = KEY_BYTES / 8;          // key register words
-  localparam integer VW = VALUE_BYTES / 8;        // value register words
+  localparam integer VW = VALUE_BYTES / 8;        // value words sent to the maps module
+  localparam integer BW = (VW > 8) ? VW : 8;      // the value register: values and the 64-byte fib struct
   localparam integer LW = 17;                     // lengths: up to 0x10000
 
   localparam [63:0] Efault = 64'hffff_ffff_ffff_fff2;  // -14
   localparam [63:0] Einval = 64'hffff_ffff_ffff_ffea;  // -22
+  localparam [63:0] Eagain = 64'hffff_ffff_ffff_fff5;  // -11
+  localparam [5:0]  MaxTailCalls = 6'd33;
 
   // States: idle, the memory passes, the maps request, the adjust request.
-  localparam [3:0] StIdle   = 4'd0;
-  localparam [3:0] StKey    = 4'd2;   // key -> key register
-  localparam [3:0] StVal    = 4'd3;   // value -> value register
-  localparam [3:0] StMreq   = 4'd4;   // maps request offered
-  localparam [3:0] StMrsp   = 4'd5;   // maps response awaited
-  localparam [3:0] StCsumF  = 4'd6;   // csum_diff `from`
-  localparam [3:0] StCsumT  = 4'd7;   // csum_diff `to`
-  localparam [3:0] StProbe  = 4'd8;   // one read whose data is dropped (lock word, copy's far byte)
-  localparam [3:0] StProbe0 = 4'd9;   // 0-byte load_bytes: the byte at r3 (else the one before, in StProbe)
-  localparam [3:0] StCopy   = 4'd10;  // load_bytes/store_bytes copy
-  localparam [3:0] StAdj    = 4'd11;  // adjust request out, waiting for adj_done_i
-  localparam [3:0] StLbPrep = 4'd12;  // load/store_bytes: the copy's geometry from the registered call
-  localparam [3:0] StCsumM  = 4'd13;  // csum_diff: `from` folded, `to` starts
-  localparam [3:0] StCsumE  = 4'd14;  // csum_diff: the result from the registered sums
+  localparam [4:0] StIdle   = 5'd0;
+  localparam [4:0] StKey    = 5'd2;   // key -> key register
+  localparam [4:0] StVal    = 5'd3;   // value -> value register
+  localparam [4:0] StMreq   = 5'd4;   // maps request offered
+  localparam [4:0] StMrsp   = 5'd5;   // maps response awaited
+  localparam [4:0] StCsumF  = 5'd6;   // csum_diff `from`
+  localparam [4:0] StCsumT  = 5'd7;   // csum_diff `to`
+  localparam [4:0] StProbe  = 5'd8;   // one read whose data is dropped (lock word, copy's far byte)
+  localparam [4:0] StProbe0 = 5'd9;   // 0-byte load_bytes: the byte at r3 (else the one before, in StProbe)
+  localparam [4:0] StCopy   = 5'd10;  // load_bytes/store_bytes copy
+  localparam [4:0] StAdj    = 5'd11;  // adjust request out, waiting for adj_done_i
+  localparam [4:0] StLbPrep = 5'd12;  // load/store_bytes: the copy's geometry from the registered call
+  localparam [4:0] StCsumM  = 5'd13;  // csum_diff: `from` folded, `to` starts
+  localparam [4:0] StCsumE  = 5'd14;  // csum_diff: the result from the registered sums
+  localparam [4:0] StFibRd  = 5'd15;  // bpf_fib_lookup: the struct -> value register
+  localparam [4:0] StFibReq = 5'd16;  // fib request offered
+  localparam [4:0] StFibRsp = 5'd17;  // fib response awaited
+  localparam [4:0] StFibWr  = 5'd18;  // the struct as fib answered it -> memory
+  localparam [4:0] StRing   = 5'd19;  // bpf_ringbuf_output: the data into the ring (or only read)
+  localparam [4:0] StRingC  = 5'd20;  // commit and answer
 
   // Engine modes.
-  localparam [1:0] ModeRead = 2'd0;
-  localparam [1:0] ModeCopy = 2'd1;
+  localparam [1:0] ModeRead  = 2'd0;
+  localparam [1:0] ModeCopy  = 2'd1;
+  localparam [1:0] ModeWrite = 2'd2;  // the value register (fib struct) to memory, 8-byte chunks
+
 
   // ---------------------------------------------------------------------------------------------------------------
   // Maps as configured: present, key and value sizes (saturated at 0x10000: no region holds that many bytes).
 
   logic [MAPS-1:0] mdef_q;
+  logic [MAPS-1:0] mprog_q;          // PROG_ARRAY (3)
+  logic [MAPS-1:0] mredir_q;         // DEVMAP (14), CPUMAP (16), XSKMAP (17), DEVMAP_HASH (25)
+  logic [MAPS-1:0] mdev_q;           // DEVMAP, DEVMAP_HASH: bpf_redirect_map takes BROADCAST, EXCLUDE_INGRESS
+  logic [MAPS-1:0] mring_q;          // RINGBUF (27)
   logic [LW-1:0]   mks_q [MAPS];
   logic [LW-1:0]   mvs_q [MAPS];
 
@@ -143,7 +203,11 @@ module helpers #(
   integer m;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      mdef_q <= '0;
+      mdef_q   <= '0;
+      mprog_q  <= '0;
+      mredir_q <= '0;
+      mdev_q   <= '0;
+      mring_q  <= '0;
       for (m = 0; m < MAPS; m = m + 1) begin
         mks_q[m] <= '0;
         mvs_q[m] <= '0;
@@ -151,17 +215,56 @@ module helpers #(
     end else if (cfg_we_i) begin
       for (m = 0; m < MAPS; m = m + 1) begin
         if (cfg_map_i == m[7:0]) begin
-          mdef_q[m] <= 1'b1;
-          mks_q[m]  <= sat_len(cfg_key_size_i);
+          mdef_q[m]   <= 1'b1;
+          mprog_q[m]  <= cfg_type_i == 32'd3;
+          mredir_q[m] <= cfg_type_i == 32'd14 || cfg_type_i == 32'd16 || cfg_type_i == 32'd17 ||
+                         cfg_type_i == 32'd25;
+          mdev_q[m]   <= cfg_type_i == 32'd14 || cfg_type_i == 32'd25;
+          mring_q[m]  <= cfg_type_i == 32'd27;
+          mks_q[m]    <= sat_len(cfg_key_size_i);
           mvs_q[m]  <= sat_len(cfg_value_size_i);
         end
       end
     end
   end
 
-  // cfg_type_i matters for the phase-two helpers only (PROG_ARRAY, DEVMAP, RINGBUF checks).
-  logic unused_cfg;
-  assign unused_cfg = ^cfg_type_i;
+  // The ring buffer: the first RINGBUF map configured is served; another one is a configuration error.
+  logic       ring_def_q, rb_cfg_error_q;
+  logic [7:0] ring_map_q;
+  logic       ring_cfg;
+  assign ring_cfg = cfg_we_i && cfg_type_i == 32'd27 && (!ring_def_q || cfg_map_i == ring_map_q);
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ring_def_q     <= 1'b0;
+      ring_map_q     <= 8'd0;
+      rb_cfg_error_q <= 1'b0;
+    end else if (cfg_we_i && cfg_type_i == 32'd27) begin
+      if (ring_cfg) begin
+        ring_def_q <= 1'b1;
+        ring_map_q <= cfg_map_i;
+      end else begin
+        rb_cfg_error_q <= 1'b1;
+      end
+    end
+  end
+
+  // Program table.
+  logic [PROGS-1:0] prog_ok_q;
+  logic [15:0]      prog_entry_q [PROGS];
+  integer pg;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      prog_ok_q <= '0;
+      for (pg = 0; pg < PROGS; pg = pg + 1) prog_entry_q[pg] <= 16'd0;
+    end else if (prog_we_i) begin
+      for (pg = 0; pg < PROGS; pg = pg + 1) begin
+        if (prog_idx_i == pg[7:0]) begin
+          prog_ok_q[pg]    <= 1'b1;
+          prog_entry_q[pg] <= prog_entry_i;
+        end
+      end
+    end
+  end
 
   // ---------------------------------------------------------------------------------------------------------------
   // Call decode (combinational on the call's arguments).
@@ -177,24 +280,46 @@ module helpers #(
   logic unused_args;
   assign unused_args = ^hcall_args_i[319:288];
 
-  // r1 as a map handle: tag 5 and a configured map.
-  logic            c_map_ok;
+  // The map handle (r2 for bpf_tail_call, else r1): tag 5 and a configured map, as the reference's map_arg.
+  logic [63:0]     c_h;
+  logic            c_map_ok, c_prog, c_redir, c_dev, c_ringt, c_ring;
   logic [7:0]      c_map;
   logic [LW-1:0]   c_ks, c_vs;
   integer cm;
+  assign c_h = (hcall_id_i == 32'd12) ? c_a2 : c_a1;
   always_comb begin
     c_map_ok = 1'b0;
-    c_map    = c_a1[7:0];
+    c_prog   = 1'b0;
+    c_redir  = 1'b0;
+    c_dev    = 1'b0;
+    c_ringt  = 1'b0;
+    c_ring   = 1'b0;
+    c_map    = c_h[7:0];
     c_ks     = '0;
     c_vs     = '0;
     for (cm = 0; cm < MAPS; cm = cm + 1) begin
-      if (c_a1[63:60] == 4'd5 && c_a1[59:8] == 52'd0 && c_a1[7:0] == cm[7:0] && mdef_q[cm]) begin
+      if (c_h[63:60] == 4'd5 && c_h[59:8] == 52'd0 && c_h[7:0] == cm[7:0] && mdef_q[cm]) begin
         c_map_ok = 1'b1;
+        c_prog   = mprog_q[cm];
+        c_redir  = mredir_q[cm];
+        c_dev    = mdev_q[cm];
+        c_ringt  = mring_q[cm];
+        c_ring   = mring_q[cm] && ring_def_q && ring_map_q == cm[7:0];
         c_ks     = mks_q[cm];
         c_vs     = mvs_q[cm];
       end
     end
   end
+
+  // bpf_redirect_map flags: the action in bits 1:0, BROADCAST (8) and EXCLUDE_INGRESS (16) for DEVMAPs only.
+  logic c_rm_bad;
+  assign c_rm_bad = (c_a3 & ~(64'd3 | (c_dev ? 64'h18 : 64'h0))) != 64'd0;
+
+  // bpf_fib_lookup: fib::check_call (plen = r3 as i32 below 64, flags beyond the six known: -EINVAL); SRC, TBID,
+  // MARK (8, 16, 32) are not modelled: the reference machine faults on them.
+  logic c_fib_einval, c_fib_unsup;
+  assign c_fib_einval = ($signed(c_a3[31:0]) < 32'sd64) || (c_a4[31:6] != 26'd0);
+  assign c_fib_unsup  = c_a4[5:3] != 3'd0;
 
   // csum_diff sizes (u32).
   logic [32:0] c_csum_total;
@@ -214,21 +339,27 @@ module helpers #(
   // ---------------------------------------------------------------------------------------------------------------
   // State
 
-  logic [3:0]    st_q;
+  logic [4:0]    st_q;
   logic [7:0]    id_q;           // the helper being served (ids above 255 fault at the call)
-  logic [31:0]   a2_q;           // r2: csum from_size, adjust delta, load/store_bytes offset (all u32)
+  logic [63:0]   a2_q;           // r2: csum from_size, adjust delta, load/store_bytes offset, fib struct
   logic [63:0]   a3_q, a4_q;
   logic [31:0]   a5_q;           // r5: csum seed
   logic [7:0]    map_q;
   logic [LW-1:0] vs_q;           // value_size of map_q (update)
   logic [1:0]    mop_q;          // maps request op
   logic [63:0]   key_q [KW];
-  logic [63:0]   val_q [VW];
+  logic [63:0]   val_q [BW];
+  logic [5:0]    tc_q;           // tail calls this packet
+  logic [63:0]   fib_ret_q;
+  logic          ring_keep_q;    // the record fits: its data goes into the ring
+  logic          ring_fit_q;     // the reference's reserve succeeds
+  logic          rb_overflow_q;
   logic [63:0]   cs_q;           // csum_partial accumulator
   logic [31:0]   cs_from_q;      // csum_partial of `from`, folded to 32 bits
 
-  logic          hret_valid_q, hret_fault_q;
+  logic          hret_valid_q, hret_fault_q, hret_tail_q;
   logic [63:0]   hret_q;
+  logic [15:0]   hret_entry_q;
 
   logic          rd_valid_q, rd_by_map_q;
   logic [7:0]    rd_map_q;
@@ -262,11 +393,14 @@ module helpers #(
   logic          e_fault;        // the answer due now faults
   logic          e_done;         // the pass ends this cycle without a fault
   logic          acc_req, acc_we, acc_ok, acc_wait;
+  logic          acc_new;        // the access starts a new chunk (not a copy's write of the chunk just read)
+  logic [63:0]   e_wword;        // write mode: the value register's word at e_pos
   logic [63:0]   acc_addr, acc_wdata;
   logic [3:0]    acc_bytes;
 
   assign e_on = (st_q == StKey) || (st_q == StVal) || (st_q == StCsumF) || (st_q == StCsumT) ||
-                (st_q == StProbe) || (st_q == StProbe0) || (st_q == StCopy);
+                (st_q == StProbe) || (st_q == StProbe0) || (st_q == StCopy) || (st_q == StFibRd) ||
+                (st_q == StFibWr) || (st_q == StRing);
   // StLbPrep, StCsumM start a pass (p_start) without running one.
 
   always_comb begin
@@ -311,7 +445,20 @@ module helpers #(
         acc_wdata = e_rdata;
       end else if (e_rem_q != '0) begin
         acc_req = 1'b1;
+        if (e_mode_q == ModeWrite) begin
+          acc_we    = 1'b1;
+          acc_wdata = e_wword;
+        end
       end
+    end
+  end
+  assign acc_new = acc_req && !(e_mode_q == ModeCopy && e_wr_q);
+
+  integer ew;
+  always_comb begin
+    e_wword = 64'd0;
+    for (ew = 0; ew < BW; ew = ew + 1) begin
+      if (e_pos[LW-1:3] == ew[LW-4:0]) e_wword = val_q[ew];
     end
   end
 
@@ -379,10 +526,16 @@ module helpers #(
   logic [LW-1:0] p_len;
   logic          p_back;
 
-  logic [3:0]    st_d;
+  logic [4:0]    st_d;
   logic          reply;          // answer this cycle's decision next cycle
   logic [63:0]   reply_r0;
   logic          reply_fault;
+  logic          reply_tail;     // a successful bpf_tail_call, to reply_entry
+  logic [15:0]   reply_entry;
+  logic          tail_taken;
+  logic          fib_take;       // the fib response goes into the value register
+  logic          ring_commit;
+  logic          ring_drop;      // a record the map has room for but the storage has not
   logic          rec_set;        // record a redirect
   logic          rec_by_map;
   logic [7:0]    rec_map;
@@ -408,6 +561,12 @@ module helpers #(
     reply       = 1'b0;
     reply_r0    = 64'd0;
     reply_fault = 1'b0;
+    reply_tail  = 1'b0;
+    reply_entry = 16'd0;
+    tail_taken  = 1'b0;
+    fib_take    = 1'b0;
+    ring_commit = 1'b0;
+    ring_drop   = 1'b0;
     rec_set     = 1'b0;
     rec_by_map  = 1'b0;
     rec_map     = 8'd0;
@@ -450,6 +609,57 @@ module helpers #(
                 8'd5: begin
                   reply    = 1'b1;
                   reply_r0 = time_ns_i + {32'b0, cycles_i};
+                end
+                8'd12: begin
+                  if (!c_map_ok || !c_prog) begin
+                    reply       = 1'b1;
+                    reply_fault = 1'b1;
+                  end else if (tc_q >= MaxTailCalls) begin
+                    reply = 1'b1;                          // falls through: r0 is not the kernel's (see header)
+                  end else begin
+                    st_d = StMreq;                         // get entry r3 of the PROG_ARRAY
+                  end
+                end
+                8'd51: begin
+                  if (!c_map_ok || !c_redir) begin
+                    reply       = 1'b1;
+                    reply_fault = 1'b1;
+                  end else if (c_rm_bad) begin
+                    reply = 1'b1;                          // XDP_ABORTED
+                  end else begin
+                    st_d = StMreq;                         // get entry r2: is it present?
+                  end
+                end
+                8'd69: begin
+                  if (c_fib_einval) begin
+                    reply    = 1'b1;
+                    reply_r0 = Einval;
+                  end else if (c_fib_unsup) begin
+                    reply       = 1'b1;
+                    reply_fault = 1'b1;
+                  end else begin
+                    st_d    = StFibRd;
+                    p_start = 1'b1;
+                    p_src   = c_a2;
+                    p_len   = 17'd64;
+                  end
+                end
+                8'd130: begin
+                  if (!c_map_ok || !c_ringt || !c_ring) begin
+                    reply       = 1'b1;                    // not a RINGBUF map (or one not served)
+                    reply_fault = 1'b1;
+                  end else if (c_a4[63:2] != 62'd0) begin
+                    reply    = 1'b1;
+                    reply_r0 = Einval;
+                  end else if (c_a3[63:16] != 48'd0) begin
+                    reply       = 1'b1;                    // no region holds that many bytes: the read faults
+                    reply_fault = 1'b1;
+                  end else begin
+                    st_d    = StRing;
+                    p_start = 1'b1;
+                    p_src   = c_a2;
+                    p_len   = {1'b0, c_a3[15:0]};
+                  end
                 end
                 8'd23: begin
                   reply = 1'b1;
@@ -541,12 +751,63 @@ module helpers #(
         StMrsp: begin
           if (mrsp_valid_i) begin
             reply = 1'b1;
-            if (mop_q == 2'd0) begin
+            if (id_q == 8'd12) begin
+              if (mrsp_hit_i) begin
+                if (m_prog_ok) begin
+                  reply_tail  = 1'b1;
+                  reply_entry = m_prog_entry;
+                  tail_taken  = 1'b1;
+                end else begin
+                  reply_fault = 1'b1;                      // the program array names a program not loaded
+                end
+              end
+            end else if (id_q == 8'd51) begin
+              if (!mrsp_hit_i && !a3_q[3]) begin
+                reply_r0 = {62'd0, a3_q[1:0]};             // absent, no BROADCAST: the action in the flags
+              end else begin
+                reply_r0   = 64'd4;                        // XDP_REDIRECT
+                rec_set    = 1'b1;
+                rec_by_map = 1'b1;
+                rec_map    = map_q;
+                rec_key    = {32'b0, a2_q[31:0]};
+              end
+            end else if (mop_q == 2'd0) begin
               reply_r0 = mrsp_hit_i ? {4'd4, map_q, mrsp_slot_i, 24'd0} : 64'd0;
             end else begin
               reply_r0 = mrsp_ret_i;
             end
           end
+        end
+
+        StFibRd: if (e_done) st_d = StFibReq;
+
+        StFibReq: if (fib_req_ready_i) st_d = StFibRsp;
+
+        StFibRsp: begin
+          if (fib_rsp_valid_i) begin
+            st_d     = StFibWr;                            // all 64 bytes back, whatever the answer
+            fib_take = 1'b1;
+            p_start  = 1'b1;
+            p_mode   = ModeWrite;
+            p_src    = a2_q;
+            p_len    = 17'd64;
+          end
+        end
+
+        StFibWr: begin
+          if (e_done) begin
+            reply    = 1'b1;
+            reply_r0 = fib_ret_q;
+          end
+        end
+
+        StRing: if (e_done) st_d = StRingC;
+
+        StRingC: begin
+          reply       = 1'b1;
+          reply_r0    = ring_fit_q ? 64'd0 : Eagain;
+          ring_commit = ring_keep_q;
+          ring_drop   = ring_fit_q && !ring_keep_q;
         end
 
         StCsumF: if (e_done) st_d = StCsumM;
@@ -616,6 +877,56 @@ module helpers #(
   end
 
   // ---------------------------------------------------------------------------------------------------------------
+  // The program a PROG_ARRAY entry names (bpf_tail_call): loaded (in the program table) and its entry bundle.
+
+  logic        m_prog_ok;
+  logic [15:0] m_prog_entry;
+  integer mp;
+  always_comb begin
+    m_prog_ok    = 1'b0;
+    m_prog_entry = 16'd0;
+    for (mp = 0; mp < PROGS; mp = mp + 1) begin
+      if (mrsp_value_i[31:0] == mp && prog_ok_q[mp]) begin
+        m_prog_ok    = 1'b1;
+        m_prog_entry = prog_entry_q[mp];
+      end
+    end
+  end
+  logic unused_value;
+  assign unused_value = ^mrsp_value_i[63:32];
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // The ring buffer
+
+  logic        rb_fit, rb_room, rb_wr;
+  logic [16:0] rb_len;
+  assign rb_len = (st_q == StIdle) ? {1'b0, c_a3[15:0]} : {1'b0, a3_q[15:0]};
+  assign rb_wr  = st_q == StRing && fl_q && !e_fault && ring_keep_q;
+
+  ringbuf #(
+    .BYTES (RB_BYTES)
+  ) u_ring (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .clear_i    (ring_cfg),
+    .cfg_size_i (cfg_max_entries_i),
+    .len_i      (rb_len),
+    .fit_o      (rb_fit),
+    .room_o     (rb_room),
+    .wr_i       (rb_wr),
+    .wr_pos_i   (fl_pos_q[15:0]),
+    .wr_bytes_i (fl_size_q),
+    .wr_data_i  (e_rdata),
+    .commit_i   (ring_commit),
+    .avail_o    (rb_avail_o),
+    .len_o      (rb_len_o),
+    .rd_i       (rb_rd_i),
+    .word_i     (rb_word_i),
+    .rdata_o    (rb_rdata_o),
+    .pop_i      (rb_pop_i)
+  );
+
+  // ---------------------------------------------------------------------------------------------------------------
   // Registers
 
   integer w;
@@ -623,7 +934,7 @@ module helpers #(
     if (!rst_ni) begin
       st_q         <= StIdle;
       id_q         <= 8'd0;
-      a2_q         <= 32'd0;
+      a2_q         <= 64'd0;
       a3_q         <= 64'd0;
       a4_q         <= 64'd0;
       a5_q         <= 32'd0;
@@ -631,7 +942,14 @@ module helpers #(
       vs_q         <= '0;
       mop_q        <= 2'd0;
       for (w = 0; w < KW; w = w + 1) key_q[w] <= 64'd0;
-      for (w = 0; w < VW; w = w + 1) val_q[w] <= 64'd0;
+      for (w = 0; w < BW; w = w + 1) val_q[w] <= 64'd0;
+      tc_q         <= 6'd0;
+      fib_ret_q    <= 64'd0;
+      ring_keep_q  <= 1'b0;
+      ring_fit_q   <= 1'b0;
+      rb_overflow_q <= 1'b0;
+      hret_tail_q  <= 1'b0;
+      hret_entry_q <= 16'd0;
       cs_q         <= 64'd0;
       cs_from_q    <= 32'd0;
       hret_valid_q <= 1'b0;
@@ -659,20 +977,35 @@ module helpers #(
       hret_valid_q <= reply;
       hret_fault_q <= reply_fault;
       hret_q       <= reply_r0;
+      hret_tail_q  <= reply_tail;
+      hret_entry_q <= reply_entry;
       adj_valid_q  <= adj_go;
+      if (start_i) tc_q <= 6'd0;
+      else if (tail_taken) tc_q <= tc_q + 6'd1;
+      if (ring_drop) rb_overflow_q <= 1'b1;
+      if (fib_take) begin
+        fib_ret_q <= fib_rsp_ret_i;
+        for (w = 0; w < 8; w = w + 1) val_q[w] <= fib_rsp_params_i[64*w +: 64];
+      end
       if (adj_go) adj_kind_q <= adj_kind;
 
       if (st_q == StIdle && hcall_i) begin
         id_q  <= hcall_id_i[7:0];
-        a2_q  <= c_a2[31:0];
+        a2_q  <= c_a2;
         a3_q  <= c_a3;
         a4_q  <= c_a4;
         a5_q  <= c_a5;
         map_q <= c_map;
         vs_q  <= c_vs;
-        mop_q <= (hcall_id_i[7:0] == 8'd2) ? 2'd1 : (hcall_id_i[7:0] == 8'd3) ? 2'd2 : 2'd0;
+        mop_q <= (hcall_id_i[7:0] == 8'd2) ? 2'd1 : (hcall_id_i[7:0] == 8'd3) ? 2'd2 :
+                 (hcall_id_i[7:0] == 8'd12 || hcall_id_i[7:0] == 8'd51) ? 2'd3 : 2'd0;
         for (w = 0; w < KW; w = w + 1) key_q[w] <= 64'd0;
-        for (w = 0; w < VW; w = w + 1) val_q[w] <= 64'd0;
+        for (w = 0; w < BW; w = w + 1) val_q[w] <= 64'd0;
+        // the get op's key: the PROG_ARRAY index (r3) or the redirect map's key (r2), as u32
+        if (hcall_id_i[7:0] == 8'd12) key_q[0] <= {32'b0, c_a3[31:0]};
+        if (hcall_id_i[7:0] == 8'd51) key_q[0] <= {32'b0, c_a2[31:0]};
+        ring_fit_q  <= rb_fit;
+        ring_keep_q <= rb_fit && rb_room;
         // csum_diff: `from` is summed from ~seed when `to` is empty, else from 0
         cs_q  <= (c_a4[31:0] == 32'd0) ? {32'b0, ~c_a5} : 64'd0;
       end
@@ -691,7 +1024,7 @@ module helpers #(
       end else if (e_on && !e_fault) begin
         fl_q     <= acc_req && !acc_wait;
         fl_bad_q <= acc_req && !acc_ok;
-        if (acc_req && !acc_we && !acc_wait) begin
+        if (acc_new && !acc_wait) begin
           fl_pos_q  <= e_pos;
           fl_size_q <= e_size;
           e_rem_q   <= e_rem_q - {13'b0, e_size};
@@ -710,8 +1043,8 @@ module helpers #(
             if (fl_pos_q[LW-1:3] == w[LW-4:0]) key_q[w] <= merge(key_q[w], e_rdata, fl_pos_q[2:0], fl_size_q);
           end
         end
-        if (st_q == StVal) begin
-          for (w = 0; w < VW; w = w + 1) begin
+        if (st_q == StVal || st_q == StFibRd) begin
+          for (w = 0; w < BW; w = w + 1) begin
             if (fl_pos_q[LW-1:3] == w[LW-4:0]) val_q[w] <= merge(val_q[w], e_rdata, fl_pos_q[2:0], fl_size_q);
           end
         end
@@ -758,8 +1091,8 @@ module helpers #(
   assign hret_valid_o = hret_valid_q;
   assign hret_o       = hret_q;
   assign hret_fault_o = hret_fault_q;
-  assign hret_tail_o  = 1'b0;
-  assign hret_entry_o = 16'd0;
+  assign hret_tail_o  = hret_tail_q;
+  assign hret_entry_o = hret_entry_q;
 
   assign mreq_valid_o = st_q == StMreq;
   assign mreq_op_o    = mop_q;
@@ -779,5 +1112,17 @@ module helpers #(
   assign redirect_by_map_o = rd_by_map_q;
   assign redirect_map_o    = rd_map_q;
   assign redirect_key_o    = rd_key_q;
+
+  assign fib_req_valid_o = st_q == StFibReq;
+  assign fib_req_flags_o = a4_q[31:0];
+  integer fo;
+  always_comb begin
+    for (fo = 0; fo < 8; fo = fo + 1) fib_req_params_o[64*fo +: 64] = val_q[fo];
+  end
+
+  assign rb_present_o   = ring_def_q;
+  assign rb_map_o       = ring_map_q;
+  assign rb_cfg_error_o = rb_cfg_error_q;
+  assign rb_overflow_o  = rb_overflow_q;
 
 endmodule

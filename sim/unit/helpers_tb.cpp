@@ -3,7 +3,8 @@
 //
 // Commands on stdin, one per line, numbers in hex; byte strings are hex pairs, byte 0 first ("-" for none):
 //   r                              reset                                                      -> "ok"
-//   c MAP TYPE KS VS SLOTS         configure a map (cfg_we_i) and give it SLOTS value slots of VS bytes here -> "ok"
+//   c MAP TYPE KS VS MAX SLOTS     configure a map (cfg_we_i; MAX is max_entries) and give it SLOTS value slots of
+//                                  VS bytes here                                              -> "ok"
 //   v MAP SLOTS                    resize a map's value memory here (the reference allocates hash slots as it
 //                                  goes), keeping the bytes of the slots that stay            -> "ok"
 //   p META DATA END                the packet's page offsets                                  -> "ok"
@@ -13,11 +14,17 @@
 //   t TIME CYCLES                  time_ns_i and cycles_i                                     -> "ok"
 //   n                              start_i for one cycle (a new packet)                       -> "ok"
 //   w ADDR BYTES                   write bytes at a tagged address, unchecked                 -> "ok" or "bad"
-//   m RET HIT SLOT DELAY           the next maps request is accepted after DELAY cycles of mreq_ready_i low, then
-//                                  answered two cycles later with RET, HIT, SLOT             -> "ok"
-//   h ID A1 A2 A3 A4 A5            one helper call -> "R0 FAULT TAIL ENTRY CYCLES MREQ ADJ": CYCLES from hcall_i to
-//                                  hret_valid_o; MREQ "-" or OP:MAP:FLAGS:KEY:VALUE of the maps request made;
-//                                  ADJ "-" or KIND:DELTA:RET of the adjust request made; or "timeout"
+//   g IDX ENTRY                    program table: program IDX starts at bundle ENTRY          -> "ok"
+//   m RET HIT SLOT DELAY VALUE     the next maps request is accepted after DELAY cycles of mreq_ready_i low, then
+//                                  answered two cycles later with RET, HIT, SLOT, VALUE (rsp_value) -> "ok"
+//   f RET DELAY PARAMS             the next fib request is accepted after DELAY cycles, answered four cycles later
+//                                  with RET and the 64 bytes PARAMS                           -> "ok"
+//   h ID A1 A2 A3 A4 A5            one helper call -> "R0 FAULT TAIL ENTRY CYCLES MREQ ADJ FIB": CYCLES from hcall_i
+//                                  to hret_valid_o; MREQ "-" or OP:MAP:FLAGS:KEY:VALUE of the maps request made;
+//                                  ADJ "-" or KIND:DELTA:RET of the adjust request made; FIB "-" or FLAGS:PARAMS of
+//                                  the fib request made; or "timeout"
+//   R                              drain the ring buffer through rb_* -> "PRESENT MAP CFG_ERROR OVERFLOW RECORDS",
+//                                  RECORDS the records' bytes joined by ",", "-" when there are none
 //   o                              the outcome record -> "VALID BY_MAP MAP KEY"
 //   P                              the packet offsets -> "META DATA END"
 //   d ADDR LEN                     memory bytes (checked as the memory port checks them) -> BYTES or "fault"
@@ -45,7 +52,10 @@ constexpr uint64_t kXdpFrame = 40;
 constexpr uint64_t kTailroom = 320;
 constexpr uint64_t kEthHlen = 14;
 constexpr uint64_t kMaxMeta = 32;
-constexpr unsigned kMaps = 8;
+#ifndef TB_MAPS
+#error "build with -CFLAGS -DTB_MAPS=<the module's MAPS>"
+#endif
+constexpr unsigned kMaps = TB_MAPS;
 constexpr unsigned kKeyBytes = 16;
 constexpr unsigned kValueBytes = 64;
 
@@ -61,6 +71,13 @@ struct MapsScript {
     bool hit = false;
     uint32_t slot = 0;
     unsigned delay = 0;
+    uint64_t value = 0;
+};
+
+struct FibScript {
+    uint64_t ret = 0;
+    unsigned delay = 0;
+    std::vector<uint8_t> params = std::vector<uint8_t>(64, 0);
 };
 
 int hex_digit(char c) {
@@ -126,6 +143,11 @@ class Bench {
         t->cfg_we_i = 0;
         t->mreq_ready_i = 0;
         t->mrsp_valid_i = 0;
+        t->fib_req_ready_i = 0;
+        t->fib_rsp_valid_i = 0;
+        t->prog_we_i = 0;
+        t->rb_rd_i = 0;
+        t->rb_pop_i = 0;
         t->adj_done_i = 0;
         t->mem_fault_i = 0;
         t->mem_rdata_i = 0;
@@ -182,7 +204,24 @@ class Bench {
             }
         }
         t->mreq_ready_i = accept;
+        // fib stand-in
+        bool fib_accept = false;
+        if (t->fib_req_valid_o) {
+            if (fib_wait_ < fib_.delay) {
+                ++fib_wait_;
+            } else {
+                fib_accept = true;
+            }
+        }
+        t->fib_req_ready_i = fib_accept;
         t->eval();
+        if (fib_accept) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%x:", static_cast<unsigned>(t->fib_req_flags_o));
+            fib_seen_ = std::string(buf) + wide_bytes(t->fib_req_params_o, 64);
+            fib_countdown_ = 4;
+            fib_wait_ = 0;
+        }
         if (accept) {
             char buf[64];
             std::snprintf(buf, sizeof buf, "%x:%x:%" PRIx64 ":", static_cast<unsigned>(t->mreq_op_o),
@@ -221,6 +260,17 @@ class Bench {
             t->mrsp_ret_i = script_.ret;
             t->mrsp_hit_i = script_.hit;
             t->mrsp_slot_i = script_.slot;
+            t->mrsp_value_i = script_.value;
+        }
+        t->fib_req_ready_i = 0;
+        t->fib_rsp_valid_i = 0;
+        if (fib_countdown_ > 0 && --fib_countdown_ == 0) {
+            t->fib_rsp_valid_i = 1;
+            t->fib_rsp_ret_i = fib_.ret;
+            for (unsigned w = 0; w < 16; ++w) t->fib_rsp_params_i[w] = 0;
+            for (unsigned i = 0; i < 64; ++i) {
+                t->fib_rsp_params_i[i / 4] |= static_cast<uint32_t>(fib_.params[i]) << (8 * (i % 4));
+            }
         }
         ready_ = ready_ + ready_step_ > kPage ? kPage : ready_ + ready_step_;
         t->adj_done_i = adj_now;
@@ -305,6 +355,7 @@ class Bench {
         Vhelpers* t = top_.get();
         mreq_seen_.clear();
         adj_seen_.clear();
+        fib_seen_.clear();
         t->hcall_i = 1;
         t->hcall_id_i = id;
         for (unsigned i = 0; i < 5; ++i) {
@@ -334,7 +385,7 @@ class Bench {
                 std::snprintf(buf, sizeof buf, "%" PRIx64 " %x %x %x %lx ", r0, fault ? 1u : 0u, tail ? 1u : 0u,
                               entry, cycles);
                 result = std::string(buf) + (mreq_seen_.empty() ? "-" : mreq_seen_) + " " +
-                         (adj_seen_.empty() ? "-" : adj_seen_);
+                         (adj_seen_.empty() ? "-" : adj_seen_) + " " + (fib_seen_.empty() ? "-" : fib_seen_);
                 return ok;
             }
         }
@@ -344,10 +395,47 @@ class Bench {
 
     Vhelpers* top() { return top_.get(); }
 
+    // Every record in the ring, oldest first, through the drain port.
+    bool drain(std::string& out) {
+        Vhelpers* t = top_.get();
+        bool ok = true;
+        out.clear();
+        for (;;) {
+            unsigned waited = 0;
+            t->eval();
+            while (!t->rb_avail_o && waited < 4) {
+                ok = cycle() && ok;
+                t->eval();
+                ++waited;
+            }
+            if (!t->rb_avail_o) break;
+            uint32_t len = t->rb_len_o;
+            std::vector<uint8_t> rec(len);
+            for (uint32_t w = 0; w * 8 < len; ++w) {
+                t->rb_rd_i = 1;
+                t->rb_word_i = w;
+                ok = cycle() && ok;
+                t->rb_rd_i = 0;
+                t->eval();
+                uint64_t data = t->rb_rdata_o;
+                for (uint32_t i = 0; i < 8 && w * 8 + i < len; ++i) rec[w * 8 + i] = static_cast<uint8_t>(data >> (8 * i));
+            }
+            t->rb_pop_i = 1;
+            ok = cycle() && ok;
+            t->rb_pop_i = 0;
+            if (!out.empty()) out += ",";
+            out += hex_bytes(rec.data(), rec.size());
+            if (out.size() > (1u << 20)) break;
+        }
+        if (out.empty()) out = "-";
+        return ok;
+    }
+
     uint64_t meta_ = 256, data_ = 256, end_ = 256 + 64;
     uint64_t stack_top_ = 512;
     uint64_t ready_ = kPage, ready_step_ = 0;
     MapsScript script_;
+    FibScript fib_;
     std::vector<MapMem> maps_;
 
   private:
@@ -356,8 +444,10 @@ class Bench {
     bool hret_now_ = false;
     unsigned mreq_wait_ = 0;
     unsigned rsp_countdown_ = 0;
+    unsigned fib_wait_ = 0;
+    unsigned fib_countdown_ = 0;
     unsigned long accesses_ = 0;
-    std::string mreq_seen_, adj_seen_;
+    std::string mreq_seen_, adj_seen_, fib_seen_;
 };
 
 }  // namespace
@@ -383,14 +473,15 @@ int main(int argc, char** argv) {
                 ok = true;
                 break;
             case 'c': {
-                unsigned map = 0, type = 0, ks = 0, vs = 0, slots = 0;
-                if (std::sscanf(line + 1, "%x %x %x %x %x", &map, &type, &ks, &vs, &slots) == 5 && map < kMaps &&
-                    slots <= 4096 && vs <= 4096) {
+                unsigned map = 0, type = 0, ks = 0, vs = 0, max = 0, slots = 0;
+                if (std::sscanf(line + 1, "%x %x %x %x %x %x", &map, &type, &ks, &vs, &max, &slots) == 6 &&
+                    map < kMaps && slots <= 4096 && vs <= 4096) {
                     t->cfg_we_i = 1;
                     t->cfg_map_i = map;
                     t->cfg_type_i = type;
                     t->cfg_key_size_i = ks;
                     t->cfg_value_size_i = vs;
+                    t->cfg_max_entries_i = max;
                     protocol = bench.cycle();
                     t->cfg_we_i = 0;
                     MapMem& m = bench.maps_[map];
@@ -474,12 +565,46 @@ int main(int argc, char** argv) {
                 }
                 break;
             }
-            case 'm': {
+            case 'g': {
+                unsigned idx = 0, entry = 0;
+                if (std::sscanf(line + 1, "%x %x", &idx, &entry) == 2 && idx < 256 && entry < 65536) {
+                    t->prog_we_i = 1;
+                    t->prog_idx_i = idx;
+                    t->prog_entry_i = entry;
+                    protocol = bench.cycle();
+                    t->prog_we_i = 0;
+                    std::printf("ok\n");
+                    ok = true;
+                }
+                break;
+            }
+            case 'f': {
                 uint64_t ret = 0;
+                unsigned delay = 0;
+                std::vector<uint8_t> params;
+                if (std::sscanf(line + 1, "%" SCNx64 " %x %131071s", &ret, &delay, text) == 3 &&
+                    parse_bytes(text, params) && params.size() == 64 && delay < 1000) {
+                    bench.fib_ = FibScript{ret, delay, params};
+                    std::printf("ok\n");
+                    ok = true;
+                }
+                break;
+            }
+            case 'R': {
+                std::string records;
+                protocol = bench.drain(records);
+                std::printf("%x %x %x %x %s\n", static_cast<unsigned>(t->rb_present_o),
+                            static_cast<unsigned>(t->rb_map_o), static_cast<unsigned>(t->rb_cfg_error_o),
+                            static_cast<unsigned>(t->rb_overflow_o), records.c_str());
+                ok = true;
+                break;
+            }
+            case 'm': {
+                uint64_t ret = 0, value = 0;
                 unsigned hit = 0, slot = 0, delay = 0;
-                if (std::sscanf(line + 1, "%" SCNx64 " %x %x %x", &ret, &hit, &slot, &delay) == 4 && hit < 2 &&
-                    slot < (1u << 28) && delay < 1000) {
-                    bench.script_ = MapsScript{ret, hit == 1, slot, delay};
+                if (std::sscanf(line + 1, "%" SCNx64 " %x %x %x %" SCNx64, &ret, &hit, &slot, &delay, &value) == 5 &&
+                    hit < 2 && slot < (1u << 28) && delay < 1000) {
+                    bench.script_ = MapsScript{ret, hit == 1, slot, delay, value};
                     std::printf("ok\n");
                     ok = true;
                 }

@@ -941,7 +941,8 @@ fn check(s: &Script, out: &[String]) -> Vec<String> {
     problems
 }
 
-fn simulate(s: &Script) -> Vec<String> {
+/// Runs the script on the model built with MAPS = TB_MAPS and `extra` parameter overrides.
+fn simulate(s: &Script, extra: &[String]) -> Vec<String> {
     let mut spec = common::unit_spec("helpers")
         .source("sephirot/ringbuf.sv")
         .source("sephirot/helpers.sv");
@@ -950,6 +951,7 @@ fn simulate(s: &Script) -> Vec<String> {
         "-CFLAGS".into(),
         format!("-DTB_MAPS={TB_MAPS}"),
     ];
+    spec.flags.extend(extra.iter().cloned());
     let input: String = s.steps.iter().map(|st| format!("{}\n", st.line)).collect();
     // HELPERS_SCRIPT=<file> keeps the testbench input for running the model by hand.
     if let Some(path) = std::env::var_os("HELPERS_SCRIPT") {
@@ -1011,10 +1013,13 @@ fn assert_coverage(s: &Script) {
     }
 }
 
-fn run(seed: u64, packets: usize, calls: usize) {
+/// Cycles from the call to the answer, per helper, over the calls the reference did not fault on.
+type Latencies = std::collections::BTreeMap<i32, (u64, u64, usize)>;
+
+fn run(seed: u64, packets: usize, calls: usize, latencies: &mut Latencies) {
     let script = build_script(seed, packets, calls);
     assert_coverage(&script);
-    let out = simulate(&script);
+    let out = simulate(&script, &[]);
     let problems = check(&script, &out);
     let calls_made = script
         .steps
@@ -1027,11 +1032,208 @@ fn run(seed: u64, packets: usize, calls: usize) {
         problems.len(),
         problems[..problems.len().min(12)].join("\n")
     );
+    for (step, got) in script.steps.iter().zip(&out) {
+        if let (Expect::Call { fault: false, .. }, Some((id, _))) = (&step.expect, step.call) {
+            let cycles = u64::from_str_radix(field(got, 4), 16).expect("cycles");
+            let e = latencies.entry(id).or_insert((u64::MAX, 0, 0));
+            *e = (e.0.min(cycles), e.1.max(cycles), e.2 + 1);
+        }
+    }
 }
 
 #[test]
 fn helpers_match_the_reference_machine_on_random_arguments() {
+    let mut latencies = Latencies::new();
     for seed in 1..=4u64 {
-        run(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15), 40, 32);
+        run(
+            seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            40,
+            32,
+            &mut latencies,
+        );
     }
+    println!("helper latency (cycles from hcall to hret, calls that did not fault):");
+    for (id, (lo, hi, n)) in &latencies {
+        println!("  {id:>3}: {lo:>3} ..{hi:>4}  ({n} calls)");
+    }
+}
+
+/// A script of hand-made calls on one packet of the test object, each checked against the reference.
+struct Hand {
+    s: Script,
+    machine: Machine,
+}
+
+impl Hand {
+    fn new(specs: Vec<MapSpec>) -> Hand {
+        let insns = vec![Insn::new(CLASS_JMP | JMP_EXIT, 0, 0, 0, 0)];
+        let mut object = ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns.clone()));
+        object
+            .programs
+            .push(ProgramSpec::standalone("t1", "xdp/t1", insns));
+        object.maps = specs.clone();
+        let machine = Machine::new(&object, Some("t"), &Config::default()).expect("machine");
+        let mut s = Script {
+            steps: Vec::new(),
+            slots: vec![0; specs.len()],
+            specs: specs.clone(),
+        };
+        for (i, m) in specs.iter().enumerate() {
+            let slots = if m.map_type == RINGBUF {
+                0
+            } else {
+                m.max_entries
+            };
+            s.slots[i] = slots;
+            s.ok(format!(
+                "c {i:x} {:x} {:x} {:x} {:x} {slots:x}",
+                m.map_type, m.key_size, m.value_size, m.max_entries
+            ));
+        }
+        for p in 0..2 {
+            s.ok(format!("g {p:x} {:x}", entry_of(p)));
+        }
+        Hand { s, machine }
+    }
+}
+
+#[test]
+fn tail_calls_stop_after_33_per_packet() {
+    let mut hand = Hand::new(vec![MapSpec::new("progs", PROG_ARRAY, 4, 4, 4)]);
+    hand.machine
+        .maps_mut()
+        .update(0, &2u32.to_le_bytes(), &1u32.to_le_bytes(), 0)
+        .expect("entry");
+    let Hand { mut s, mut machine } = hand;
+    for packet in 0..2 {
+        let mut buff = XdpBuff::new(&[0u8; 64]).expect("frame");
+        let md = XdpMd {
+            ingress_ifindex: 1,
+            rx_queue_index: 0,
+        };
+        let mut h = machine.hosted(&mut buff, &md);
+        s.ok("n".into());
+        for call in 0..45u64 {
+            // index 2 holds program 1; index 3 is empty (a call that falls through does not count)
+            let index = if call % 5 == 4 { 3 } else { 2 };
+            let a = [0, region::map_handle(0), index, 0, 0];
+            h.regs()[0] = 0;
+            h.regs()[1..6].copy_from_slice(&a);
+            let r0 = h.call_helper(12, 1).expect("no fault");
+            let tail = h.take_tail_call().map(entry_of);
+            let taken_before = s
+                .steps
+                .iter()
+                .rev()
+                .take_while(|st| st.line != "n")
+                .filter(|st| matches!(st.expect, Expect::Call { tail: Some(_), .. }))
+                .count();
+            let mreq = (taken_before < 33).then(|| MapsRequest {
+                op: 3,
+                map: 0,
+                flags: None,
+                key: (index as u32).to_le_bytes().to_vec(),
+                value: Vec::new(),
+            });
+            if mreq.is_some() {
+                let hit = index == 2;
+                s.ok(format!(
+                    "m 0 {:x} {:x} 0 {:x}",
+                    u8::from(hit),
+                    if hit { 2 } else { 0 },
+                    u8::from(hit)
+                ));
+            }
+            s.push(
+                format!("h c 0 {:x} {index:x} 0 0", a[1]),
+                format!("packet {packet} tail call {call}"),
+                Expect::Call {
+                    r0: Some(r0),
+                    fault: false,
+                    mreq,
+                    cycles: None,
+                    tail,
+                    fib: None,
+                },
+            );
+        }
+        let taken = s
+            .steps
+            .iter()
+            .rev()
+            .take_while(|st| st.line != "n")
+            .filter(|st| matches!(st.expect, Expect::Call { tail: Some(_), .. }))
+            .count();
+        assert_eq!(taken, 33, "the reference stops at 33 tail calls a packet");
+        h.finish();
+    }
+    let out = simulate(&s, &[]);
+    let problems = check(&s, &out);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn one_ring_buffer_is_served_and_overflowing_storage_is_flagged() {
+    // 1024 bytes of storage for a 4096-byte map: the fifth 200-byte record (208 bytes each) does not fit here,
+    // where the reference keeps it: r0 is the reference's 0, the record is dropped and rb_overflow_o rises.
+    let specs = vec![
+        MapSpec::new("events", RINGBUF, 0, 0, 4096),
+        MapSpec::new("more", RINGBUF, 0, 0, 4096),
+    ];
+    let hand = Hand::new(specs);
+    let Hand { mut s, mut machine } = hand;
+    let mut buff = XdpBuff::new(&[0u8; 64]).expect("frame");
+    let md = XdpMd {
+        ingress_ifindex: 1,
+        rx_queue_index: 0,
+    };
+    let mut h = machine.hosted(&mut buff, &md);
+    s.ok("n".into());
+    s.ok("s 200".into());
+    let mut rng = Rng(0x21ab);
+    let mut kept = Vec::new();
+    for i in 0..6u64 {
+        let data = rng.bytes(200);
+        poke(&mut h, &mut s, region::stack(0), &data);
+        let a = [region::map_handle(0), region::stack(0), 200, 0, 0];
+        h.regs()[1..6].copy_from_slice(&a);
+        let r0 = h.call_helper(130, 1).expect("no fault");
+        assert_eq!(r0, 0, "the map has room for all six");
+        if i < 4 {
+            kept.push(data);
+        }
+        s.push(
+            format!("h 82 {:x} {:x} c8 0 0", a[0], a[1]),
+            format!("record {i}"),
+            Expect::Call {
+                r0: Some(0),
+                fault: false,
+                mreq: None,
+                cycles: None,
+                tail: None,
+                fib: None,
+            },
+        );
+    }
+    // the second RINGBUF map is not served: its calls fault (the reference would serve it)
+    s.push(
+        format!(
+            "h 82 {:x} {:x} 8 0 0",
+            region::map_handle(1),
+            region::stack(0)
+        ),
+        "a record for the second ring",
+        Expect::Call {
+            r0: None,
+            fault: true,
+            mreq: None,
+            cycles: None,
+            tail: None,
+            fib: None,
+        },
+    );
+    s.push("R".into(), "drain", Expect::Ring("1 0 1 1".into(), kept));
+    let out = simulate(&s, &["-GRB_BYTES=1024".to_string()]);
+    let problems = check(&s, &out);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

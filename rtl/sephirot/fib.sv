@@ -24,19 +24,21 @@
 // The caller (helpers.sv) has already done fib::check_call (plen, unknown flags -> -EINVAL) and refused the flags the
 // model does not implement (SRC, TBID, MARK); here BPF_FIB_LOOKUP_OUTPUT (2) and SKIP_NEIGH (4) act, DIRECT (1) and
 // every other bit are ignored. A request is taken when req_valid_i and req_ready_o are high (one at a time); for a
-// request taken in cycle t, rsp_valid_o pulses in cycle t + 4 with rsp_ret_o (the helper's 64-bit return value:
+// request taken in cycle t, rsp_valid_o pulses in cycle t + 5 with rsp_ret_o (the helper's 64-bit return value:
 // 0 SUCCESS, 1 BLACKHOLE, 2 UNREACHABLE, 3 PROHIBIT, 4 NOT_FWDED, 7 NO_NEIGH, 8 FRAG_NEEDED, -19 ENODEV,
 // -97 EAFNOSUPPORT) and rsp_params_o (the whole struct as the helper writes it back; the reference writes all 64
-// bytes back whatever the answer). Both hold until the next response. req_ready_o is high in t + 4 again.
+// bytes back whatever the answer). Both hold until the next response. req_ready_o is high in t + 5 again.
 //
 // Stages (the request is held in p_q/f_q until the next one; each stage registers a few fields):
-// 1. family (-EAFNOSUPPORT), IPv6 strict addresses (rt6_need_strict: multicast ff00::/8, link-local fe80::/10, ::1 as
-//    source or destination -> NOT_FWDED), ingress device (-ENODEV), longest prefix then lowest metric over every route
-//    in parallel (a tree of comparisons of {match, length, ~metric}, the lower index winning ties), IPv4 OUTPUT
-//    skipping unicast routes through other devices, the loopback local routes, no route -> NOT_FWDED;
-// 2. the route's kind (BLACKHOLE, UNREACHABLE, PROHIBIT), its egress device (unknown -> NOT_FWDED), the path MTU
+// 1. every route compared with the destination in parallel (IPv4 OUTPUT skipping unicast routes through other
+//    devices), and the first levels of a tree picking the longest prefix, then the lowest metric (comparisons of
+//    {match, length, ~metric}, the lower index winning ties);
+// 2. the rest of the tree; family (-EAFNOSUPPORT), IPv6 strict addresses (rt6_need_strict: multicast ff00::/8,
+//    link-local fe80::/10, ::1 as source or destination -> NOT_FWDED), ingress device (-ENODEV), the loopback local
+//    routes, no route -> NOT_FWDED;
+// 3. the route's kind (BLACKHOLE, UNREACHABLE, PROHIBIT), its egress device (unknown -> NOT_FWDED), the path MTU
 //    (IPv4 min(mtu, 65535); IPv6 clamp(mtu, 1280, 65575)), tot_len above it -> FRAG_NEEDED with mtu_result;
-// 3. the neighbour of the next hop (gateway, else the destination; IPv4 through the loopback device: 0.0.0.0) on the
+// 4. the neighbour of the next hop (gateway, else the destination; IPv4 through the loopback device: 0.0.0.0) on the
 //    egress device unless SKIP_NEIGH -> NO_NEIGH (rt_metric, ifindex and the gateway written), else SUCCESS with
 //    dmac/smac, VLAN fields zero and mtu_result.
 module fib #(
@@ -75,6 +77,7 @@ module fib #(
   localparam integer RW = (ROUTES > 1) ? $clog2(ROUTES) : 1;  // route index width
   localparam integer RL = 1 << RW;                            // leaves of the selection tree
   localparam integer KW = 41;                                 // tree key: {match, length, ~metric}
+  localparam integer MID = RL >> (RW / 2);                    // tree nodes registered between stages 1 and 2
   localparam integer RCW = $clog2(ROUTES + 1);
   localparam integer DCW = $clog2(DEVICES + 1);
   localparam integer NCW = $clog2(NEIGHBORS + 1);
@@ -234,9 +237,9 @@ module fib #(
 
   logic [511:0] p_q;
   logic [31:0]  f_q;
-  logic [3:0]   st_q;  // one-hot: stage 1, 2, 3 running, response
+  logic [4:0]   st_q;  // one-hot: stage 1, 2, 3, 4 running, response
   logic         busy;
-  assign busy        = st_q[0] | st_q[1] | st_q[2];
+  assign busy        = |st_q[3:0];
   assign req_ready_o = !busy;
 
   // Fields of the request (offsets in struct bpf_fib_lookup).
@@ -260,7 +263,7 @@ module fib #(
   assign q_skip    = (f_q & FlagSkip) != 0;
 
   // ---------------------------------------------------------------------------------------------------------------
-  // Stage 1: checks before the route, and the route.
+  // Stages 1 and 2: checks before the route, and the route.
 
   // rt6_need_strict: multicast, link-local unicast, loopback.
   function automatic logic strict_v6(input logic [127:0] a);
@@ -283,7 +286,9 @@ module fib #(
     end
   end
 
-  // Node k of the tree at [KW*k +: KW] (k = 1 the root, RL + i the leaf of route i); left (lower index) wins ties.
+  // The selection tree, in heap order: node k at [KW*k +: KW] (k = 1 the root, RL + i the leaf of route i), each node
+  // the better of its two children, the left (lower index) winning ties. Stage 1 computes the levels down to the MID
+  // nodes MID..2*MID-1 and registers them; stage 2 finishes the tree from those (a 32-route tree is 5 levels of 41-bit compares: 2 + 3).
   logic [2*RL*KW-1:0] t_key;
   logic [2*RL*RW-1:0] t_idx;
   always_comb begin
@@ -295,7 +300,7 @@ module fib #(
     for (integer i = 0; i < RL; i = i + 1) begin
       t_idx[RW*(RL+i) +: RW] = RW'(i);
     end
-    for (integer k = RL - 1; k >= 1; k = k - 1) begin
+    for (integer k = RL - 1; k >= MID; k = k - 1) begin
       if (t_key[KW*(2*k) +: KW] >= t_key[KW*(2*k+1) +: KW]) begin
         t_key[KW*k +: KW] = t_key[KW*(2*k) +: KW];
         t_idx[RW*k +: RW] = t_idx[RW*(2*k) +: RW];
@@ -306,12 +311,33 @@ module fib #(
     end
   end
 
+  logic [MID*KW-1:0] mid_key_q;  // nodes MID..2*MID-1
+  logic [MID*RW-1:0] mid_idx_q;
+
+  logic [2*MID*KW-1:0] u_key;
+  logic [2*MID*RW-1:0] u_idx;
+  always_comb begin
+    u_key = '0;
+    u_idx = '0;
+    u_key[KW*MID +: KW*MID] = mid_key_q;
+    u_idx[RW*MID +: RW*MID] = mid_idx_q;
+    for (integer k = MID - 1; k >= 1; k = k - 1) begin
+      if (u_key[KW*(2*k) +: KW] >= u_key[KW*(2*k+1) +: KW]) begin
+        u_key[KW*k +: KW] = u_key[KW*(2*k) +: KW];
+        u_idx[RW*k +: RW] = u_idx[RW*(2*k) +: RW];
+      end else begin
+        u_key[KW*k +: KW] = u_key[KW*(2*k+1) +: KW];
+        u_idx[RW*k +: RW] = u_idx[RW*(2*k+1) +: RW];
+      end
+    end
+  end
+
   logic          best_valid;
   logic [7:0]    best_len;
   logic [RW-1:0] best_idx;
-  assign best_valid = t_key[KW*2-1];
-  assign best_len   = t_key[KW*1+32 +: 8];
-  assign best_idx   = t_idx[RW*1 +: RW];
+  assign best_valid = u_key[KW*2-1];
+  assign best_len   = u_key[KW*1+32 +: 8];
+  assign best_idx   = u_idx[RW*1 +: RW];
 
   // The kernel's local and broadcast routes of the loopback device, unless OUTPUT names another device.
   logic       lo_local;
@@ -344,7 +370,7 @@ module fib #(
   logic [RW-1:0] s1_idx_q;
 
   // ---------------------------------------------------------------------------------------------------------------
-  // Stage 2: the route's kind, the egress device, the MTU.
+  // Stage 3: the route's kind, the egress device, the MTU.
 
   logic [1:0]   sel_type;
   logic [31:0]  sel_oif;
@@ -451,7 +477,7 @@ module fib #(
   logic [127:0] s2_key_q;
 
   // ---------------------------------------------------------------------------------------------------------------
-  // Stage 3: the neighbour and the struct written back.
+  // Stage 4: the neighbour and the struct written back.
 
   logic        nb_found;
   logic [47:0] nb_mac;
@@ -507,7 +533,7 @@ module fib #(
     if (!rst_ni) begin
       st_q <= '0;
     end else begin
-      st_q <= {st_q[2:0], req_valid_i && !busy};
+      st_q <= {st_q[3:0], req_valid_i && !busy};
     end
   end
 
@@ -517,11 +543,15 @@ module fib #(
       f_q <= req_flags_i;
     end
     if (st_q[0]) begin
+      mid_key_q <= t_key[KW*MID +: KW*MID];
+      mid_idx_q <= t_idx[RW*MID +: RW*MID];
+    end
+    if (st_q[1]) begin
       s1_done_q <= s1_done;
       s1_ret_q  <= s1_ret;
       s1_idx_q  <= best_idx;
     end
-    if (st_q[1]) begin
+    if (st_q[2]) begin
       s2_done_q     <= s2_done;
       s2_ret_q      <= s2_ret;
       s2_frag_q     <= s2_frag;
@@ -535,13 +565,13 @@ module fib #(
       s2_key_v6_q   <= key_v6;
       s2_key_q      <= key_ip;
     end
-    if (st_q[2]) begin
+    if (st_q[3]) begin
       rsp_ret_q    <= s3_ret;
       rsp_params_q <= s3_params;
     end
   end
 
-  assign rsp_valid_o  = st_q[3];
+  assign rsp_valid_o  = st_q[4];
   assign rsp_ret_o    = rsp_ret_q;
   assign rsp_params_o = rsp_params_q;
 

@@ -12,12 +12,26 @@ use common::Rng;
 use hwxdp_rtlsim::synth_with;
 use hwxdp_xdp::fib::{Device, Neighbor, Route, RouteKind, RouteTable, PARAMS_SIZE};
 
-/// The module's default parameters, which the model is built with.
+/// The module's default parameters.
 const ROUTES: usize = 32;
 const DEVICES: usize = 4;
 const NEIGHBORS: usize = 16;
-/// Cycles from a request's acceptance to its response (the header's t + 4).
-const LATENCY: u64 = 4;
+/// Cycles from a request's acceptance to its response (the header's t + 5).
+const LATENCY: u64 = 5;
+
+/// Table capacities a model is built with.
+#[derive(Clone, Copy)]
+struct Sizes {
+    routes: usize,
+    devices: usize,
+    neighbors: usize,
+}
+
+const DEFAULT: Sizes = Sizes {
+    routes: ROUTES,
+    devices: DEVICES,
+    neighbors: NEIGHBORS,
+};
 
 const AF_INET: u8 = 2;
 const AF_INET6: u8 = 10;
@@ -131,9 +145,14 @@ fn lookup_step(name: &str, table: &RouteTable, i: usize, l: &Lookup) -> Step {
     }
 }
 
-/// Runs the steps through the model and compares every line.
-fn check(steps: &[Step]) {
-    let spec = common::unit_spec("fib").source("sephirot/fib.sv");
+/// Runs the steps through a model of the given capacities and compares every line.
+fn check(sizes: Sizes, steps: &[Step]) {
+    let mut spec = common::unit_spec("fib").source("sephirot/fib.sv");
+    spec.flags.extend([
+        format!("-GROUTES={}", sizes.routes),
+        format!("-GDEVICES={}", sizes.devices),
+        format!("-GNEIGHBORS={}", sizes.neighbors),
+    ]);
     let input: String = steps.iter().map(|s| format!("{}\n", s.line)).collect();
     let out = common::run_testbench(&spec, input);
     assert_eq!(out.len(), steps.len(), "one output line per command");
@@ -209,6 +228,7 @@ fn params(
 /// Random tables and lookups built to hit every branch of the reference.
 struct Gen {
     rng: Rng,
+    sizes: Sizes,
 }
 
 impl Gen {
@@ -300,7 +320,7 @@ impl Gen {
 
     fn table(&mut self) -> RouteTable {
         let mut t = RouteTable::default();
-        let devices = self.rng.below_usize(DEVICES + 1);
+        let devices = self.rng.below_usize(self.sizes.devices + 1);
         for _ in 0..devices {
             let ifindex = match self.rng.below(10) {
                 0 => 1, // a listed loopback device overrides the built-in one as egress
@@ -318,7 +338,7 @@ impl Gen {
             t.devices.push(Device { ifindex, mac, mtu });
         }
         let ifindexes: Vec<u32> = t.devices.iter().map(|d| d.ifindex).collect();
-        let routes = self.rng.below_usize(ROUTES + 1);
+        let routes = self.rng.below_usize(self.sizes.routes + 1);
         for _ in 0..routes {
             let is_v6 = self.rng.below(2) == 1;
             let bits = if is_v6 { 128 } else { 32 };
@@ -385,7 +405,7 @@ impl Gen {
             });
         }
         // Neighbours mostly for the routes' next hops, so NO_NEIGH and SUCCESS both come up.
-        let neighbors = self.rng.below_usize(NEIGHBORS + 1);
+        let neighbors = self.rng.below_usize(self.sizes.neighbors + 1);
         for _ in 0..neighbors {
             let ip = match self.rng.below(6) {
                 0 => v4([0, 0, 0, 0]),
@@ -481,15 +501,16 @@ impl Gen {
     }
 }
 
-/// Seeded random tables, each with random lookups: every return code comes up (the test counts them).
-#[test]
-fn random_tables_and_lookups_match_the_reference() {
+/// `tables` seeded random tables for a model of `sizes`, each with 200 random lookups, through the model; every return
+/// code must come up at least `min_each` times (or the generator has lost a branch).
+fn random_sessions(seed: u64, sizes: Sizes, tables: usize, min_each: u32) {
     let mut g = Gen {
-        rng: Rng(0x6669_625f_7274_6c31),
+        rng: Rng(seed),
+        sizes,
     };
     let mut steps = Vec::new();
     let mut codes = std::collections::BTreeMap::new();
-    for s in 0..60 {
+    for s in 0..tables {
         let table = g.table();
         let lookups: Vec<Lookup> = (0..200).map(|_| g.lookup(&table)).collect();
         for l in &lookups {
@@ -499,15 +520,31 @@ fn random_tables_and_lookups_match_the_reference() {
         steps.extend(session(&format!("table {s}"), &table, &lookups));
     }
     eprintln!("return codes of the random lookups: {codes:?}");
-    // Every answer the reference gives must have been exercised, or the generator has lost a branch.
     for code in [0, 1, 2, 3, 4, 7, 8, -19, -97] {
         assert!(
-            codes.get(&code).copied().unwrap_or(0) >= 10,
+            codes.get(&code).copied().unwrap_or(0) >= min_each,
             "return code {code} came up only {:?} times: {codes:?}",
             codes.get(&code)
         );
     }
-    check(&steps);
+    check(sizes, &steps);
+}
+
+/// The default parameters: 60 tables of up to 32 routes, 4 devices, 16 neighbours.
+#[test]
+fn random_tables_and_lookups_match_the_reference() {
+    random_sessions(0x6669_625f_7274_6c31, DEFAULT, 60, 10);
+}
+
+/// Small tables (the selection tree padded from 5 routes to 8 leaves, one device, one neighbour), which fill up.
+#[test]
+fn random_small_tables_match_the_reference() {
+    let sizes = Sizes {
+        routes: 5,
+        devices: 1,
+        neighbors: 3,
+    };
+    random_sessions(0x736d_616c_6c5f_7462, sizes, 40, 5);
 }
 
 /// fib_forward's route table (crates/gen/src/examples/fib_forward_routes.json) fits the default parameters, and the
@@ -753,7 +790,7 @@ fn example_and_reference_tables_match_the_reference() {
         }
     }
     steps.extend(session("two_devices", &table, &lookups));
-    check(&steps);
+    check(DEFAULT, &steps);
 }
 
 /// Each table's capacity: the entry past it (and a write of kind 3) raises tbl_error_o until the next clear, and a
@@ -856,7 +893,7 @@ fn table_overflow_is_flagged_until_cleared() {
         };
         steps.push(lookup_step("full", &table, i, &l));
     }
-    check(&steps);
+    check(DEFAULT, &steps);
 }
 
 /// The table write of entry `i` (distinct for each `i`) of kind `kind` (0 device, 1 route, 2 neighbour).

@@ -1,7 +1,8 @@
 // Streams packets through a generated eHDL pipeline (top `ehdl_pipe`) over its AXI4-Stream ports.
 //
 // stdin: a first line "cfg GAP STALL SEED" (percent of cycles with no input beat offered, percent of cycles with
-// m_axis_tready low, and a seed for those choices), then one packet per line in hex. stdout: one line per packet
+// m_axis_tready low, and a seed for those choices), then one packet per line, "IFINDEX RXQ BYTES" in hex (the
+// ingress_ifindex and rx_queue_index go with the length on s_axis_tuser_i of the first beat). stdout: one line per packet
 // leaving the pipeline, "pkt VERDICT BYTES" (verdict in hex from m_axis_tuser_o, the bytes in hex), in output order,
 // then "cycles C latency L beats B": C clock cycles from the first beat accepted to the last beat out, L cycles from
 // the first beat accepted to the first beat out. Exit status 2 on malformed input, 3 when the pipeline stops
@@ -59,25 +60,37 @@ int main(int argc, char** argv) {
         return 2;
     }
     rng_state = seed | 1;
-    std::deque<std::vector<uint8_t>> packets;
+    struct Packet {
+        uint32_t ifindex, rxq;
+        std::vector<uint8_t> bytes;
+    };
+    std::deque<Packet> packets;
     unsigned long line_number = 1;
     while (read_line(line)) {
         ++line_number;
         if (line.empty()) continue;
-        if (line.size() % 2 != 0) {
+        unsigned ifindex = 0, rxq = 0;
+        char hexbytes[20000];
+        if (line.size() >= sizeof hexbytes ||
+            std::sscanf(line.c_str(), "%x %x %19999s", &ifindex, &rxq, hexbytes) != 3) {
+            std::fprintf(stderr, "ehdl_pipe_tb: line %lu: expected \"IFINDEX RXQ BYTES\" in hex\n", line_number);
+            return 2;
+        }
+        std::string hex(hexbytes);
+        if (hex.size() % 2 != 0) {
             std::fprintf(stderr, "ehdl_pipe_tb: line %lu: odd number of hex digits\n", line_number);
             return 2;
         }
-        std::vector<uint8_t> bytes(line.size() / 2);
+        std::vector<uint8_t> bytes(hex.size() / 2);
         for (size_t i = 0; i < bytes.size(); ++i) {
-            int hi = hex_digit(line[2 * i]), lo = hex_digit(line[2 * i + 1]);
+            int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
             if (hi < 0 || lo < 0) {
                 std::fprintf(stderr, "ehdl_pipe_tb: line %lu: not hex\n", line_number);
                 return 2;
             }
             bytes[i] = static_cast<uint8_t>(hi * 16 + lo);
         }
-        packets.push_back(bytes);
+        packets.push_back(Packet{ifindex, rxq, bytes});
     }
     const size_t expected = packets.size();
 
@@ -102,8 +115,17 @@ int main(int argc, char** argv) {
         top->s_axis_tkeep_i = 0;
         top->s_axis_tvalid_i = offering;
         top->s_axis_tlast_i = 0;
+        for (size_t w = 0; w < 3; ++w) top->s_axis_tuser_i[w] = 0;
         if (offering) {
-            const std::vector<uint8_t>& p = packets.front();
+            const std::vector<uint8_t>& p = packets.front().bytes;
+            if (in_offset == 0) {
+                // {rx_queue_index, ingress_ifindex, length[15:0]} over bits 79:0.
+                const uint32_t len = static_cast<uint32_t>(p.size()) & 0xffff, ifx = packets.front().ifindex,
+                               rxq = packets.front().rxq;
+                top->s_axis_tuser_i[0] = len | (ifx << 16);
+                top->s_axis_tuser_i[1] = (ifx >> 16) | (rxq << 16);
+                top->s_axis_tuser_i[2] = rxq >> 16;
+            }
             size_t n = std::min(frame_bytes, p.size() - in_offset);
             for (size_t i = 0; i < n; ++i)
                 top->s_axis_tdata_i[i / 4] |= static_cast<EData>(p[in_offset + i]) << (8 * (i % 4));
@@ -116,7 +138,7 @@ int main(int argc, char** argv) {
             if (first_in < 0) first_in = cycle;
             ++beats;
             in_offset += frame_bytes;
-            if (in_offset >= packets.front().size()) {
+            if (in_offset >= packets.front().bytes.size()) {
                 packets.pop_front();
                 in_offset = 0;
             }

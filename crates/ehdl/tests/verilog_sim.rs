@@ -53,11 +53,24 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The context of the `i`th test packet: a few interfaces and queues.
+fn md(i: usize) -> XdpMd {
+    XdpMd {
+        ingress_ifindex: 1 + (i % 3) as u32,
+        rx_queue_index: (i % 5) as u32,
+    }
+}
+
 fn run(exe: &PathBuf, packets: &[Vec<u8>], gap: u32, stall: u32, seed: u64) -> Run {
     let mut input = format!("cfg {gap} {stall} {seed}\n");
-    for p in packets {
-        input += &hex(p);
-        input.push('\n');
+    for (i, p) in packets.iter().enumerate() {
+        let m = md(i);
+        input += &format!(
+            "{:x} {:x} {}\n",
+            m.ingress_ifindex,
+            m.rx_queue_index,
+            hex(p)
+        );
     }
     let mut child = Command::new(exe)
         .stdin(Stdio::piped())
@@ -102,22 +115,23 @@ fn run(exe: &PathBuf, packets: &[Vec<u8>], gap: u32, stall: u32, seed: u64) -> R
     r
 }
 
-/// The reference machine's verdict and bytes for every packet.
+/// The reference machine's verdict and bytes for every packet, run in order on one machine (maps carry over).
 fn reference(
     object: &ObjectSpec,
     program: &ProgramSpec,
     packets: &[Vec<u8>],
-) -> Vec<(u32, Vec<u8>)> {
-    packets
+) -> (Vec<(u32, Vec<u8>)>, Machine) {
+    let mut machine = Machine::new(object, Some(&program.name), &Config::default()).expect("loads");
+    let out = packets
         .iter()
-        .map(|packet| {
-            let mut machine =
-                Machine::new(object, Some(&program.name), &Config::default()).expect("loads");
+        .enumerate()
+        .map(|(i, packet)| {
             let mut buff = XdpBuff::new(packet).expect("fits");
-            let r = machine.run_packet(&mut buff, &XdpMd::default());
+            let r = machine.run_packet(&mut buff, &md(i));
             (r.retval, buff.data().to_vec())
         })
-        .collect()
+        .collect();
+    (out, machine)
 }
 
 fn packets() -> Vec<Vec<u8>> {
@@ -150,7 +164,7 @@ fn agree(object: &ObjectSpec, program: &ProgramSpec, tag: &str) -> Run {
     let p = hwxdp_ehdl::compile(program, &object.maps, &Options::default()).expect("compiles");
     let exe = model(&p, tag);
     let pkts = packets();
-    let want = reference(object, program, &pkts);
+    let (want, _) = reference(object, program, &pkts);
     let mut first = None;
     for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
         let got = run(&exe, &pkts, gap, stall, seed);
@@ -190,6 +204,10 @@ fn hand_written_pipelines_match_the_reference_machine() {
          r0 = 3\nexit\nout: r0 = 1\nexit",
         "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 100\nif r4 > r3 goto out\n\
          r0 = *(u8 *)(r2 + 99)\nr0 &= 3\nexit\nout: r0 = 2\nexit",
+        // Context fields from the sideband: data_end - data, ingress_ifindex and rx_queue_index, written back.
+        "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = *(u32 *)(r1 + 12)\nr5 = *(u32 *)(r1 + 16)\n\
+         r6 = r2\nr6 += 16\nif r6 > r3 goto out\nr3 -= r2\n*(u16 *)(r2 + 0) = r3\n*(u32 *)(r2 + 4) = r4\n\
+         *(u32 *)(r2 + 8) = r5\nr0 = r4\nr0 += r5\nr0 &= 3\nexit\nout: r0 = 1\nexit",
         // ALU classes, 32-bit forms, byte swaps, and stores across the end of frame 0 and into frame 1.
         "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 80\nif r4 > r3 goto out\n\
          r3 = *(u64 *)(r2 + 0)\nr4 = *(u64 *)(r2 + 8)\nr5 = r3\nr5 /= r4\nr6 = r3\nr6 %= r4\n\

@@ -18,9 +18,12 @@
 //!   (`ehdl_axis_out`) is full or when a packet's next beat has not arrived (frames of one packet must stay
 //!   adjacent); between packets a missing beat becomes a bubble.
 //!
+//! - **Context.** `data` and `data_meta` are a constant; `data_end`, `ingress_ifindex` and `rx_queue_index` come from
+//!   the sideband of the packet's first beat (`s_axis_tuser_i`: length in bits 15:0, ingress_ifindex in 47:16,
+//!   rx_queue_index in 79:48) and are carried to the last stage that loads them.
+//!
 //! Not generated yet (each is a clear [`VerilogError`] naming the instruction): helper calls, map values, atomics,
-//! packet accesses at run-time offsets, stack accesses at run-time offsets, metadata accesses, and context fields
-//! other than `data`, `data_meta` and `data_end` (the last only once the packet's end is known).
+//! packet accesses at run-time offsets, stack accesses at run-time offsets and metadata accesses.
 
 mod stage;
 
@@ -137,8 +140,9 @@ fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
          //\n\
          // {stages} stages ({nop} NOP), {ops} ops, one packet per clock; latency {lat} cycles from a packet's first\n\
          // beat in to its first beat out. Stage registers: {sf} flip-flops of live state; frame chain: {ff}.\n\
-         // Packets in on s_axis (tkeep contiguous from byte 0, the frames of one packet back to back), out on m_axis\n\
-         // with the XDP verdict on m_axis_tuser_o for every beat. Needs the primitives in rtl/ehdl/.\n\
+         // Packets in on s_axis (tkeep contiguous from byte 0, the frames of one packet back to back; tuser of the\n\
+         // first beat {{rx_queue_index, ingress_ifindex, length[15:0]}}), out on m_axis with the XDP verdict on\n\
+         // m_axis_tuser_o for every beat. Needs the primitives in rtl/ehdl/.\n\
          module {module} (\n\
          \x20 input  logic           clk_i,\n\
          \x20 input  logic           rst_ni,\n\
@@ -146,6 +150,7 @@ fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
          \x20 input  logic [{km}:0]    s_axis_tkeep_i,\n\
          \x20 input  logic           s_axis_tvalid_i,\n\
          \x20 input  logic           s_axis_tlast_i,\n\
+         \x20 input  logic [79:0]    s_axis_tuser_i,\n\
          \x20 output logic           s_axis_tready_o,\n\
          \x20 output logic [{dm}:0]   m_axis_tdata_o,\n\
          \x20 output logic [{km}:0]    m_axis_tkeep_o,\n\

@@ -18,6 +18,8 @@ struct Bound {
     verdict: Option<String>,
     /// Length so far and whether the packet's last frame was seen.
     len: Option<(String, String)>,
+    /// Context fields from the packet's sideband (`s_axis_tuser_i` of its first beat), by `xdp_md` offset.
+    ctx: BTreeMap<i64, String>,
 }
 
 /// One register of a boundary: name, width, next value, and whether it is a control bit that resets to 0.
@@ -42,12 +44,26 @@ pub(super) struct Gen<'a> {
     writes: BTreeMap<u32, Vec<(String, String)>>,
     /// The last stage that needs the packet length.
     last_len: Option<u32>,
+    /// The last stage that loads each sideband context field (`xdp_md` offset: 4 data_end, 12 ingress_ifindex,
+    /// 16 rx_queue_index).
+    ctx_last: BTreeMap<i64, u32>,
+    /// Port bits nothing reads.
+    unused_ports: Vec<String>,
     /// Flip-flops of the stage registers.
     pub(super) state_flops: u64,
 }
 
 fn hex64(v: u64) -> String {
     format!("64'h{v:016x}")
+}
+
+/// Width of a sideband context field.
+fn ctx_width(offset: i64) -> u32 {
+    if offset == 4 {
+        LEN_BITS
+    } else {
+        32
+    }
 }
 
 fn is_signal(s: &str) -> bool {
@@ -62,6 +78,19 @@ impl<'a> Gen<'a> {
             .filter(|o| matches!(o.kind, OpKind::LenCheck { meta: false, .. }))
             .map(|o| o.stage)
             .max();
+        let mut ctx_last: BTreeMap<i64, u32> = BTreeMap::new();
+        for o in &p.ops {
+            if let (
+                OpKind::Load,
+                Label::Context {
+                    offset: Some(f @ (4 | 12 | 16)),
+                },
+            ) = (&o.kind, o.label)
+            {
+                let e = ctx_last.entry(f).or_insert(o.stage);
+                *e = (*e).max(o.stage);
+            }
+        }
         Gen {
             p,
             fb: p.summary.data_width as i64 / 8,
@@ -71,6 +100,8 @@ impl<'a> Gen<'a> {
             used: BTreeSet::new(),
             writes: BTreeMap::new(),
             last_len,
+            ctx_last,
+            unused_ports: Vec::new(),
             state_flops: 0,
         }
     }
@@ -128,6 +159,12 @@ impl<'a> Gen<'a> {
         if self.last_len.is_some() {
             b.len = Some((format!("{LEN_BITS}'d0"), "1'b0".into()));
         }
+        for (&f, _) in self.ctx_last.clone().iter() {
+            let name = format!("b0_ctx{f}_q");
+            self.declare(&name, ctx_width(f));
+            self.state_flops += ctx_width(f) as u64;
+            b.ctx.insert(f, name);
+        }
         for k in 0..n {
             b = self.stage(k as u32, b)?;
         }
@@ -137,12 +174,13 @@ impl<'a> Gen<'a> {
         let _ = writeln!(out, "  logic [{}:0] in_fidx_q;", FIDX_BITS - 1);
         out += &self.decls;
         out += &self.body;
-        let unused: Vec<String> = self
+        let mut unused: Vec<String> = self
             .produced
             .iter()
             .filter(|s| !self.used.contains(*s))
             .cloned()
             .collect();
+        unused.extend(self.unused_ports.iter().cloned());
         if !unused.is_empty() {
             let _ = write!(
                 out,
@@ -435,11 +473,32 @@ impl<'a> Gen<'a> {
                                 hex64(DATA_BASE),
                             )?;
                         }
-                        Label::Context { offset: Some(4) } => {
-                            return Err(self.unsupported(
-                                op,
-                                "a load of ctx->data_end that is not part of a bounds check",
-                            ));
+                        Label::Context {
+                            offset: Some(f @ (4 | 12 | 16)),
+                        } if size == 4 => {
+                            let Some(field) = b.ctx.get(&f).cloned() else {
+                                return Err(self.internal(
+                                    Some(op),
+                                    format!("ctx+{f} not carried to stage {k}"),
+                                ));
+                            };
+                            let value = if f == 4 {
+                                format!("{} + {{{}'d0, {field}}}", hex64(DATA_BASE), 64 - LEN_BITS)
+                            } else {
+                                format!("{{32'd0, {field}}}")
+                            };
+                            let value = self.read(&value);
+                            alu(self, dst, alu_params(11, true, 0), "64'd0".into(), value)?;
+                        }
+                        Label::Context { offset: Some(20) } if size == 4 => {
+                            // egress_ifindex is 0 before a redirect, as in the reference machine.
+                            alu(
+                                self,
+                                dst,
+                                alu_params(11, true, 0),
+                                "64'd0".into(),
+                                "64'd0".into(),
+                            )?;
                         }
                         l => return Err(self.unsupported(op, format!("a load from {}", l.name()))),
                     }
@@ -708,6 +767,23 @@ impl<'a> Gen<'a> {
                 });
                 out.conds.insert(c, name);
             }
+            for (&f, &last) in &self.ctx_last {
+                if j <= last {
+                    let Some(d) = b.ctx.get(&f).cloned() else {
+                        return Err(
+                            self.internal(None, format!("ctx+{f} lost before boundary {j}"))
+                        );
+                    };
+                    let name = format!("b{j}_ctx{f}_q");
+                    list.push(Reg {
+                        name: name.clone(),
+                        width: ctx_width(f),
+                        d,
+                        reset: false,
+                    });
+                    out.ctx.insert(f, name);
+                }
+            }
             if let (Some(last), Some((l, e))) = (self.last_len, &len_now) {
                 if j <= last {
                     let (ln, en) = (format!("b{j}_len_q"), format!("b{j}_ended_q"));
@@ -797,6 +873,23 @@ impl<'a> Gen<'a> {
              \x20   end\n\
              \x20 end\n"
         );
+        // The sideband of the first beat: {rx_queue_index, ingress_ifindex, length}.
+        let mut captured = Vec::new();
+        for (f, lo) in [(4i64, 0u32), (12, LEN_BITS), (16, LEN_BITS + 32)] {
+            let bits = format!("s_axis_tuser_i[{}:{lo}]", lo + ctx_width(f) - 1);
+            if self.ctx_last.contains_key(&f) {
+                captured.push(format!("      b0_ctx{f}_q <= {bits};"));
+            } else {
+                self.unused_ports.push(bits);
+            }
+        }
+        if !captured.is_empty() {
+            let _ = write!(
+                s,
+                "  always_ff @(posedge clk_i) begin\n    if (adv & s_axis_tvalid_i & ~in_pkt_q) begin\n{}\n    end\n  end\n",
+                captured.join("\n")
+            );
+        }
         for j in 0..n {
             let w = self.writes.remove(&j).unwrap_or_default();
             let (data, mask) = if w.is_empty() {

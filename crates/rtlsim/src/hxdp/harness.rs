@@ -169,10 +169,16 @@ impl Harness {
             let _ = writeln!(log, "> {line}");
         }
         match protocol::parse(&line) {
-            Ok(Answer::Error(what)) => Err(HxdpRtlError::Refused {
-                command: command.to_string(),
-                what,
-            }),
+            Ok(Answer::Error(what)) => {
+                // After its own timeout the module may still hold the packet: nothing later can be trusted.
+                if what.contains("timeout") {
+                    self.dead = Some(what.clone());
+                }
+                Err(HxdpRtlError::Refused {
+                    command: command.to_string(),
+                    what,
+                })
+            }
             Ok(answer) => Ok(answer),
             Err(source) => {
                 self.dead = Some(source.to_string());
@@ -249,7 +255,8 @@ mod tests {
     fn answers_come_back_in_order_and_error_lines_are_refusals() {
         let mut h = spawn(
             "order",
-            "read a; echo ok; read a; echo 'ret 0'; read a; echo 'error map 3: type 1b not built'",
+            "read a; echo ok; read a; echo 'ret 0'; read a; echo 'error map 3: type 1b not built'; \
+             read a; echo 'error packet: timeout: no result after 1000000 cycles'; read a; echo ok",
             Duration::from_secs(20),
         );
         let answers = h
@@ -261,6 +268,17 @@ mod tests {
             err.to_string(),
             "hXDP harness refused \"maps_done\": map 3: type 1b not built"
         );
+        // A refusal leaves the harness usable; its own timeout does not.
+        let err = h.call(&Command::Counters).expect_err("timeout");
+        assert!(
+            err.to_string()
+                .ends_with("timeout: no result after 1000000 cycles"),
+            "{err}"
+        );
+        let err = h
+            .call(&Command::Counters)
+            .expect_err("dead after a timeout");
+        assert!(matches!(err, HxdpRtlError::Dead { .. }), "{err}");
     }
 
     #[test]

@@ -724,3 +724,175 @@ fn output_fifo_keeps_order_and_offers_until_taken() {
         }
     }
 }
+
+#[test]
+fn array_lookup_gives_the_value_pointer_or_null() {
+    let cases = [(0u64, 4u64, 16u64), (2, 64, 8), (5, 1, 24)];
+    let mut w = Wrapper::default();
+    w.input("key", 32);
+    w.input("old", 64);
+    w.input("en", 1);
+    for (i, (map, entries, vsize)) in cases.iter().enumerate() {
+        writeln!(
+            w.body,
+            "  logic [63:0] r{i};\n  ehdl_array_lookup #(.MAP_ID({map}), .ENTRIES({entries}), .VALUE_SIZE({vsize})) \
+             u_l{i} (.en_i(en[0]), .key_i(key), .old_i(old), .r0_o(r{i}));"
+        )
+        .expect("string");
+        w.output(format!("r{i}"), 64);
+    }
+    let mut rng = Rng(0xa77a);
+    let inputs: Vec<(u64, u64, bool)> = (0..300)
+        .map(|_| {
+            let key = match rng.below(3) {
+                0 => rng.next() & 0xffff_ffff,
+                _ => rng.below(70),
+            };
+            (key, rng.next(), rng.below(5) != 0)
+        })
+        .collect();
+    let vectors: Vec<Bits> = inputs
+        .iter()
+        .map(|&(key, old, en)| {
+            let mut v = Bits::default();
+            v.push(32, key);
+            v.push(64, old);
+            v.push(1, en as u64);
+            v
+        })
+        .collect();
+    let out = w.run("array_lookup", &vectors);
+    for (&(key, old, en), got) in inputs.iter().zip(&out) {
+        for (i, &(map, entries, vsize)) in cases.iter().enumerate() {
+            let ptr = if key < entries {
+                ((map + 1) << 32) + key * vsize
+            } else {
+                0
+            };
+            assert_eq!(
+                got.get(64 * i, 64),
+                if en { ptr } else { old },
+                "map {map} key {key}"
+            );
+        }
+    }
+}
+
+#[test]
+fn map_memory_applies_ports_in_order_and_serves_the_host() {
+    const BYTES: usize = 40;
+    const NP: usize = 3;
+    let mut w = Wrapper::default();
+    w.input("we", NP);
+    w.input("op", 3 * NP);
+    w.input("addr", 8 * NP);
+    w.input("wdata", 64 * NP);
+    w.input("wmask", 8 * NP);
+    w.input("hwe", 1);
+    w.input("haddr", 8);
+    w.input("hwdata", 64);
+    w.input("hwmask", 8);
+    w.body += &format!(
+        "  logic [{}:0] rdata;\n  logic [63:0] hrdata;\n  ehdl_map_mem #(.BYTES({BYTES}), .NP({NP}), .AW(8)) u_m (\
+         .clk_i(clk_i), .rst_ni(rst_ni), .we_i(we), .op_i(op), .addr_i(addr), .wdata_i(wdata), .wmask_i(wmask), \
+         .rdata_o(rdata), .host_we_i(hwe[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), .host_wmask_i(hwmask), \
+         .host_rdata_o(hrdata));\n",
+        64 * NP - 1
+    );
+    w.output("rdata".into(), 64 * NP);
+    w.output("hrdata".into(), 64);
+    struct Port {
+        we: bool,
+        op: u64,
+        addr: usize,
+        wdata: u64,
+        wmask: u64,
+    }
+    let read = |mem: &[u8], a: usize| {
+        (0..8).fold(0u64, |v, b| {
+            v | (mem.get(a + b).copied().unwrap_or(0) as u64) << (8 * b)
+        })
+    };
+    let mut rng = Rng(0x3a95);
+    let mut mem = vec![0u8; BYTES];
+    let mut vectors = Vec::new();
+    let mut expected = Vec::new();
+    for _ in 0..1500 {
+        let ports: Vec<Port> = (0..NP)
+            .map(|_| Port {
+                we: rng.below(2) == 1,
+                op: rng.below(6),
+                // Overlapping addresses often, and sometimes past the end.
+                addr: if rng.below(4) == 0 {
+                    rng.below_usize(48)
+                } else {
+                    8 * rng.below_usize(3)
+                },
+                wdata: rng.operand(),
+                wmask: [0xff, 0x0f, 0x03, 0x01, rng.below(256)][rng.below_usize(5)],
+            })
+            .collect();
+        let (hwe, haddr, hwdata, hwmask) = (
+            rng.below(4) == 0,
+            rng.below_usize(44),
+            rng.next(),
+            rng.below(256),
+        );
+        let mut v = Bits::default();
+        for p in &ports {
+            v.push(1, p.we as u64);
+        }
+        for p in &ports {
+            v.push(3, p.op);
+        }
+        for p in &ports {
+            v.push(8, p.addr as u64);
+        }
+        for p in &ports {
+            v.push(64, p.wdata);
+        }
+        for p in &ports {
+            v.push(8, p.wmask);
+        }
+        v.push(1, hwe as u64);
+        v.push(8, haddr as u64);
+        v.push(64, hwdata);
+        v.push(8, hwmask);
+        vectors.push(v);
+        let host_read = read(&mem, haddr);
+        let mut next = mem.clone();
+        let mut rdata = Vec::new();
+        for p in &ports {
+            let old = read(&next, p.addr);
+            rdata.push(old);
+            let upd = match p.op {
+                1 => old.wrapping_add(p.wdata),
+                2 => old | p.wdata,
+                3 => old & p.wdata,
+                4 => old ^ p.wdata,
+                _ => p.wdata,
+            };
+            for b in 0..8 {
+                if p.we && (p.wmask >> b) & 1 == 1 && p.addr + b < BYTES {
+                    next[p.addr + b] = (upd >> (8 * b)) as u8;
+                }
+            }
+        }
+        if hwe {
+            for b in 0..8 {
+                if (hwmask >> b) & 1 == 1 && haddr + b < BYTES {
+                    next[haddr + b] = (hwdata >> (8 * b)) as u8;
+                }
+            }
+        }
+        expected.push((rdata, host_read));
+        mem = next;
+    }
+    let out = w.run("map_mem", &vectors);
+    for (i, ((rdata, host), got)) in expected.iter().zip(&out).enumerate() {
+        for (p, r) in rdata.iter().enumerate() {
+            assert_eq!(got.get(64 * p, 64), *r, "cycle {i}: port {p} read");
+        }
+        assert_eq!(got.get(64 * NP, 64), *host, "cycle {i}: host read");
+    }
+}

@@ -56,8 +56,14 @@ constexpr uint64_t kMaxMeta = 32;
 #error "build with -CFLAGS -DTB_MAPS=<the module's MAPS>"
 #endif
 constexpr unsigned kMaps = TB_MAPS;
-constexpr unsigned kKeyBytes = 16;
-constexpr unsigned kValueBytes = 64;
+#ifndef TB_KEY_BYTES
+#error "build with -CFLAGS -DTB_KEY_BYTES=<the module's KEY_BYTES>"
+#endif
+#ifndef TB_VALUE_BYTES
+#error "build with -CFLAGS -DTB_VALUE_BYTES=<the module's VALUE_BYTES>"
+#endif
+constexpr unsigned kKeyBytes = TB_KEY_BYTES;
+constexpr unsigned kValueBytes = TB_VALUE_BYTES;
 
 struct MapMem {
     bool present = false;

@@ -35,9 +35,8 @@ const PROGRAMS: usize = 3;
 fn entry_of(prog: usize) -> u16 {
     0x100 + 7 * prog as u16
 }
-/// The module's KEY_BYTES and VALUE_BYTES (its defaults, which the model is built with).
-const KEY_BYTES: usize = 16;
-const VALUE_BYTES: usize = 64;
+/// The module's KEY_BYTES and VALUE_BYTES: its defaults, and the hxdp-rtl backend's (crates/rtlsim/src/hxdp.rs).
+const WIDTHS: [(usize, usize); 2] = [(16, 64), (40, 72)];
 
 /// The helpers the module serves in this test, with the weight of each in the random mix.
 const MIX: &[(i32, u64)] = &[
@@ -128,6 +127,8 @@ struct Script {
     /// Slots of each map in the reference (the testbench's value memory has as many).
     slots: Vec<u32>,
     specs: Vec<MapSpec>,
+    /// The model's KEY_BYTES and VALUE_BYTES.
+    widths: (usize, usize),
 }
 
 impl Script {
@@ -317,7 +318,7 @@ impl Gen {
 }
 
 /// Random helper calls on `packets` packets; returns the script.
-fn build_script(seed: u64, packets: usize, calls: usize) -> Script {
+fn build_script(seed: u64, packets: usize, calls: usize, widths: (usize, usize)) -> Script {
     let specs = map_specs();
     let insns = vec![Insn::new(CLASS_JMP | JMP_EXIT, 0, 0, 0, 0)];
     let mut object = ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns.clone()));
@@ -370,6 +371,7 @@ fn build_script(seed: u64, packets: usize, calls: usize) -> Script {
         steps: Vec::new(),
         slots,
         specs: specs.clone(),
+        widths,
     };
     for (i, m) in specs.iter().enumerate() {
         s.ok(format!(
@@ -912,9 +914,9 @@ fn check(s: &Script, out: &[String]) -> Vec<String> {
                             continue;
                         }
                         let mut key = m.key.clone();
-                        key.resize(KEY_BYTES, 0);
+                        key.resize(s.widths.0, 0);
                         let mut value = m.value.clone();
-                        value.resize(VALUE_BYTES, 0);
+                        value.resize(s.widths.1, 0);
                         let flags_ok = m
                             .flags
                             .is_none_or(|f| u64::from_str_radix(parts[2], 16) == Ok(f));
@@ -946,10 +948,13 @@ fn simulate(s: &Script, extra: &[String]) -> Vec<String> {
     let mut spec = common::unit_spec("helpers")
         .source("sephirot/ringbuf.sv")
         .source("sephirot/helpers.sv");
+    let (key, value) = s.widths;
     spec.flags = vec![
         format!("-GMAPS={TB_MAPS}"),
+        format!("-GKEY_BYTES={key}"),
+        format!("-GVALUE_BYTES={value}"),
         "-CFLAGS".into(),
-        format!("-DTB_MAPS={TB_MAPS}"),
+        format!("-DTB_MAPS={TB_MAPS} -DTB_KEY_BYTES={key} -DTB_VALUE_BYTES={value}"),
     ];
     spec.flags.extend(extra.iter().cloned());
     let input: String = s.steps.iter().map(|st| format!("{}\n", st.line)).collect();
@@ -960,7 +965,6 @@ fn simulate(s: &Script, extra: &[String]) -> Vec<String> {
     common::run_testbench(&spec, input)
 }
 
-/// The random mix must reach every helper's successful path, not only its error returns.
 /// What the coverage check looks at in a call the reference did not fault on.
 #[derive(Clone, Copy)]
 struct Seen {
@@ -970,6 +974,7 @@ struct Seen {
     fib: bool,
 }
 
+/// The random mix must reach every helper's successful path, not only its error returns.
 fn assert_coverage(s: &Script) {
     for &(id, _) in MIX {
         let ok: Vec<Seen> = s
@@ -1016,8 +1021,8 @@ fn assert_coverage(s: &Script) {
 /// Cycles from the call to the answer, per helper, over the calls the reference did not fault on.
 type Latencies = std::collections::BTreeMap<i32, (u64, u64, usize)>;
 
-fn run(seed: u64, packets: usize, calls: usize, latencies: &mut Latencies) {
-    let script = build_script(seed, packets, calls);
+fn run(seed: u64, widths: (usize, usize), latencies: &mut Latencies) {
+    let script = build_script(seed, 40, 32, widths);
     assert_coverage(&script);
     let out = simulate(&script, &[]);
     let problems = check(&script, &out);
@@ -1044,11 +1049,12 @@ fn run(seed: u64, packets: usize, calls: usize, latencies: &mut Latencies) {
 #[test]
 fn helpers_match_the_reference_machine_on_random_arguments() {
     let mut latencies = Latencies::new();
+    // two seeds on each of the two builds
     for seed in 1..=4u64 {
+        let widths = WIDTHS[(seed as usize - 1) / 2];
         run(
             seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            40,
-            32,
+            widths,
             &mut latencies,
         );
     }
@@ -1077,6 +1083,7 @@ impl Hand {
             steps: Vec::new(),
             slots: vec![0; specs.len()],
             specs: specs.clone(),
+            widths: WIDTHS[0],
         };
         for (i, m) in specs.iter().enumerate() {
             let slots = if m.map_type == RINGBUF {

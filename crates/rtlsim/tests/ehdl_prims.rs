@@ -203,7 +203,7 @@ fn alu_template_matches_the_reference_alu() {
         .expect("string");
         w.output(format!("res{i}"), 64);
     }
-    let mut rng = Rng(0x5eed_a1u64);
+    let mut rng = Rng(0x005e_eda1);
     let edges = [
         0u64,
         1,
@@ -642,9 +642,11 @@ fn frame_chain_moves_on_advance_and_merges_store_bytes() {
         expected.push((cycle, regs[1].clone()));
         if adv {
             let mut moved = regs[0].clone();
-            for b in 0..fb {
-                if (wmask >> b) & 1 == 1 && !moved.data.is_empty() {
-                    moved.data[b] = wdata[b];
+            if !moved.data.is_empty() {
+                for (b, byte) in wdata.iter().enumerate() {
+                    if (wmask >> b) & 1 == 1 {
+                        moved.data[b] = *byte;
+                    }
                 }
             }
             regs = [input, moved];

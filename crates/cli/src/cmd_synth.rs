@@ -108,6 +108,10 @@ fn hxdp_design(args: &Args) -> Result<Design> {
         .filter(|f| f.path.starts_with(&prefix))
         .map(|f| (f.path, f.text))
         .collect();
+    if files.is_empty() {
+        // A build from outside the repository (a published crate) has no rtl/ to embed.
+        bail!("this hwxdp was built without the sources of rtl/{HXDP_UNIT}: build it from the repository");
+    }
     let modules = scan(files.iter().copied());
     let top = args.top.clone().unwrap_or_else(|| HXDP_TOP.to_string());
     let Some(module) = modules.iter().find(|m| m.name == top) else {

@@ -60,11 +60,10 @@
 //
 // Latency, hcall_i to hret_valid_o (crates/rtlsim/tests/helpers.rs measures it with maps answering 2 cycles after
 // acceptance, fib 4, the APS's adjust 1): 1 for 5, 23, 188 and every check that fails before memory is touched;
-// a memory pass issues its first access in the cycle it starts (the call's own cycle for the first pass), then one
-// per cycle (two per chunk when copying), and ends with the last answer: map helpers 5-8 (a lookup with a key of up
-// to 8 bytes: 5; the model charges 2), 93/94 2, csum_diff up to 65, load/store_bytes up to 31 on 96 bytes, fib 19 +
-// fib's latency, tail call and redirect_map 4-6, ringbuf_output up to 150 (1200 bytes), adjusts 2 + the APS's
-// answer.
+// a memory pass takes one cycle to start, one per chunk and one for the last answer (two per chunk when copying):
+// map helpers 5-9 (8-byte key lookup: 5; the model charges 2), 93/94 3, csum_diff up to 67, load/store_bytes up to
+// 33 on 96 bytes, fib 20 + fib's latency, tail call and redirect_map 4-6, ringbuf_output up to 151 (1200 bytes),
+// adjusts 2 + the APS's answer.
 //
 // Synthesis (Yosys 0.23 synth_xilinx -family xcup, defaults, with ringbuf.sv; 27 s): about 4.7k LUTs, 2.1k FFs,
 // 270 CARRY4, 1 RAMB36 (the ring). The key and value registers with their byte merges and the 64-bit address adders
@@ -396,15 +395,6 @@ module helpers #(
   // ---------------------------------------------------------------------------------------------------------------
   // Engine datapath
 
-  // A pass starts (set by the control below): reads of p_len bytes at p_src (forward), a copy to p_dst, or a write
-  // of the value register. A read or copy issues its first access in this very cycle.
-  logic          p_start;
-  logic [1:0]    p_mode;
-  logic [63:0]   p_src, p_dst;
-  logic [LW-1:0] p_len;
-  logic          p_back;
-  logic          p_launch;       // p_start with a first access to make
-
   logic          e_on;           // a pass is running this cycle
   logic [3:0]    e_size;         // next read's bytes
   logic [LW-1:0] e_pos;          // next read's position
@@ -424,27 +414,17 @@ module helpers #(
                 (st_q == StFibWr) || (st_q == StRing);
   // StLbPrep, StCsumM start a pass (p_start) without running one.
 
-  // The next chunk: of the pass starting now, else of the running one.
-  logic [LW-1:0] g_rem, g_pos;
-  logic          g_back;
-  logic [63:0]   g_src;
-  assign p_launch = p_start && p_mode != ModeWrite && p_len != '0;
-  assign g_rem    = p_start ? p_len : e_rem_q;
-  assign g_pos    = p_start ? '0 : e_pos_q;
-  assign g_back   = p_start ? p_back : e_back_q;
-  assign g_src    = p_start ? p_src : e_src_q;
-
   always_comb begin
-    if (g_back) begin
-      e_size = g_rem[0] ? 4'd1 : g_rem[1] ? 4'd2 : g_rem[2] ? 4'd4 : 4'd8;
-      e_pos  = g_rem - {13'b0, e_size};
+    if (e_back_q) begin
+      e_size = e_rem_q[0] ? 4'd1 : e_rem_q[1] ? 4'd2 : e_rem_q[2] ? 4'd4 : 4'd8;
+      e_pos  = e_rem_q - {13'b0, e_size};
     end else begin
-      e_size = (g_rem >= 17'd8) ? 4'd8 : (g_rem >= 17'd4) ? 4'd4 : (g_rem >= 17'd2) ? 4'd2 : 4'd1;
-      e_pos  = g_pos;
+      e_size = (e_rem_q >= 17'd8) ? 4'd8 : (e_rem_q >= 17'd4) ? 4'd4 : (e_rem_q >= 17'd2) ? 4'd2 : 4'd1;
+      e_pos  = e_pos_q;
     end
   end
 
-  assign e_rd_addr = g_src + {47'b0, e_pos};
+  assign e_rd_addr = e_src_q + {47'b0, e_pos};
   assign e_wr_addr = e_dst_q + {47'b0, fl_pos_q};
 
   integer rb;
@@ -467,9 +447,7 @@ module helpers #(
     acc_addr  = e_rd_addr;
     acc_bytes = e_size;
     acc_wdata = 64'd0;
-    if (p_start) begin
-      acc_req = p_launch;                                  // the new pass's first read
-    end else if (e_on && !e_fault) begin
+    if (e_on && !e_fault) begin
       if (e_mode_q == ModeCopy && e_wr_q) begin
         acc_req   = 1'b1;
         acc_we    = 1'b1;
@@ -551,6 +529,13 @@ module helpers #(
 
   // ---------------------------------------------------------------------------------------------------------------
   // Control
+
+  // A pass starts: reads of len bytes at src (forward), or a copy.
+  logic          p_start;
+  logic [1:0]    p_mode;
+  logic [63:0]   p_src, p_dst;
+  logic [LW-1:0] p_len;
+  logic          p_back;
 
   logic [4:0]    st_d;
   logic          reply;          // answer this cycle's decision next cycle
@@ -1041,20 +1026,12 @@ module helpers #(
         e_mode_q <= p_mode;
         e_src_q  <= p_src;
         e_dst_q  <= p_dst;
+        e_rem_q  <= p_len;
+        e_pos_q  <= '0;
         e_back_q <= p_back;
-        fl_q     <= acc_req && !acc_wait;
-        fl_bad_q <= acc_req && !acc_ok;
-        if (acc_req && !acc_wait) begin
-          fl_pos_q  <= e_pos;
-          fl_size_q <= e_size;
-          e_rem_q   <= p_len - {13'b0, e_size};
-          e_pos_q   <= p_back ? '0 : {13'b0, e_size};
-          e_wr_q    <= p_mode == ModeCopy;
-        end else begin
-          e_rem_q   <= p_len;
-          e_pos_q   <= '0;
-          e_wr_q    <= 1'b0;
-        end
+        e_wr_q   <= 1'b0;
+        fl_q     <= 1'b0;
+        fl_bad_q <= 1'b0;
       end else if (e_on && !e_fault) begin
         fl_q     <= acc_req && !acc_wait;
         fl_bad_q <= acc_req && !acc_ok;

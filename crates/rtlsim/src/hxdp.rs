@@ -295,7 +295,7 @@ impl HxdpRtl {
             possible_cpus: config.possible_cpus,
             reference,
             mirror,
-            stale: true,
+            stale: false,
             clock: config.clock,
             time_ns: 0,
             packets: 0,
@@ -354,6 +354,20 @@ impl HxdpRtl {
         for answer in self.harness.batch(&commands)? {
             expect_ok(answer, "load")?;
         }
+        // What the maps hold now is known without reading them back: zeroed arrays, empty hashes and tries.
+        for (m, spec) in self.specs.iter().enumerate() {
+            let Some(mirror) = self.mirror[m].as_mut() else {
+                continue;
+            };
+            mirror.clear();
+            if matches!(spec.map_type, map_type::ARRAY | map_type::PERCPU_ARRAY) {
+                let zero = vec![0u8; syscall_value_size(spec, self.possible_cpus)];
+                for i in 0..spec.max_entries {
+                    mirror.insert(i.to_le_bytes().to_vec(), zero.clone());
+                }
+            }
+        }
+        self.stale = false;
         for (m, s) in self.specs.clone().iter().enumerate() {
             if let Some(init) = &s.initial_value {
                 self.update(m, &0u32.to_le_bytes(), init, 0)?;
@@ -576,7 +590,7 @@ impl HxdpRtl {
             )));
         }
         if let Some(v) = value {
-            let want = self.syscall_value_size(spec);
+            let want = syscall_value_size(spec, self.possible_cpus);
             if v.len() != want {
                 return Err(fail(format!(
                     "value of {} bytes, the map's values have {want}",
@@ -585,14 +599,6 @@ impl HxdpRtl {
             }
         }
         Ok(())
-    }
-
-    fn syscall_value_size(&self, spec: &MapSpec) -> usize {
-        if is_percpu(spec.map_type) {
-            (spec.value_size as usize).next_multiple_of(8) * self.possible_cpus
-        } else {
-            spec.value_size as usize
-        }
     }
 
     /// A harness failure during a map operation, in the syscall's error shape.
@@ -623,6 +629,27 @@ impl HxdpRtl {
             message: format!("the hXDP module refused the {what}"),
         }
     }
+}
+
+/// Bytes of a value in the syscall's view: one copy per possible CPU, each padded to 8 bytes, for per-CPU maps.
+fn syscall_value_size(spec: &MapSpec, possible_cpus: usize) -> usize {
+    if is_percpu(spec.map_type) {
+        (spec.value_size as usize).next_multiple_of(8) * possible_cpus
+    } else {
+        spec.value_size as usize
+    }
+}
+
+/// Userspace may not read a `BPF_F_WRONLY` map.
+fn readable(spec: &MapSpec) -> Result<(), MapError> {
+    if spec.map_flags & hwxdp_maps::abi::map_flags::WRONLY != 0 {
+        return Err(MapError {
+            map: spec.name.clone(),
+            errno: errno::EPERM,
+            message: "map is write-only for userspace".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Checks that `image` is `spec` compiled and that the module can start `program` (it starts packets at program 0).
@@ -762,6 +789,7 @@ impl MapStore for HxdpRtl {
         if self.mirror[map].is_none() {
             return self.reference.lookup(map, key);
         }
+        readable(&self.specs[map])?;
         self.pull().map_err(|e| self.map_failure(map, e))?;
         Ok(self.mirror[map].as_ref().and_then(|m| m.get(key).cloned()))
     }
@@ -821,6 +849,7 @@ impl MapStore for HxdpRtl {
         if self.mirror[map].is_none() {
             return self.reference.entries(map);
         }
+        readable(&self.specs[map])?;
         self.pull().map_err(|e| self.map_failure(map, e))?;
         Ok(self.mirror[map]
             .as_ref()

@@ -281,7 +281,7 @@ impl HxdpRtl {
         let params = Params::for_lanes(image.lanes);
         Needs::of(&image, &config.routes).check(&params)?;
         let reference = Maps::new(&spec.maps, config.possible_cpus)?;
-        let model = build(&paths.build_spec(&params)?)?;
+        let model = locked_build(&paths.build_spec(&params)?)?;
         let harness = Harness::spawn(&model.executable, ANSWER_TIMEOUT)?;
         let mirror = image
             .maps
@@ -629,6 +629,32 @@ impl HxdpRtl {
             message: format!("the hXDP module refused the {what}"),
         }
     }
+}
+
+/// [`build`] under an exclusive lock on a file in the cache directory: `build` serialises builds within one process,
+/// this across processes (test suites start many `hwxdp` processes at once), so the second waits for the first's build
+/// and then finds it cached instead of building the same module again.
+fn locked_build(spec: &BuildSpec) -> Result<crate::Model, HxdpRtlError> {
+    use std::os::fd::AsRawFd;
+    let dir = spec.target_dir.join("rtlsim");
+    let io = |action: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RtlError::Io {
+            action,
+            path,
+            source,
+        }
+    };
+    std::fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
+    let path = dir.join(format!(".{TOP}.lock"));
+    let file = std::fs::File::create(&path).map_err(io("cannot create", &path))?;
+    // SAFETY: flock on a descriptor this function owns; it is released when `file` is closed.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(io("cannot lock", &path)(std::io::Error::last_os_error()).into());
+    }
+    let model = build(spec)?;
+    drop(file);
+    Ok(model)
 }
 
 /// Bytes of a value in the syscall's view: one copy per possible CPU, each padded to 8 bytes, for per-CPU maps.

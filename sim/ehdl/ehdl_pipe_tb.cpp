@@ -2,7 +2,9 @@
 //
 // stdin: a first line "cfg GAP STALL SEED" (percent of cycles with no input beat offered, percent of cycles with
 // m_axis_tready low, and a seed for those choices), then one packet per line, "IFINDEX RXQ BYTES" in hex (the
-// ingress_ifindex and rx_queue_index go with the length on s_axis_tuser_i of the first beat). stdout: one line per packet
+// ingress_ifindex and rx_queue_index go with the length on s_axis_tuser_i of the first beat). Lines
+// "w MAP ADDR DATA MASK" (hex) are host-port writes done before the first packet, and "m MAP BYTES" asks for a dump
+// of a map's first BYTES bytes through the host port after the last packet, printed as "map MAP BYTES". stdout: one line per packet
 // leaving the pipeline, "pkt VERDICT BYTES" (verdict in hex from m_axis_tuser_o, the bytes in hex), in output order,
 // then "cycles C latency L beats B": C clock cycles from the first beat accepted to the last beat out, L cycles from
 // the first beat accepted to the first beat out. Exit status 2 on malformed input, 3 when the pipeline stops
@@ -65,10 +67,38 @@ int main(int argc, char** argv) {
         std::vector<uint8_t> bytes;
     };
     std::deque<Packet> packets;
+    struct HostWrite {
+        unsigned map;
+        uint32_t addr;
+        uint64_t data;
+        unsigned mask;
+    };
+    std::vector<HostWrite> host_writes;
+    std::vector<std::pair<unsigned, uint32_t>> dumps;
     unsigned long line_number = 1;
     while (read_line(line)) {
         ++line_number;
         if (line.empty()) continue;
+        if (line[0] == 'w') {
+            HostWrite w{};
+            unsigned long long data = 0;
+            if (std::sscanf(line.c_str(), "w %x %x %llx %x", &w.map, &w.addr, &data, &w.mask) != 4) {
+                std::fprintf(stderr, "ehdl_pipe_tb: line %lu: expected \"w MAP ADDR DATA MASK\"\n", line_number);
+                return 2;
+            }
+            w.data = data;
+            host_writes.push_back(w);
+            continue;
+        }
+        if (line[0] == 'm') {
+            unsigned map = 0, bytes = 0;
+            if (std::sscanf(line.c_str(), "m %x %x", &map, &bytes) != 2) {
+                std::fprintf(stderr, "ehdl_pipe_tb: line %lu: expected \"m MAP BYTES\"\n", line_number);
+                return 2;
+            }
+            dumps.emplace_back(map, bytes);
+            continue;
+        }
         unsigned ifindex = 0, rxq = 0;
         char hexbytes[20000];
         if (line.size() >= sizeof hexbytes ||
@@ -100,7 +130,21 @@ int main(int argc, char** argv) {
     top->m_axis_tready_i = 0;
     top->eval();
     top->rst_ni = 1;
+    top->host_we_i = 0;
     top->eval();
+    for (const HostWrite& w : host_writes) {
+        top->host_map_i = w.map;
+        top->host_addr_i = w.addr;
+        top->host_wdata_i = w.data;
+        top->host_wmask_i = w.mask;
+        top->host_we_i = 1;
+        top->eval();
+        top->clk_i = 1;
+        top->eval();
+        top->clk_i = 0;
+        top->host_we_i = 0;
+        top->eval();
+    }
 
     size_t in_offset = 0;  // next byte of packets.front() to send
     bool offering = false;
@@ -173,6 +217,17 @@ int main(int argc, char** argv) {
         top->clk_i = 0;
         top->eval();
         ++cycle;
+    }
+    for (const auto& d : dumps) {
+        std::printf("map %x ", d.first);
+        for (uint32_t a = 0; a < d.second; a += 8) {
+            top->host_map_i = d.first;
+            top->host_addr_i = a;
+            top->eval();
+            const uint64_t v = top->host_rdata_o;
+            for (uint32_t b = 0; b < 8 && a + b < d.second; ++b) std::printf("%02x", static_cast<unsigned>((v >> (8 * b)) & 0xff));
+        }
+        std::printf("\n");
     }
     std::printf("cycles %lld latency %lld beats %llu\n", last_out - first_in + 1, first_out - first_in, beats);
     top->final();

@@ -156,7 +156,7 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
     // The Verilog module, when the generator has templates for every op; otherwise the diagrams stand alone and the
     // reason (the instruction and what is missing) goes to stderr.
     let module = hwxdp_ehdl::verilog::module_name(name);
-    match hwxdp_ehdl::verilog::generate(&pipeline, &module) {
+    match hwxdp_ehdl::verilog::generate(&pipeline, &spec.maps, &module) {
         Ok((text, f)) => {
             let path = args.out.join(format!("{module}.sv"));
             write(&path, text.as_bytes())?;

@@ -24,7 +24,7 @@ fn generated_modules_of_the_examples_lint_clean_or_name_what_is_missing() {
                 continue; // a bpf-to-bpf callee, not a program
             };
             let module = module_name(&program.name);
-            match generate(&p, &module) {
+            match generate(&p, &obj.maps, &module) {
                 Ok((text, figures)) => {
                     assert_eq!(figures.stages, p.stages.len());
                     let file = dir.join(format!("{module}.sv"));
@@ -34,13 +34,20 @@ fn generated_modules_of_the_examples_lint_clean_or_name_what_is_missing() {
                     hwxdp_rtlsim::lint(&sources, &module).unwrap_or_else(|e| panic!("{e}"));
                     linted.push(program.name.clone());
                 }
-                Err(e @ VerilogError::Unsupported { .. }) => {
+                Err(
+                    e @ (VerilogError::Unsupported { .. }
+                    | VerilogError::Hazard { .. }
+                    | VerilogError::Map { .. }),
+                ) => {
                     let msg = e.to_string();
-                    assert!(
-                        msg.starts_with(&format!("program {}: instruction ", program.name))
-                            && msg.contains("not supported by the eHDL Verilog generator"),
-                        "{msg}"
-                    );
+                    let named = match e {
+                        VerilogError::Unsupported { .. } => {
+                            msg.starts_with(&format!("program {}: instruction ", program.name))
+                                && msg.contains("not supported by the eHDL Verilog generator")
+                        }
+                        _ => msg.starts_with(&format!("program {}: map ", program.name)),
+                    };
+                    assert!(named, "{msg}");
                     refused.push(msg);
                 }
                 Err(e) => panic!("{}: {e}", program.name),
@@ -61,7 +68,7 @@ fn generated_modules_of_the_examples_lint_clean_or_name_what_is_missing() {
 #[test]
 fn a_helper_call_is_refused_with_its_name_and_instruction() {
     let p = common::pipeline("r0 = 0\ncall 5\nr0 &= 3\nexit");
-    let err = generate(&p, "ehdl_t").expect_err("helpers are not generated yet");
+    let err = generate(&p, &[], "ehdl_t").expect_err("helpers are not generated yet");
     assert_eq!(
         err.to_string(),
         "program test: instruction 1 (call 5): helper bpf_ktime_get_ns (call 5) is not supported by the eHDL Verilog \
@@ -73,7 +80,7 @@ fn a_helper_call_is_refused_with_its_name_and_instruction() {
 fn bad_module_names_and_data_widths_are_refused() {
     let p = common::pipeline("r0 = 2\nexit");
     assert!(matches!(
-        generate(&p, "1abc"),
+        generate(&p, &[], "1abc"),
         Err(VerilogError::ModuleName(_))
     ));
     let narrow = hwxdp_ehdl::compile(
@@ -86,7 +93,7 @@ fn bad_module_names_and_data_widths_are_refused() {
     )
     .expect("compiles");
     assert_eq!(
-        generate(&narrow, "ehdl_t"),
+        generate(&narrow, &[], "ehdl_t"),
         Err(VerilogError::DataWidth(32))
     );
     assert_eq!(module_name("xdp.prog-1"), "ehdl_xdp_prog_1");
@@ -107,7 +114,7 @@ fn a_generated_module_synthesizes_for_ultrascale_plus() {
         .find(|p| p.name == "tail_ipv6")
         .expect("tail_ipv6");
     let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
-    let (text, _) = generate(&p, "ehdl_tail_ipv6").expect("generates");
+    let (text, _) = generate(&p, &obj.maps, "ehdl_tail_ipv6").expect("generates");
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ehdl-synth");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("ehdl_tail_ipv6.sv");
@@ -118,4 +125,29 @@ fn a_generated_module_synthesizes_for_ultrascale_plus() {
         .collect();
     sources.push(file);
     hwxdp_rtlsim::synth(&sources, "ehdl_tail_ipv6").unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_read_modify_write_across_stages_is_refused_as_a_hazard() {
+    // `*v += 1` without an atomic: load, add, store in three stages. A packet one clock behind would load before
+    // this one stores; without flush and replay that is refused, naming both instructions.
+    let maps = [hwxdp_object::MapSpec::new("cnt", 2, 4, 8, 4)];
+    let text = "r2 = 0\n*(u32 *)(r10 - 4) = r2\nr2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\n\
+                if r0 == 0 goto out\nr1 = *(u64 *)(r0 + 0)\nr1 += 1\n*(u64 *)(r0 + 0) = r1\nout: r0 = 2\nexit";
+    let p = common::pipeline_with_maps(text, &maps);
+    let err = generate(&p, &maps, "ehdl_t").expect_err("a hazard");
+    assert!(matches!(err, VerilogError::Hazard { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("program test: map cnt: instruction 7 (r1 = *(u64 *)(r0 + 0)) at stage ")
+            && msg.contains("and instruction 9 (*(u64 *)(r0 + 0) = r1) at stage "),
+        "{msg}"
+    );
+    // The same update as an atomic is one port in one stage: generated.
+    let atomic = text.replace(
+        "r1 = *(u64 *)(r0 + 0)\nr1 += 1\n*(u64 *)(r0 + 0) = r1",
+        "r1 = 1\nlock *(u64 *)(r0 + 0) += r1",
+    );
+    let p = common::pipeline_with_maps(&atomic, &maps);
+    generate(&p, &maps, "ehdl_t").unwrap_or_else(|e| panic!("{e}"));
 }

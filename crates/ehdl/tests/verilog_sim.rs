@@ -6,25 +6,26 @@ mod common;
 
 use hwxdp_ehdl::verilog::{generate, PRIMITIVES};
 use hwxdp_ehdl::{Options, Pipeline};
-use hwxdp_object::{ObjectSpec, ProgramSpec};
+use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_rtlsim::{build, BuildSpec};
 use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// What the simulation printed: verdict and bytes per packet, then the cycle figures.
+/// What the simulation printed: verdict and bytes per packet, map dumps, then the cycle figures.
 struct Run {
     packets: Vec<(u32, Vec<u8>)>,
+    maps: Vec<(u32, Vec<u8>)>,
     cycles: u64,
     latency: u64,
     beats: u64,
 }
 
 /// Builds (or reuses) the Verilator model of `p` under the fixed top name `ehdl_pipe`.
-fn model(p: &Pipeline, tag: &str) -> PathBuf {
+fn model(p: &Pipeline, maps: &[MapSpec], tag: &str) -> PathBuf {
     let root = common::root();
-    let (text, _) = generate(p, "ehdl_pipe").unwrap_or_else(|e| panic!("{e}"));
+    let (text, _) = generate(p, maps, "ehdl_pipe").unwrap_or_else(|e| panic!("{e}"));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ehdl-pipe-{tag}"));
     std::fs::create_dir_all(dir.join("ehdl")).expect("temp dir");
     let target = match std::env::var_os("CARGO_TARGET_DIR") {
@@ -53,16 +54,29 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The context of the `i`th test packet: a few interfaces and queues.
+/// The context of the `i`th test packet: a few interfaces and queues, some beyond rxq_counter's 64 slots.
 fn md(i: usize) -> XdpMd {
     XdpMd {
-        ingress_ifindex: 1 + (i % 3) as u32,
-        rx_queue_index: (i % 5) as u32,
+        ingress_ifindex: [1, 2, 70][i % 3],
+        rx_queue_index: [0, 3, 63, 64, 1000][i % 5],
     }
 }
 
-fn run(exe: &PathBuf, packets: &[Vec<u8>], gap: u32, stall: u32, seed: u64) -> Run {
+/// Host-port traffic of a run: writes `(map, address, data, mask)` before the packets, dumps `(map, bytes)` after.
+#[derive(Default)]
+struct Host {
+    writes: Vec<(u32, u32, u64, u8)>,
+    dumps: Vec<(u32, u32)>,
+}
+
+fn run(exe: &PathBuf, packets: &[Vec<u8>], host: &Host, gap: u32, stall: u32, seed: u64) -> Run {
     let mut input = format!("cfg {gap} {stall} {seed}\n");
+    for (m, a, d, k) in &host.writes {
+        input += &format!("w {m:x} {a:x} {d:x} {k:x}\n");
+    }
+    for (m, n) in &host.dumps {
+        input += &format!("m {m:x} {n:x}\n");
+    }
     for (i, p) in packets.iter().enumerate() {
         let m = md(i);
         input += &format!(
@@ -91,6 +105,7 @@ fn run(exe: &PathBuf, packets: &[Vec<u8>], gap: u32, stall: u32, seed: u64) -> R
     );
     let mut r = Run {
         packets: Vec::new(),
+        maps: Vec::new(),
         cycles: 0,
         latency: 0,
         beats: 0,
@@ -100,6 +115,12 @@ fn run(exe: &PathBuf, packets: &[Vec<u8>], gap: u32, stall: u32, seed: u64) -> R
         match f.as_slice() {
             ["pkt", v, b] => r.packets.push((
                 u32::from_str_radix(v, 16).expect("verdict"),
+                (0..b.len() / 2)
+                    .map(|i| u8::from_str_radix(&b[2 * i..2 * i + 2], 16).expect("byte"))
+                    .collect(),
+            )),
+            ["map", m, b] => r.maps.push((
+                u32::from_str_radix(m, 16).expect("map"),
                 (0..b.len() / 2)
                     .map(|i| u8::from_str_radix(&b[2 * i..2 * i + 2], 16).expect("byte"))
                     .collect(),
@@ -120,8 +141,23 @@ fn reference(
     object: &ObjectSpec,
     program: &ProgramSpec,
     packets: &[Vec<u8>],
+    host: &Host,
 ) -> (Vec<(u32, Vec<u8>)>, Machine) {
     let mut machine = Machine::new(object, Some(&program.name), &Config::default()).expect("loads");
+    for &(m, addr, data, mask) in &host.writes {
+        let vsize = object.maps[m as usize].value_size;
+        for b in 0..8u32 {
+            let at = addr + b;
+            if (mask >> b) & 1 == 1 {
+                let slot = machine
+                    .maps_mut()
+                    .lookup_slot(m as usize, &(at / vsize).to_le_bytes())
+                    .expect("array slot");
+                machine.maps_mut().value_mut(m as usize, slot)[(at % vsize) as usize] =
+                    (data >> (8 * b)) as u8;
+            }
+        }
+    }
     let out = packets
         .iter()
         .enumerate()
@@ -159,15 +195,29 @@ fn packets() -> Vec<Vec<u8>> {
 }
 
 /// The generated pipeline of `program` agrees with the reference machine on every test packet, back to back and
-/// with input gaps and output stalls.
-fn agree(object: &ObjectSpec, program: &ProgramSpec, tag: &str) -> Run {
+/// with input gaps and output stalls: verdicts, bytes, and at the end the contents of every ARRAY map (read
+/// through the host port, after `host.writes` set some values up front).
+fn agree(object: &ObjectSpec, program: &ProgramSpec, tag: &str, host: &Host) -> Run {
     let p = hwxdp_ehdl::compile(program, &object.maps, &Options::default()).expect("compiles");
-    let exe = model(&p, tag);
+    let exe = model(&p, &object.maps, tag);
     let pkts = packets();
-    let (want, _) = reference(object, program, &pkts);
+    let (want, mut machine) = reference(object, program, &pkts, host);
+    let mut want_maps = Vec::new();
+    for &(m, n) in &host.dumps {
+        let vsize = object.maps[m as usize].value_size;
+        let mut bytes = Vec::new();
+        for key in 0..n / vsize {
+            let slot = machine
+                .maps_mut()
+                .lookup_slot(m as usize, &key.to_le_bytes())
+                .expect("array slot");
+            bytes.extend_from_slice(machine.maps_mut().value(m as usize, slot));
+        }
+        want_maps.push((m, bytes));
+    }
     let mut first = None;
     for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
-        let got = run(&exe, &pkts, gap, stall, seed);
+        let got = run(&exe, &pkts, host, gap, stall, seed);
         assert_eq!(got.packets.len(), want.len(), "{tag}: packets out");
         for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
             assert_eq!(
@@ -178,6 +228,12 @@ fn agree(object: &ObjectSpec, program: &ProgramSpec, tag: &str) -> Run {
                 hwxdp_ehdl::text(&p)
             );
         }
+        let got_maps: Vec<(u32, String)> = got.maps.iter().map(|(m, b)| (*m, hex(b))).collect();
+        let want_hex: Vec<(u32, String)> = want_maps.iter().map(|(m, b)| (*m, hex(b))).collect();
+        assert_eq!(
+            got_maps, want_hex,
+            "{tag}: maps after the run, gap {gap}% stall {stall}%"
+        );
         first.get_or_insert(got);
     }
     first.expect("ran")
@@ -220,7 +276,7 @@ fn hand_written_pipelines_match_the_reference_machine() {
     .enumerate()
     {
         let obj = object(text);
-        agree(&obj, &obj.programs[0], &format!("hand{i}"));
+        agree(&obj, &obj.programs[0], &format!("hand{i}"), &Host::default());
     }
 }
 
@@ -237,9 +293,9 @@ fn helper_free_examples_match_the_reference_machine_one_packet_per_clock() {
         if p.summary.helper_stages != 0 {
             continue;
         }
-        agree(&obj, program, &program.name);
+        agree(&obj, program, &program.name, &Host::default());
         // Throughput: 1000 back-to-back 64-byte packets take one clock each, plus the pipeline's latency.
-        let exe = model(&p, &program.name);
+        let exe = model(&p, &obj.maps, &program.name);
         let small: Vec<Vec<u8>> = (0..1000)
             .map(|i| {
                 packets()[(7 * i) % 45]
@@ -250,7 +306,7 @@ fn helper_free_examples_match_the_reference_machine_one_packet_per_clock() {
                     .collect()
             })
             .collect();
-        let r = run(&exe, &small, 0, 0, 1);
+        let r = run(&exe, &small, &Host::default(), 0, 0, 1);
         assert_eq!(r.beats, 1000);
         assert_eq!(
             r.latency,
@@ -274,4 +330,71 @@ fn helper_free_examples_match_the_reference_machine_one_packet_per_clock() {
         ran += 1;
     }
     assert_eq!(ran, 2, "tail_ipv4 and tail_ipv6 have no helper calls");
+}
+
+#[test]
+fn array_map_counters_and_config_match_the_reference_machine() {
+    // Per-class packet and byte counters (atomic adds at two offsets of one value), a configuration value the host
+    // writes before the traffic, and a sequence number handed out by a fetching add: every packet sees the one before.
+    let maps = vec![
+        MapSpec::new("stats", 2, 4, 16, 4),
+        MapSpec::new("config", 2, 4, 8, 2),
+        MapSpec::new("seq", 2, 4, 8, 1),
+    ];
+    let text = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 14\nif r4 > r3 goto out\n\
+                r7 = r3\nr7 -= r2\nr5 = *(u8 *)(r2 + 12)\nr5 &= 3\n*(u32 *)(r10 - 4) = r5\nr2 = r10\nr2 += -4\n\
+                ld_pseudo r1, 1, 0\ncall 1\nif r0 == 0 goto out\nr1 = 1\nlock *(u64 *)(r0 + 0) += r1\n\
+                lock *(u64 *)(r0 + 8) += r7\nr8 = 0\n*(u32 *)(r10 - 8) = r8\nr2 = r10\nr2 += -8\n\
+                ld_pseudo r1, 1, 2\ncall 1\nif r0 == 0 goto out\nr6 = 1\nr6 = atomic_fetch_add((u64 *)(r0 + 0), r6)\n\
+                r2 = *(u32 *)(r10 - 8)\n*(u32 *)(r10 - 12) = r2\nr2 = r10\nr2 += -12\nld_pseudo r1, 1, 1\n\
+                call 1\nif r0 == 0 goto out\nr0 = *(u32 *)(r0 + 0)\nr0 += r6\nr0 &= 3\nexit\nout: r0 = 2\nexit";
+    let insns = hwxdp_ebpf::assemble(text).expect("assembles");
+    let obj = ObjectSpec {
+        programs: vec![ProgramSpec::standalone("t", "xdp", insns)],
+        maps,
+        license: "GPL".into(),
+    };
+    let host = Host {
+        writes: vec![(1, 0, 0x1_0000_0001, 0x0f), (1, 8, 7, 0xff)],
+        dumps: vec![(0, 64), (1, 16), (2, 8)],
+    };
+    let r = agree(&obj, &obj.programs[0], "maps", &host);
+    assert!(r.maps[0].1.iter().any(|&b| b != 0), "the counters counted");
+}
+
+#[test]
+fn rxq_counter_example_matches_the_reference_machine_one_packet_per_clock() {
+    // Three ARRAY maps, counters through atomics whose pointer may name two maps (decoded at run time), and the
+    // context's data_end, rx_queue_index and ingress_ifindex from the sideband.
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("rxq_counter.o"))
+        .expect("rxq_counter example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let program = &obj.programs[0];
+    let host = Host {
+        writes: Vec::new(),
+        dumps: obj
+            .maps
+            .iter()
+            .enumerate()
+            .map(|(m, s)| (m as u32, s.max_entries * s.value_size))
+            .collect(),
+    };
+    let r = agree(&obj, program, "rxq_counter", &host);
+    assert!(
+        r.maps.iter().all(|(_, b)| b.iter().any(|&x| x != 0)),
+        "every map counted packets"
+    );
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, "rxq_counter");
+    let small: Vec<Vec<u8>> = (0..1000).map(|i| vec![i as u8; 64]).collect();
+    let r = run(&exe, &small, &Host::default(), 0, 0, 1);
+    assert_eq!(r.cycles, 1000 + r.latency, "one packet per clock");
+    println!(
+        "rxq_counter: {} stages, latency {} cycles, 1000 64-byte packets in {} cycles",
+        p.stages.len(),
+        r.latency,
+        r.cycles
+    );
 }

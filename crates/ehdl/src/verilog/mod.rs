@@ -22,22 +22,34 @@
 //!   the sideband of the packet's first beat (`s_axis_tuser_i`: length in bits 15:0, ingress_ifindex in 47:16,
 //!   rx_queue_index in 79:48) and are carried to the last stage that loads them.
 //!
-//! Not generated yet (each is a clear [`VerilogError`] naming the instruction): helper calls, map values, atomics,
-//! packet accesses at run-time offsets, stack accesses at run-time offsets and metadata accesses.
+//! - **Maps.** `bpf_map_lookup_elem` on an ARRAY map is an `ehdl_array_lookup` helper block (a value pointer
+//!   `(map + 1) << 32 | byte`, or NULL); each ARRAY map is one shared `ehdl_map_mem` block whose ports are the
+//!   program's value loads, stores and atomics (add/or/and/xor, fetching or not, xchg), plus a host port
+//!   (`host_*`) for userspace reads and writes while traffic runs. An access the region analysis could not place
+//!   is taken as a value of any looked-up ARRAY map, selected at run time by the pointer's high half. See [`maps`]
+//!   for the order of accesses between packets and the hazards refused.
+//!
+//! Not generated yet (each is a clear [`VerilogError`] naming the instruction): other helpers and map types,
+//! compare-and-exchange, packet accesses at run-time offsets, stack accesses at run-time offsets and metadata
+//! accesses.
 
+mod maps;
 mod stage;
 
 use crate::ir::Pipeline;
+use hwxdp_object::MapSpec;
 use std::fmt::Write as _;
 use thiserror::Error;
 
 /// The primitive files (under `rtl/ehdl/`) a generated module instantiates; a build needs all of them.
 pub const PRIMITIVES: &[&str] = &[
     "ehdl_alu.sv",
+    "ehdl_array_lookup.sv",
     "ehdl_axis_out.sv",
     "ehdl_cond.sv",
     "ehdl_exit.sv",
     "ehdl_frame_stage.sv",
+    "ehdl_map_mem.sv",
     "ehdl_pkt_len.sv",
     "ehdl_pkt_load.sv",
     "ehdl_pkt_store.sv",
@@ -67,6 +79,32 @@ pub enum VerilogError {
         text: String,
         /// What is missing.
         what: String,
+    },
+    /// A map the generator cannot build a block for.
+    #[error("program {program}: map {map}: {why}")]
+    Map {
+        /// The program's name.
+        program: String,
+        /// The map's name.
+        map: String,
+        /// What does not fit.
+        why: String,
+    },
+    /// Two accesses to one map's value bytes that packets could perform out of order (see [`maps`]).
+    #[error(
+        "program {program}: map {map}: {first} and {second} touch the same value bytes two or more stages apart, so a \
+         later packet could overtake an earlier one; the flush/replay and WAR-delay hardware that would order them \
+         is not generated yet"
+    )]
+    Hazard {
+        /// The program's name.
+        program: String,
+        /// The map's name.
+        map: String,
+        /// The earlier access: instruction, text and stage.
+        first: String,
+        /// The later access.
+        second: String,
     },
     /// A data width the frame templates cannot take.
     #[error("data width {0} bits: the Verilog generator needs a multiple of 64 bits")]
@@ -98,8 +136,13 @@ pub struct Figures {
     pub frame_flops: u64,
 }
 
-/// Generates module `module` for pipeline `p`; returns the Verilog text and its figures.
-pub fn generate(p: &Pipeline, module: &str) -> Result<(String, Figures), VerilogError> {
+/// Generates module `module` for pipeline `p` of a program whose object has `maps`; returns the Verilog text and its
+/// figures.
+pub fn generate(
+    p: &Pipeline,
+    maps: &[MapSpec],
+    module: &str,
+) -> Result<(String, Figures), VerilogError> {
     let dw = p.summary.data_width;
     if dw == 0 || !dw.is_multiple_of(64) {
         return Err(VerilogError::DataWidth(dw));
@@ -114,7 +157,9 @@ pub fn generate(p: &Pipeline, module: &str) -> Result<(String, Figures), Verilog
     if !ident {
         return Err(VerilogError::ModuleName(module.to_string()));
     }
-    let mut g = stage::Gen::new(p);
+    let arrays = maps::array_maps(p, maps);
+    maps::check(p, maps, &arrays)?;
+    let mut g = stage::Gen::new(p, maps, arrays);
     let body = g.stages()?;
     let n = p.stages.len();
     let frame_flops = (n as u64 + 1) * (dw as u64 + dw as u64 / 8 + 2 + FIDX_BITS as u64);
@@ -142,7 +187,8 @@ fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
          // beat in to its first beat out. Stage registers: {sf} flip-flops of live state; frame chain: {ff}.\n\
          // Packets in on s_axis (tkeep contiguous from byte 0, the frames of one packet back to back; tuser of the\n\
          // first beat {{rx_queue_index, ingress_ifindex, length[15:0]}}), out on m_axis with the XDP verdict on\n\
-         // m_axis_tuser_o for every beat. Needs the primitives in rtl/ehdl/.\n\
+         // m_axis_tuser_o for every beat. host_*: read (combinational) and write 8 bytes at a byte address of an ARRAY\n\
+         // map's values while traffic runs. Needs the primitives in rtl/ehdl/.\n\
          module {module} (\n\
          \x20 input  logic           clk_i,\n\
          \x20 input  logic           rst_ni,\n\
@@ -157,11 +203,16 @@ fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
          \x20 output logic           m_axis_tvalid_o,\n\
          \x20 output logic           m_axis_tlast_o,\n\
          \x20 output logic [31:0]    m_axis_tuser_o,\n\
-         \x20 input  logic           m_axis_tready_i\n\
+         \x20 input  logic           m_axis_tready_i,\n\
+         \x20 input  logic [7:0]     host_map_i,\n\
+         \x20 input  logic [31:0]    host_addr_i,\n\
+         \x20 input  logic [63:0]    host_wdata_i,\n\
+         \x20 input  logic [7:0]     host_wmask_i,\n\
+         \x20 input  logic           host_we_i,\n\
+         \x20 output logic [63:0]    host_rdata_o\n\
          );\n\n\
          \x20 localparam integer DataWidth = {dw};\n\
-         \x20 localparam integer FrameIdxBits = {fw};\n\
-         \x20 localparam integer LenBits = {lw};\n",
+         \x20 localparam integer FrameIdxBits = {fw};\n",
         prog = p.summary.program,
         stages = f.stages,
         nop = p.summary.nop_stages,
@@ -172,7 +223,13 @@ fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
         dm = dw - 1,
         km = dw / 8 - 1,
         fw = FIDX_BITS,
-        lw = LEN_BITS,
     );
+    let len_checks = p
+        .ops
+        .iter()
+        .any(|o| matches!(o.kind, crate::ir::OpKind::LenCheck { meta: false, .. }));
+    if len_checks {
+        let _ = writeln!(s, "  localparam integer LenBits = {LEN_BITS};");
+    }
     s
 }

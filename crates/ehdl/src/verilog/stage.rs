@@ -1,9 +1,11 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
+use super::maps::{geometry, MapPort};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
-use crate::ir::{Label, Op, OpKind, Pipeline};
-use hwxdp_ebpf::{ByteOrder, InsnKind, Source};
+use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
+use hwxdp_ebpf::{AtomicOp, ByteOrder, InsnKind, Source};
+use hwxdp_object::MapSpec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -33,10 +35,14 @@ struct Reg {
 /// The generator's state: declarations and logic as text, which signals are read, where stores write.
 pub(super) struct Gen<'a> {
     p: &'a Pipeline,
+    /// The object's maps, the ARRAY maps with a block, and each block's ports.
+    pub(super) maps: &'a [MapSpec],
+    pub(super) arrays: BTreeSet<u32>,
+    pub(super) map_ports: BTreeMap<u32, Vec<MapPort>>,
     /// Frame bytes.
     fb: i64,
-    decls: String,
-    body: String,
+    pub(super) decls: String,
+    pub(super) body: String,
     /// Signals declared here (in order), and those something reads.
     produced: Vec<String>,
     used: BTreeSet<String>,
@@ -48,7 +54,7 @@ pub(super) struct Gen<'a> {
     /// 16 rx_queue_index).
     ctx_last: BTreeMap<i64, u32>,
     /// Port bits nothing reads.
-    unused_ports: Vec<String>,
+    pub(super) unused_ports: Vec<String>,
     /// Flip-flops of the stage registers.
     pub(super) state_flops: u64,
 }
@@ -71,7 +77,7 @@ fn is_signal(s: &str) -> bool {
 }
 
 impl<'a> Gen<'a> {
-    pub(super) fn new(p: &'a Pipeline) -> Self {
+    pub(super) fn new(p: &'a Pipeline, maps: &'a [MapSpec], arrays: BTreeSet<u32>) -> Self {
         let last_len = p
             .ops
             .iter()
@@ -93,6 +99,9 @@ impl<'a> Gen<'a> {
         }
         Gen {
             p,
+            maps,
+            arrays,
+            map_ports: BTreeMap::new(),
             fb: p.summary.data_width as i64 / 8,
             decls: String::new(),
             body: String::new(),
@@ -116,7 +125,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Marks a signal (or each signal of a concatenation) as read; constants are ignored.
-    fn read(&mut self, expr: &str) -> String {
+    pub(super) fn read(&mut self, expr: &str) -> String {
         for part in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '\'')) {
             if is_signal(part) {
                 self.used.insert(part.to_string());
@@ -169,6 +178,7 @@ impl<'a> Gen<'a> {
             b = self.stage(k as u32, b)?;
         }
         self.ports(n as u32, &b);
+        self.map_blocks();
         let mut out = String::new();
         out += "\n  // Flow control: everything advances together.\n  logic adv;\n  logic in_pkt_q;\n  logic out_space;\n  logic [31:0] out_user;\n";
         let _ = writeln!(out, "  logic [{}:0] in_fidx_q;", FIDX_BITS - 1);
@@ -408,11 +418,34 @@ impl<'a> Gen<'a> {
                 (
                     OpKind::Load,
                     InsnKind::Load {
-                        size, signed, dst, ..
+                        size,
+                        signed,
+                        dst,
+                        base,
+                        off: moff,
                     },
                 ) => {
                     let size = size.bytes() as i64;
                     match op.label {
+                        Label::MapValue { .. } | Label::Unknown => {
+                            if !live_next_reg(dst) {
+                                continue;
+                            }
+                            let en = self.pred_signal(&preds, op.pred, op)?;
+                            let ptr = reg(self, base);
+                            let rd =
+                                self.map_port(op, &name, &en, ptr, moff, size as u32, None, 0)?;
+                            let old = regs.get(&dst).cloned().unwrap_or_else(|| "64'd0".into());
+                            let old = self.read(&old);
+                            self.declare(&name, 64);
+                            let _ = writeln!(
+                                self.body,
+                                "  ehdl_stack_load #(.SIZE({size}), .SIGNED({})) u_{name} (.en_i({en}), \
+                                 .bytes_i({rd}), .old_i({old}), .res_o({name}));  // {}",
+                                signed as u8, op.text
+                            );
+                            regs.insert(dst, name.clone());
+                        }
                         Label::Packet { offset: Some(o) } => {
                             let (pos, off, span) = self.packet_at(op, o, size)?;
                             if !live_next_reg(dst) {
@@ -503,9 +536,23 @@ impl<'a> Gen<'a> {
                         l => return Err(self.unsupported(op, format!("a load from {}", l.name()))),
                     }
                 }
-                (OpKind::Store, InsnKind::Store { size, src: s, .. }) => {
+                (
+                    OpKind::Store,
+                    InsnKind::Store {
+                        size,
+                        src: s,
+                        base,
+                        off: moff,
+                    },
+                ) => {
                     let size = size.bytes() as i64;
                     match op.label {
+                        Label::MapValue { .. } | Label::Unknown => {
+                            let en = self.pred_signal(&preds, op.pred, op)?;
+                            let ptr = reg(self, base);
+                            let val = src(self, s);
+                            self.map_port(op, &name, &en, ptr, moff, size as u32, Some(val), 0)?;
+                        }
                         Label::Packet { offset: Some(o) } => {
                             let (pos, off, span) = self.packet_at(op, o, size)?;
                             let en = self.pred_signal(&preds, op.pred, op)?;
@@ -661,14 +708,208 @@ impl<'a> Gen<'a> {
                     );
                     verdict = Some(v);
                 }
+                (
+                    OpKind::Helper {
+                        id: 1,
+                        name: h,
+                        consts,
+                        ..
+                    },
+                    _,
+                ) => {
+                    let map = consts.iter().find_map(|c| match c {
+                        (1, ArgConst::Map(m)) => Some(*m),
+                        _ => None,
+                    });
+                    let key = consts.iter().find_map(|c| match c {
+                        (2, ArgConst::Stack(o)) => Some(*o),
+                        _ => None,
+                    });
+                    let (Some(m), Some(ko)) = (map, key) else {
+                        return Err(self.unsupported(
+                            op,
+                            format!("helper {h} with a map or key pointer known only at run time"),
+                        ));
+                    };
+                    if !self.arrays.contains(&m) {
+                        let spec = self.maps.get(m as usize);
+                        return Err(self.unsupported(
+                            op,
+                            format!(
+                                "helper {h} on map {} of type {} (only ARRAY maps have blocks yet)",
+                                spec.map_or("?", |s| s.name.as_str()),
+                                spec.map_or(0, |s| s.map_type)
+                            ),
+                        ));
+                    }
+                    if !live_next_reg(0) {
+                        continue;
+                    }
+                    let en = self.pred_signal(&preds, op.pred, op)?;
+                    let bytes: Vec<String> = (0..4)
+                        .rev()
+                        .map(|i| {
+                            b.stack
+                                .get(&(ko + i))
+                                .cloned()
+                                .unwrap_or_else(|| "8'd0".into())
+                        })
+                        .collect();
+                    let key = self.read(&format!("{{{}}}", bytes.join(", ")));
+                    let old = regs.get(&0).cloned().unwrap_or_else(|| "64'd0".into());
+                    let old = self.read(&old);
+                    let spec = &self.maps[m as usize];
+                    let (entries, vsize) = (spec.max_entries, spec.value_size);
+                    self.declare(&name, 64);
+                    let _ = writeln!(
+                        self.body,
+                        "  ehdl_array_lookup #(.MAP_ID({m}), .ENTRIES({entries}), .VALUE_SIZE({vsize})) u_{name} \
+                         (.en_i({en}), .key_i({key}), .old_i({old}), .r0_o({name}));  // {}",
+                        op.text
+                    );
+                    regs.insert(0, name.clone());
+                }
                 (OpKind::Helper { name: h, id, .. }, _) => {
                     return Err(self.unsupported(op, format!("helper {h} (call {id})")));
                 }
-                (OpKind::Atomic, _) => return Err(self.unsupported(op, "an atomic operation")),
+                (
+                    OpKind::Atomic,
+                    InsnKind::Atomic {
+                        size,
+                        op: aop,
+                        base,
+                        off: moff,
+                        src: sr,
+                    },
+                ) => {
+                    let (code, fetch) = match aop {
+                        AtomicOp::Add => (1, false),
+                        AtomicOp::Or => (2, false),
+                        AtomicOp::And => (3, false),
+                        AtomicOp::Xor => (4, false),
+                        AtomicOp::FetchAdd => (1, true),
+                        AtomicOp::FetchOr => (2, true),
+                        AtomicOp::FetchAnd => (3, true),
+                        AtomicOp::FetchXor => (4, true),
+                        AtomicOp::Xchg => (0, true),
+                        AtomicOp::Cmpxchg => {
+                            return Err(self.unsupported(op, "compare-and-exchange"))
+                        }
+                    };
+                    if !matches!(op.label, Label::MapValue { .. } | Label::Unknown) {
+                        return Err(self.unsupported(
+                            op,
+                            format!("an atomic operation on {}", op.label.name()),
+                        ));
+                    }
+                    let size = size.bytes();
+                    let en = self.pred_signal(&preds, op.pred, op)?;
+                    let ptr = reg(self, base);
+                    let val = reg(self, sr);
+                    let rd = self.map_port(op, &name, &en, ptr, moff, size, Some(val), code)?;
+                    if fetch && live_next_reg(sr) {
+                        // The old value goes to the source register (zero-extended for 32-bit atomics).
+                        let old = regs.get(&sr).cloned().unwrap_or_else(|| "64'd0".into());
+                        let old = self.read(&old);
+                        let res = format!("{name}_fetch");
+                        self.declare(&res, 64);
+                        let rd = self.read(&rd);
+                        let _ = writeln!(
+                            self.body,
+                            "  ehdl_stack_load #(.SIZE({size}), .SIGNED(0)) u_{res} (.en_i({en}), .bytes_i({rd}), \
+                             .old_i({old}), .res_o({res}));  // {}",
+                            op.text
+                        );
+                        regs.insert(sr, res);
+                    }
+                }
                 (k, i) => return Err(self.unsupported(op, format!("{k:?} ({i:?})"))),
             }
         }
         self.boundary(k, &preds, &b, regs, stack, conds, verdict, len_now)
+    }
+
+    /// One access to a map value: a port on the block of every map the pointer may name (one, or every looked-up
+    /// ARRAY map when the region analysis could not place it), selected by the pointer's high half. `wdata` is the
+    /// value to write (`None`: a load), `code` the block's operation. Returns the wire with the `size` bytes read.
+    #[allow(clippy::too_many_arguments)]
+    fn map_port(
+        &mut self,
+        op: &Op,
+        name: &str,
+        en: &str,
+        ptr: String,
+        off: i16,
+        size: u32,
+        wdata: Option<String>,
+        code: u8,
+    ) -> Result<String, VerilogError> {
+        let cands: Vec<u32> = match op.label {
+            Label::MapValue { map, .. } if self.arrays.contains(&map) => vec![map],
+            Label::MapValue { map, .. } => {
+                let m = self.maps.get(map as usize).map_or("?", |s| s.name.as_str());
+                return Err(self.unsupported(
+                    op,
+                    format!("a value of map {m}, which is not an ARRAY map the program looks up"),
+                ));
+            }
+            _ if self.arrays.is_empty() => {
+                return Err(
+                    self.unsupported(op, "a memory access the region analysis could not place")
+                );
+            }
+            _ => self.arrays.iter().copied().collect(),
+        };
+        let p = format!("{name}_ptr");
+        self.declare(&p, 64);
+        let _ = writeln!(
+            self.body,
+            "  assign {p} = {ptr} + {};",
+            hex64(off as i64 as u64)
+        );
+        self.read(&ptr);
+        self.unused_ports.push(p.clone());
+        let rd = format!("{name}_rd");
+        self.declare(&rd, 8 * size);
+        let mut reads = Vec::new();
+        let mask = if size == 8 { 0xff } else { (1u32 << size) - 1 };
+        for m in cands {
+            let (_, aw) = geometry(&self.maps[m as usize]);
+            let sel = format!("{name}_sel{m}");
+            self.declare(&sel, 1);
+            let _ = writeln!(self.body, "  assign {sel} = ({p}[63:32] == 32'd{});", m + 1);
+            let rdm = format!("{name}_rd{m}");
+            self.declare(&rdm, 64);
+            self.unused_ports.push(rdm.clone());
+            reads.push(format!(
+                "({sel} ? {rdm}[{}:0] : {}'d0)",
+                8 * size - 1,
+                8 * size
+            ));
+            let (we, wd, wm) = match &wdata {
+                Some(v) => (
+                    format!("adv & {en} & {sel}"),
+                    v.clone(),
+                    format!("8'h{mask:02x}"),
+                ),
+                None => ("1'b0".to_string(), "64'd0".to_string(), "8'h00".to_string()),
+            };
+            self.read(&we);
+            self.read(&wd);
+            self.map_ports.entry(m).or_default().push(MapPort {
+                stage: op.stage,
+                insn: op.insn,
+                we,
+                op: code,
+                addr: format!("{p}[{}:0]", aw - 1),
+                wdata: wd,
+                wmask: wm,
+                rdata: rdm,
+            });
+        }
+        let expr = self.read(&reads.join(" | "));
+        let _ = writeln!(self.body, "  assign {rd} = {expr};  // {}", op.text);
+        Ok(rd)
     }
 
     /// Frame register position, offset in the frame and whether the access crosses into the next frame, for a

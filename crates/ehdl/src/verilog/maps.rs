@@ -1,0 +1,251 @@
+//! ARRAY maps: which maps get a shared `ehdl_map_mem` block, the hazard check that decides whether the pipeline can
+//! keep the program's sequential order without flush and replay, and the blocks with their host port.
+//!
+//! Every access to a map is one port of its block. Ports act in one cycle in the order later stage first, then
+//! program order, so two packets' accesses in the same cycle happen in packet order. Packets enter one per clock, so
+//! an access at stage `s` of a packet and one at stage `t` of a packet `d >= 1` clocks later meet in the same cycle
+//! when `s - t == d`, and happen in the wrong order when `s - t > d`: accesses to common bytes at stages 2 or more
+//! apart can be reordered. That is harmless between non-fetching atomics of one operation (they commute and return
+//! nothing), and a hazard otherwise: the generator refuses it, since flush-evaluation blocks and WAR delay registers
+//! are not generated yet.
+
+use super::stage::Gen;
+use super::VerilogError;
+use crate::ir::{Label, OpKind, Pipeline};
+use hwxdp_ebpf::{AtomicOp, InsnKind};
+use hwxdp_object::MapSpec;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+/// `BPF_MAP_TYPE_ARRAY`.
+pub(super) const MAP_TYPE_ARRAY: u32 = 2;
+/// The largest map the register-based block holds.
+const MAX_MAP_BYTES: u64 = 1 << 16;
+
+/// One port of a map block, as the stage that uses it emitted it.
+pub(super) struct MapPort {
+    /// Its stage and instruction: the port order.
+    pub(super) stage: u32,
+    pub(super) insn: u32,
+    /// Write enable (already gated by the advance), operation code, address, data and byte mask expressions.
+    pub(super) we: String,
+    pub(super) op: u8,
+    pub(super) addr: String,
+    pub(super) wdata: String,
+    pub(super) wmask: String,
+    /// The wire (64 bits) that receives the port's read data.
+    pub(super) rdata: String,
+}
+
+/// The ARRAY maps the program looks up (the only maps the generator builds blocks for).
+pub(super) fn array_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
+    p.ops
+        .iter()
+        .filter_map(|o| match &o.kind {
+            OpKind::Helper { id: 1, consts, .. } => consts.iter().find_map(|(r, c)| match (r, c) {
+                (1, crate::ArgConst::Map(m)) => Some(*m),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .filter(|&m| {
+            maps.get(m as usize)
+                .is_some_and(|s| s.map_type == MAP_TYPE_ARRAY)
+        })
+        .collect()
+}
+
+/// Bytes of map `m`'s values, and the address width of its block.
+pub(super) fn geometry(spec: &MapSpec) -> (u64, u32) {
+    let bytes = spec.max_entries as u64 * spec.value_size as u64;
+    let aw = 64 - bytes.max(1).leading_zeros() + 1;
+    (bytes, aw)
+}
+
+/// One access to a map value, for the hazard check.
+struct Access {
+    stage: u32,
+    origin: u32,
+    text: String,
+    maps: Vec<u32>,
+    /// Bytes of the value, `None` when the offset is not known.
+    range: Option<(i64, i64)>,
+    writes: bool,
+    /// For an atomic that returns nothing: its operation (such atomics commute with each other).
+    commutes: Option<AtomicOp>,
+}
+
+/// Refuses programs whose map accesses could be reordered between packets (see the module comment), and maps the
+/// register-based block cannot hold.
+pub(super) fn check(
+    p: &Pipeline,
+    maps: &[MapSpec],
+    arrays: &BTreeSet<u32>,
+) -> Result<(), VerilogError> {
+    for &m in arrays {
+        let spec = &maps[m as usize];
+        let (bytes, _) = geometry(spec);
+        if bytes > MAX_MAP_BYTES || spec.key_size != 4 {
+            return Err(VerilogError::Map {
+                program: p.summary.program.clone(),
+                map: spec.name.clone(),
+                why: format!(
+                    "{bytes} value bytes and {}-byte keys; the register-based map block takes up to {MAX_MAP_BYTES} \
+                     bytes and 4-byte keys",
+                    spec.key_size
+                ),
+            });
+        }
+    }
+    let mut accesses = Vec::new();
+    for op in &p.ops {
+        let Ok(kind) = hwxdp_ebpf::kind(&p.insns[op.insn as usize]) else {
+            continue;
+        };
+        let (size, writes, commutes) = match (&op.kind, kind) {
+            (OpKind::Load, InsnKind::Load { size, .. }) => (size.bytes(), false, None),
+            (OpKind::Store, InsnKind::Store { size, .. }) => (size.bytes(), true, None),
+            (OpKind::Atomic, InsnKind::Atomic { size, op: a, .. }) => {
+                let plain = matches!(
+                    a,
+                    AtomicOp::Add | AtomicOp::Or | AtomicOp::And | AtomicOp::Xor
+                );
+                (size.bytes(), true, plain.then_some(a))
+            }
+            _ => continue,
+        };
+        let (maps_of, range) = match op.label {
+            Label::MapValue { map, offset } => (vec![map], offset.map(|o| (o, o + size as i64))),
+            Label::Unknown => (arrays.iter().copied().collect(), None),
+            _ => continue,
+        };
+        accesses.push(Access {
+            stage: op.stage,
+            origin: op.origin,
+            text: op.text.clone(),
+            maps: maps_of,
+            range,
+            writes,
+            commutes,
+        });
+    }
+    for (i, a) in accesses.iter().enumerate() {
+        for b in &accesses[i + 1..] {
+            let common = a.maps.iter().find(|m| b.maps.contains(m));
+            let overlap = match (a.range, b.range) {
+                (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
+                _ => true,
+            };
+            let apart = a.stage.abs_diff(b.stage) >= 2;
+            let commute = a.commutes.is_some() && a.commutes == b.commutes;
+            if let (Some(&m), true, true, true, false) =
+                (common, overlap, a.writes || b.writes, apart, commute)
+            {
+                let (first, second) = if a.stage <= b.stage { (a, b) } else { (b, a) };
+                return Err(VerilogError::Hazard {
+                    program: p.summary.program.clone(),
+                    map: maps[m as usize].name.clone(),
+                    first: format!(
+                        "instruction {} ({}) at stage {}",
+                        first.origin, first.text, first.stage
+                    ),
+                    second: format!(
+                        "instruction {} ({}) at stage {}",
+                        second.origin, second.text, second.stage
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Gen<'_> {
+    /// The map blocks with their ports in order, and the host port that reads and writes them.
+    pub(super) fn map_blocks(&mut self) {
+        let mut s = String::new();
+        let mut host_reads = Vec::new();
+        let arrays: Vec<u32> = self.arrays.iter().copied().collect();
+        for m in arrays {
+            let spec = &self.maps[m as usize];
+            let (bytes, aw) = geometry(spec);
+            let mut ports = self.map_ports.remove(&m).unwrap_or_default();
+            ports.sort_by_key(|p| (std::cmp::Reverse(p.stage), p.insn));
+            let np = ports.len().max(1);
+            let name = format!("map{m}");
+            for (sig, w) in [
+                ("we", np),
+                ("op", 3 * np),
+                ("addr", aw as usize * np),
+                ("wdata", 64 * np),
+                ("wmask", 8 * np),
+                ("rdata", 64 * np),
+            ] {
+                let _ = writeln!(self.decls, "  logic [{}:0] {name}_{sig};", w - 1);
+            }
+            let _ = writeln!(self.decls, "  logic [63:0] {name}_host_rdata;");
+            let join = |f: &dyn Fn(&MapPort) -> String, tie: &str| -> String {
+                if ports.is_empty() {
+                    tie.to_string()
+                } else {
+                    let parts: Vec<String> = ports.iter().rev().map(f).collect();
+                    format!("{{{}}}", parts.join(", "))
+                }
+            };
+            let we = join(&|p| p.we.clone(), "1'b0");
+            let op = join(&|p| format!("3'd{}", p.op), "3'd0");
+            let addr = join(&|p| p.addr.clone(), &format!("{aw}'d0"));
+            let wdata = join(&|p| p.wdata.clone(), "64'd0");
+            let wmask = join(&|p| p.wmask.clone(), "8'd0");
+            for e in [&we, &addr, &wdata, &wmask] {
+                self.read(e);
+            }
+            let _ = write!(
+                s,
+                "\n  // Map {m} ({map}): ARRAY of {n} x {v} bytes; ports later stage first, then program order.\n\
+                 \x20 assign {name}_we = {we};\n  assign {name}_op = {op};\n  assign {name}_addr = {addr};\n\
+                 \x20 assign {name}_wdata = {wdata};\n  assign {name}_wmask = {wmask};\n",
+                map = spec.name,
+                n = spec.max_entries,
+                v = spec.value_size,
+            );
+            for (i, p) in ports.iter().enumerate() {
+                let _ = writeln!(s, "  assign {} = {name}_rdata[{} +: 64];", p.rdata, 64 * i);
+            }
+            let _ = writeln!(
+                s,
+                "  ehdl_map_mem #(.BYTES({bytes}), .NP({np}), .AW({aw})) u_{name} (\n    .clk_i(clk_i), .rst_ni(rst_ni), \
+                 .we_i({name}_we), .op_i({name}_op), .addr_i({name}_addr), .wdata_i({name}_wdata),\n    \
+                 .wmask_i({name}_wmask), .rdata_o({name}_rdata), .host_we_i(host_we_i & (host_map_i == 8'd{m})),\n    \
+                 .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i), .host_wmask_i(host_wmask_i),\n    \
+                 .host_rdata_o({name}_host_rdata)\n  );",
+                aw - 1
+            );
+            if ports.is_empty() {
+                self.unused_ports.push(format!("{name}_rdata"));
+            }
+            if aw < 32 {
+                self.unused_ports.push(format!("host_addr_i[31:{aw}]"));
+            }
+            host_reads.push(format!(
+                "((host_map_i == 8'd{m}) ? {name}_host_rdata : 64'd0)"
+            ));
+        }
+        if host_reads.is_empty() {
+            s += "\n  // No map blocks: the host port reads 0.\n  assign host_rdata_o = 64'd0;\n";
+            self.unused_ports.extend(
+                [
+                    "host_we_i",
+                    "host_map_i",
+                    "host_addr_i",
+                    "host_wdata_i",
+                    "host_wmask_i",
+                ]
+                .map(String::from),
+            );
+        } else {
+            let _ = writeln!(s, "  assign host_rdata_o = {};", host_reads.join(" | "));
+        }
+        self.body += &s;
+    }
+}

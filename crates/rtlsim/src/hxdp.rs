@@ -522,40 +522,8 @@ impl HxdpRtl {
                 })
                 .collect();
             let answers = self.harness.batch(&commands)?;
-            let spec = &self.specs[m];
-            let key_size = spec.key_size as usize;
-            let value_size = spec.value_size as usize;
-            let percpu = is_percpu(spec.map_type);
-            let copy = value_size.next_multiple_of(8);
-            let old = self.mirror[m].take().unwrap_or_default();
-            let mut now = Mirror::new();
-            for answer in answers {
-                let Answer::Slot { hit, key, value } = answer else {
-                    return Err(unexpected("host_slot", answer));
-                };
-                if !hit {
-                    continue;
-                }
-                let (Some(key), Some(value)) = (key.get(..key_size), value.get(..value_size))
-                else {
-                    return Err(HxdpRtlError::Image(format!(
-                        "map {}: the module read back a slot shorter than the map's key or value",
-                        spec.name
-                    )));
-                };
-                let full = if percpu {
-                    // CPU 0 is the hardware's; the others keep what userspace last wrote.
-                    let mut v = old
-                        .get(key)
-                        .cloned()
-                        .unwrap_or_else(|| vec![0; copy * self.possible_cpus]);
-                    v[..value_size].copy_from_slice(value);
-                    v
-                } else {
-                    value.to_vec()
-                };
-                now.insert(key.to_vec(), full);
-            }
+            let old = self.mirror[m].as_ref();
+            let now = read_back_slots(&self.specs[m], self.possible_cpus, old, answers)?;
             self.mirror[m] = Some(now);
         }
         self.stale = false;
@@ -629,6 +597,45 @@ impl HxdpRtl {
             message: format!("the hXDP module refused the {what}"),
         }
     }
+}
+
+/// A map's mirror from its `host_slot` answers. For per-CPU maps the hardware's value is CPU 0's; the other CPUs keep
+/// what `old` had (what userspace last wrote), zero for a new key.
+fn read_back_slots(
+    spec: &MapSpec,
+    possible_cpus: usize,
+    old: Option<&Mirror>,
+    answers: Vec<Answer>,
+) -> Result<Mirror, HxdpRtlError> {
+    let key_size = spec.key_size as usize;
+    let value_size = spec.value_size as usize;
+    let mut now = Mirror::new();
+    for answer in answers {
+        let Answer::Slot { hit, key, value } = answer else {
+            return Err(unexpected("host_slot", answer));
+        };
+        if !hit {
+            continue;
+        }
+        let (Some(key), Some(value)) = (key.get(..key_size), value.get(..value_size)) else {
+            return Err(HxdpRtlError::Image(format!(
+                "map {}: the module read back a slot shorter than the map's key or value",
+                spec.name
+            )));
+        };
+        let full = if is_percpu(spec.map_type) {
+            let mut v = old
+                .and_then(|o| o.get(key))
+                .cloned()
+                .unwrap_or_else(|| vec![0; syscall_value_size(spec, possible_cpus)]);
+            v[..value_size].copy_from_slice(value);
+            v
+        } else {
+            value.to_vec()
+        };
+        now.insert(key.to_vec(), full);
+    }
+    Ok(now)
 }
 
 /// [`build`] under an exclusive lock on a file in the cache directory: `build` serialises builds within one process,
@@ -928,6 +935,55 @@ mod tests {
             parse_packet_range("a..2"),
             Err("\"a\" is not a packet number".into())
         );
+    }
+
+    #[test]
+    fn per_cpu_values_read_back_replace_cpu_0_only() {
+        let spec = MapSpec::new("counts", map_type::PERCPU_HASH, 2, 4, 8);
+        let mut old = Mirror::new();
+        old.insert(
+            vec![1, 0],
+            vec![9, 9, 9, 9, 0, 0, 0, 0, 7, 7, 7, 7, 0, 0, 0, 0],
+        );
+        old.insert(vec![2, 0], vec![5; 16]);
+        let answers = vec![
+            Answer::Slot {
+                hit: true,
+                key: vec![1, 0],
+                value: vec![1, 2, 3, 4],
+            },
+            Answer::Slot {
+                hit: false,
+                key: vec![],
+                value: vec![],
+            },
+            Answer::Slot {
+                hit: true,
+                key: vec![3, 0],
+                value: vec![4, 3, 2, 1],
+            },
+        ];
+        let now = read_back_slots(&spec, 2, Some(&old), answers).expect("reads");
+        assert_eq!(
+            now.into_iter().collect::<Vec<_>>(),
+            vec![
+                (
+                    vec![1, 0],
+                    vec![1, 2, 3, 4, 0, 0, 0, 0, 7, 7, 7, 7, 0, 0, 0, 0]
+                ),
+                (
+                    vec![3, 0],
+                    vec![4, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+                ),
+            ],
+            "key 2 is gone from the hardware, key 3 is new"
+        );
+        let short = vec![Answer::Slot {
+            hit: true,
+            key: vec![1],
+            value: vec![0; 4],
+        }];
+        assert!(read_back_slots(&spec, 2, None, short).is_err());
     }
 
     #[test]

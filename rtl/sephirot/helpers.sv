@@ -59,11 +59,13 @@
 // never written does not exist (its handle faults, as the reference's map_arg).
 //
 // Latency, hcall_i to hret_valid_o (crates/rtlsim/tests/helpers.rs measures it with maps answering 2 cycles after
-// acceptance, fib 4, the APS's adjust 1): 1 for 5, 23, 188 and every check that fails before memory is touched;
-// a memory pass takes one cycle to start, one per chunk and one for the last answer (two per chunk when copying):
-// map helpers 5-9 (8-byte key lookup: 5; the model charges 2), 93/94 3, csum_diff up to 67, load/store_bytes up to
-// 33 on 96 bytes, fib 20 + fib's latency, tail call and redirect_map 4-6, ringbuf_output up to 151 (1200 bytes),
-// adjusts 2 + the APS's answer.
+// acceptance, fib 4, the APS's adjust 1): 1 for 5, 23, 188 and every check that fails before memory is touched; a
+// memory pass takes one cycle to start, one per chunk and one for the last answer (two per chunk when copying): map
+// helpers 4-8 (a lookup with a key of up to 8 bytes: 5, its request going out with the key's last chunk; the model
+// charges 2), 93/94 3, csum_diff up to 67, load/store_bytes up to 33 on 96 bytes, fib 20 + fib's latency, tail call
+// and redirect_map 4-6, ringbuf_output up to 151 (1200 bytes), adjusts 2 + the APS's answer. A first access in the
+// call's own cycle would save one more, but the core's call comes through its stack reads, which the stack port
+// shares: it would close a combinational loop through the core.
 //
 // Synthesis (Yosys 0.23 synth_xilinx -family xcup, defaults, with ringbuf.sv; 27 s): about 4.7k LUTs, 2.1k FFs,
 // 270 CARRY4, 1 RAMB36 (the ring). The key and value registers with their byte merges and the 64-bit address adders
@@ -750,12 +752,12 @@ module helpers #(
               p_src   = a3_q;
               p_len   = vs_q;
             end else begin
-              st_d = StMreq;
+              st_d = mreq_ready_i ? StMrsp : StMreq;      // offered in this cycle already (m_early)
             end
           end
         end
 
-        StVal: if (e_done) st_d = StMreq;
+        StVal: if (e_done) st_d = mreq_ready_i ? StMrsp : StMreq;
 
         StMreq: if (mreq_ready_i) st_d = StMrsp;
 
@@ -938,6 +940,32 @@ module helpers #(
   );
 
   // ---------------------------------------------------------------------------------------------------------------
+  // The key and value registers with the answer of this cycle merged in: the maps request goes out in the cycle the
+  // last chunk arrives (m_early), one cycle before the registers hold it.
+
+  logic          e_take;         // a read's data arrives for the pass
+  logic [63:0]   key_nx [KW];
+  logic [63:0]   val_nx [BW];
+  logic          m_early;
+  assign e_take  = e_on && fl_q && !e_fault && e_mode_q == ModeRead;
+  assign m_early = e_done && ((st_q == StKey && id_q != 8'd2) || st_q == StVal);
+  integer kn;
+  always_comb begin
+    for (kn = 0; kn < KW; kn = kn + 1) begin
+      key_nx[kn] = key_q[kn];
+      if (st_q == StKey && e_take && fl_pos_q[LW-1:3] == kn[LW-4:0]) begin
+        key_nx[kn] = merge(key_q[kn], e_rdata, fl_pos_q[2:0], fl_size_q);
+      end
+    end
+    for (kn = 0; kn < BW; kn = kn + 1) begin
+      val_nx[kn] = val_q[kn];
+      if ((st_q == StVal || st_q == StFibRd) && e_take && fl_pos_q[LW-1:3] == kn[LW-4:0]) begin
+        val_nx[kn] = merge(val_q[kn], e_rdata, fl_pos_q[2:0], fl_size_q);
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------------------------
   // Registers
 
   integer w;
@@ -1050,14 +1078,10 @@ module helpers #(
       // data of a read answered now
       if (e_on && fl_q && !e_fault && !(e_mode_q == ModeCopy)) begin
         if (st_q == StKey) begin
-          for (w = 0; w < KW; w = w + 1) begin
-            if (fl_pos_q[LW-1:3] == w[LW-4:0]) key_q[w] <= merge(key_q[w], e_rdata, fl_pos_q[2:0], fl_size_q);
-          end
+          for (w = 0; w < KW; w = w + 1) key_q[w] <= key_nx[w];
         end
         if (st_q == StVal || st_q == StFibRd) begin
-          for (w = 0; w < BW; w = w + 1) begin
-            if (fl_pos_q[LW-1:3] == w[LW-4:0]) val_q[w] <= merge(val_q[w], e_rdata, fl_pos_q[2:0], fl_size_q);
-          end
+          for (w = 0; w < BW; w = w + 1) val_q[w] <= val_nx[w];
         end
         if (st_q == StCsumF || st_q == StCsumT) cs_q <= add64c(cs_q, e_rdata);
       end
@@ -1105,14 +1129,14 @@ module helpers #(
   assign hret_tail_o  = hret_tail_q;
   assign hret_entry_o = hret_entry_q;
 
-  assign mreq_valid_o = st_q == StMreq;
+  assign mreq_valid_o = st_q == StMreq || m_early;
   assign mreq_op_o    = mop_q;
   assign mreq_map_o   = map_q;
   assign mreq_flags_o = a4_q;
   integer ok;
   always_comb begin
-    for (ok = 0; ok < KW; ok = ok + 1) mreq_key_o[64*ok +: 64] = key_q[ok];
-    for (ok = 0; ok < VW; ok = ok + 1) mreq_value_o[64*ok +: 64] = val_q[ok];
+    for (ok = 0; ok < KW; ok = ok + 1) mreq_key_o[64*ok +: 64] = key_nx[ok];
+    for (ok = 0; ok < VW; ok = ok + 1) mreq_value_o[64*ok +: 64] = val_nx[ok];
   end
 
   assign adj_valid_o = adj_valid_q;

@@ -898,3 +898,120 @@ fn map_memory_applies_ports_in_order_and_serves_the_host() {
         assert_eq!(got.get(64 * NP, 64), *host, "cycle {i}: host read");
     }
 }
+
+#[test]
+fn hash_map_cam_finds_the_lowest_valid_matching_slot() {
+    const ENTRIES: usize = 5;
+    const KB: usize = 6;
+    const KS: usize = 8;
+    let mut w = Wrapper::default();
+    w.input("keys", 2 * 8 * KB);
+    w.input("hwe", 1);
+    w.input("hvalid", 1);
+    w.input("haddr", 8);
+    w.input("hwdata", 64);
+    w.input("hwmask", 8);
+    w.body += &format!(
+        "  logic [1:0] hit;\n  logic [5:0] slot;\n  logic [63:0] hrdata;\n  ehdl_hash_map #(.ENTRIES({ENTRIES}), \
+         .KEY_BYTES({KB}), .NL(2), .SW(3), .AW(8)) u_h (.clk_i(clk_i), .rst_ni(rst_ni), .lk_key_i(keys), \
+         .lk_hit_o(hit), .lk_slot_o(slot), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), \
+         .host_wdata_i(hwdata), .host_wmask_i(hwmask), .host_rdata_o(hrdata));\n"
+    );
+    w.output("hit".into(), 2);
+    w.output("slot".into(), 6);
+    w.output("hrdata".into(), 64);
+    let mut rng = Rng(0xca11);
+    // Keys drawn from a small set, so slots collide and lookups hit.
+    let pool: Vec<Vec<u8>> = (0..4).map(|_| rng.bytes(KB)).collect();
+    let mut keys = vec![vec![0u8; KB]; ENTRIES];
+    let mut valid = [false; ENTRIES];
+    let mut vectors = Vec::new();
+    let mut expected = Vec::new();
+    for _ in 0..1500 {
+        let look: Vec<Vec<u8>> = (0..2)
+            .map(|_| {
+                if rng.below(4) == 0 {
+                    rng.bytes(KB)
+                } else {
+                    pool[rng.below_usize(4)].clone()
+                }
+            })
+            .collect();
+        let hvalid = rng.below(3) == 0;
+        let haddr = if hvalid {
+            rng.below_usize(7)
+        } else {
+            KS * rng.below_usize(6) + [0, 0, 2, 5][rng.below_usize(4)]
+        };
+        let hwe = rng.below(2) == 0;
+        let mut hwdata = rng.next();
+        if !hvalid && rng.below(2) == 0 {
+            // Write a pool key at the start of a slot.
+            let k = &pool[rng.below_usize(4)];
+            hwdata = k
+                .iter()
+                .enumerate()
+                .fold(0, |v, (i, b)| v | (*b as u64) << (8 * i));
+        }
+        let hwmask = [0xff, 0x3f, 0x01, rng.below(256)][rng.below_usize(4)];
+        let mut v = Bits::default();
+        for k in &look {
+            v.push_bytes(k);
+        }
+        v.push(1, hwe as u64);
+        v.push(1, hvalid as u64);
+        v.push(8, haddr as u64);
+        v.push(64, hwdata);
+        v.push(8, hwmask);
+        vectors.push(v);
+        let mut want = Vec::new();
+        for k in &look {
+            want.push((0..ENTRIES).find(|&e| valid[e] && keys[e] == *k));
+        }
+        let hread = if hvalid {
+            (haddr < ENTRIES && valid[haddr]) as u64
+        } else {
+            (0..8).fold(0u64, |v, b| {
+                let (s, kb) = ((haddr + b) / KS, (haddr + b) % KS);
+                let byte = if s < ENTRIES && kb < KB {
+                    keys[s][kb]
+                } else {
+                    0
+                };
+                v | (byte as u64) << (8 * b)
+            })
+        };
+        expected.push((want, hread));
+        if hwe {
+            if hvalid {
+                if haddr < ENTRIES && hwmask & 1 == 1 {
+                    valid[haddr] = hwdata & 1 == 1;
+                }
+            } else {
+                for b in 0..8 {
+                    let (s, kb) = ((haddr + b) / KS, (haddr + b) % KS);
+                    if s < ENTRIES && kb < KB && (hwmask >> b) & 1 == 1 {
+                        keys[s][kb] = (hwdata >> (8 * b)) as u8;
+                    }
+                }
+            }
+        }
+    }
+    let out = w.run("hash_map", &vectors);
+    let mut hits = 0;
+    for (i, ((want, hread), got)) in expected.iter().zip(&out).enumerate() {
+        for (p, slot) in want.iter().enumerate() {
+            assert_eq!(
+                got.get(p, 1) == 1,
+                slot.is_some(),
+                "cycle {i}: port {p} hit"
+            );
+            if let Some(s) = slot {
+                assert_eq!(got.get(2 + 3 * p, 3), *s as u64, "cycle {i}: port {p} slot");
+                hits += 1;
+            }
+        }
+        assert_eq!(got.get(8, 64), *hread, "cycle {i}: host read");
+    }
+    assert!(hits > 100, "{hits} hits");
+}

@@ -59,13 +59,14 @@
 // never written does not exist (its handle faults, as the reference's map_arg).
 //
 // Latency, hcall_i to hret_valid_o (crates/rtlsim/tests/helpers.rs measures it with maps answering 2 cycles after
-// acceptance, fib 4, the APS's adjust 1): 1 for 5, 23, 188 and every check that fails before memory is touched; a
-// memory pass takes one cycle to start, one per chunk and one for the last answer (two per chunk when copying): map
-// helpers 4-8 (a lookup with a key of up to 8 bytes: 5, its request going out with the key's last chunk; the model
-// charges 2), 93/94 3, csum_diff up to 67, load/store_bytes up to 33 on 96 bytes, fib 20 + fib's latency, tail call
-// and redirect_map 4-6, ringbuf_output up to 151 (1200 bytes), adjusts 2 + the APS's answer. A first access in the
-// call's own cycle would save one more, but the core's call comes through its stack reads, which the stack port
-// shares: it would close a combinational loop through the core.
+// acceptance, fib 4, the APS's adjust 1): 1 for 5, 23, 188 and every check that fails before memory is touched. A
+// memory pass issues one access per cycle (a copy: two per chunk) and ends with the last answer; the call's first pass
+// starts in the cycle after the call, later passes in the cycle they are decided. Map helpers 4-8 (a lookup with a key
+// of up to 8 bytes: 5, its request going out with the key's last chunk; the model charges 2), 93/94 3, csum_diff up to
+// 66, load/store_bytes up to 31 on 96 bytes, fib 20 + fib's latency, tail call and redirect_map 4-6, ringbuf_output up
+// to 151 (1200 bytes), adjusts 2 + the APS's answer. The call's own cycle cannot issue an access: the core's call
+// comes through its stack reads, which the stack port shares, so that would close a combinational loop through the
+// core; hence the call decode is a block of its own, apart from what drives the memory port.
 //
 // Synthesis (Yosys 0.23 synth_xilinx -family xcup, defaults, with ringbuf.sv; 27 s): about 4.7k LUTs, 2.1k FFs,
 // 270 CARRY4, 1 RAMB36 (the ring). The key and value registers with their byte merges and the 64-bit address adders
@@ -397,6 +398,16 @@ module helpers #(
   // ---------------------------------------------------------------------------------------------------------------
   // Engine datapath
 
+  // A pass starts. From the call (i_start, the call decode below): reads of i_len bytes at i_src, the first access in
+  // the next cycle. From the control (p_start): reads of p_len bytes at p_src (forward), a copy to p_dst, or a write
+  // of the value register; a read or copy issues its first access in this very cycle (p_launch).
+  logic          p_start;
+  logic [1:0]    p_mode;
+  logic [63:0]   p_src, p_dst;
+  logic [LW-1:0] p_len;
+  logic          p_back;
+  logic          p_launch;
+
   logic          e_on;           // a pass is running this cycle
   logic [3:0]    e_size;         // next read's bytes
   logic [LW-1:0] e_pos;          // next read's position
@@ -416,17 +427,27 @@ module helpers #(
                 (st_q == StFibWr) || (st_q == StRing);
   // StLbPrep, StCsumM start a pass (p_start) without running one.
 
+  // The next chunk: of the pass the control starts now, else of the running one.
+  logic [LW-1:0] g_rem, g_pos;
+  logic          g_back;
+  logic [63:0]   g_src;
+  assign p_launch = p_start && p_mode != ModeWrite && p_len != '0;
+  assign g_rem    = p_start ? p_len : e_rem_q;
+  assign g_pos    = p_start ? '0 : e_pos_q;
+  assign g_back   = p_start ? p_back : e_back_q;
+  assign g_src    = p_start ? p_src : e_src_q;
+
   always_comb begin
-    if (e_back_q) begin
-      e_size = e_rem_q[0] ? 4'd1 : e_rem_q[1] ? 4'd2 : e_rem_q[2] ? 4'd4 : 4'd8;
-      e_pos  = e_rem_q - {13'b0, e_size};
+    if (g_back) begin
+      e_size = g_rem[0] ? 4'd1 : g_rem[1] ? 4'd2 : g_rem[2] ? 4'd4 : 4'd8;
+      e_pos  = g_rem - {13'b0, e_size};
     end else begin
-      e_size = (e_rem_q >= 17'd8) ? 4'd8 : (e_rem_q >= 17'd4) ? 4'd4 : (e_rem_q >= 17'd2) ? 4'd2 : 4'd1;
-      e_pos  = e_pos_q;
+      e_size = (g_rem >= 17'd8) ? 4'd8 : (g_rem >= 17'd4) ? 4'd4 : (g_rem >= 17'd2) ? 4'd2 : 4'd1;
+      e_pos  = g_pos;
     end
   end
 
-  assign e_rd_addr = e_src_q + {47'b0, e_pos};
+  assign e_rd_addr = g_src + {47'b0, e_pos};
   assign e_wr_addr = e_dst_q + {47'b0, fl_pos_q};
 
   integer rb;
@@ -449,7 +470,9 @@ module helpers #(
     acc_addr  = e_rd_addr;
     acc_bytes = e_size;
     acc_wdata = 64'd0;
-    if (e_on && !e_fault) begin
+    if (p_start) begin
+      acc_req = p_launch;                                  // the new pass's first read
+    end else if (e_on && !e_fault) begin
       if (e_mode_q == ModeCopy && e_wr_q) begin
         acc_req   = 1'b1;
         acc_we    = 1'b1;
@@ -532,17 +555,13 @@ module helpers #(
   // ---------------------------------------------------------------------------------------------------------------
   // Control
 
-  // A pass starts: reads of len bytes at src (forward), or a copy.
-  logic          p_start;
-  logic [1:0]    p_mode;
-  logic [63:0]   p_src, p_dst;
-  logic [LW-1:0] p_len;
-  logic          p_back;
-
   logic [4:0]    st_d;
   logic          reply;          // answer this cycle's decision next cycle
   logic [63:0]   reply_r0;
   logic          reply_fault;
+  logic          m_reply, m_fault, m_rec_set;
+  logic [63:0]   m_r0, m_rec_key;
+  logic [4:0]    m_st;
   logic          reply_tail;     // a successful bpf_tail_call, to reply_entry
   logic [15:0]   reply_entry;
   logic          tail_taken;
@@ -569,23 +588,182 @@ module helpers #(
   // the byte of r3's range the copy reaches last
   assign lb_far  = lb_back ? a3_q : a3_q + {48'b0, a4_q[15:0]} - 64'd1;
 
+  // The call decode, in a block of its own: what reads hcall_* must not feed the memory port (p_*, acc_*), or the
+  // core's call, which comes through its stack reads, would loop back through the shared stack port.
+  logic          i_reply, i_fault, i_rec_set, i_adj_go, i_start;
+  logic [4:0]    i_st;
+  logic [63:0]   i_r0, i_rec_key, i_src;
+  logic [1:0]    i_adj_kind;
+  logic [LW-1:0] i_len;
   always_comb begin
-    st_d        = st_q;
-    reply       = 1'b0;
-    reply_r0    = 64'd0;
-    reply_fault = 1'b0;
+    i_st       = StIdle;
+    i_reply    = 1'b0;
+    i_r0       = 64'd0;
+    i_fault    = 1'b0;
+    i_rec_set  = 1'b0;
+    i_rec_key  = 64'd0;
+    i_adj_go   = 1'b0;
+    i_adj_kind = 2'd0;
+    i_start    = 1'b0;
+    i_src      = 64'd0;
+    i_len      = '0;
+      if (hcall_i) begin
+        if (hcall_id_i[31:8] != 24'd0) begin
+          i_reply       = 1'b1;
+          i_fault = 1'b1;
+        end else begin
+          case (hcall_id_i[7:0])
+            8'd1, 8'd2, 8'd3: begin
+              if (!c_map_ok) begin
+                i_reply       = 1'b1;
+                i_fault = 1'b1;
+              end else begin
+                i_st    = StKey;
+                i_start = 1'b1;
+                i_src   = c_a2;
+                i_len   = c_ks;
+              end
+            end
+            8'd5: begin
+              i_reply    = 1'b1;
+              i_r0 = time_ns_i + {32'b0, cycles_i};
+            end
+            8'd12: begin
+              if (!c_map_ok || !c_prog) begin
+                i_reply       = 1'b1;
+                i_fault = 1'b1;
+              end else if (tc_q >= MaxTailCalls) begin
+                i_reply = 1'b1;                          // falls through: r0 is not the kernel's (see header)
+              end else begin
+                i_st = StMreq;                         // get entry r3 of the PROG_ARRAY
+              end
+            end
+            8'd51: begin
+              if (!c_map_ok || !c_redir) begin
+                i_reply       = 1'b1;
+                i_fault = 1'b1;
+              end else if (c_rm_bad) begin
+                i_reply = 1'b1;                          // XDP_ABORTED
+              end else begin
+                i_st = StMreq;                         // get entry r2: is it present?
+              end
+            end
+            8'd69: begin
+              if (c_fib_einval) begin
+                i_reply    = 1'b1;
+                i_r0 = Einval;
+              end else if (c_fib_unsup) begin
+                i_reply       = 1'b1;
+                i_fault = 1'b1;
+              end else begin
+                i_st    = StFibRd;
+                i_start = 1'b1;
+                i_src   = c_a2;
+                i_len   = 17'd64;
+              end
+            end
+            8'd130: begin
+              if (!c_map_ok || !c_ringt || !c_ring) begin
+                i_reply       = 1'b1;                    // not a RINGBUF map (or one not served)
+                i_fault = 1'b1;
+              end else if (c_a4[63:2] != 62'd0) begin
+                i_reply    = 1'b1;
+                i_r0 = Einval;
+              end else if (c_a3[63:16] != 48'd0) begin
+                i_reply       = 1'b1;                    // no region holds that many bytes: the read faults
+                i_fault = 1'b1;
+              end else begin
+                i_st    = StRing;
+                i_start = 1'b1;
+                i_src   = c_a2;
+                i_len   = {1'b0, c_a3[15:0]};
+              end
+            end
+            8'd23: begin
+              i_reply = 1'b1;
+              if (c_a2 != 64'd0) begin
+                i_r0 = 64'd0;                      // XDP_ABORTED
+              end else begin
+                i_r0 = 64'd4;                      // XDP_REDIRECT
+                i_rec_set  = 1'b1;
+                i_rec_key  = {32'b0, c_a1[31:0]};
+              end
+            end
+            8'd28: begin
+              if (c_csum_bad) begin
+                i_reply    = 1'b1;
+                i_r0 = Einval;
+              end else begin
+                i_st    = StCsumF;
+                i_start = 1'b1;
+                i_src   = c_a1;
+                i_len   = c_a2[LW-1:0];
+              end
+            end
+            8'd44, 8'd54, 8'd65: begin
+              i_st     = StAdj;
+              i_adj_go   = 1'b1;
+              i_adj_kind = (hcall_id_i[7:0] == 8'd44) ? 2'd0 : (hcall_id_i[7:0] == 8'd65) ? 2'd1 : 2'd2;
+            end
+            8'd93, 8'd94: begin
+              if (c_a1[63:60] != 4'd4) begin
+                i_reply       = 1'b1;
+                i_fault = 1'b1;
+              end else begin
+                i_st    = StProbe;
+                i_start = 1'b1;
+                i_src   = c_a1;
+                i_len   = 17'd4;
+              end
+            end
+            8'd188: begin
+              i_reply    = 1'b1;
+              i_r0 = {50'b0, c_lb_room};
+            end
+            8'd189, 8'd190: begin
+              if (c_lb_efault) begin
+                i_reply    = 1'b1;
+                i_r0 = Efault;
+              end else if (c_lb_einval) begin
+                i_reply    = 1'b1;
+                i_r0 = Einval;
+              end else if (c_a4[15:0] == 16'd0) begin
+                if (hcall_id_i[7:0] == 8'd190) begin
+                  i_reply = 1'b1;                        // nothing read, nothing written
+                end else begin
+                  i_st    = StProbe0;                  // the 0-byte store to r3 is still checked
+                  i_start = 1'b1;
+                  i_src   = c_a3;
+                  i_len   = 17'd1;
+                end
+              end else begin
+                i_st = StLbPrep;                       // lb_* follow from the registered call next cycle
+              end
+            end
+            default: begin
+              i_reply       = 1'b1;
+              i_fault = 1'b1;
+            end
+          endcase
+        end
+      end
+  end
+
+  always_comb begin
+    m_st        = st_q;
+    m_reply       = 1'b0;
+    m_r0    = 64'd0;
+    m_fault = 1'b0;
     reply_tail  = 1'b0;
     reply_entry = 16'd0;
     tail_taken  = 1'b0;
     fib_take    = 1'b0;
     ring_commit = 1'b0;
     ring_drop   = 1'b0;
-    rec_set     = 1'b0;
+    m_rec_set     = 1'b0;
     rec_by_map  = 1'b0;
     rec_map     = 8'd0;
-    rec_key     = 64'd0;
-    adj_go      = 1'b0;
-    adj_kind    = 2'd0;
+    m_rec_key     = 64'd0;
     p_start     = 1'b0;
     p_mode      = ModeRead;
     p_src       = 64'd0;
@@ -595,175 +773,34 @@ module helpers #(
     cs_init_to  = 1'b0;
 
     if (start_i) begin
-      st_d = StIdle;                                       // a new packet: whatever ran is abandoned
+      m_st = StIdle;                                       // a new packet: whatever ran is abandoned
     end else if (e_fault && st_q != StProbe0) begin
-      reply       = 1'b1;
-      reply_fault = 1'b1;
+      m_reply       = 1'b1;
+      m_fault = 1'b1;
     end else begin
       case (st_q)
-        StIdle: begin
-          if (hcall_i) begin
-            if (hcall_id_i[31:8] != 24'd0) begin
-              reply       = 1'b1;
-              reply_fault = 1'b1;
-            end else begin
-              case (hcall_id_i[7:0])
-                8'd1, 8'd2, 8'd3: begin
-                  if (!c_map_ok) begin
-                    reply       = 1'b1;
-                    reply_fault = 1'b1;
-                  end else begin
-                    st_d    = StKey;
-                    p_start = 1'b1;
-                    p_src   = c_a2;
-                    p_len   = c_ks;
-                  end
-                end
-                8'd5: begin
-                  reply    = 1'b1;
-                  reply_r0 = time_ns_i + {32'b0, cycles_i};
-                end
-                8'd12: begin
-                  if (!c_map_ok || !c_prog) begin
-                    reply       = 1'b1;
-                    reply_fault = 1'b1;
-                  end else if (tc_q >= MaxTailCalls) begin
-                    reply = 1'b1;                          // falls through: r0 is not the kernel's (see header)
-                  end else begin
-                    st_d = StMreq;                         // get entry r3 of the PROG_ARRAY
-                  end
-                end
-                8'd51: begin
-                  if (!c_map_ok || !c_redir) begin
-                    reply       = 1'b1;
-                    reply_fault = 1'b1;
-                  end else if (c_rm_bad) begin
-                    reply = 1'b1;                          // XDP_ABORTED
-                  end else begin
-                    st_d = StMreq;                         // get entry r2: is it present?
-                  end
-                end
-                8'd69: begin
-                  if (c_fib_einval) begin
-                    reply    = 1'b1;
-                    reply_r0 = Einval;
-                  end else if (c_fib_unsup) begin
-                    reply       = 1'b1;
-                    reply_fault = 1'b1;
-                  end else begin
-                    st_d    = StFibRd;
-                    p_start = 1'b1;
-                    p_src   = c_a2;
-                    p_len   = 17'd64;
-                  end
-                end
-                8'd130: begin
-                  if (!c_map_ok || !c_ringt || !c_ring) begin
-                    reply       = 1'b1;                    // not a RINGBUF map (or one not served)
-                    reply_fault = 1'b1;
-                  end else if (c_a4[63:2] != 62'd0) begin
-                    reply    = 1'b1;
-                    reply_r0 = Einval;
-                  end else if (c_a3[63:16] != 48'd0) begin
-                    reply       = 1'b1;                    // no region holds that many bytes: the read faults
-                    reply_fault = 1'b1;
-                  end else begin
-                    st_d    = StRing;
-                    p_start = 1'b1;
-                    p_src   = c_a2;
-                    p_len   = {1'b0, c_a3[15:0]};
-                  end
-                end
-                8'd23: begin
-                  reply = 1'b1;
-                  if (c_a2 != 64'd0) begin
-                    reply_r0 = 64'd0;                      // XDP_ABORTED
-                  end else begin
-                    reply_r0 = 64'd4;                      // XDP_REDIRECT
-                    rec_set  = 1'b1;
-                    rec_key  = {32'b0, c_a1[31:0]};
-                  end
-                end
-                8'd28: begin
-                  if (c_csum_bad) begin
-                    reply    = 1'b1;
-                    reply_r0 = Einval;
-                  end else begin
-                    st_d    = StCsumF;
-                    p_start = 1'b1;
-                    p_src   = c_a1;
-                    p_len   = c_a2[LW-1:0];
-                  end
-                end
-                8'd44, 8'd54, 8'd65: begin
-                  st_d     = StAdj;
-                  adj_go   = 1'b1;
-                  adj_kind = (hcall_id_i[7:0] == 8'd44) ? 2'd0 : (hcall_id_i[7:0] == 8'd65) ? 2'd1 : 2'd2;
-                end
-                8'd93, 8'd94: begin
-                  if (c_a1[63:60] != 4'd4) begin
-                    reply       = 1'b1;
-                    reply_fault = 1'b1;
-                  end else begin
-                    st_d    = StProbe;
-                    p_start = 1'b1;
-                    p_src   = c_a1;
-                    p_len   = 17'd4;
-                  end
-                end
-                8'd188: begin
-                  reply    = 1'b1;
-                  reply_r0 = {50'b0, c_lb_room};
-                end
-                8'd189, 8'd190: begin
-                  if (c_lb_efault) begin
-                    reply    = 1'b1;
-                    reply_r0 = Efault;
-                  end else if (c_lb_einval) begin
-                    reply    = 1'b1;
-                    reply_r0 = Einval;
-                  end else if (c_a4[15:0] == 16'd0) begin
-                    if (hcall_id_i[7:0] == 8'd190) begin
-                      reply = 1'b1;                        // nothing read, nothing written
-                    end else begin
-                      st_d    = StProbe0;                  // the 0-byte store to r3 is still checked
-                      p_start = 1'b1;
-                      p_src   = c_a3;
-                      p_len   = 17'd1;
-                    end
-                  end else begin
-                    st_d = StLbPrep;                       // lb_* follow from the registered call next cycle
-                  end
-                end
-                default: begin
-                  reply       = 1'b1;
-                  reply_fault = 1'b1;
-                end
-              endcase
-            end
-          end
-        end
+        StIdle: ;                                          // the call decode below
 
         StKey: begin
           if (e_done) begin
             if (id_q == 8'd2) begin
-              st_d    = StVal;
+              m_st    = StVal;
               p_start = 1'b1;
               p_src   = a3_q;
               p_len   = vs_q;
             end else begin
-              st_d = mreq_ready_i ? StMrsp : StMreq;      // offered in this cycle already (m_early)
+              m_st = mreq_ready_i ? StMrsp : StMreq;      // offered in this cycle already (m_early)
             end
           end
         end
 
-        StVal: if (e_done) st_d = mreq_ready_i ? StMrsp : StMreq;
+        StVal: if (e_done) m_st = mreq_ready_i ? StMrsp : StMreq;
 
-        StMreq: if (mreq_ready_i) st_d = StMrsp;
+        StMreq: if (mreq_ready_i) m_st = StMrsp;
 
         StMrsp: begin
           if (mrsp_valid_i) begin
-            reply = 1'b1;
+            m_reply = 1'b1;
             if (id_q == 8'd12) begin
               if (mrsp_hit_i) begin
                 if (m_prog_ok) begin
@@ -771,34 +808,34 @@ module helpers #(
                   reply_entry = m_prog_entry;
                   tail_taken  = 1'b1;
                 end else begin
-                  reply_fault = 1'b1;                      // the program array names a program not loaded
+                  m_fault = 1'b1;                      // the program array names a program not loaded
                 end
               end
             end else if (id_q == 8'd51) begin
               if (!mrsp_hit_i && !a3_q[3]) begin
-                reply_r0 = {62'd0, a3_q[1:0]};             // absent, no BROADCAST: the action in the flags
+                m_r0 = {62'd0, a3_q[1:0]};             // absent, no BROADCAST: the action in the flags
               end else begin
-                reply_r0   = 64'd4;                        // XDP_REDIRECT
-                rec_set    = 1'b1;
+                m_r0   = 64'd4;                        // XDP_REDIRECT
+                m_rec_set    = 1'b1;
                 rec_by_map = 1'b1;
                 rec_map    = map_q;
-                rec_key    = {32'b0, a2_q[31:0]};
+                m_rec_key    = {32'b0, a2_q[31:0]};
               end
             end else if (mop_q == 2'd0) begin
-              reply_r0 = mrsp_hit_i ? {4'd4, map_q, mrsp_slot_i, 24'd0} : 64'd0;
+              m_r0 = mrsp_hit_i ? {4'd4, map_q, mrsp_slot_i, 24'd0} : 64'd0;
             end else begin
-              reply_r0 = mrsp_ret_i;
+              m_r0 = mrsp_ret_i;
             end
           end
         end
 
-        StFibRd: if (e_done) st_d = StFibReq;
+        StFibRd: if (e_done) m_st = StFibReq;
 
-        StFibReq: if (fib_req_ready_i) st_d = StFibRsp;
+        StFibReq: if (fib_req_ready_i) m_st = StFibRsp;
 
         StFibRsp: begin
           if (fib_rsp_valid_i) begin
-            st_d     = StFibWr;                            // all 64 bytes back, whatever the answer
+            m_st     = StFibWr;                            // all 64 bytes back, whatever the answer
             fib_take = 1'b1;
             p_start  = 1'b1;
             p_mode   = ModeWrite;
@@ -809,39 +846,39 @@ module helpers #(
 
         StFibWr: begin
           if (e_done) begin
-            reply    = 1'b1;
-            reply_r0 = fib_ret_q;
+            m_reply    = 1'b1;
+            m_r0 = fib_ret_q;
           end
         end
 
-        StRing: if (e_done) st_d = StRingC;
+        StRing: if (e_done) m_st = StRingC;
 
         StRingC: begin
-          reply       = 1'b1;
-          reply_r0    = ring_fit_q ? 64'd0 : Eagain;
+          m_reply       = 1'b1;
+          m_r0    = ring_fit_q ? 64'd0 : Eagain;
           ring_commit = ring_keep_q;
           ring_drop   = ring_fit_q && !ring_keep_q;
         end
 
-        StCsumF: if (e_done) st_d = StCsumM;
+        StCsumF: if (e_done) m_st = StCsumM;
 
         StCsumM: begin
-          st_d       = StCsumT;
+          m_st       = StCsumT;
           p_start    = 1'b1;
           p_src      = a3_q;
           p_len      = a4_q[LW-1:0];
           cs_init_to = 1'b1;
         end
 
-        StCsumT: if (e_done) st_d = StCsumE;
+        StCsumT: if (e_done) m_st = StCsumE;
 
         StCsumE: begin
-          reply    = 1'b1;
-          reply_r0 = {48'b0, cs_result};
+          m_reply    = 1'b1;
+          m_r0 = {48'b0, cs_result};
         end
 
         StLbPrep: begin
-          st_d    = StProbe;                               // r3's far byte first
+          m_st    = StProbe;                               // r3's far byte first
           p_start = 1'b1;
           p_src   = lb_far;
           p_len   = 17'd1;
@@ -850,7 +887,7 @@ module helpers #(
         StProbe: begin
           if (e_done) begin
             if ((id_q == 8'd189 || id_q == 8'd190) && a4_q[15:0] != 16'd0) begin
-              st_d    = StCopy;
+              m_st    = StCopy;
               p_start = 1'b1;
               p_mode  = ModeCopy;
               p_src   = lb_src;
@@ -858,36 +895,48 @@ module helpers #(
               p_len   = {1'b0, a4_q[15:0]};
               p_back  = lb_back;
             end else begin
-              reply = 1'b1;                                // lock word readable, or 0-byte store at r3 - 1
+              m_reply = 1'b1;                                // lock word readable, or 0-byte store at r3 - 1
             end
           end
         end
 
         StProbe0: begin
           if (e_fault) begin
-            st_d    = StProbe;                             // r3 itself is past the region's end: r3 - 1?
+            m_st    = StProbe;                             // r3 itself is past the region's end: r3 - 1?
             p_start = 1'b1;
             p_src   = a3_q - 64'd1;
             p_len   = 17'd1;
           end else if (e_done) begin
-            reply = 1'b1;
+            m_reply = 1'b1;
           end
         end
 
-        StCopy: if (e_done) reply = 1'b1;
+        StCopy: if (e_done) m_reply = 1'b1;
 
         StAdj: begin
           if (adj_done_i) begin
-            reply    = 1'b1;
-            reply_r0 = adj_ret_i;
+            m_reply    = 1'b1;
+            m_r0 = adj_ret_i;
           end
         end
 
-        default: st_d = StIdle;
+        default: m_st = StIdle;
       endcase
     end
-    if (reply) st_d = StIdle;
+    if (m_reply) m_st = StIdle;
   end
+
+  // the call decode in the idle state, the control in every other
+  logic idle;
+  assign idle        = st_q == StIdle && !start_i;
+  assign reply       = idle ? i_reply : m_reply;
+  assign reply_r0    = idle ? i_r0 : m_r0;
+  assign reply_fault = idle ? i_fault : m_fault;
+  assign rec_set     = idle ? i_rec_set : m_rec_set;
+  assign rec_key     = idle ? i_rec_key : m_rec_key;
+  assign adj_go      = idle && i_adj_go;
+  assign adj_kind    = i_adj_kind;
+  assign st_d        = idle ? (i_reply ? StIdle : i_st) : m_st;
 
   // ---------------------------------------------------------------------------------------------------------------
   // The program a PROG_ARRAY entry names (bpf_tail_call): loaded (in the program table) and its entry bundle.
@@ -1054,9 +1103,27 @@ module helpers #(
         e_mode_q <= p_mode;
         e_src_q  <= p_src;
         e_dst_q  <= p_dst;
-        e_rem_q  <= p_len;
-        e_pos_q  <= '0;
         e_back_q <= p_back;
+        fl_q     <= acc_req && !acc_wait;
+        fl_bad_q <= acc_req && !acc_ok;
+        if (acc_req && !acc_wait) begin
+          fl_pos_q  <= e_pos;
+          fl_size_q <= e_size;
+          e_rem_q   <= p_len - {13'b0, e_size};
+          e_pos_q   <= p_back ? '0 : {13'b0, e_size};
+          e_wr_q    <= p_mode == ModeCopy;
+        end else begin
+          e_rem_q   <= p_len;
+          e_pos_q   <= '0;
+          e_wr_q    <= 1'b0;
+        end
+      end else if (idle && i_start) begin
+        e_mode_q <= ModeRead;
+        e_src_q  <= i_src;
+        e_dst_q  <= 64'd0;
+        e_rem_q  <= i_len;
+        e_pos_q  <= '0;
+        e_back_q <= 1'b0;
         e_wr_q   <= 1'b0;
         fl_q     <= 1'b0;
         fl_bad_q <= 1'b0;

@@ -68,7 +68,7 @@
 // comes through its stack reads, which the stack port shares, so that would close a combinational loop through the
 // core; hence the call decode is a block of its own, apart from what drives the memory port.
 //
-// Synthesis (Yosys 0.23 synth_xilinx -family xcup, defaults, with ringbuf.sv; 27 s): about 4.7k LUTs, 2.1k FFs,
+// Synthesis (Yosys 0.23 synth_xilinx -family xcup, defaults, with ringbuf.sv; 30 s): about 5.3k LUTs, 2.1k FFs,
 // 270 CARRY4, 1 RAMB36 (the ring). The key and value registers with their byte merges and the 64-bit address adders
 // dominate.
 module helpers #(

@@ -15,7 +15,8 @@
 // which behave exactly as ARRAY and HASH (the same slots, the spare element included, the same checks at run time;
 // creation also refuses BPF_F_NUMA_NODE, and BPF_F_MMAPABLE / BPF_F_INNER_MAP for PERCPU_ARRAY). The host port shows
 // CPU 0's value: value_size bytes, zero after them; the syscall view of one possible CPU is that value padded with
-// zeros to a multiple of 8 bytes (hwxdp_maps takes updates of that size).
+// zeros to a multiple of 8 bytes (hwxdp_maps with one CPU takes updates of that size, and its lookups and listings
+// give the value_size bytes).
 //
 // Storage:
 // - values: MEM_WORDS rows of 8 bytes (maps_values, eight byte banks: block RAM at the defaults). A map takes
@@ -83,10 +84,11 @@
 // access faults (and neither reads nor writes) when the map does not exist, the slot is not below its slot count,
 // bytes is not 1..8, or the bytes do not lie wholly inside value_size.
 //
-// Yosys 0.23 synth_xilinx -family xcup: defaults about 35.6k LUTs, 12.0k FFs, 8 RAMB18, 11 DSP (6 min); MAPS 4,
-// KEY_BYTES 8, VALUE_BYTES 16, ENTRIES 8, MEM_WORDS 64 (the test's) about 8.5k LUTs, 2.6k FFs, 8 RAMB18, 4 DSP. The
-// CAM (keys, masks and lengths in flip-flops, compared in parallel), the LRU links and the per-map multiplexers
-// dominate; the DSPs are the slot * rows-per-value products.
+// Yosys 0.23 synth_xilinx -family xcup: defaults about 35.0k LUTs, 12.0k FFs, 8 RAMB18 (the eight simple-dual-port
+// byte banks), 12 DSP (7 CPU minutes); MAPS 4, KEY_BYTES 8, VALUE_BYTES 16, ENTRIES 8, MEM_WORDS 64 (the test's)
+// about 9.7k LUTs, 2.7k FFs, 8 RAMB18, 4 DSP. The CAM (keys, masks and lengths in flip-flops, compared in parallel),
+// the LRU links and the per-map multiplexers dominate; the DSPs are the slot * rows-per-value products (one per value
+// port and one for the engine).
 module maps #(
   parameter integer MAPS        = 8,    // maps of one program (2 or more)
   parameter integer KEY_BYTES   = 16,   // widest key; a wider key_size is a configuration error

@@ -249,6 +249,8 @@ pub struct HxdpRtl {
     possible_cpus: usize,
     /// Maps the hardware cannot be read back from (program arrays, device maps): userspace's writes, kept here too.
     reference: Maps,
+    /// The hardware's index of each object program ([`program_order`]).
+    order: Vec<u32>,
     /// Maps read back from the hardware (`None` for the others), valid unless `stale`.
     mirror: Vec<Option<Mirror>>,
     stale: bool,
@@ -274,7 +276,7 @@ impl HxdpRtl {
         config: &Config,
         paths: &RtlPaths,
     ) -> Result<HxdpRtl, HxdpRtlError> {
-        check_image(&image, spec, program)?;
+        let entry = check_image(&image, spec, program)?;
         // The maps module has one value read port and one write port: the compiler schedules for that, and an image
         // that breaks the rule would compute wrong results in the hardware rather than fail.
         hwxdp_hxdp::check_value_ports(&image)?;
@@ -296,6 +298,7 @@ impl HxdpRtl {
             reference,
             mirror,
             stale: false,
+            order: program_order(image.entries.len(), entry),
             clock: config.clock,
             time_ns: 0,
             packets: 0,
@@ -331,11 +334,13 @@ impl HxdpRtl {
                 });
             }
         }
-        // Program 0 is where packets start (`check_image` made sure it is the chosen one); tail calls name the
-        // others by their object indices.
+        // Program 0 is where packets start: the chosen program is there (`program_order`).
         for (idx, &e) in self.image.entries.iter().enumerate() {
             if e != NO_ENTRY {
-                commands.push(Command::Prog { idx, entry: e });
+                commands.push(Command::Prog {
+                    idx: self.order[idx] as usize,
+                    entry: e,
+                });
             }
         }
         for (idx, m) in self.image.maps.iter().enumerate() {
@@ -685,12 +690,12 @@ fn readable(spec: &MapSpec) -> Result<(), MapError> {
     Ok(())
 }
 
-/// Checks that `image` is `spec` compiled and that the module can start `program` (it starts packets at program 0).
+/// Checks that `image` is `spec` compiled and holds `program`; returns that program's index in the object.
 fn check_image(
     image: &Image,
     spec: &ObjectSpec,
     program: Option<&str>,
-) -> Result<(), HxdpRtlError> {
+) -> Result<usize, HxdpRtlError> {
     let Some(chosen) = spec.program(program) else {
         return Err(HxdpRtlError::Image(match program {
             Some(p) => format!("no program {p:?} in the object"),
@@ -728,13 +733,16 @@ fn check_image(
             chosen.name
         )));
     }
-    if entry != 0 {
-        return Err(HxdpRtlError::Image(format!(
-            "program {} is program {entry} of the object; the hXDP module starts every packet at program 0",
-            chosen.name
-        )));
-    }
-    Ok(())
+    Ok(entry)
+}
+
+/// The hardware's program index of each object program: the module starts every packet at program 0, so the chosen
+/// program `entry` trades places with program 0. Program-array values (object indices) are translated when they are
+/// written to the hardware; userspace keeps seeing the object's indices.
+fn program_order(programs: usize, entry: usize) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..programs as u32).collect();
+    order.swap(0, entry);
+    order
 }
 
 /// The route table as `fib_*` command lines (`fib.sv`'s table port), in the reference's list order, which breaks ties.
@@ -837,14 +845,20 @@ impl MapStore for HxdpRtl {
             // The reference checks what the hardware cannot (device and program indices) and keeps the contents.
             self.reference.update(map, key, value, flags)?;
         }
-        let hardware_value = &value[..(spec.value_size as usize).min(value.len())];
+        let mut hardware_value = value[..(spec.value_size as usize).min(value.len())].to_vec();
+        if spec.map_type == map_type::PROG_ARRAY && hardware_value.len() == 4 {
+            let program = u32::from_le_bytes([value[0], value[1], value[2], value[3]]);
+            if let Some(&moved) = self.order.get(program as usize) {
+                hardware_value = moved.to_le_bytes().to_vec();
+            }
+        }
         let ret = self.host_ret(
             map,
             Command::HostUpdate {
                 map,
                 flags,
                 key,
-                value: hardware_value,
+                value: &hardware_value,
             },
         )?;
         if ret < 0 {
@@ -984,6 +998,13 @@ mod tests {
             value: vec![0; 4],
         }];
         assert!(read_back_slots(&spec, 2, None, short).is_err());
+    }
+
+    #[test]
+    fn the_chosen_program_trades_places_with_program_0() {
+        assert_eq!(program_order(3, 2), vec![2, 1, 0]);
+        assert_eq!(program_order(3, 0), vec![0, 1, 2]);
+        assert_eq!(program_order(1, 0), vec![0]);
     }
 
     #[test]

@@ -1,0 +1,447 @@
+//! The hXDP module's RTL (`--backend hxdp-rtl`: `rtl/sephirot/hxdp.sv` under Verilator through
+//! `sim/hxdp/hxdp_harness.cpp`) against the reference machine: every bundled example's trace through both, with
+//! identical verdicts (one pcap per verdict, in order), packet bytes and final maps required. Examples whose helpers or
+//! maps the RTL does not have yet are listed in [`EXPECTED_TO_FAIL`] and must fail, so the list can only shrink as
+//! the RTL grows. Also: `--vcd` writes a waveform, `verify --backend hxdp-rtl` agrees with the kernel, and the
+//! errors (Verilator missing, a program too big for the hardware, `--vcd` without the RTL) are clear.
+//!
+//! Needs the examples built (`make examples`) and Verilator; the module is built once per test run (then cached).
+
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use hwxdp_rtlsim::hxdp::{Needs, Params, RtlPaths};
+use support::*;
+
+/// Examples the RTL cannot run yet, each with the reason. Every one of them must fail the differential test; remove
+/// an entry when the RTL learns what it lacks.
+const EXPECTED_TO_FAIL: &[(&str, &str)] = &[
+    (
+        "fib_forward",
+        "its 72-byte fib_results values: the store at value offset 64 lands at offset 0 (an offset wrapping at 64 \
+         bytes on the module's value path), so the map differs",
+    ),
+    (
+        "katran_lb",
+        "the LRU conn_table: the module counts two more conn_misses than the reference and ends with 49 entries \
+         instead of 63 (its LRU evicts differently)",
+    ),
+];
+
+/// Packets per trace: enough to reach every path of each example; the RTL simulates every cycle, so fewer than the
+/// cycle model's suite.
+const RTL_PACKETS: usize = 240;
+
+/// Builds the module once, in this process, before any test starts a `hwxdp` process: concurrent processes would each
+/// build it (the cache lock is per process).
+fn model() {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let spec = RtlPaths::from_env()
+            .build_spec(&Params::for_lanes(4))
+            .map_err(|e| e.to_string())?;
+        hwxdp_rtlsim::build(&spec)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    if let Err(e) = built {
+        panic!("the hXDP module does not build: {e}");
+    }
+}
+
+/// `example`'s trace of [`RTL_PACKETS`] packets in a fresh scratch directory named after `tag`: the object, the
+/// directory and the trace arguments (`--pcap`, and `--maps`/`--routes` when gen wrote them).
+fn rtl_workload(example: &str, tag: &str) -> (String, String, Vec<String>) {
+    workload_of(example, tag, RTL_PACKETS)
+}
+
+/// [`rtl_workload`] with `packets` packets.
+fn workload_of(example: &str, tag: &str, packets: usize) -> (String, String, Vec<String>) {
+    let obj = example_object(example);
+    let dir = scratch_dir(&format!("{tag}-{example}"));
+    let n = packets.to_string();
+    let gen = hwxdp(&["gen", obj.as_str(), "-o", dir.as_str(), "-n", n.as_str()]);
+    assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
+    let mut args = vec!["--pcap".to_string(), format!("{dir}/trace.pcap")];
+    for (flag, file) in [("--maps", "maps.json"), ("--routes", "routes.json")] {
+        let path = format!("{dir}/{file}");
+        if Path::new(&path).exists() {
+            args.extend([flag.to_string(), path]);
+        }
+    }
+    (obj, dir, args)
+}
+
+/// Runs `example` on the reference machine and on the RTL; `Err` says how they differ (or why the RTL run failed).
+fn differential(example: &str, extra: &[&str]) -> Result<u64, String> {
+    model();
+    let (obj, dir, trace) = rtl_workload(example, "hxdp-rtl");
+    let mut common: Vec<&str> = trace.iter().map(String::as_str).collect();
+    common.extend(extra);
+    let run = |out: &str, backend: &str| {
+        let mut args = vec!["run", obj.as_str()];
+        args.extend(&common);
+        args.extend(["-o", out, "--dump-maps", "--backend", backend]);
+        hwxdp(&args)
+    };
+    let interp_dir = format!("{dir}/interp");
+    let rtl_dir = format!("{dir}/rtl");
+    let interp = run(&interp_dir, "interp");
+    assert!(interp.ok, "the reference machine failed:\n{}", interp.all);
+    let rtl = run(&rtl_dir, "hxdp-rtl");
+    if !rtl.ok {
+        return Err(format!("run --backend hxdp-rtl failed:\n{}", rtl.all));
+    }
+    let (a, b) = (read_stats(&interp_dir), read_stats(&rtl_dir));
+    if a["verdicts"] != b["verdicts"] {
+        return Err(format!(
+            "verdict counts differ: interp {}, hxdp-rtl {}",
+            a["verdicts"], b["verdicts"]
+        ));
+    }
+    let packets = b["packets"].as_u64().unwrap_or(0);
+    if packets < 200 {
+        return Err(format!("only {packets} packets ran"));
+    }
+    for name in [
+        "aborted.pcap",
+        "drop.pcap",
+        "pass.pcap",
+        "tx.pcap",
+        "redirect.pcap",
+        "maps.json",
+    ] {
+        let x = std::fs::read(format!("{interp_dir}/{name}")).unwrap_or_default();
+        let y = std::fs::read(format!("{rtl_dir}/{name}")).unwrap_or_default();
+        if x != y {
+            return Err(format!(
+                "{name} differs between interp ({interp_dir}) and hxdp-rtl ({rtl_dir})"
+            ));
+        }
+    }
+    let cycles = b["hxdp"]["cycles_per_packet"]["mean"]
+        .as_f64()
+        .unwrap_or(0.0);
+    if cycles < 2.0 {
+        return Err(format!(
+            "{cycles} cycles per packet is not a run of the module"
+        ));
+    }
+    Ok(packets)
+}
+
+/// Checks one example: identical results, or a failure when it is listed as expected to fail.
+fn check(example: &str, extra: &[&str]) {
+    let result = differential(example, extra);
+    match (EXPECTED_TO_FAIL.iter().find(|(e, _)| *e == example), result) {
+        (None, Ok(_)) => {}
+        (None, Err(why)) => panic!("{example} on hxdp-rtl: {why}"),
+        (Some((_, reason)), Ok(packets)) => panic!(
+            "{example} is listed in EXPECTED_TO_FAIL ({reason}) but its {packets} packets and maps are identical: \
+             remove it from the list"
+        ),
+        (Some((_, reason)), Err(why)) => {
+            eprintln!("{example}: fails as expected ({reason}): {why}");
+        }
+    }
+}
+
+macro_rules! rtl_tests {
+    ($($name:ident $(, $arg:literal)*;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check(stringify!($name), &[$($arg),*]);
+            }
+        )*
+
+        /// Every name in the expected-failure list is a bundled example (a typo would hide nothing).
+        #[test]
+        fn expected_failures_are_examples() {
+            let examples = [$(stringify!($name)),*];
+            for (e, _) in EXPECTED_TO_FAIL {
+                assert!(examples.contains(e), "{e} in EXPECTED_TO_FAIL is not an example");
+            }
+        }
+    };
+}
+
+mod run_matches_interp {
+    use super::*;
+
+    with_examples!(rtl_tests);
+}
+
+/// Every example of `examples/xdp` and `examples/p4` fits the one parameter set the module is built with, so one
+/// build serves them all. Prints each program's needs (`-- --nocapture`).
+#[test]
+fn every_example_fits_the_default_parameters() {
+    let params = Params::for_lanes(4);
+    let mut objects: Vec<(String, String)> = Vec::new();
+    let xdp = repo_root().join("build/examples/xdp");
+    let mut names: Vec<_> = std::fs::read_dir(&xdp)
+        .unwrap_or_else(|e| panic!("{}: {e} (run `make examples`)", xdp.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "o"))
+        .collect();
+    names.sort();
+    for path in names {
+        let name = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        objects.push((name, path.display().to_string()));
+    }
+    let p4_out = scratch_dir("hxdp-rtl-needs-p4");
+    let p4 = repo_root().join("examples/p4");
+    let mut sources: Vec<_> = std::fs::read_dir(&p4)
+        .expect("examples/p4")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "p4"))
+        .collect();
+    sources.sort();
+    for source in sources {
+        let name = source
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let obj = format!("{p4_out}/{name}.o");
+        let r = hwxdp(&["p4c", &source.display().to_string(), "-o", &obj]);
+        assert!(r.ok, "p4c {name}:\n{}", r.all);
+        objects.push((format!("p4/{name}"), obj));
+    }
+    assert!(objects.len() >= 30, "{} programs found", objects.len());
+    let mut largest = Needs::default();
+    let mut misfits = Vec::new();
+    for (name, obj) in &objects {
+        let elf = std::fs::read(obj).expect("object");
+        let spec = hwxdp_object::parse(&elf).expect("parses");
+        let program = spec
+            .programs
+            .iter()
+            .position(|p| {
+                p.section.starts_with("xdp")
+                    && (spec.programs.len() == 1 || name.ends_with(&p.name))
+            })
+            .unwrap_or(0);
+        let image = hwxdp_hxdp::compile_object(&spec, program, &hwxdp_hxdp::Options::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .image;
+        let needs = Needs::of(&image, &Default::default());
+        println!("{name:<28} {needs:?}");
+        if let Err(e) = needs.check(&params) {
+            misfits.push(format!("{name}: {e}"));
+        }
+        largest = largest.max(needs);
+    }
+    println!("largest: {largest:?}\nparameters: {params:?}");
+    assert!(misfits.is_empty(), "{}", misfits.join("\n"));
+}
+
+/// `--vcd FILE --vcd-packets A..B` writes a VCD waveform of those packets' simulation.
+#[test]
+fn vcd_records_the_chosen_packets() {
+    model();
+    let (obj, dir, trace) = rtl_workload("xdp2_macswap", "hxdp-rtl-vcd");
+    let vcd = format!("{dir}/waves.vcd");
+    let mut args = vec!["run", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend([
+        "-o",
+        dir.as_str(),
+        "--backend",
+        "hxdp-rtl",
+        "--vcd",
+        vcd.as_str(),
+        "--vcd-packets",
+        "1..3",
+    ]);
+    let r = hwxdp(&args);
+    assert!(r.ok, "{}", r.all);
+    let text = std::fs::read_to_string(&vcd).unwrap_or_else(|e| panic!("{vcd}: {e}\n{}", r.all));
+    assert!(text.contains("$enddefinitions"), "no VCD header in {vcd}");
+    assert!(text.contains("clk_i"), "the clock is not in {vcd}");
+    let stamps = text.lines().filter(|l| l.starts_with('#')).count();
+    assert!(
+        stamps >= 20,
+        "{stamps} time stamps: two packets take more cycles"
+    );
+}
+
+/// `--vcd` is for the RTL only.
+#[test]
+fn vcd_needs_the_rtl_backend() {
+    let (obj, dir, trace) = workload_small("xdp1_drop", "hxdp-rtl-vcd-interp");
+    let mut args = vec!["run", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend(["-o", dir.as_str(), "--vcd", "w.vcd"]);
+    let r = hwxdp(&args);
+    assert!(!r.ok, "{}", r.all);
+    assert!(
+        r.stderr
+            .contains("--vcd records the hXDP module's signals: it needs --backend hxdp-rtl"),
+        "{}",
+        r.all
+    );
+}
+
+/// A few packets of `example`, for the error tests.
+fn workload_small(example: &str, tag: &str) -> (String, String, Vec<String>) {
+    workload_of(example, tag, 4)
+}
+
+/// Without Verilator the RTL backend says what to install, and runs nothing.
+#[test]
+fn missing_verilator_is_a_clear_error() {
+    let (obj, dir, trace) = workload_small("xdp1_drop", "hxdp-rtl-no-verilator");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwxdp"))
+        .args(["run", obj.as_str()])
+        .args(&trace)
+        .args(["-o", dir.as_str(), "--backend", "hxdp-rtl"])
+        .env("HWXDP_VERILATOR", "/nonexistent/verilator")
+        .current_dir(repo_root())
+        .output()
+        .expect("hwxdp runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("/nonexistent/verilator not found: install the debian package `verilator`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--backend hxdp-rtl"), "{stderr}");
+}
+
+/// A program whose maps need more CAM entries than the module has is refused before any simulation, naming the
+/// parameter.
+#[test]
+fn a_program_too_big_for_the_hardware_is_refused() {
+    let dir = scratch_dir("hxdp-rtl-too-big");
+    let source = format!("{dir}/big.c");
+    std::fs::write(
+        &source,
+        r#"#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 100000);
+	__type(key, __u32);
+	__type(value, __u64);
+} big SEC(".maps");
+SEC("xdp")
+int big_prog(struct xdp_md *ctx)
+{
+	__u32 k = 1;
+	__u64 *v = bpf_map_lookup_elem(&big, &k);
+	return v ? XDP_DROP : XDP_PASS;
+}
+char _license[] SEC("license") = "GPL";
+"#,
+    )
+    .expect("write source");
+    let obj = format!("{dir}/big.o");
+    let clang = std::process::Command::new("clang")
+        .args(["-O2", "-g", "-target", "bpf", "-c", &source, "-o", &obj])
+        // As examples/xdp/Makefile: the uapi headers include <asm/types.h> from the host's multiarch directory.
+        .arg(format!(
+            "-I/usr/include/{}-linux-gnu",
+            std::env::consts::ARCH
+        ))
+        .output()
+        .expect("clang runs (make examples needs it too)");
+    assert!(
+        clang.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clang.stderr)
+    );
+    let (_, _, trace) = workload_small("xdp1_drop", "hxdp-rtl-too-big-trace");
+    let mut args = vec!["run", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend(["-o", dir.as_str(), "--backend", "hxdp-rtl"]);
+    let r = hwxdp(&args);
+    assert!(!r.ok, "{}", r.all);
+    assert!(
+        r.stderr.contains(
+            "program too big for the hardware: it needs 100001 CAM entries of hash, LRU and LPM maps, the hXDP \
+             module is built with ENTRIES = 8192"
+        ),
+        "{}",
+        r.all
+    );
+}
+
+/// `verify --backend hxdp-rtl`: the module against the Linux kernel, packet by packet and map by map.
+#[test]
+fn verify_matches_the_kernel() {
+    require_kernel();
+    model();
+    for example in ["xdp2_macswap", "l2_acl"] {
+        let (obj, _dir, trace) = rtl_workload(example, "hxdp-rtl-verify");
+        let mut args = vec!["verify", obj.as_str()];
+        args.extend(trace.iter().map(String::as_str));
+        args.extend(["--backend", "hxdp-rtl"]);
+        let r = hwxdp(&args);
+        assert!(r.ok, "verify --backend hxdp-rtl, {example}:\n{}", r.all);
+        let identical = identical_count(&r.stdout)
+            .unwrap_or_else(|| panic!("no 'N packets identical' for {example}:\n{}", r.all));
+        assert!(
+            identical >= 200,
+            "{example}: {identical} packets:\n{}",
+            r.all
+        );
+        assert!(
+            r.stdout.contains(" maps identical; hxdp-rtl: 4 lanes, "),
+            "{example}: no cycle figures:\n{}",
+            r.all
+        );
+    }
+}
+
+/// `bench --backend hxdp-rtl --json`: the module's figures beside the kernel's and the reference machine's, its cycles
+/// those `run --backend hxdp-rtl` reports for the same trace.
+#[test]
+fn bench_reports_the_module() {
+    require_kernel();
+    model();
+    let (obj, dir, trace) = workload_of("xdp2_macswap", "hxdp-rtl-bench", 24);
+    let mut args = vec!["bench", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend([
+        "--backend",
+        "hxdp-rtl",
+        "--json",
+        "--min-ms",
+        "1",
+        "--repeat",
+        "20",
+        "--kernel-samples",
+        "4",
+    ]);
+    let bench = hwxdp(&args);
+    assert!(bench.ok, "bench failed:\n{}", bench.all);
+    let report: serde_json::Value =
+        serde_json::from_str(&bench.stdout).expect("bench --json is JSON");
+    let h = &report["backends"]["hxdp-rtl"];
+    let cycles = h["cycles_per_packet"].as_f64().unwrap_or(0.0);
+    assert!(cycles >= 2.0, "no cycles:\n{}", bench.all);
+    assert!(
+        h["ns_per_packet"].as_f64().unwrap_or(0.0) > 0.0,
+        "{}",
+        bench.all
+    );
+    let mut run_args = vec!["run", obj.as_str()];
+    run_args.extend(trace.iter().map(String::as_str));
+    let out = format!("{dir}/run");
+    run_args.extend(["-o", out.as_str(), "--backend", "hxdp-rtl"]);
+    let run = hwxdp(&run_args);
+    assert!(run.ok, "{}", run.all);
+    assert_eq!(
+        read_stats(&out)["hxdp"]["cycles_per_packet"]["mean"].as_f64(),
+        Some(cycles),
+        "bench and run --backend hxdp-rtl disagree on the cycles of the same trace"
+    );
+}

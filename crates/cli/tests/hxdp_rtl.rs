@@ -374,12 +374,13 @@ char _license[] SEC("license") = "GPL";
     );
 }
 
-/// `verify --backend hxdp-rtl`: the module against the Linux kernel, packet by packet and map by map.
+/// `verify --backend hxdp-rtl`: the module against the Linux kernel, packet by packet and map by map (and, for
+/// firewall, the ring buffer's records after every packet).
 #[test]
 fn verify_matches_the_kernel() {
     require_kernel();
     model();
-    for example in ["xdp2_macswap", "l2_acl"] {
+    for example in ["xdp2_macswap", "l2_acl", "firewall"] {
         let (obj, _dir, trace) = rtl_workload(example, "hxdp-rtl-verify");
         let mut args = vec!["verify", obj.as_str()];
         args.extend(trace.iter().map(String::as_str));

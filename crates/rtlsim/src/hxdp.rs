@@ -431,6 +431,14 @@ impl HxdpRtl {
         }
     }
 
+    /// The records the program wrote to RINGBUF `map` since the last drain, oldest first (the helper module's ring).
+    pub fn ringbuf_drain(&mut self, map: usize) -> Result<Vec<Vec<u8>>, HxdpRtlError> {
+        match self.harness.call(&Command::Ringbuf { map })? {
+            Answer::Records(records) => Ok(records),
+            other => Err(unexpected("ringbuf", other)),
+        }
+    }
+
     /// Runs one packet in `buff`, which holds the packet as it left afterwards; a fault gives `XDP_ABORTED` and a
     /// message in [`HxdpRtl::last_fault`].
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Result<Verdict, HxdpRtlError> {

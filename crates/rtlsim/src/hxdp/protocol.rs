@@ -90,6 +90,11 @@ pub enum Command<'a> {
     VcdOff,
     /// Reads the packet counters: `counters`.
     Counters,
+    /// Drains the records of the RINGBUF map the helper module serves: `ringbuf MAP`.
+    Ringbuf {
+        /// Map index.
+        map: usize,
+    },
     /// Ends the harness: `quit` (no answer).
     Quit,
     /// A line formatted elsewhere (the route table's `fib_*` lines), answered `ok`.
@@ -167,6 +172,9 @@ impl Command<'_> {
             }
             Command::VcdOff => l.push_str("vcd_off"),
             Command::Counters => l.push_str("counters"),
+            Command::Ringbuf { map } => {
+                let _ = write!(l, "ringbuf {map:x}");
+            }
             Command::Quit => l.push_str("quit"),
             Command::Raw(line) => l.push_str(line),
         }
@@ -225,6 +233,8 @@ pub enum Answer {
         /// Packets dropped, aborted or refused at the queue.
         drop: u64,
     },
+    /// `records COUNT REC...`: a ring buffer's records, oldest first.
+    Records(Vec<Vec<u8>>),
     /// `error <what>`: the harness refused the command.
     Error(String),
 }
@@ -358,6 +368,14 @@ pub fn parse(line: &str) -> Result<Answer, ParseError> {
                 bytes,
             }))
         }
+        "records" => {
+            let count = f.number("record count")?;
+            let mut records = Vec::new();
+            for i in 0..count {
+                records.push(f.bytes(&format!("record {i}"))?);
+            }
+            f.end(Answer::Records(records))
+        }
         "counters" => {
             let rx = f.number("rx")?;
             let tx = f.number("tx")?;
@@ -432,6 +450,7 @@ mod tests {
             (Command::Vcd(Path::new("/tmp/w.vcd")), "vcd /tmp/w.vcd"),
             (Command::VcdOff, "vcd_off"),
             (Command::Counters, "counters"),
+            (Command::Ringbuf { map: 12 }, "ringbuf c"),
             (Command::Quit, "quit"),
         ];
         for (command, line) in cases {
@@ -482,6 +501,11 @@ mod tests {
             Ok(Answer::Error("map 2: type 1b not built".into()))
         );
         assert_eq!(parse("error"), Ok(Answer::Error(String::new())));
+        assert_eq!(
+            parse("records 2 0102 -"),
+            Ok(Answer::Records(vec![vec![1, 2], vec![]]))
+        );
+        assert_eq!(parse("records 0"), Ok(Answer::Records(vec![])));
     }
 
     #[test]
@@ -530,6 +554,8 @@ mod tests {
             "verdict wider than 32 bits"
         );
         assert_eq!(why("counters 1 2"), "no drop");
+        assert_eq!(why("records 2 00"), "no record 1");
+        assert_eq!(why("records 1 00 11"), "unexpected \"11\" at the end");
         assert_eq!(why("errors"), "unknown answer \"errors\"");
     }
 

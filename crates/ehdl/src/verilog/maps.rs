@@ -17,8 +17,14 @@ use hwxdp_object::MapSpec;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+/// `BPF_MAP_TYPE_HASH`.
+pub(super) const MAP_TYPE_HASH: u32 = 1;
 /// `BPF_MAP_TYPE_ARRAY`.
 pub(super) const MAP_TYPE_ARRAY: u32 = 2;
+/// The most entries of a HASH block (a CAM compares them all).
+const MAX_HASH_ENTRIES: u32 = 1024;
+/// The widest HASH key.
+const MAX_KEY_BYTES: u32 = 64;
 /// The largest map the register-based block holds.
 const MAX_MAP_BYTES: u64 = 1 << 16;
 
@@ -37,8 +43,8 @@ pub(super) struct MapPort {
     pub(super) rdata: String,
 }
 
-/// The ARRAY maps the program looks up (the only maps the generator builds blocks for).
-pub(super) fn array_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
+/// The ARRAY and HASH maps the program looks up (the only maps the generator builds blocks for).
+pub(super) fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
     p.ops
         .iter()
         .filter_map(|o| match &o.kind {
@@ -50,7 +56,7 @@ pub(super) fn array_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
         })
         .filter(|&m| {
             maps.get(m as usize)
-                .is_some_and(|s| s.map_type == MAP_TYPE_ARRAY)
+                .is_some_and(|s| s.map_type == MAP_TYPE_ARRAY || s.map_type == MAP_TYPE_HASH)
         })
         .collect()
 }
@@ -85,15 +91,27 @@ pub(super) fn check(
     for &m in arrays {
         let spec = &maps[m as usize];
         let (bytes, _) = geometry(spec);
-        if bytes > MAX_MAP_BYTES || spec.key_size != 4 {
+        let why = if bytes > MAX_MAP_BYTES {
+            Some(format!(
+                "{bytes} value bytes; the register-based map block takes up to {MAX_MAP_BYTES}"
+            ))
+        } else if spec.map_type == MAP_TYPE_ARRAY && spec.key_size != 4 {
+            Some(format!("an ARRAY map with {}-byte keys", spec.key_size))
+        } else if spec.map_type == MAP_TYPE_HASH
+            && (spec.max_entries > MAX_HASH_ENTRIES || spec.key_size > MAX_KEY_BYTES)
+        {
+            Some(format!(
+                "{} entries of {}-byte keys; the CAM takes up to {MAX_HASH_ENTRIES} entries of up to {MAX_KEY_BYTES} bytes",
+                spec.max_entries, spec.key_size
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
             return Err(VerilogError::Map {
                 program: p.summary.program.clone(),
                 map: spec.name.clone(),
-                why: format!(
-                    "{bytes} value bytes and {}-byte keys; the register-based map block takes up to {MAX_MAP_BYTES} \
-                     bytes and 4-byte keys",
-                    spec.key_size
-                ),
+                why,
             });
         }
     }
@@ -216,7 +234,8 @@ impl Gen<'_> {
                 s,
                 "  ehdl_map_mem #(.BYTES({bytes}), .NP({np}), .AW({aw})) u_{name} (\n    .clk_i(clk_i), .rst_ni(rst_ni), \
                  .we_i({name}_we), .op_i({name}_op), .addr_i({name}_addr), .wdata_i({name}_wdata),\n    \
-                 .wmask_i({name}_wmask), .rdata_o({name}_rdata), .host_we_i(host_we_i & (host_map_i == 8'd{m})),\n    \
+                 .wmask_i({name}_wmask), .rdata_o({name}_rdata),\n    \
+                 .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] == 2'b00)),\n    \
                  .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i), .host_wmask_i(host_wmask_i),\n    \
                  .host_rdata_o({name}_host_rdata)\n  );",
                 aw - 1
@@ -224,13 +243,15 @@ impl Gen<'_> {
             if ports.is_empty() {
                 self.unused_ports.push(format!("{name}_rdata"));
             }
-            if aw < 32 {
-                self.unused_ports.push(format!("host_addr_i[31:{aw}]"));
+            let mut host_read = format!("{name}_host_rdata");
+            if spec.map_type == MAP_TYPE_HASH {
+                self.hash_block(&mut s, m);
+                host_read =
+                    format!("(host_addr_i[31:30] == 2'b00) ? {name}_host_rdata : {name}_key_rdata");
             }
-            host_reads.push(format!(
-                "((host_map_i == 8'd{m}) ? {name}_host_rdata : 64'd0)"
-            ));
+            host_reads.push(format!("((host_map_i == 8'd{m}) ? ({host_read}) : 64'd0)"));
         }
+        self.unused_ports.push("host_addr_i".into());
         if host_reads.is_empty() {
             s += "\n  // No map blocks: the host port reads 0.\n  assign host_rdata_o = 64'd0;\n";
             self.unused_ports.extend(
@@ -248,4 +269,72 @@ impl Gen<'_> {
         }
         self.body += &s;
     }
+}
+
+impl Gen<'_> {
+    /// The CAM of HASH map `m`: its lookup ports (from the lookup helper blocks) and its host port, key space at
+    /// host addresses `0x4000_0000 + byte` and valid bits at `0x8000_0000 + slot`.
+    fn hash_block(&mut self, s: &mut String, m: u32) {
+        let spec = &self.maps[m as usize];
+        let (entries, kb) = (spec.max_entries, spec.key_size);
+        let sw = slot_width(entries);
+        let ks: u64 = [8u64, 16, 32, 64]
+            .into_iter()
+            .find(|&k| k >= kb as u64)
+            .unwrap_or(64);
+        let aw = 64 - (entries as u64 * ks).leading_zeros() + 1;
+        let lookups = self.hash_lookups.remove(&m).unwrap_or_default();
+        let nl = lookups.len().max(1);
+        let name = format!("map{m}");
+        let _ = writeln!(
+            self.decls,
+            "  logic [{}:0] {name}_lk_key;\n  logic [{}:0] {name}_lk_hit;\n  logic [{}:0] {name}_lk_slot;\n  \
+             logic [63:0] {name}_key_rdata;",
+            nl * 8 * kb as usize - 1,
+            nl - 1,
+            nl * sw as usize - 1
+        );
+        let keys = if lookups.is_empty() {
+            format!("{}'d0", 8 * kb)
+        } else {
+            let parts: Vec<String> = lookups.iter().rev().map(|l| l.key.clone()).collect();
+            format!("{{{}}}", parts.join(", "))
+        };
+        self.read(&keys);
+        let _ = writeln!(s, "  assign {name}_lk_key = {keys};");
+        for (i, l) in lookups.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  assign {} = {name}_lk_hit[{i}];\n  assign {} = {name}_lk_slot[{} +: {sw}];",
+                l.hit,
+                l.slot,
+                sw as usize * i
+            );
+        }
+        if lookups.is_empty() {
+            self.unused_ports.push(format!("{name}_lk_hit"));
+            self.unused_ports.push(format!("{name}_lk_slot"));
+        }
+        let _ = writeln!(
+            s,
+            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NL({nl}), .SW({sw}), .AW({aw})) u_{name}_keys (\n    \
+             .clk_i(clk_i), .rst_ni(rst_ni), .lk_key_i({name}_lk_key), .lk_hit_o({name}_lk_hit),\n    \
+             .lk_slot_o({name}_lk_slot), .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
+             .host_valid_i(host_addr_i[31]), .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i),\n    \
+             .host_wmask_i(host_wmask_i), .host_rdata_o({name}_key_rdata)\n  );",
+            aw - 1
+        );
+    }
+}
+
+/// One lookup port of a HASH block: the key expression and the wires that receive hit and slot.
+pub(super) struct HashLookup {
+    pub(super) key: String,
+    pub(super) hit: String,
+    pub(super) slot: String,
+}
+
+/// Bits of a slot index of a map with `entries` entries.
+pub(super) fn slot_width(entries: u32) -> u32 {
+    (32 - entries.saturating_sub(1).leading_zeros()).max(1)
 }

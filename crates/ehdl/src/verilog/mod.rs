@@ -49,6 +49,7 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_cond.sv",
     "ehdl_exit.sv",
     "ehdl_frame_stage.sv",
+    "ehdl_hash_map.sv",
     "ehdl_map_mem.sv",
     "ehdl_pkt_len.sv",
     "ehdl_pkt_load.sv",
@@ -157,7 +158,7 @@ pub fn generate(
     if !ident {
         return Err(VerilogError::ModuleName(module.to_string()));
     }
-    let arrays = maps::array_maps(p, maps);
+    let arrays = maps::block_maps(p, maps);
     maps::check(p, maps, &arrays)?;
     let mut g = stage::Gen::new(p, maps, arrays);
     let body = g.stages()?;

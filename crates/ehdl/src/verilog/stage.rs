@@ -1,7 +1,7 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
-use super::maps::{geometry, MapPort};
+use super::maps::{geometry, slot_width, HashLookup, MapPort, MAP_TYPE_HASH};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
 use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
 use hwxdp_ebpf::{AtomicOp, ByteOrder, InsnKind, Source};
@@ -39,6 +39,7 @@ pub(super) struct Gen<'a> {
     pub(super) maps: &'a [MapSpec],
     pub(super) arrays: BTreeSet<u32>,
     pub(super) map_ports: BTreeMap<u32, Vec<MapPort>>,
+    pub(super) hash_lookups: BTreeMap<u32, Vec<HashLookup>>,
     /// Frame bytes.
     fb: i64,
     pub(super) decls: String,
@@ -102,6 +103,7 @@ impl<'a> Gen<'a> {
             maps,
             arrays,
             map_ports: BTreeMap::new(),
+            hash_lookups: BTreeMap::new(),
             fb: p.summary.data_width as i64 / 8,
             decls: String::new(),
             body: String::new(),
@@ -736,7 +738,7 @@ impl<'a> Gen<'a> {
                         return Err(self.unsupported(
                             op,
                             format!(
-                                "helper {h} on map {} of type {} (only ARRAY maps have blocks yet)",
+                                "helper {h} on map {} of type {} (only ARRAY and HASH maps have blocks yet)",
                                 spec.map_or("?", |s| s.name.as_str()),
                                 spec.map_or(0, |s| s.map_type)
                             ),
@@ -746,7 +748,10 @@ impl<'a> Gen<'a> {
                         continue;
                     }
                     let en = self.pred_signal(&preds, op.pred, op)?;
-                    let bytes: Vec<String> = (0..4)
+                    let spec = &self.maps[m as usize];
+                    let hash = spec.map_type == MAP_TYPE_HASH;
+                    let kbytes = if hash { spec.key_size as i64 } else { 4 };
+                    let bytes: Vec<String> = (0..kbytes)
                         .rev()
                         .map(|i| {
                             b.stack
@@ -755,7 +760,23 @@ impl<'a> Gen<'a> {
                                 .unwrap_or_else(|| "8'd0".into())
                         })
                         .collect();
-                    let key = self.read(&format!("{{{}}}", bytes.join(", ")));
+                    let mut key = self.read(&format!("{{{}}}", bytes.join(", ")));
+                    if hash {
+                        // The CAM finds the slot; the pointer is the slot's value, as for an ARRAY index.
+                        let sw = slot_width(spec.max_entries);
+                        let (hit, slot) = (format!("{name}_hit"), format!("{name}_slot"));
+                        self.declare(&hit, 1);
+                        self.declare(&slot, sw);
+                        self.hash_lookups.entry(m).or_default().push(HashLookup {
+                            key,
+                            hit: hit.clone(),
+                            slot: slot.clone(),
+                        });
+                        key = self.read(&format!(
+                            "{hit} ? {{{}'d0, {slot}}} : 32'hffff_ffff",
+                            32 - sw
+                        ));
+                    }
                     let old = regs.get(&0).cloned().unwrap_or_else(|| "64'd0".into());
                     let old = self.read(&old);
                     let spec = &self.maps[m as usize];

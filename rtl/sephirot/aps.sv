@@ -37,12 +37,14 @@
 //
 // Adjust port (the helper module's bpf_xdp_adjust_head/tail/meta): adj_valid_i is one cycle with adj_kind_i
 // (0 head, 1 tail, 2 meta) and adj_delta_i (the helper's int argument, sign-extended); adj_done_o pulses later with
-// adj_ret_o (0, -EINVAL or -EACCES as a 64-bit two's complement), exactly crates/xdp/src/buff.rs's rules. The APS
-// waits until every frame is in, then: head moves data by delta with the metadata (its bytes copied, as
-// copy_within does, through the lane ports: 2 cycles), meta moves data_meta, tail moves data_end and zeroes the
-// grown bytes that may hold data (those below the highest data_end so far; above it the page reads zero) with
-// zero writes, 32 bytes per cycle. adj_done_o comes 2 cycles after the request at the earliest. One request at a
-// time; the core's bus lanes are taken by these reads and writes while the helper waits.
+// adj_ret_o (0, -EINVAL or -EACCES as a 64-bit two's complement), exactly crates/xdp/src/buff.rs's rules: head moves
+// data by delta with the metadata (its bytes copied, as copy_within does, through the lane ports: read, then
+// written the next cycle; a move with metadata first waits until those bytes are stored), meta moves data_meta,
+// tail moves data_end and zeroes the grown bytes that may hold data (those below the highest data_end so far; above
+// it the page reads zero) with zero writes through the difference buffer (which overlays frames stored later),
+// 8 * LANES bytes per cycle. adj_done_o comes in the cycle after the request, one cycle more for a metadata copy,
+// one more per zero-write cycle. One request at a time; the core's bus lanes are taken by these reads and writes
+// while the helper waits (the 32 bytes of metadata need LANES >= 4).
 module aps #(
   parameter integer LANES        = 4,         // Sephirot's lanes (data-bus ports), 1..8
   parameter integer DIFF_ENTRIES = 32,        // the difference buffer's 8-byte words
@@ -155,11 +157,9 @@ module aps #(
 
   // Adjust states.
   localparam [2:0] AIdle  = 3'd0;
-  localparam [2:0] AWait  = 3'd1;  // a request waits for the whole packet
-  localparam [2:0] ADo    = 3'd2;  // check and apply (or start a copy or zeroing)
-  localparam [2:0] ACopy  = 3'd3;  // metadata read in the last cycle: write it at its new place
-  localparam [2:0] AZero  = 3'd4;  // zero writes of the grown tail
-  localparam [2:0] ADone  = 3'd5;
+  localparam [2:0] AWait  = 3'd1;  // a head move waits for its metadata bytes to be stored
+  localparam [2:0] ACopy  = 3'd2;  // metadata read in the last cycle: write it at its new place
+  localparam [2:0] AZero  = 3'd3;  // zero writes of the grown tail
 
   // Bus answer kinds per lane.
   localparam [1:0] KNone = 2'd0;
@@ -244,6 +244,21 @@ module aps #(
   logic         adone_q;
   logic [63:0]  aret_q;
 
+  // A request is decided (checked, and applied or its copy or zeroing started) in the cycle it arrives when every
+  // frame is in, else in the cycle the last frame is; a_kind/a_delta are the request being decided.
+  logic               a_decide;
+  logic [1:0]         a_kind;
+  logic [63:0]        a_delta;
+
+  // Only a head move that copies metadata reads the page (the bytes below data): it waits until they are stored.
+  // Tail zeroing writes through the difference buffer, which overlays frames stored later.
+  logic               a_ready;
+
+  assign a_ready  = a_kind != 2'd0 || meta_q == data_q || {3'd0, data_q} <= {3'd0, pkt_ready_o};
+  assign a_decide = a_ready && ((adj_q == AIdle && adj_valid_i && running) || adj_q == AWait);
+  assign a_kind   = (adj_q == AIdle) ? adj_kind_i : akind_q;
+  assign a_delta  = (adj_q == AIdle) ? {{32{adj_delta_i[31]}}, adj_delta_i} : adelta_q;
+
   // Checks of the request against the current bounds, in 64-bit signed arithmetic as buff.rs computes them.
   logic signed [63:0] s_meta, s_data, s_end, s_new;
   logic [12:0]        metalen;
@@ -256,10 +271,10 @@ module aps #(
     s_end      = $signed({51'd0, end_q});
     metalen    = data_q - meta_q;
     s_new      = 64'sd0;
-    case (akind_q)
-      2'd0:    s_new = s_data + $signed(adelta_q);
-      2'd1:    s_new = s_end + $signed(adelta_q);
-      default: s_new = s_meta + $signed(adelta_q);
+    case (a_kind)
+      2'd0:    s_new = s_data + $signed(a_delta);
+      2'd1:    s_new = s_end + $signed(a_delta);
+      default: s_new = s_meta + $signed(a_delta);
     endcase
     new_pos    = s_new[12:0];
     head_ok    = !(s_new < $signed({51'd0, FrameMin + metalen}) || s_new > s_end - 64'sd14);
@@ -298,7 +313,7 @@ module aps #(
       q_wdata[63:0]    = hm_wdata_i;
     end
     // The adjust port's copies and zeroing own the lanes (the core and the helper both wait for it).
-    if (adj_q == ADo || adj_q == ACopy || adj_q == AZero) begin
+    if (a_decide || adj_q == ACopy || adj_q == AZero) begin
       q_req = '0;
     end
 
@@ -366,8 +381,8 @@ module aps #(
       end
     end
 
-    // Adjust: the metadata read (ADo of a head move), its write (ACopy), or zeroes (AZero) on every lane.
-    if (adj_q == ADo) begin
+    // Adjust: the metadata read (when a request is decided), its write (ACopy), or zeroes (AZero) on every lane.
+    if (a_decide) begin
       for (l = 0; l < LANES; l = l + 1) begin
         pb_rd_en[l]            = 1'b1;
         pb_rd_addr[12*l +: 12] = 12'(meta_q + 13'(8 * l));
@@ -455,81 +470,78 @@ module aps #(
         end_q  <= Headroom + {1'b0, d_len_i};
         high_q <= Headroom + {1'b0, d_len_i};
       end else begin
-        case (adj_q)
-          AIdle: begin
-            if (adj_valid_i && running) begin
-              adj_q    <= AWait;
-              akind_q  <= adj_kind_i;
-              adelta_q <= {{32{adj_delta_i[31]}}, adj_delta_i};
-            end
-          end
-          AWait: begin
-            if (complete_q) begin
-              adj_q <= ADo;
-            end
-          end
-          ADo: begin
-            // The metadata words are read on every lane this cycle, whatever the request (reads are harmless).
-            adj_q  <= ADone;
-            aret_q <= 64'd0;
-            case (akind_q)
-              2'd0: begin
-                if (!head_ok) begin
-                  aret_q <= Einval;
-                end else if (metalen != 13'd0) begin
-                  adj_q     <= ACopy;
-                  a_ndata_q <= new_pos;
-                  a_nmeta_q <= new_pos - metalen;
-                  a_mlen_q  <= metalen[5:0];
-                end else begin
-                  meta_q <= new_pos;
-                  data_q <= new_pos;
-                end
+        if (a_decide) begin
+          // The metadata words are read on every lane this cycle, whatever the request (reads are harmless).
+          adj_q   <= AIdle;
+          adone_q <= 1'b1;
+          aret_q  <= 64'd0;
+          case (a_kind)
+            2'd0: begin
+              if (!head_ok) begin
+                aret_q <= Einval;
+              end else if (metalen != 13'd0) begin
+                adj_q     <= ACopy;
+                adone_q   <= 1'b0;
+                a_ndata_q <= new_pos;
+                a_nmeta_q <= new_pos - metalen;
+                a_mlen_q  <= metalen[5:0];
+              end else begin
+                meta_q <= new_pos;
+                data_q <= new_pos;
               end
-              2'd1: begin
-                if (!tail_ok) begin
-                  aret_q <= Einval;
-                end else if (new_pos > end_q && end_q < high_q) begin
-                  adj_q      <= AZero;
-                  z_pos_q    <= end_q;
-                  z_end_q    <= (new_pos < high_q) ? new_pos : high_q;
-                  z_newend_q <= new_pos;
-                end else begin
-                  end_q  <= new_pos;
-                  high_q <= (new_pos > high_q) ? new_pos : high_q;
-                end
-              end
-              default: begin
-                if (meta_inval) begin
-                  aret_q <= Einval;
-                end else if (meta_acces) begin
-                  aret_q <= Eacces;
-                end else begin
-                  meta_q <= new_pos;
-                end
-              end
-            endcase
-          end
-          ACopy: begin
-            adj_q  <= ADone;
-            meta_q <= a_nmeta_q;
-            data_q <= a_ndata_q;
-          end
-          AZero: begin
-            if (z_pos_q + 13'(8 * LANES) >= z_end_q) begin
-              adj_q  <= ADone;
-              end_q  <= z_newend_q;
-              high_q <= (z_newend_q > high_q) ? z_newend_q : high_q;
-            end else begin
-              z_pos_q <= z_pos_q + 13'(8 * LANES);
             end
-          end
-          ADone: begin
-            adj_q   <= AIdle;
-            adone_q <= 1'b1;
-          end
-          default: adj_q <= AIdle;
-        endcase
+            2'd1: begin
+              if (!tail_ok) begin
+                aret_q <= Einval;
+              end else if (new_pos > end_q && end_q < high_q) begin
+                adj_q      <= AZero;
+                adone_q    <= 1'b0;
+                z_pos_q    <= end_q;
+                z_end_q    <= (new_pos < high_q) ? new_pos : high_q;
+                z_newend_q <= new_pos;
+              end else begin
+                end_q  <= new_pos;
+                high_q <= (new_pos > high_q) ? new_pos : high_q;
+              end
+            end
+            default: begin
+              if (meta_inval) begin
+                aret_q <= Einval;
+              end else if (meta_acces) begin
+                aret_q <= Eacces;
+              end else begin
+                meta_q <= new_pos;
+              end
+            end
+          endcase
+        end else begin
+          case (adj_q)
+            AIdle: begin
+              if (adj_valid_i && running) begin
+                adj_q    <= AWait;
+                akind_q  <= adj_kind_i;
+                adelta_q <= {{32{adj_delta_i[31]}}, adj_delta_i};
+              end
+            end
+            ACopy: begin
+              adj_q   <= AIdle;
+              adone_q <= 1'b1;
+              meta_q  <= a_nmeta_q;
+              data_q  <= a_ndata_q;
+            end
+            AZero: begin
+              if (z_pos_q + 13'(8 * LANES) >= z_end_q) begin
+                adj_q   <= AIdle;
+                adone_q <= 1'b1;
+                end_q   <= z_newend_q;
+                high_q  <= (z_newend_q > high_q) ? z_newend_q : high_q;
+              end else begin
+                z_pos_q <= z_pos_q + 13'(8 * LANES);
+              end
+            end
+            default: ;  // AWait: the metadata is not stored yet
+          endcase
+        end
       end
     end
   end

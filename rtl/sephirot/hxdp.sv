@@ -26,6 +26,7 @@ module hxdp #(
   parameter integer ROUTES       = 32,     // fib.sv's tables
   parameter integer DEVICES      = 4,
   parameter integer NEIGHBORS    = 16,
+  parameter integer RB_BYTES     = 4096,   // the helper module's ring buffer storage (one RINGBUF map)
   parameter integer BUDGET       = 4194304 // cycles a packet may run before it is aborted
 ) (
   input  logic                     clk_i,
@@ -80,6 +81,18 @@ module hxdp #(
   input  logic                     fib_gw_v6_i,
   input  logic [127:0]             fib_gw_i,
   output logic                     fib_error_o,
+
+  // ring buffer drain (helpers.sv's rb_*: the one RINGBUF map's records, read by the host between packets)
+  output logic                     rb_present_o,
+  output logic [7:0]               rb_map_o,
+  output logic                     rb_cfg_error_o,
+  output logic                     rb_overflow_o,
+  output logic                     rb_avail_o,
+  output logic [31:0]              rb_len_o,
+  input  logic                     rb_rd_i,
+  input  logic [15:0]              rb_word_i,
+  output logic [63:0]              rb_rdata_o,
+  input  logic                     rb_pop_i,
 
   // packets in
   input  logic                     s_valid_i,
@@ -230,30 +243,36 @@ module hxdp #(
   );
 
   // ---------------------------------------------------------------------------------------------------------------
-  // Helper bus. Until the helper module (helpers.sv) is wired here, every helper call faults one cycle after it is
-  // made, as the contract says of helpers the module does not serve.
-  logic hcall_q;
+  // Helper module. A call reaches it one cycle after the core makes it (hcall registered): the helper module may
+  // access memory in the cycle a call reaches it, and the core's stack port (hmem_*) serves a helper only from the
+  // cycle after hcall_o (in hcall_o's cycle the stack's lane-0 read belongs to the calling bundle's own load; taking it
+  // would also close a combinational loop hcall_o -> mem_req_o -> stack read -> hcall_o). One cycle per call.
+  logic            hcall_q;
+  logic [31:0]     hcall_id_q;
+  logic [5*64-1:0] hcall_args_q;
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      hcall_q <= 1'b0;
+      hcall_q      <= 1'b0;
+      hcall_id_q   <= 32'd0;
+      hcall_args_q <= '0;
     end else begin
-      hcall_q <= hcall;
+      hcall_q      <= hcall && !start;
+      hcall_id_q   <= hcall_id;
+      hcall_args_q <= hcall_args;
     end
   end
-  assign hret_valid = hcall_q;
-  assign hret       = 64'd0;
-  assign hret_fault = 1'b1;
-  assign hret_tail  = 1'b0;
-  assign hret_entry = 16'd0;
-  assign hmem_req   = 1'b0;
-  assign hmem_we    = 1'b0;
-  assign hmem_addr  = 64'd0;
-  assign hmem_bytes = 4'd0;
-  assign hmem_wdata = 64'd0;
 
-  logic        hm_req, hm_we, hm_fault;
-  logic [63:0] hm_addr, hm_wdata, hm_rdata;
-  logic [3:0]  hm_bytes;
+  // Its memory port goes by the address's tag: 3 (stack) to the core's hmem_* port, anything else to
+  // the APS's lane-0 path (which serves 2 and 4 and faults the rest); the answer comes from whichever took the
+  // request of the previous cycle.
+  logic        mem_req, mem_we, mem_fault;
+  logic [63:0] mem_addr, mem_wdata, mem_rdata;
+  logic [3:0]  mem_bytes;
+  logic        mem_stack, mem_stack_q;
+
+  logic        hm_req, hm_fault;
+  logic [63:0] hm_rdata;
   logic        adj_valid, adj_done;
   logic [1:0]  adj_kind;
   logic [31:0] adj_delta;
@@ -262,18 +281,23 @@ module hxdp #(
   logic [7:0]  redir_map;
   logic [63:0] redir_key;
 
-  assign hm_req       = 1'b0;
-  assign hm_we        = 1'b0;
-  assign hm_addr      = 64'd0;
-  assign hm_bytes     = 4'd0;
-  assign hm_wdata     = 64'd0;
-  assign adj_valid    = 1'b0;
-  assign adj_kind     = 2'd0;
-  assign adj_delta    = 32'd0;
-  assign redir_set    = 1'b0;
-  assign redir_by_map = 1'b0;
-  assign redir_map    = 8'd0;
-  assign redir_key    = 64'd0;
+  assign mem_stack  = mem_addr[63:60] == 4'd3;
+  assign hmem_req   = mem_req && mem_stack;
+  assign hmem_we    = mem_we;
+  assign hmem_addr  = mem_addr;
+  assign hmem_bytes = mem_bytes;
+  assign hmem_wdata = mem_wdata;
+  assign hm_req     = mem_req && !mem_stack;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      mem_stack_q <= 1'b0;
+    end else begin
+      mem_stack_q <= mem_stack;
+    end
+  end
+  assign mem_rdata = mem_stack_q ? hmem_rdata : hm_rdata;
+  assign mem_fault = mem_stack_q ? hmem_fault : hm_fault;
 
   // ---------------------------------------------------------------------------------------------------------------
   // Maps
@@ -291,13 +315,6 @@ module hxdp #(
   logic [11:0]              vrd_off, vwr_off;
   logic [3:0]               vrd_bytes, vwr_bytes;
   logic [63:0]              vrd_rdata, vwr_wdata;
-
-  assign req_valid = 1'b0;
-  assign req_op    = 2'd0;
-  assign req_map   = 8'd0;
-  assign req_key   = '0;
-  assign req_value = '0;
-  assign req_flags = 64'd0;
 
   maps #(
     .MAPS        (MAPS),
@@ -365,10 +382,6 @@ module hxdp #(
   logic [31:0]  fib_req_flags;
   logic [63:0]  fib_rsp_ret;
 
-  assign fib_req_valid  = 1'b0;
-  assign fib_req_params = 512'd0;
-  assign fib_req_flags  = 32'd0;
-
   fib #(
     .ROUTES    (ROUTES),
     .DEVICES   (DEVICES),
@@ -398,6 +411,88 @@ module hxdp #(
     .rsp_valid_o    (fib_rsp_valid),
     .rsp_ret_o      (fib_rsp_ret),
     .rsp_params_o   (fib_rsp_params)
+  );
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Helpers
+  helpers #(
+    .MAPS        (MAPS),
+    .KEY_BYTES   (KEY_BYTES),
+    .VALUE_BYTES (VALUE_BYTES),
+    .PROGS       (PROGS),
+    .RB_BYTES    (RB_BYTES)
+  ) u_helpers (
+    .clk_i             (clk_i),
+    .rst_ni            (rst_ni),
+    .start_i           (start),
+    .time_ns_i         (pkt_ts),
+    .cycles_i          (run_cycles),
+    .hcall_i           (hcall_q),
+    .hcall_id_i        (hcall_id_q),
+    .hcall_args_i      (hcall_args_q),
+    .hret_valid_o      (hret_valid),
+    .hret_o            (hret),
+    .hret_fault_o      (hret_fault),
+    .hret_tail_o       (hret_tail),
+    .hret_entry_o      (hret_entry),
+    .mem_req_o         (mem_req),
+    .mem_we_o          (mem_we),
+    .mem_addr_o        (mem_addr),
+    .mem_bytes_o       (mem_bytes),
+    .mem_wdata_o       (mem_wdata),
+    .mem_rdata_i       (mem_rdata),
+    .mem_fault_i       (mem_fault),
+    .data_meta_i       (ctx_data_meta[12:0]),
+    .data_i            (ctx_data[12:0]),
+    .data_end_i        (ctx_data_end[12:0]),
+    .pkt_ready_i       (pkt_ready),
+    .cfg_we_i          (cfg_we_i),
+    .cfg_map_i         (cfg_map_i),
+    .cfg_type_i        (cfg_type_i),
+    .cfg_key_size_i    (cfg_key_size_i),
+    .cfg_value_size_i  (cfg_value_size_i),
+    .cfg_max_entries_i (cfg_max_entries_i),
+    .prog_we_i         (prog_we_i),
+    .prog_idx_i        (prog_idx_i),
+    .prog_entry_i      (prog_entry_i),
+    .mreq_valid_o      (req_valid),
+    .mreq_ready_i      (req_ready),
+    .mreq_op_o         (req_op),
+    .mreq_map_o        (req_map),
+    .mreq_key_o        (req_key),
+    .mreq_value_o      (req_value),
+    .mreq_flags_o      (req_flags),
+    .mrsp_valid_i      (rsp_valid),
+    .mrsp_ret_i        (rsp_ret),
+    .mrsp_hit_i        (rsp_hit),
+    .mrsp_slot_i       (rsp_slot),
+    .mrsp_value_i      (rsp_value),
+    .adj_valid_o       (adj_valid),
+    .adj_kind_o        (adj_kind),
+    .adj_delta_o       (adj_delta),
+    .adj_done_i        (adj_done),
+    .adj_ret_i         (adj_ret),
+    .redirect_valid_o  (redir_set),
+    .redirect_by_map_o (redir_by_map),
+    .redirect_map_o    (redir_map),
+    .redirect_key_o    (redir_key),
+    .fib_req_valid_o   (fib_req_valid),
+    .fib_req_ready_i   (fib_req_ready),
+    .fib_req_params_o  (fib_req_params),
+    .fib_req_flags_o   (fib_req_flags),
+    .fib_rsp_valid_i   (fib_rsp_valid),
+    .fib_rsp_ret_i     (fib_rsp_ret),
+    .fib_rsp_params_i  (fib_rsp_params),
+    .rb_present_o      (rb_present_o),
+    .rb_map_o          (rb_map_o),
+    .rb_cfg_error_o    (rb_cfg_error_o),
+    .rb_overflow_o     (rb_overflow_o),
+    .rb_avail_o        (rb_avail_o),
+    .rb_len_o          (rb_len_o),
+    .rb_rd_i           (rb_rd_i),
+    .rb_word_i         (rb_word_i),
+    .rb_rdata_o        (rb_rdata_o),
+    .rb_pop_i          (rb_pop_i)
   );
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -440,10 +535,10 @@ module hxdp #(
     .dbus_rdata_o    (dbus_rdata),
     .dbus_fault_o    (dbus_fault),
     .hm_req_i        (hm_req),
-    .hm_we_i         (hm_we),
-    .hm_addr_i       (hm_addr),
-    .hm_bytes_i      (hm_bytes),
-    .hm_wdata_i      (hm_wdata),
+    .hm_we_i         (mem_we),
+    .hm_addr_i       (mem_addr),
+    .hm_bytes_i      (mem_bytes),
+    .hm_wdata_i      (mem_wdata),
     .hm_rdata_o      (hm_rdata),
     .hm_fault_o      (hm_fault),
     .adj_valid_i     (adj_valid),
@@ -480,11 +575,9 @@ module hxdp #(
     .busy_o          (aps_busy)
   );
 
-  // Signals of units not wired yet (the helper module's side), kept visible to lint.
+  // The helper module takes the bounds as page offsets; the tag and high bits are the APS's constant ones.
   logic unused;
-  assign unused = ^{req_ready, rsp_valid, rsp_hit, rsp_ret, rsp_slot, rsp_value, fib_req_ready, fib_rsp_valid, fib_rsp_params,
-                    fib_rsp_ret, hm_rdata, hm_fault, adj_done, adj_ret, hcall_id, hcall_args, hmem_rdata, hmem_fault,
-                    pkt_ts, run_cycles};
+  assign unused = ^{ctx_data_meta[63:13], ctx_data[63:13], ctx_data_end[63:13]};
 
   // ---------------------------------------------------------------------------------------------------------------
   // Counters

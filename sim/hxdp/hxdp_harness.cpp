@@ -34,6 +34,7 @@ namespace {
 constexpr unsigned kBeatBytes = 32;
 constexpr size_t kMinPacket = 14;
 constexpr size_t kMaxPacket = 3520;
+constexpr uint32_t kRingbufType = 27;  // BPF_MAP_TYPE_RINGBUF
 
 using Bytes = std::vector<uint8_t>;
 
@@ -223,6 +224,8 @@ class Harness {
                 packet(w);
             } else if (cmd == "fib_clear" || cmd == "fib_dev" || cmd == "fib_route" || cmd == "fib_neigh") {
                 fib(cmd, w);
+            } else if (cmd == "ringbuf") {
+                ringbuf(w);
             } else if (cmd == "vcd") {
                 vcd(w);
             } else if (cmd == "vcd_off") {
@@ -259,6 +262,8 @@ class Harness {
         top_->s_valid_i = 0;
         top_->s_last_i = 0;
         top_->m_ready_i = 1;
+        top_->rb_rd_i = 0;
+        top_->rb_pop_i = 0;
     }
 
     // One clock cycle. Before the rising edge an output beat on m_* is taken (m_ready_i is always high).
@@ -583,6 +588,45 @@ class Harness {
         std::snprintf(buf, sizeof buf, "out %x %x %x %x %x %x %" PRIx64 " ", r.verdict, r.fault ? 1 : 0, r.cycles,
                       r.redirect_set ? 1 : 0, r.redirect_by_map ? 1 : 0, r.redirect_map, r.redirect_key);
         answer(buf + hex(r.bytes));
+    }
+
+    // ringbuf MAP -> records COUNT RECORD... : drains every record of the RINGBUF map the helper module serves.
+    void ringbuf(Words& w) {
+        uint64_t idx = w.number("MAP", 0xff);
+        w.end();
+        const MapDef& m = known_map(idx);
+        if (m.type != kRingbufType) throw BadLine{"the map is not a RINGBUF"};
+        top_->eval();
+        if (top_->rb_cfg_error_o) throw BadLine{"more than one RINGBUF map: the helper module serves one"};
+        if (!top_->rb_present_o || top_->rb_map_o != idx) throw BadLine{"the helper module does not serve this map"};
+        if (top_->rb_overflow_o) throw BadLine{"records were dropped: the ring's storage (RB_BYTES) is too small"};
+        std::vector<Bytes> records;
+        for (;;) {
+            // The ring reads the oldest record's header two cycles after it is written or the last one is popped.
+            for (int i = 0; i < 3; ++i) tick();
+            top_->eval();
+            if (!top_->rb_avail_o) break;
+            uint32_t len = top_->rb_len_o;
+            Bytes rec;
+            for (uint32_t word = 0; 8 * word < len; ++word) {
+                top_->rb_rd_i = 1;
+                top_->rb_word_i = word;
+                tick();
+                top_->rb_rd_i = 0;
+                top_->eval();
+                uint64_t data = top_->rb_rdata_o;
+                for (uint32_t b = 0; b < 8 && 8 * word + b < len; ++b) rec.push_back(static_cast<uint8_t>(data >> (8 * b)));
+            }
+            top_->rb_pop_i = 1;
+            tick();
+            top_->rb_pop_i = 0;
+            records.push_back(rec);
+        }
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "records %zx", records.size());
+        std::string line = buf;
+        for (const Bytes& r : records) line += " " + hex(r);
+        answer(line);
     }
 
     void vcd(Words& w) {

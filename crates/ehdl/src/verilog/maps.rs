@@ -6,8 +6,12 @@
 //! an access at stage `s` of a packet and one at stage `t` of a packet `d >= 1` clocks later meet in the same cycle
 //! when `s - t == d`, and happen in the wrong order when `s - t > d`: accesses to common bytes at stages 2 or more
 //! apart can be reordered. That is harmless between non-fetching atomics of one operation (they commute and return
-//! nothing), and a hazard otherwise: the generator refuses it, since flush-evaluation blocks and WAR delay registers
-//! are not generated yet.
+//! nothing), and a hazard otherwise. For each such pair (early stage `e`, late stage `l`) the generator adds a stall
+//! check instead of the paper's flush and replay: a packet whose early access is enabled at `e` waits there (with
+//! every younger packet; older ones move on and a bubble enters stage `e + 1`) while an older packet in stages
+//! `e + 1 .. l - 1` may make the late access to the same 8 bytes (its address from its own copy of the late access's
+//! base register, or any older packet when that register is not carried yet). A stall costs throughput only when
+//! such packets follow each other closely.
 
 use super::stage::Gen;
 use super::VerilogError;
@@ -68,11 +72,19 @@ pub(super) fn geometry(spec: &MapSpec) -> (u64, u32) {
     (bytes, aw)
 }
 
+/// A pair of accesses that packets could reorder: the younger packet's `early` op (stage `e`) must wait while an
+/// older packet between `e` and `l` may still perform `late` (stage `l`) on the same bytes.
+pub(super) struct Stall {
+    pub(super) early: u32,
+    pub(super) late: u32,
+    pub(super) e: u32,
+    pub(super) l: u32,
+}
+
 /// One access to a map value, for the hazard check.
 struct Access {
+    id: u32,
     stage: u32,
-    origin: u32,
-    text: String,
     maps: Vec<u32>,
     /// Bytes of the value, `None` when the offset is not known.
     range: Option<(i64, i64)>,
@@ -81,13 +93,13 @@ struct Access {
     commutes: Option<AtomicOp>,
 }
 
-/// Refuses programs whose map accesses could be reordered between packets (see the module comment), and maps the
-/// register-based block cannot hold.
+/// Refuses maps the blocks cannot hold; returns the pairs of accesses that need a stall check (see the module
+/// comment).
 pub(super) fn check(
     p: &Pipeline,
     maps: &[MapSpec],
     arrays: &BTreeSet<u32>,
-) -> Result<(), VerilogError> {
+) -> Result<Vec<Stall>, VerilogError> {
     for &m in arrays {
         let spec = &maps[m as usize];
         let (bytes, _) = geometry(spec);
@@ -138,44 +150,36 @@ pub(super) fn check(
             _ => continue,
         };
         accesses.push(Access {
+            id: op.id,
             stage: op.stage,
-            origin: op.origin,
-            text: op.text.clone(),
             maps: maps_of,
             range,
             writes,
             commutes,
         });
     }
+    let mut stalls = Vec::new();
     for (i, a) in accesses.iter().enumerate() {
         for b in &accesses[i + 1..] {
-            let common = a.maps.iter().find(|m| b.maps.contains(m));
+            let common = a.maps.iter().any(|m| b.maps.contains(m));
             let overlap = match (a.range, b.range) {
                 (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
                 _ => true,
             };
             let apart = a.stage.abs_diff(b.stage) >= 2;
             let commute = a.commutes.is_some() && a.commutes == b.commutes;
-            if let (Some(&m), true, true, true, false) =
-                (common, overlap, a.writes || b.writes, apart, commute)
-            {
-                let (first, second) = if a.stage <= b.stage { (a, b) } else { (b, a) };
-                return Err(VerilogError::Hazard {
-                    program: p.summary.program.clone(),
-                    map: maps[m as usize].name.clone(),
-                    first: format!(
-                        "instruction {} ({}) at stage {}",
-                        first.origin, first.text, first.stage
-                    ),
-                    second: format!(
-                        "instruction {} ({}) at stage {}",
-                        second.origin, second.text, second.stage
-                    ),
+            if common && overlap && (a.writes || b.writes) && apart && !commute {
+                let (early, late) = if a.stage < b.stage { (a, b) } else { (b, a) };
+                stalls.push(Stall {
+                    early: early.id,
+                    late: late.id,
+                    e: early.stage,
+                    l: late.stage,
                 });
             }
         }
     }
-    Ok(())
+    Ok(stalls)
 }
 
 impl Gen<'_> {

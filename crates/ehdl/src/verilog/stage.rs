@@ -1,7 +1,7 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
-use super::maps::{geometry, slot_width, HashLookup, MapPort, MAP_TYPE_HASH};
+use super::maps::{geometry, slot_width, HashLookup, MapPort, Stall, MAP_TYPE_HASH};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
 use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
 use hwxdp_ebpf::{AtomicOp, ByteOrder, InsnKind, Source};
@@ -40,6 +40,11 @@ pub(super) struct Gen<'a> {
     pub(super) arrays: BTreeSet<u32>,
     pub(super) map_ports: BTreeMap<u32, Vec<MapPort>>,
     pub(super) hash_lookups: BTreeMap<u32, Vec<HashLookup>>,
+    /// Stall checks, and for each early op its address and enable wires once emitted.
+    pub(super) stalls: Vec<Stall>,
+    early: BTreeMap<u32, (String, String)>,
+    /// Register names of every boundary (index = boundary), for the stall checks.
+    bound_regs: Vec<BTreeMap<u8, String>>,
     /// Frame bytes.
     fb: i64,
     pub(super) decls: String,
@@ -78,7 +83,12 @@ fn is_signal(s: &str) -> bool {
 }
 
 impl<'a> Gen<'a> {
-    pub(super) fn new(p: &'a Pipeline, maps: &'a [MapSpec], arrays: BTreeSet<u32>) -> Self {
+    pub(super) fn new(
+        p: &'a Pipeline,
+        maps: &'a [MapSpec],
+        arrays: BTreeSet<u32>,
+        stalls: Vec<Stall>,
+    ) -> Self {
         let last_len = p
             .ops
             .iter()
@@ -104,6 +114,9 @@ impl<'a> Gen<'a> {
             arrays,
             map_ports: BTreeMap::new(),
             hash_lookups: BTreeMap::new(),
+            stalls,
+            early: BTreeMap::new(),
+            bound_regs: Vec::new(),
             fb: p.summary.data_width as i64 / 8,
             decls: String::new(),
             body: String::new(),
@@ -114,6 +127,15 @@ impl<'a> Gen<'a> {
             ctx_last,
             unused_ports: Vec::new(),
             state_flops: 0,
+        }
+    }
+
+    /// The advance of stage register `s` (boundary and frame register): `adv`, or `go[s]` with stall checks.
+    fn go(&self, s: u32) -> String {
+        if self.stalls.is_empty() {
+            "adv".into()
+        } else {
+            format!("go[{s}]")
         }
     }
 
@@ -176,13 +198,19 @@ impl<'a> Gen<'a> {
             self.state_flops += ctx_width(f) as u64;
             b.ctx.insert(f, name);
         }
+        self.bound_regs.push(b.regs.clone());
         for k in 0..n {
             b = self.stage(k as u32, b)?;
+            self.bound_regs.push(b.regs.clone());
         }
         self.ports(n as u32, &b);
+        self.stall_logic(n as u32);
         self.map_blocks();
         let mut out = String::new();
         out += "\n  // Flow control: everything advances together.\n  logic adv;\n  logic in_pkt_q;\n  logic out_space;\n  logic [31:0] out_user;\n";
+        if !self.stalls.is_empty() {
+            let _ = writeln!(out, "  // Stage register s moves when go[s]; a stall holds a prefix of the pipeline.\n  logic [{n}:0] go;");
+        }
         let _ = writeln!(out, "  logic [{}:0] in_fidx_q;", FIDX_BITS - 1);
         out += &self.decls;
         out += &self.body;
@@ -909,7 +937,7 @@ impl<'a> Gen<'a> {
             ));
             let (we, wd, wm) = match &wdata {
                 Some(v) => (
-                    format!("adv & {en} & {sel}"),
+                    format!("{} & {en} & {sel}", self.go(op.stage)),
                     v.clone(),
                     format!("8'h{mask:02x}"),
                 ),
@@ -930,7 +958,110 @@ impl<'a> Gen<'a> {
         }
         let expr = self.read(&reads.join(" | "));
         let _ = writeln!(self.body, "  assign {rd} = {expr};  // {}", op.text);
+        if self.stalls.iter().any(|st| st.early == op.id) {
+            self.early.insert(op.id, (p.clone(), en.to_string()));
+        }
         Ok(rd)
+    }
+
+    /// The stall checks (see `maps`): a valid bit per boundary, one wire per check, and `go`.
+    fn stall_logic(&mut self, n: u32) {
+        if self.stalls.is_empty() {
+            return;
+        }
+        let mut s = String::from(
+            "\n  // ---- stall checks between map accesses packets could reorder ----\n",
+        );
+        // Which boundaries hold a packet (the predicates are not carried everywhere).
+        for j in 1..=n {
+            let v = format!("b{j}_v_q");
+            self.declare(&v, 1);
+            let prev = if j == 1 {
+                "b0_valid_q".to_string()
+            } else {
+                format!("b{}_v_q", j - 1)
+            };
+            self.read(&prev);
+            let _ = writeln!(
+                s,
+                "  always_ff @(posedge clk_i or negedge rst_ni) begin\n    if (!rst_ni) begin\n      {v} <= 1'b0;\n    \
+                 end else if (go[{j}]) begin\n      {v} <= {prev} & go[{}];\n    end\n  end",
+                j - 1
+            );
+        }
+        let mut holds: Vec<(u32, String)> = Vec::new();
+        let stalls: Vec<(u32, u32, u32, u32)> = self
+            .stalls
+            .iter()
+            .map(|t| (t.early, t.late, t.e, t.l))
+            .collect();
+        for (i, (early, late, e, l)) in stalls.into_iter().enumerate() {
+            let Some((ptr, en)) = self.early.get(&early).cloned() else {
+                continue; // the early access was dead (a load whose result nothing reads): nothing to order
+            };
+            let late_op = &self.p.ops[late as usize];
+            let (base, off) = match hwxdp_ebpf::kind(&self.p.insns[late_op.insn as usize]) {
+                Ok(
+                    InsnKind::Load { base, off, .. }
+                    | InsnKind::Store { base, off, .. }
+                    | InsnKind::Atomic { base, off, .. },
+                ) => (base, off),
+                _ => continue,
+            };
+            let mut terms = Vec::new();
+            for j in e + 1..l {
+                let v = self.read(&format!("b{j}_v_q"));
+                match self
+                    .bound_regs
+                    .get(j as usize)
+                    .and_then(|r| r.get(&base))
+                    .cloned()
+                {
+                    Some(r) => {
+                        // The same 8 bytes, give or take: |early - late| < 8.
+                        let d = format!("stall{i}_d{j}");
+                        self.declare(&d, 64);
+                        let r = self.read(&r);
+                        let _ = writeln!(
+                            s,
+                            "  assign {d} = {ptr} - ({r} + {});",
+                            hex64(off as i64 as u64)
+                        );
+                        self.read(&ptr);
+                        terms.push(format!("({v} & (({d} + 64'd7) < 64'd15))"));
+                        self.read(&d);
+                    }
+                    None => terms.push(v),
+                }
+            }
+            if terms.is_empty() {
+                continue;
+            }
+            let w = format!("stall{i}");
+            self.declare(&w, 1);
+            let en = self.read(&en);
+            let _ = writeln!(
+                s,
+                "  // {} (stage {e}) waits for older packets' {} (stage {l}).\n  assign {w} = {en} & ({});",
+                self.p.ops[early as usize].text,
+                late_op.text,
+                terms.join(" | ")
+            );
+            holds.push((e, w));
+        }
+        for st in 0..=n {
+            let h: Vec<&str> = holds
+                .iter()
+                .filter(|(e, _)| *e >= st)
+                .map(|(_, w)| w.as_str())
+                .collect();
+            if h.is_empty() {
+                let _ = writeln!(s, "  assign go[{st}] = adv;");
+            } else {
+                let _ = writeln!(s, "  assign go[{st}] = adv & ~({});", h.join(" | "));
+            }
+        }
+        self.body += &s;
     }
 
     /// Frame register position, offset in the frame and whether the access crosses into the next frame, for a
@@ -1092,15 +1223,25 @@ impl<'a> Gen<'a> {
             for r in &resets {
                 let _ = writeln!(self.body, "      {} <= 1'b0;", r.name);
             }
-            self.body += "    end else if (adv) begin\n";
+            let _ = writeln!(self.body, "    end else if ({}) begin", self.go(j));
+            // With stall checks, stage k's results enter boundary k + 1 only if stage k moves too (else a bubble).
+            let bubble = if self.stalls.is_empty() {
+                String::new()
+            } else {
+                format!(" & {}", self.go(k))
+            };
             for r in &resets {
-                let _ = writeln!(self.body, "      {} <= {};", r.name, r.d);
+                let _ = writeln!(self.body, "      {} <= {}{bubble};", r.name, r.d);
             }
             self.body += "    end\n  end\n";
         }
         let data: Vec<&Reg> = list.iter().filter(|r| !r.reset).collect();
         if !data.is_empty() {
-            self.body += "  always_ff @(posedge clk_i) begin\n    if (adv) begin\n";
+            let _ = writeln!(
+                self.body,
+                "  always_ff @(posedge clk_i) begin\n    if ({}) begin",
+                self.go(j)
+            );
             for r in &data {
                 let _ = writeln!(self.body, "      {} <= {};", r.name, r.d);
             }
@@ -1119,21 +1260,23 @@ impl<'a> Gen<'a> {
             "\n  // ---- stream ports and frame chain ----\n\
              \x20 // Everything moves while the output FIFO has space; a packet's frames stay adjacent, so a missing\n\
              \x20 // beat inside a packet holds the pipeline, and between packets it is a bubble.\n\
-             \x20 assign s_axis_tready_o = out_space;\n\
+             \x20 assign s_axis_tready_o = out_space{hold0};\n\
              \x20 assign adv = out_space & (s_axis_tvalid_i | ~in_pkt_q);\n\
              \x20 always_ff @(posedge clk_i or negedge rst_ni) begin\n\
              \x20   if (!rst_ni) begin\n\
              \x20     in_pkt_q   <= 1'b0;\n\
              \x20     in_fidx_q  <= '0;\n\
              \x20     b0_valid_q <= 1'b0;\n\
-             \x20   end else if (adv) begin\n\
+             \x20   end else if ({go0}) begin\n\
              \x20     b0_valid_q <= s_axis_tvalid_i & ~in_pkt_q;\n\
              \x20     if (s_axis_tvalid_i) begin\n\
              \x20       in_pkt_q  <= ~s_axis_tlast_i;\n\
              \x20       in_fidx_q <= s_axis_tlast_i ? '0 : (&in_fidx_q ? in_fidx_q : in_fidx_q + 1'b1);\n\
              \x20     end\n\
              \x20   end\n\
-             \x20 end\n"
+             \x20 end\n",
+            hold0 = if self.stalls.is_empty() { "" } else { " & go[0]" },
+            go0 = self.go(0),
         );
         // The sideband of the first beat: {rx_queue_index, ingress_ifindex, length}.
         let mut captured = Vec::new();
@@ -1148,7 +1291,8 @@ impl<'a> Gen<'a> {
         if !captured.is_empty() {
             let _ = write!(
                 s,
-                "  always_ff @(posedge clk_i) begin\n    if (adv & s_axis_tvalid_i & ~in_pkt_q) begin\n{}\n    end\n  end\n",
+                "  always_ff @(posedge clk_i) begin\n    if ({} & s_axis_tvalid_i & ~in_pkt_q) begin\n{}\n    end\n  end\n",
+                self.go(0),
                 captured.join("\n")
             );
         }
@@ -1200,16 +1344,23 @@ impl<'a> Gen<'a> {
                 for sig in ["valid", "data", "keep", "last", "fidx"] {
                     self.read(&format!("f{i}_{sig}"));
                 }
+                // A frame register whose predecessor holds receives a bubble.
+                let valid = if self.stalls.is_empty() {
+                    format!("f{i}_valid")
+                } else {
+                    format!("f{i}_valid & go[{i}]")
+                };
                 format!(
-                    "    .valid_i(f{i}_valid), .data_i(f{i}_data), .keep_i(f{i}_keep), .last_i(f{i}_last),\n    \
+                    "    .valid_i({valid}), .data_i(f{i}_data), .keep_i(f{i}_keep), .last_i(f{i}_last),\n    \
                      .fidx_i(f{i}_fidx), .wdata_i(w{i}_data), .wmask_i(w{i}_mask),"
                 )
             };
             let _ = writeln!(
                 s,
                 "  ehdl_frame_stage #(.DW(DataWidth), .FW(FrameIdxBits)) u_frame{j} (\n    .clk_i(clk_i), .rst_ni(rst_ni), \
-                 .adv_i(adv),\n{inputs}\n    .valid_o(f{j}_valid), .data_o(f{j}_data), .keep_o(f{j}_keep), \
-                 .last_o(f{j}_last), .fidx_o(f{j}_fidx)\n  );"
+                 .adv_i({go}),\n{inputs}\n    .valid_o(f{j}_valid), .data_o(f{j}_data), .keep_o(f{j}_keep), \
+                 .last_o(f{j}_last), .fidx_o(f{j}_fidx)\n  );",
+                go = self.go(j)
             );
         }
         let verdict = last.verdict.clone().unwrap_or_else(|| "32'd0".into());
@@ -1226,17 +1377,18 @@ impl<'a> Gen<'a> {
              \x20 always_ff @(posedge clk_i or negedge rst_ni) begin\n\
              \x20   if (!rst_ni) begin\n\
              \x20     verdict_hold_q <= 32'd0;\n\
-             \x20   end else if (adv & f{n}_valid & (f{n}_fidx == '0)) begin\n\
+             \x20   end else if ({gon} & f{n}_valid & (f{n}_fidx == '0)) begin\n\
              \x20     verdict_hold_q <= {verdict};\n\
              \x20   end\n\
              \x20 end\n\
              \x20 assign out_user = (f{n}_fidx == '0) ? {verdict} : verdict_hold_q;\n\
              \x20 ehdl_axis_out #(.DW(DataWidth), .UW(32)) u_out (\n\
-             \x20   .clk_i(clk_i), .rst_ni(rst_ni), .push_i(adv & f{n}_valid), .data_i(f{n}_data),\n\
+             \x20   .clk_i(clk_i), .rst_ni(rst_ni), .push_i({gon} & f{n}_valid), .data_i(f{n}_data),\n\
              \x20   .keep_i(f{n}_keep), .last_i(f{n}_last), .user_i(out_user), .space_o(out_space),\n\
              \x20   .m_axis_tvalid_o(m_axis_tvalid_o), .m_axis_tdata_o(m_axis_tdata_o), .m_axis_tkeep_o(m_axis_tkeep_o),\n\
              \x20   .m_axis_tlast_o(m_axis_tlast_o), .m_axis_tuser_o(m_axis_tuser_o), .m_axis_tready_i(m_axis_tready_i)\n\
-             \x20 );\n"
+             \x20 );\n",
+            gon = self.go(n)
         );
         self.body += &s;
     }

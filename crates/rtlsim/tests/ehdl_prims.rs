@@ -1015,3 +1015,120 @@ fn hash_map_cam_finds_the_lowest_valid_matching_slot() {
     }
     assert!(hits > 100, "{hits} hits");
 }
+
+#[test]
+fn run_time_offset_loads_and_stores_reach_the_available_frames() {
+    const NF: usize = 3;
+    let fb = DW / 8;
+    let mut w = Wrapper::default();
+    w.input("frames", NF * DW);
+    w.input("addr", 16);
+    w.input("val", 64);
+    w.input("fidx", 8 * NF);
+    w.input("en", 1);
+    let sizes = [(1usize, false), (2, true), (4, false), (8, false)];
+    for (i, (size, signed)) in sizes.iter().enumerate() {
+        writeln!(
+            w.body,
+            "  logic [63:0] r{i};\n  logic lm{i}, sm{i};\n  logic [{}:0] sd{i};\n  logic [{}:0] sk{i};\n  \
+             ehdl_pkt_load_dyn #(.DW({DW}), .NF({NF}), .SIZE({size}), .SIGNED({})) u_l{i} (.en_i(en[0]), \
+             .frames_i(frames), .addr_i(addr), .old_i(val), .res_o(r{i}), .miss_o(lm{i}));\n  \
+             ehdl_pkt_store_dyn #(.DW({DW}), .FW(8), .NF({NF}), .SIZE({size})) u_s{i} (.en_i(en[0]), .addr_i(addr), \
+             .val_i(val), .fidx_i(fidx), .data_o(sd{i}), .mask_o(sk{i}), .miss_o(sm{i}));",
+            NF * DW - 1,
+            NF * fb - 1,
+            *signed as u8
+        )
+        .expect("string");
+        for (e, wd) in [
+            (format!("r{i}"), 64),
+            (format!("lm{i}"), 1),
+            (format!("sd{i}"), NF * DW),
+            (format!("sk{i}"), NF * fb),
+            (format!("sm{i}"), 1),
+        ] {
+            w.output(e, wd);
+        }
+    }
+    let mut rng = Rng(0xd1a);
+    let mut inputs = Vec::new();
+    for _ in 0..400 {
+        let fidx: Vec<u64> = (0..NF as u64)
+            .map(|f| if rng.below(4) == 0 { rng.below(5) } else { f })
+            .collect();
+        inputs.push((
+            rng.bytes(NF * fb),
+            rng.below_usize(NF * fb + 6),
+            rng.next(),
+            fidx,
+            rng.below(5) != 0,
+        ));
+    }
+    let vectors: Vec<Bits> = inputs
+        .iter()
+        .map(|(frames, addr, val, fidx, en)| {
+            let mut v = Bits::default();
+            v.push_bytes(frames);
+            v.push(16, *addr as u64);
+            v.push(64, *val);
+            for f in fidx {
+                v.push(8, *f);
+            }
+            v.push(1, *en as u64);
+            v
+        })
+        .collect();
+    let out = w.run("dyn", &vectors);
+    let per = 64 + 1 + NF * DW + NF * fb + 1;
+    for ((frames, addr, val, fidx, en), got) in inputs.iter().zip(&out) {
+        for (i, &(size, signed)) in sizes.iter().enumerate() {
+            let base = i * per;
+            let miss = addr + size > NF * fb;
+            let raw = (0..size).fold(0u64, |v, b| {
+                v | (*frames.get(addr + b).unwrap_or(&0) as u64) << (8 * b)
+            });
+            let bits = 8 * size as u32;
+            let value = if signed && bits < 64 {
+                (((raw << (64 - bits)) as i64) >> (64 - bits)) as u64
+            } else {
+                raw
+            };
+            assert_eq!(
+                got.get(base, 64),
+                if *en { value } else { *val },
+                "load size {size} at {addr}"
+            );
+            assert_eq!(
+                got.get(base + 64, 1) == 1,
+                *en && miss,
+                "load miss size {size} at {addr}"
+            );
+            let mut data = vec![0u8; NF * fb];
+            let mut mask = vec![false; NF * fb];
+            for b in 0..size {
+                let at = addr + b;
+                if *en && at < NF * fb && fidx[at / fb] == (at / fb) as u64 {
+                    data[at] = (val >> (8 * b)) as u8;
+                    mask[at] = true;
+                }
+            }
+            assert_eq!(
+                got.bytes(base + 65, NF * fb),
+                data,
+                "store data size {size} at {addr}"
+            );
+            for (j, m) in mask.iter().enumerate() {
+                assert_eq!(
+                    got.get(base + 65 + NF * DW + j, 1) == 1,
+                    *m,
+                    "store mask byte {j}"
+                );
+            }
+            assert_eq!(
+                got.get(base + 65 + NF * DW + NF * fb, 1) == 1,
+                *en && miss,
+                "store miss"
+            );
+        }
+    }
+}

@@ -764,3 +764,36 @@ fn a_looping_program_is_aborted_at_the_budget() {
     }
     assert_eq!(lines[loaded + 2], "counters 2 0 2");
 }
+
+/// Stores to `words` distinct 8-byte words of a packet of at least `8 * words` bytes, then transmits.
+fn many_stores(words: usize) -> String {
+    let mut s = format!(
+        "    r2 = *(u32 *)(r1 + 0)\n    r3 = *(u32 *)(r1 + 4)\n    r4 = r2\n    r4 += {}\n    \
+         if r4 > r3 goto out\n    r5 = 0x5a5a5a5a5a5a5a5a ll\n",
+        8 * words
+    );
+    for w in 0..words {
+        s.push_str(&format!("    *(u64 *)(r2 + {}) = r5\n", 8 * w));
+    }
+    s.push_str("    r0 = 3\n    exit\nout:\n    r0 = 1\n    exit\n");
+    s
+}
+
+/// The difference buffer holds DIFF_ENTRIES (32) written words: a packet writing more ends XDP_ABORTED with a fault
+/// (the reference machine has no such limit: a documented difference), one writing exactly 32 transmits.
+#[test]
+fn difference_buffer_overflow_aborts_the_packet() {
+    let fits = object(insns(&many_stores(32)), vec![]);
+    let fr = frames(&[300, 400], 12);
+    run_both("32 words", &fits, &fr, "", true);
+
+    let spec = object(insns(&many_stores(33)), vec![]);
+    let image = compile(&spec);
+    let load = load_lines(&image);
+    let loaded = load.lines().count();
+    let input = format!("{load}{}counters\nquit\n", packet_line(&fr[1], &md(0)));
+    let lines = common::run_testbench(&harness_spec(), input);
+    let (out, _) = parse_out(&lines[loaded]);
+    assert_eq!((out.verdict, out.fault), (0, true), "{}", lines[loaded]);
+    assert_eq!(lines[loaded + 1], "counters 1 0 1");
+}

@@ -22,9 +22,23 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// `BPF_MAP_TYPE_HASH`.
-pub(super) const MAP_TYPE_HASH: u32 = 1;
+const MAP_TYPE_HASH: u32 = 1;
 /// `BPF_MAP_TYPE_ARRAY`.
-pub(super) const MAP_TYPE_ARRAY: u32 = 2;
+const MAP_TYPE_ARRAY: u32 = 2;
+/// `BPF_MAP_TYPE_PERCPU_HASH`.
+const MAP_TYPE_PERCPU_HASH: u32 = 5;
+/// `BPF_MAP_TYPE_PERCPU_ARRAY`.
+const MAP_TYPE_PERCPU_ARRAY: u32 = 6;
+
+/// A map with ARRAY semantics. The pipeline is one CPU, so a per-CPU map is its one copy.
+pub(super) fn is_array(spec: &MapSpec) -> bool {
+    spec.map_type == MAP_TYPE_ARRAY || spec.map_type == MAP_TYPE_PERCPU_ARRAY
+}
+
+/// A map with HASH semantics (per-CPU ones included, as for [`is_array`]).
+pub(super) fn is_hash(spec: &MapSpec) -> bool {
+    spec.map_type == MAP_TYPE_HASH || spec.map_type == MAP_TYPE_PERCPU_HASH
+}
 /// The most entries of a HASH block (a CAM compares them all).
 const MAX_HASH_ENTRIES: u32 = 1024;
 /// The widest HASH key.
@@ -60,7 +74,7 @@ pub(super) fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
         })
         .filter(|&m| {
             maps.get(m as usize)
-                .is_some_and(|s| s.map_type == MAP_TYPE_ARRAY || s.map_type == MAP_TYPE_HASH)
+                .is_some_and(|s| is_array(s) || is_hash(s))
         })
         .collect()
 }
@@ -107,9 +121,9 @@ pub(super) fn check(
             Some(format!(
                 "{bytes} value bytes; the register-based map block takes up to {MAX_MAP_BYTES}"
             ))
-        } else if spec.map_type == MAP_TYPE_ARRAY && spec.key_size != 4 {
+        } else if is_array(spec) && spec.key_size != 4 {
             Some(format!("an ARRAY map with {}-byte keys", spec.key_size))
-        } else if spec.map_type == MAP_TYPE_HASH
+        } else if is_hash(spec)
             && (spec.max_entries > MAX_HASH_ENTRIES || spec.key_size > MAX_KEY_BYTES)
         {
             Some(format!(
@@ -248,7 +262,7 @@ impl Gen<'_> {
                 self.unused_ports.push(format!("{name}_rdata"));
             }
             let mut host_read = format!("{name}_host_rdata");
-            if spec.map_type == MAP_TYPE_HASH {
+            if is_hash(spec) {
                 self.hash_block(&mut s, m);
                 host_read =
                     format!("(host_addr_i[31:30] == 2'b00) ? {name}_host_rdata : {name}_key_rdata");

@@ -53,7 +53,9 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_map_mem.sv",
     "ehdl_pkt_len.sv",
     "ehdl_pkt_load.sv",
+    "ehdl_pkt_load_dyn.sv",
     "ehdl_pkt_store.sv",
+    "ehdl_pkt_store_dyn.sv",
     "ehdl_stack_load.sv",
     "ehdl_stack_store.sv",
 ];

@@ -1,7 +1,7 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
-use super::maps::{geometry, slot_width, HashLookup, MapPort, Stall, MAP_TYPE_HASH};
+use super::maps::{geometry, is_hash, slot_width, HashLookup, MapPort, Stall};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
 use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
 use hwxdp_ebpf::{AtomicOp, ByteOrder, InsnKind, Source};
@@ -22,6 +22,8 @@ struct Bound {
     len: Option<(String, String)>,
     /// Context fields from the packet's sideband (`s_axis_tuser_i` of its first beat), by `xdp_md` offset.
     ctx: BTreeMap<i64, String>,
+    /// Whether a run-time packet access reached past the frames it could see (the packet is aborted).
+    fault: Option<String>,
 }
 
 /// One register of a boundary: name, width, next value, and whether it is a control bit that resets to 0.
@@ -322,6 +324,7 @@ impl<'a> Gen<'a> {
         let mut regs = b.regs.clone();
         let mut stack = b.stack.clone();
         let mut verdict = b.verdict.clone();
+        let mut misses: Vec<String> = b.fault.iter().cloned().collect();
         let mut conds: BTreeMap<u32, String> = BTreeMap::new();
         let mut ops: Vec<&Op> = st.ops.iter().map(|&o| &p.ops[o as usize]).collect();
         ops.sort_by_key(|o| o.insn);
@@ -476,6 +479,29 @@ impl<'a> Gen<'a> {
                             );
                             regs.insert(dst, name.clone());
                         }
+                        Label::Packet { offset: None } => {
+                            if !live_next_reg(dst) {
+                                continue;
+                            }
+                            let en = self.pred_signal(&preds, op.pred, op)?;
+                            let ptr = reg(self, base);
+                            let (addr, frames, nf) =
+                                self.dyn_frames(op, &name, ptr, moff, "data")?;
+                            let old = regs.get(&dst).cloned().unwrap_or_else(|| "64'd0".into());
+                            let old = self.read(&old);
+                            let miss = format!("{name}_miss");
+                            self.declare(&name, 64);
+                            self.declare(&miss, 1);
+                            let _ = writeln!(
+                                self.body,
+                                "  ehdl_pkt_load_dyn #(.DW(DataWidth), .NF({nf}), .SIZE({size}), .SIGNED({})) u_{name} \
+                                 (.en_i({en}), .frames_i({frames}), .addr_i({addr}), .old_i({old}), .res_o({name}), \
+                                 .miss_o({miss}));  // {}",
+                                signed as u8, op.text
+                            );
+                            misses.push(miss);
+                            regs.insert(dst, name.clone());
+                        }
                         Label::Packet { offset: Some(o) } => {
                             let (pos, off, span) = self.packet_at(op, o, size)?;
                             if !live_next_reg(dst) {
@@ -582,6 +608,37 @@ impl<'a> Gen<'a> {
                             let ptr = reg(self, base);
                             let val = src(self, s);
                             self.map_port(op, &name, &en, ptr, moff, size as u32, Some(val), 0)?;
+                        }
+                        Label::Packet { offset: None } => {
+                            let en = self.pred_signal(&preds, op.pred, op)?;
+                            let ptr = reg(self, base);
+                            let val = src(self, s);
+                            let (addr, fidx, nf) = self.dyn_frames(op, &name, ptr, moff, "fidx")?;
+                            let fb = self.fb as u32;
+                            let (sd, sk, miss) = (
+                                format!("{name}_sd"),
+                                format!("{name}_sk"),
+                                format!("{name}_miss"),
+                            );
+                            self.declare(&sd, nf * fb * 8);
+                            self.declare(&sk, nf * fb);
+                            self.declare(&miss, 1);
+                            let _ = writeln!(
+                                self.body,
+                                "  ehdl_pkt_store_dyn #(.DW(DataWidth), .FW(FrameIdxBits), .NF({nf}), .SIZE({size})) \
+                                 u_{name} (.en_i({en}), .addr_i({addr}), .val_i({val}), .fidx_i({fidx}), .data_o({sd}), \
+                                 .mask_o({sk}), .miss_o({miss}));  // {}",
+                                op.text
+                            );
+                            self.read(&sd);
+                            self.read(&sk);
+                            for f in 0..nf {
+                                self.writes.entry(k - f).or_default().push((
+                                    format!("{sd}[{} +: {}]", f * fb * 8, fb * 8),
+                                    format!("{sk}[{} +: {fb}]", f * fb),
+                                ));
+                            }
+                            misses.push(miss);
                         }
                         Label::Packet { offset: Some(o) } => {
                             let (pos, off, span) = self.packet_at(op, o, size)?;
@@ -766,7 +823,7 @@ impl<'a> Gen<'a> {
                         return Err(self.unsupported(
                             op,
                             format!(
-                                "helper {h} on map {} of type {} (only ARRAY and HASH maps have blocks yet)",
+                                "helper {h} on map {} of type {} (only ARRAY and HASH maps, per-CPU or not, have blocks yet)",
                                 spec.map_or("?", |s| s.name.as_str()),
                                 spec.map_or(0, |s| s.map_type)
                             ),
@@ -777,7 +834,7 @@ impl<'a> Gen<'a> {
                     }
                     let en = self.pred_signal(&preds, op.pred, op)?;
                     let spec = &self.maps[m as usize];
-                    let hash = spec.map_type == MAP_TYPE_HASH;
+                    let hash = is_hash(spec);
                     let kbytes = if hash { spec.key_size as i64 } else { 4 };
                     let bytes: Vec<String> = (0..kbytes)
                         .rev()
@@ -875,7 +932,16 @@ impl<'a> Gen<'a> {
                 (k, i) => return Err(self.unsupported(op, format!("{k:?} ({i:?})"))),
             }
         }
-        self.boundary(k, &preds, &b, regs, stack, conds, verdict, len_now)
+        let fault = if misses.is_empty() {
+            None
+        } else {
+            let f = format!("s{k}_fault");
+            self.declare(&f, 1);
+            let e = self.read(&misses.join(" | "));
+            let _ = writeln!(self.body, "  assign {f} = {e};");
+            Some(f)
+        };
+        self.boundary(k, &preds, &b, regs, stack, conds, (verdict, fault), len_now)
     }
 
     /// One access to a map value: a port on the block of every map the pointer may name (one, or every looked-up
@@ -962,6 +1028,43 @@ impl<'a> Gen<'a> {
             self.early.insert(op.id, (p.clone(), en.to_string()));
         }
         Ok(rd)
+    }
+
+    /// For a packet access at a run-time offset: the byte address wire (from the pointer register, relative to
+    /// `data`), the vector of the frame registers' `sig` ("data" or "fidx") for the frames the stage can see (frame
+    /// 0 lowest), and how many frames that is.
+    fn dyn_frames(
+        &mut self,
+        op: &Op,
+        name: &str,
+        ptr: String,
+        off: i16,
+        sig: &str,
+    ) -> Result<(String, String, u32), VerilogError> {
+        // Without bpf_xdp_adjust_head, data never moves (the front end leaves the shift of run-time accesses open).
+        let adjusts = self.p.ops.iter().any(|o| matches!(o.kind, OpKind::Helper { id: 44, .. }));
+        if op.data_shift.or((!adjusts).then_some(0)) != Some(0) {
+            return Err(self.unsupported(op, "a packet access after bpf_xdp_adjust_head"));
+        }
+        let k = op.stage;
+        // The frames a header parser reaches: the first 256 bytes (or one frame), as far as they have arrived.
+        let nf = (k + 1).min((256 / self.fb as u32).max(1));
+        let addr = format!("{name}_addr");
+        self.declare(&addr, 16);
+        let ptr = self.read(&ptr);
+        let wide = format!("{name}_off");
+        self.declare(&wide, 64);
+        let _ = writeln!(
+            self.body,
+            "  assign {wide} = {ptr} + {} - {};\n  assign {addr} = {wide}[15:0];",
+            hex64(off as i64 as u64),
+            hex64(DATA_BASE)
+        );
+        self.unused_ports.push(wide);
+        self.read(&addr);
+        let parts: Vec<String> = (0..nf).rev().map(|f| format!("f{}_{sig}", k - f)).collect();
+        let vec = self.read(&format!("{{{}}}", parts.join(", ")));
+        Ok((addr, vec, nf))
     }
 
     /// The stall checks (see `maps`): a valid bit per boundary, one wire per check, and `go`.
@@ -1093,7 +1196,7 @@ impl<'a> Gen<'a> {
         regs: BTreeMap<u8, String>,
         stack: BTreeMap<i64, String>,
         conds: BTreeMap<u32, String>,
-        verdict: Option<String>,
+        (verdict, fault): (Option<String>, Option<String>),
         len_now: Option<(String, String)>,
     ) -> Result<Bound, VerilogError> {
         let j = k + 1;
@@ -1195,6 +1298,16 @@ impl<'a> Gen<'a> {
                     out.len = Some((ln, en));
                 }
             }
+        }
+        if let Some(f) = fault {
+            let name = format!("b{j}_fault_q");
+            list.push(Reg {
+                name: name.clone(),
+                width: 1,
+                d: f,
+                reset: true,
+            });
+            out.fault = Some(name);
         }
         if let Some(v) = verdict {
             let name = format!("b{j}_verdict_q");
@@ -1363,7 +1476,11 @@ impl<'a> Gen<'a> {
                 go = self.go(j)
             );
         }
-        let verdict = last.verdict.clone().unwrap_or_else(|| "32'd0".into());
+        let mut verdict = last.verdict.clone().unwrap_or_else(|| "32'd0".into());
+        if let Some(f) = &last.fault {
+            // A packet whose run-time access missed its frames is aborted (XDP_ABORTED).
+            verdict = format!("({f} ? 32'd0 : {verdict})");
+        }
         for sig in ["valid", "data", "keep", "last", "fidx"] {
             self.read(&format!("f{n}_{sig}"));
         }

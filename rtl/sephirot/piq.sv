@@ -16,6 +16,9 @@
 //   cycle after f_pop_i (the frame memory is block RAM with a registered read) until the next f_pop_i. The reader
 //   pops exactly ceil(length / FRAME_BYTES) frames per descriptor (a frame's bytes beyond the packet are zero).
 // - busy_o: a packet is being received or a descriptor is waiting.
+//
+// Yosys 0.23 synth_xilinx -family xcup at the defaults: about 1.4k LUTs, 180 FFs, 4 RAMB36 (the frame FIFO),
+// 10 RAM32M16 (the descriptors); 6 s of CPU.
 module piq #(
   parameter integer FRAME_BYTES = 32,    // beat and frame, bytes
   parameter integer FRAMES      = 256,   // frame FIFO depth (a power of two, at least MAX_BYTES / FRAME_BYTES)

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// The module `--target hxdp` synthesizes unless `--top` says otherwise.
-// The whole module's top (rtl/sephirot/hxdp.sv, docs/hxdp-module.md) is `hxdp`; until it lands, the core.
-const HXDP_TOP: &str = "sephirot";
+/// The module `--target hxdp` synthesizes unless `--top` says otherwise: the whole hXDP module
+/// (rtl/sephirot/hxdp.sv, docs/hxdp-module.md).
+const HXDP_TOP: &str = "hxdp";
 
 /// The directory under `rtl/` holding the hXDP module's units.
 const HXDP_UNIT: &str = "sephirot";

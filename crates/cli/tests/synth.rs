@@ -165,21 +165,77 @@ fn bad_modules_and_options_are_named() {
     }
 }
 
+/// Writes an executable shell script standing in for Yosys.
+fn fake_yosys(path: &Path, body: &str) {
+    fs::write(path, format!("#!/bin/sh\n{body}")).expect("write the fake yosys");
+    let mut perms = fs::metadata(path).expect("stat").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(path, perms).expect("chmod");
+}
+
+/// Without `--top`, the whole hXDP module: Yosys is handed its sources (written where it runs) and the size options
+/// under the names `hxdp.sv` declares. (A stand-in records what it is given; the real synthesis takes hours.)
+#[test]
+fn the_default_top_is_the_whole_module() {
+    let dir = scratch("default-top");
+    let record = dir.join("record.txt");
+    fake_yosys(
+        &dir.join("fake-yosys"),
+        &format!(
+            "echo \"$@\" > {record}\nfor f in hxdp sephirot maps pkt_buffer alu; do\n  \
+             test -f rtl/sephirot/$f.sv && echo \"present $f\" >> {record}\ndone\nexit 1\n",
+            record = record.display()
+        ),
+    );
+    let output = hwxdp(
+        &[
+            "synth",
+            "--target",
+            "hxdp",
+            "--lanes",
+            "2",
+            "--map-entries",
+            "64",
+            "--map-words",
+            "1024",
+            "--diff-entries",
+            "16",
+            "--yosys",
+            "./fake-yosys",
+        ],
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let recorded = fs::read_to_string(&record).expect("the stand-in ran");
+    for expected in [
+        "chparam -set LANES 2 -set ENTRIES 64 -set MEM_WORDS 1024 -set DIFF_ENTRIES 16 hxdp;",
+        "synth_xilinx -family xcup -top hxdp;",
+        "\"rtl/sephirot/hxdp.sv\"",
+        "\"rtl/sephirot/sephirot.sv\"",
+        "present hxdp",
+        "present sephirot",
+        "present maps",
+        "present pkt_buffer",
+        "present alu",
+    ] {
+        assert!(
+            recorded.contains(expected),
+            "{expected:?} not in {recorded}"
+        );
+    }
+    assert!(!recorded.contains("rtl/ehdl"), "{recorded}");
+}
+
 /// Yosys failing: the error carries its error line and names the kept log; Yosys missing: the Debian package.
 #[test]
 fn yosys_failing_or_missing_is_reported() {
     let dir = scratch("yosys");
     // A stand-in for Yosys that logs an error, as Yosys does with `-l FILE`, and fails.
-    let fake = dir.join("fake-yosys");
-    fs::write(
-        &fake,
-        "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = -l ]; then log=\"$2\"; fi\n  shift\ndone\n\
+    fake_yosys(
+        &dir.join("fake-yosys"),
+        "while [ $# -gt 0 ]; do\n  if [ \"$1\" = -l ]; then log=\"$2\"; fi\n  shift\ndone\n\
          echo 'ERROR: fake failure in rtl/sephirot/alu.sv' > \"$log\"\nexit 1\n",
-    )
-    .expect("write the fake yosys");
-    let mut perms = fs::metadata(&fake).expect("stat").permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    fs::set_permissions(&fake, perms).expect("chmod");
+    );
     // Relative to the caller's directory, not to the one Yosys runs in.
     let fake_arg = "./fake-yosys";
     let output = hwxdp(

@@ -73,8 +73,10 @@
 // lanes of its bundle (the model stops at the faulting lane; packet stores are exact); an atomic on the data bus
 // reads memory as it was before its bundle (the model: after lower lanes' stores of the same bundle).
 //
-// Synthesis (Yosys 0.23 synth_xilinx -family xcup, LANES=4, IMEM_BUNDLES=64, STACK_FRAMES=1; 10.6 min): about
-// 139k LUTs, 9.1k FFs, 5.9k CARRY4, 40 DSP48E2, 40 RAM64M8. The four combinational ALUs (dividers) take about 62k
+// Synthesis (Yosys 0.23 synth_xilinx -family xcup, LANES=4, IMEM_BUNDLES=64, STACK_FRAMES=1; `hwxdp synth --target
+// hxdp --top sephirot --imem-bundles 64 --stack-frames 1`, 18 min on a loaded machine): about 141k LUTs, 9.1k FFs,
+// 6.0k CARRY4, 40 DSP48E2, 40 RAM64M8, no latch (the pkt_ready_i wait, the helper stack port and tail calls added
+// about 1.5k LUTs). The four combinational ALUs (dividers) take about 62k
 // LUTs and the stack about 56k for one 512-byte frame (flip-flops with 2 * LANES byte-granular ports): eight frames
 // need a block-RAM stack (banked or replicated per lane) before this core fits a device.
 //

@@ -3,8 +3,9 @@
 // stdin: a first line "cfg GAP STALL SEED" (percent of cycles with no input beat offered, percent of cycles with
 // m_axis_tready low, and a seed for those choices), then one packet per line, "IFINDEX RXQ BYTES" in hex (the
 // ingress_ifindex and rx_queue_index go with the length on s_axis_tuser_i of the first beat). Lines
-// "w MAP ADDR DATA MASK" (hex) are host-port writes done before the first packet, and "m MAP BYTES" asks for a dump
-// of a map's first BYTES bytes through the host port after the last packet, printed as "map MAP BYTES". stdout: one line per packet
+// "w MAP ADDR DATA MASK" (hex) are host-port writes done before the first packet, and "m MAP BYTES [BASE]" asks for a
+// dump of BYTES bytes from host address BASE (default 0) of a map after the last packet, printed as "map MAP BYTES".
+// stdout: one line per packet
 // leaving the pipeline, "pkt VERDICT BYTES" (verdict in hex from m_axis_tuser_o, the bytes in hex), in output order,
 // then "cycles C latency L beats B": C clock cycles from the first beat accepted to the last beat out, L cycles from
 // the first beat accepted to the first beat out. Exit status 2 on malformed input, 3 when the pipeline stops
@@ -74,7 +75,11 @@ int main(int argc, char** argv) {
         unsigned mask;
     };
     std::vector<HostWrite> host_writes;
-    std::vector<std::pair<unsigned, uint32_t>> dumps;
+    struct Dump {
+        unsigned map;
+        uint32_t bytes, base;
+    };
+    std::vector<Dump> dumps;
     unsigned long line_number = 1;
     while (read_line(line)) {
         ++line_number;
@@ -91,12 +96,12 @@ int main(int argc, char** argv) {
             continue;
         }
         if (line[0] == 'm') {
-            unsigned map = 0, bytes = 0;
-            if (std::sscanf(line.c_str(), "m %x %x", &map, &bytes) != 2) {
-                std::fprintf(stderr, "ehdl_pipe_tb: line %lu: expected \"m MAP BYTES\"\n", line_number);
+            unsigned map = 0, bytes = 0, base = 0;
+            if (std::sscanf(line.c_str(), "m %x %x %x", &map, &bytes, &base) < 2) {
+                std::fprintf(stderr, "ehdl_pipe_tb: line %lu: expected \"m MAP BYTES [BASE]\"\n", line_number);
                 return 2;
             }
-            dumps.emplace_back(map, bytes);
+            dumps.push_back(Dump{map, bytes, base});
             continue;
         }
         unsigned ifindex = 0, rxq = 0;
@@ -218,14 +223,15 @@ int main(int argc, char** argv) {
         top->eval();
         ++cycle;
     }
-    for (const auto& d : dumps) {
-        std::printf("map %x ", d.first);
-        for (uint32_t a = 0; a < d.second; a += 8) {
-            top->host_map_i = d.first;
-            top->host_addr_i = a;
+    for (const Dump& d : dumps) {
+        std::printf("map %x ", d.map);
+        for (uint32_t a = 0; a < d.bytes; a += 8) {
+            top->host_map_i = d.map;
+            top->host_addr_i = d.base + a;
             top->eval();
             const uint64_t v = top->host_rdata_o;
-            for (uint32_t b = 0; b < 8 && a + b < d.second; ++b) std::printf("%02x", static_cast<unsigned>((v >> (8 * b)) & 0xff));
+            for (uint32_t b = 0; b < 8 && a + b < d.bytes; ++b)
+                std::printf("%02x", static_cast<unsigned>((v >> (8 * b)) & 0xff));
         }
         std::printf("\n");
     }

@@ -120,6 +120,10 @@ fn run(exe: &PathBuf, packets: &[Vec<u8>], host: &Host, gap: u32, stall: u32, se
             hex(p)
         );
     }
+    run_input(exe, input)
+}
+
+fn run_input(exe: &PathBuf, input: String) -> Run {
     let mut child = Command::new(exe)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -573,4 +577,100 @@ fn examples_with_run_time_packet_offsets_match_the_reference_machine() {
             r.cycles
         );
     }
+}
+
+#[test]
+fn ethertype_counter_inserts_and_counts_like_the_reference_machine() {
+    // Listing 1 of the eHDL paper: a HASH entry created by one packet (bpf_map_update_elem, NOEXIST) and found and
+    // bumped (atomic add) by the next ones, back to back; more ethertypes than max_entries, so inserts fail too.
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("ethertype_counter.o"))
+        .expect("ethertype_counter example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let program = &obj.programs[0];
+    let spec = &obj.maps[0];
+    let (entries, vsize) = (spec.max_entries, spec.value_size);
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    // Runs of one ethertype (the next packet reads what the previous one inserted), 40 ethertypes in all.
+    let mut pkts = Vec::new();
+    while pkts.len() < 300 {
+        let ty = 0x0800 + (next() % 40) as u16;
+        for _ in 0..1 + next() % 4 {
+            let mut p = vec![0u8; 60 + (next() % 80) as usize];
+            p[12..14].copy_from_slice(&ty.to_be_bytes());
+            pkts.push(p);
+        }
+    }
+    let mut dumps = vec![(0, entries * 8, 0x4000_0000), (0, entries * vsize, 0)];
+    dumps.extend((0..entries).map(|s| (0, 1, 0x8000_0000 + s)));
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, "ethertype_counter");
+    let (want, mut machine) = reference(&obj, program, &pkts, &Host::default());
+    // The reference's entries, by every 2-byte key.
+    let mut want_map = std::collections::BTreeMap::new();
+    for key in 0..=u16::MAX {
+        if let Some(slot) = machine.maps_mut().lookup_slot(0, &key.to_le_bytes()) {
+            want_map.insert(key, machine.maps_mut().value(0, slot).to_vec());
+        }
+    }
+    assert_eq!(want_map.len(), entries as usize, "the trace fills the map");
+    for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
+        let got = run_dumps(&exe, &pkts, &dumps, gap, stall, seed);
+        let verdicts: Vec<u32> = got.packets.iter().map(|(v, _)| *v).collect();
+        let want_v: Vec<u32> = want.iter().map(|(v, _)| *v).collect();
+        assert_eq!(verdicts, want_v, "verdicts, gap {gap}% stall {stall}%");
+        let (keys, values) = (&got.maps[0].1, &got.maps[1].1);
+        let mut got_map = std::collections::BTreeMap::new();
+        for s in 0..entries as usize {
+            if got.maps[2 + s].1[0] & 1 == 1 {
+                let key = u16::from_le_bytes([keys[8 * s], keys[8 * s + 1]]);
+                got_map.insert(
+                    key,
+                    values[s * vsize as usize..(s + 1) * vsize as usize].to_vec(),
+                );
+            }
+        }
+        assert_eq!(
+            got_map, want_map,
+            "entries after the run, gap {gap}% stall {stall}%"
+        );
+        println!(
+            "ethertype_counter: {} stages, {} packets in {} cycles (gap {gap}% stall {stall}%)",
+            p.stages.len(),
+            pkts.len(),
+            got.cycles
+        );
+    }
+}
+
+/// `run` with dumps at host addresses: `(map, bytes, base)`.
+fn run_dumps(
+    exe: &PathBuf,
+    packets: &[Vec<u8>],
+    dumps: &[(u32, u32, u32)],
+    gap: u32,
+    stall: u32,
+    seed: u64,
+) -> Run {
+    let mut input = format!("cfg {gap} {stall} {seed}\n");
+    for (m, n, base) in dumps {
+        input += &format!("m {m:x} {n:x} {base:x}\n");
+    }
+    for (i, p) in packets.iter().enumerate() {
+        let m = md(i);
+        input += &format!(
+            "{:x} {:x} {}\n",
+            m.ingress_ifindex,
+            m.rx_queue_index,
+            hex(p)
+        );
+    }
+    run_input(exe, input)
 }

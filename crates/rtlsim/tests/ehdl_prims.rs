@@ -900,54 +900,63 @@ fn map_memory_applies_ports_in_order_and_serves_the_host() {
 }
 
 #[test]
-fn hash_map_cam_finds_the_lowest_valid_matching_slot() {
+fn hash_map_cam_looks_up_updates_in_port_order_and_serves_the_host() {
     const ENTRIES: usize = 5;
     const KB: usize = 6;
     const KS: usize = 8;
     let mut w = Wrapper::default();
     w.input("keys", 2 * 8 * KB);
+    w.input("kind", 2);
+    w.input("en", 2);
+    w.input("flags", 4);
     w.input("hwe", 1);
     w.input("hvalid", 1);
     w.input("haddr", 8);
     w.input("hwdata", 64);
     w.input("hwmask", 8);
     w.body += &format!(
-        "  logic [1:0] hit;\n  logic [5:0] slot;\n  logic [63:0] hrdata;\n  ehdl_hash_map #(.ENTRIES({ENTRIES}), \
-         .KEY_BYTES({KB}), .NL(2), .SW(3), .AW(8)) u_h (.clk_i(clk_i), .rst_ni(rst_ni), .lk_key_i(keys), \
-         .lk_hit_o(hit), .lk_slot_o(slot), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), \
-         .host_wdata_i(hwdata), .host_wmask_i(hwmask), .host_rdata_o(hrdata));\n"
+        "  logic [1:0] hit;\n  logic [5:0] slot;\n  logic [15:0] err;\n  logic [63:0] hrdata;\n  \
+         ehdl_hash_map #(.ENTRIES({ENTRIES}), .KEY_BYTES({KB}), .NP(2), .SW(3), .AW(8)) u_h (.clk_i(clk_i), \
+         .rst_ni(rst_ni), .kind_i(kind), .en_i(en), .key_i(keys), .flags_i(flags), .hit_o(hit), .slot_o(slot), \
+         .err_o(err), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
+         .host_wmask_i(hwmask), .host_rdata_o(hrdata));\n"
     );
     w.output("hit".into(), 2);
     w.output("slot".into(), 6);
+    w.output("err".into(), 16);
     w.output("hrdata".into(), 64);
     let mut rng = Rng(0xca11);
-    // Keys drawn from a small set, so slots collide and lookups hit.
-    let pool: Vec<Vec<u8>> = (0..4).map(|_| rng.bytes(KB)).collect();
+    // Keys drawn from a small set, so slots collide, lookups hit and the map fills up.
+    let pool: Vec<Vec<u8>> = (0..7).map(|_| rng.bytes(KB)).collect();
     let mut keys = vec![vec![0u8; KB]; ENTRIES];
     let mut valid = [false; ENTRIES];
     let mut vectors = Vec::new();
     let mut expected = Vec::new();
-    for _ in 0..1500 {
+    let (mut hits, mut inserts) = (0, 0);
+    for _ in 0..2000 {
         let look: Vec<Vec<u8>> = (0..2)
             .map(|_| {
-                if rng.below(4) == 0 {
+                if rng.below(5) == 0 {
                     rng.bytes(KB)
                 } else {
-                    pool[rng.below_usize(4)].clone()
+                    pool[rng.below_usize(7)].clone()
                 }
             })
             .collect();
+        let kind: Vec<bool> = (0..2).map(|_| rng.below(3) == 0).collect();
+        let en: Vec<bool> = (0..2).map(|_| rng.below(4) != 0).collect();
+        let flags: Vec<u64> = (0..2).map(|_| rng.below(3)).collect();
         let hvalid = rng.below(3) == 0;
         let haddr = if hvalid {
             rng.below_usize(7)
         } else {
             KS * rng.below_usize(6) + [0, 0, 2, 5][rng.below_usize(4)]
         };
-        let hwe = rng.below(2) == 0;
-        let mut hwdata = rng.next();
+        // The host mostly clears valid bits, so the pipeline's inserts find room.
+        let hwe = rng.below(4) == 0;
+        let mut hwdata = if hvalid { rng.below(4) / 3 } else { rng.next() };
         if !hvalid && rng.below(2) == 0 {
-            // Write a pool key at the start of a slot.
-            let k = &pool[rng.below_usize(4)];
+            let k = &pool[rng.below_usize(7)];
             hwdata = k
                 .iter()
                 .enumerate()
@@ -958,16 +967,18 @@ fn hash_map_cam_finds_the_lowest_valid_matching_slot() {
         for k in &look {
             v.push_bytes(k);
         }
+        v.push(1, kind[0] as u64);
+        v.push(1, kind[1] as u64);
+        v.push(1, en[0] as u64);
+        v.push(1, en[1] as u64);
+        v.push(2, flags[0]);
+        v.push(2, flags[1]);
         v.push(1, hwe as u64);
         v.push(1, hvalid as u64);
         v.push(8, haddr as u64);
         v.push(64, hwdata);
         v.push(8, hwmask);
         vectors.push(v);
-        let mut want = Vec::new();
-        for k in &look {
-            want.push((0..ENTRIES).find(|&e| valid[e] && keys[e] == *k));
-        }
         let hread = if hvalid {
             (haddr < ENTRIES && valid[haddr]) as u64
         } else {
@@ -981,6 +992,33 @@ fn hash_map_cam_finds_the_lowest_valid_matching_slot() {
                 v | (byte as u64) << (8 * b)
             })
         };
+        let mut want = Vec::new();
+        for p in 0..2 {
+            let found = (0..ENTRIES).find(|&e| valid[e] && keys[e] == look[p]);
+            let free = (0..ENTRIES).find(|&e| !valid[e]);
+            let (hit, slot, err) = if !kind[p] {
+                (found.is_some(), found, 0)
+            } else if let Some(f) = found {
+                if flags[p] == 1 {
+                    (false, None, 17)
+                } else {
+                    (en[p], Some(f), 0)
+                }
+            } else if flags[p] == 2 {
+                (false, None, 2)
+            } else if let Some(f) = free {
+                if en[p] {
+                    valid[f] = true;
+                    keys[f] = look[p].clone();
+                    inserts += 1;
+                }
+                (en[p], Some(f), 0)
+            } else {
+                (false, None, 7)
+            };
+            hits += hit as usize;
+            want.push((hit, slot, err));
+        }
         expected.push((want, hread));
         if hwe {
             if hvalid {
@@ -998,22 +1036,21 @@ fn hash_map_cam_finds_the_lowest_valid_matching_slot() {
         }
     }
     let out = w.run("hash_map", &vectors);
-    let mut hits = 0;
     for (i, ((want, hread), got)) in expected.iter().zip(&out).enumerate() {
-        for (p, slot) in want.iter().enumerate() {
-            assert_eq!(
-                got.get(p, 1) == 1,
-                slot.is_some(),
-                "cycle {i}: port {p} hit"
-            );
-            if let Some(s) = slot {
-                assert_eq!(got.get(2 + 3 * p, 3), *s as u64, "cycle {i}: port {p} slot");
-                hits += 1;
+        for (p, (hit, slot, err)) in want.iter().enumerate() {
+            assert_eq!(got.get(p, 1) == 1, *hit, "cycle {i}: port {p} hit");
+            if *hit {
+                assert_eq!(
+                    Some(got.get(2 + 3 * p, 3) as usize),
+                    *slot,
+                    "cycle {i}: port {p} slot"
+                );
             }
+            assert_eq!(got.get(8 + 8 * p, 8), *err, "cycle {i}: port {p} errno");
         }
-        assert_eq!(got.get(8, 64), *hread, "cycle {i}: host read");
+        assert_eq!(got.get(24, 64), *hread, "cycle {i}: host read");
     }
-    assert!(hits > 100, "{hits} hits");
+    assert!(hits > 200 && inserts > 20, "{hits} hits, {inserts} inserts");
 }
 
 #[test]

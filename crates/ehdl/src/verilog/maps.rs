@@ -146,6 +146,41 @@ pub(super) fn check(
         let Ok(kind) = hwxdp_ebpf::kind(&p.insns[op.insn as usize]) else {
             continue;
         };
+        // HASH helpers: the CAM is a pseudo-range [-1, 0) of the map; an update also writes the whole value.
+        if let OpKind::Helper {
+            id: id @ (1 | 2),
+            consts,
+            ..
+        } = &op.kind
+        {
+            let map = consts.iter().find_map(|c| match c {
+                (1, crate::ArgConst::Map(m)) => Some(*m),
+                _ => None,
+            });
+            if let Some(m) = map.filter(|m| maps.get(*m as usize).is_some_and(is_hash)) {
+                let update = *id == 2;
+                accesses.push(Access {
+                    id: op.id,
+                    stage: op.stage,
+                    maps: vec![m],
+                    range: Some((-1, 0)),
+                    writes: update,
+                    commutes: None,
+                });
+                if update {
+                    let v = maps[m as usize].value_size as i64;
+                    accesses.push(Access {
+                        id: op.id,
+                        stage: op.stage,
+                        maps: vec![m],
+                        range: Some((0, v)),
+                        writes: true,
+                        commutes: None,
+                    });
+                }
+            }
+            continue;
+        }
         let (size, writes, commutes) = match (&op.kind, kind) {
             (OpKind::Load, InsnKind::Load { size, .. }) => (size.bytes(), false, None),
             (OpKind::Store, InsnKind::Store { size, .. }) => (size.bytes(), true, None),
@@ -301,43 +336,64 @@ impl Gen<'_> {
             .find(|&k| k >= kb as u64)
             .unwrap_or(64);
         let aw = 64 - (entries as u64 * ks).leading_zeros() + 1;
-        let lookups = self.hash_lookups.remove(&m).unwrap_or_default();
-        let nl = lookups.len().max(1);
+        let mut ports = self.hash_ports.remove(&m).unwrap_or_default();
+        ports.sort_by_key(|p| (std::cmp::Reverse(p.stage), p.insn));
+        let np = ports.len().max(1);
         let name = format!("map{m}");
-        let _ = writeln!(
-            self.decls,
-            "  logic [{}:0] {name}_lk_key;\n  logic [{}:0] {name}_lk_hit;\n  logic [{}:0] {name}_lk_slot;\n  \
-             logic [63:0] {name}_key_rdata;",
-            nl * 8 * kb as usize - 1,
-            nl - 1,
-            nl * sw as usize - 1
-        );
-        let keys = if lookups.is_empty() {
-            format!("{}'d0", 8 * kb)
-        } else {
-            let parts: Vec<String> = lookups.iter().rev().map(|l| l.key.clone()).collect();
-            format!("{{{}}}", parts.join(", "))
-        };
-        self.read(&keys);
-        let _ = writeln!(s, "  assign {name}_lk_key = {keys};");
-        for (i, l) in lookups.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "  assign {} = {name}_lk_hit[{i}];\n  assign {} = {name}_lk_slot[{} +: {sw}];",
-                l.hit,
-                l.slot,
-                sw as usize * i
-            );
+        for (sig, w) in [
+            ("kind", np),
+            ("en", np),
+            ("key", np * 8 * kb as usize),
+            ("flags", 2 * np),
+            ("hit", np),
+            ("slot", np * sw as usize),
+            ("err", 8 * np),
+        ] {
+            let _ = writeln!(self.decls, "  logic [{}:0] {name}_cam_{sig};", w - 1);
         }
-        if lookups.is_empty() {
-            self.unused_ports.push(format!("{name}_lk_hit"));
-            self.unused_ports.push(format!("{name}_lk_slot"));
+        let _ = writeln!(self.decls, "  logic [63:0] {name}_key_rdata;");
+        let join = |f: &dyn Fn(&HashPort) -> String, tie: String| -> String {
+            if ports.is_empty() {
+                tie
+            } else {
+                let parts: Vec<String> = ports.iter().rev().map(f).collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+        };
+        let kind = join(&|p| format!("1'b{}", p.update as u8), "1'b0".into());
+        let en = join(&|p| p.en.clone(), "1'b0".into());
+        let keys = join(&|p| p.key.clone(), format!("{}'d0", 8 * kb));
+        let flags = join(&|p| format!("2'd{}", p.flags), "2'd0".into());
+        for e in [&en, &keys] {
+            self.read(e);
         }
         let _ = writeln!(
             s,
-            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NL({nl}), .SW({sw}), .AW({aw})) u_{name}_keys (\n    \
-             .clk_i(clk_i), .rst_ni(rst_ni), .lk_key_i({name}_lk_key), .lk_hit_o({name}_lk_hit),\n    \
-             .lk_slot_o({name}_lk_slot), .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
+            "  assign {name}_cam_kind = {kind};\n  assign {name}_cam_en = {en};\n  assign {name}_cam_key = {keys};\n  \
+             assign {name}_cam_flags = {flags};"
+        );
+        for (i, p) in ports.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  assign {} = {name}_cam_hit[{i}];\n  assign {} = {name}_cam_slot[{} +: {sw}];\n  assign {} = {name}_cam_err[{} +: 8];",
+                p.hit,
+                p.slot,
+                sw as usize * i,
+                p.err,
+                8 * i
+            );
+        }
+        if ports.is_empty() {
+            for sig in ["hit", "slot", "err"] {
+                self.unused_ports.push(format!("{name}_cam_{sig}"));
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw})) u_{name}_keys (\n    \
+             .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .en_i({name}_cam_en), .key_i({name}_cam_key),\n    \
+             .flags_i({name}_cam_flags), .hit_o({name}_cam_hit), .slot_o({name}_cam_slot), .err_o({name}_cam_err),\n    \
+             .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
              .host_valid_i(host_addr_i[31]), .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i),\n    \
              .host_wmask_i(host_wmask_i), .host_rdata_o({name}_key_rdata)\n  );",
             aw - 1
@@ -345,11 +401,18 @@ impl Gen<'_> {
     }
 }
 
-/// One lookup port of a HASH block: the key expression and the wires that receive hit and slot.
-pub(super) struct HashLookup {
+/// One port of a HASH block's CAM: a lookup, or an update (with its enable and flags), ordered like the value
+/// ports; the wires that receive hit (found, or "write the value"), slot and errno.
+pub(super) struct HashPort {
+    pub(super) stage: u32,
+    pub(super) insn: u32,
+    pub(super) update: bool,
+    pub(super) en: String,
     pub(super) key: String,
+    pub(super) flags: u8,
     pub(super) hit: String,
     pub(super) slot: String,
+    pub(super) err: String,
 }
 
 /// Bits of a slot index of a map with `entries` entries.

@@ -1,7 +1,7 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
-use super::maps::{geometry, is_hash, slot_width, HashLookup, MapPort, Stall};
+use super::maps::{geometry, is_hash, slot_width, HashPort, MapPort, Stall};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
 use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
 use hwxdp_ebpf::{AtomicOp, ByteOrder, InsnKind, Source};
@@ -41,7 +41,7 @@ pub(super) struct Gen<'a> {
     pub(super) maps: &'a [MapSpec],
     pub(super) arrays: BTreeSet<u32>,
     pub(super) map_ports: BTreeMap<u32, Vec<MapPort>>,
-    pub(super) hash_lookups: BTreeMap<u32, Vec<HashLookup>>,
+    pub(super) hash_ports: BTreeMap<u32, Vec<HashPort>>,
     /// Stall checks, and for each early op its address and enable wires once emitted.
     pub(super) stalls: Vec<Stall>,
     early: BTreeMap<u32, (String, String)>,
@@ -115,7 +115,7 @@ impl<'a> Gen<'a> {
             maps,
             arrays,
             map_ports: BTreeMap::new(),
-            hash_lookups: BTreeMap::new(),
+            hash_ports: BTreeMap::new(),
             stalls,
             early: BTreeMap::new(),
             bound_regs: Vec::new(),
@@ -849,14 +849,28 @@ impl<'a> Gen<'a> {
                     if hash {
                         // The CAM finds the slot; the pointer is the slot's value, as for an ARRAY index.
                         let sw = slot_width(spec.max_entries);
-                        let (hit, slot) = (format!("{name}_hit"), format!("{name}_slot"));
+                        let (hit, slot, err) = (
+                            format!("{name}_hit"),
+                            format!("{name}_slot"),
+                            format!("{name}_err"),
+                        );
                         self.declare(&hit, 1);
                         self.declare(&slot, sw);
-                        self.hash_lookups.entry(m).or_default().push(HashLookup {
+                        self.declare(&err, 8);
+                        self.hash_ports.entry(m).or_default().push(HashPort {
+                            stage: op.stage,
+                            insn: op.insn,
+                            update: false,
+                            en: "1'b0".into(),
                             key,
+                            flags: 0,
                             hit: hit.clone(),
                             slot: slot.clone(),
+                            err,
                         });
+                        if self.stalls.iter().any(|st| st.early == op.id) {
+                            self.early.insert(op.id, (String::new(), en.clone()));
+                        }
                         key = self.read(&format!(
                             "{hit} ? {{{}'d0, {slot}}} : 32'hffff_ffff",
                             32 - sw
@@ -874,6 +888,48 @@ impl<'a> Gen<'a> {
                         op.text
                     );
                     regs.insert(0, name.clone());
+                }
+                (
+                    OpKind::Helper {
+                        id: 2,
+                        name: h,
+                        consts,
+                        ..
+                    },
+                    _,
+                ) => {
+                    let c = |r: u8| consts.iter().find(|(x, _)| *x == r).map(|(_, c)| *c);
+                    let (
+                        Some(ArgConst::Map(m)),
+                        Some(ArgConst::Stack(ko)),
+                        Some(ArgConst::Stack(vo)),
+                        Some(ArgConst::Scalar(flags @ 0..=2)),
+                    ) = (c(1), c(2), c(3), c(4))
+                    else {
+                        return Err(self.unsupported(
+                            op,
+                            format!("helper {h} with arguments known only at run time"),
+                        ));
+                    };
+                    let spec = self.maps.get(m as usize);
+                    if !self.arrays.contains(&m) || !spec.is_some_and(is_hash) {
+                        return Err(self.unsupported(
+                            op,
+                            format!(
+                                "helper {h} on map {} (only HASH maps take updates yet)",
+                                spec.map_or("?", |s| s.name.as_str())
+                            ),
+                        ));
+                    }
+                    self.map_update(
+                        op,
+                        &name,
+                        &preds,
+                        &b,
+                        &mut regs,
+                        live_next_reg(0),
+                        (m, ko, vo, flags as u8),
+                    )?;
                 }
                 (OpKind::Helper { name: h, id, .. }, _) => {
                     return Err(self.unsupported(op, format!("helper {h} (call {id})")));
@@ -1030,6 +1086,118 @@ impl<'a> Gen<'a> {
         Ok(rd)
     }
 
+    /// `bpf_map_update_elem` on HASH map `m` with the key at stack offset `ko`, the value at `vo` and `flags`: an
+    /// update port on the map's CAM, value ports writing the slot it gives, and R0 = 0 or -errno.
+    #[allow(clippy::too_many_arguments)]
+    fn map_update(
+        &mut self,
+        op: &Op,
+        name: &str,
+        preds: &BTreeMap<u32, String>,
+        b: &Bound,
+        regs: &mut BTreeMap<u8, String>,
+        r0_live: bool,
+        (m, ko, vo, flags): (u32, i64, i64, u8),
+    ) -> Result<(), VerilogError> {
+        let en = self.pred_signal(preds, op.pred, op)?;
+        let spec = &self.maps[m as usize];
+        let (kb, vsize, entries) = (
+            spec.key_size as i64,
+            spec.value_size as i64,
+            spec.max_entries,
+        );
+        let (_, aw) = geometry(spec);
+        let sw = slot_width(entries);
+        let bytes = |g: &mut Self, at: i64, n: i64| -> String {
+            let v: Vec<String> = (0..n)
+                .rev()
+                .map(|i| {
+                    b.stack
+                        .get(&(at + i))
+                        .cloned()
+                        .unwrap_or_else(|| "8'd0".into())
+                })
+                .collect();
+            g.read(&format!("{{{}}}", v.join(", ")))
+        };
+        let key = bytes(self, ko, kb);
+        let (hit, slot, err) = (
+            format!("{name}_hit"),
+            format!("{name}_slot"),
+            format!("{name}_err"),
+        );
+        self.declare(&hit, 1);
+        self.declare(&slot, sw);
+        self.declare(&err, 8);
+        let we = format!("{} & {en}", self.go(op.stage));
+        self.read(&we);
+        self.hash_ports.entry(m).or_default().push(HashPort {
+            stage: op.stage,
+            insn: op.insn,
+            update: true,
+            en: we,
+            key,
+            flags,
+            hit: hit.clone(),
+            slot: slot.clone(),
+            err: err.clone(),
+        });
+        if self.stalls.iter().any(|st| st.early == op.id) {
+            self.early.insert(op.id, (String::new(), en.clone()));
+        }
+        // The value, 8 bytes per port, at slot * value_size.
+        let base = format!("{name}_vbase");
+        self.declare(&base, aw);
+        let wide_slot = if aw > sw {
+            format!("{{{}'d0, {slot}}}", aw - sw)
+        } else {
+            slot.clone()
+        };
+        let _ = writeln!(
+            self.body,
+            "  assign {base} = {wide_slot} * {aw}'d{vsize};  // {}",
+            op.text
+        );
+        self.read(&slot);
+        self.read(&base);
+        for i in 0..(vsize + 7) / 8 {
+            let n = (vsize - 8 * i).min(8);
+            let chunk = bytes(self, vo + 8 * i, n);
+            let rd = format!("{name}_v{i}_rd");
+            self.declare(&rd, 64);
+            self.unused_ports.push(rd.clone());
+            let mask = if n == 8 { 0xff } else { (1u32 << n) - 1 };
+            self.read(&hit);
+            self.map_ports.entry(m).or_default().push(MapPort {
+                stage: op.stage,
+                insn: op.insn,
+                we: hit.clone(),
+                op: 0,
+                addr: format!("({base} + {aw}'d{})", 8 * i),
+                wdata: if n == 8 { chunk } else { format!("{{{}'d0, {chunk}}}", 64 - 8 * n) },
+                wmask: format!("8'h{mask:02x}"),
+                rdata: rd,
+            });
+        }
+        if r0_live {
+            let old = regs.get(&0).cloned().unwrap_or_else(|| "64'd0".into());
+            let old = self.read(&old);
+            let e = self.read(&err);
+            let r0 = format!("{name}_r0");
+            self.declare(&r0, 64);
+            let _ = writeln!(
+                self.body,
+                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{r0} (.en_i({en}), .a_i(64'd0), .b_i(64'd0 - {{56'd0, {e}}}), \
+                 .old_i({old}), .res_o({r0}));  // {}: 0 or -errno",
+                op.text
+            );
+            regs.insert(0, r0);
+        } else {
+            self.unused_ports.push(err);
+        }
+        Ok(())
+    }
+
     /// For a packet access at a run-time offset: the byte address wire (from the pointer register, relative to
     /// `data`), the vector of the frame registers' `sig` ("data" or "fidx") for the frames the stage can see (frame
     /// 0 lowest), and how many frames that is.
@@ -1042,7 +1210,11 @@ impl<'a> Gen<'a> {
         sig: &str,
     ) -> Result<(String, String, u32), VerilogError> {
         // Without bpf_xdp_adjust_head, data never moves (the front end leaves the shift of run-time accesses open).
-        let adjusts = self.p.ops.iter().any(|o| matches!(o.kind, OpKind::Helper { id: 44, .. }));
+        let adjusts = self
+            .p
+            .ops
+            .iter()
+            .any(|o| matches!(o.kind, OpKind::Helper { id: 44, .. }));
         if op.data_shift.or((!adjusts).then_some(0)) != Some(0) {
             return Err(self.unsupported(op, "a packet access after bpf_xdp_adjust_head"));
         }
@@ -1103,24 +1275,27 @@ impl<'a> Gen<'a> {
                 continue; // the early access was dead (a load whose result nothing reads): nothing to order
             };
             let late_op = &self.p.ops[late as usize];
-            let (base, off) = match hwxdp_ebpf::kind(&self.p.insns[late_op.insn as usize]) {
+            // The late access's address, when both are memory ops with pointers (else any older packet waits it).
+            let late_addr = match hwxdp_ebpf::kind(&self.p.insns[late_op.insn as usize]) {
                 Ok(
                     InsnKind::Load { base, off, .. }
                     | InsnKind::Store { base, off, .. }
                     | InsnKind::Atomic { base, off, .. },
-                ) => (base, off),
-                _ => continue,
+                ) if !ptr.is_empty() => Some((base, off)),
+                _ => None,
             };
             let mut terms = Vec::new();
             for j in e + 1..l {
                 let v = self.read(&format!("b{j}_v_q"));
-                match self
-                    .bound_regs
-                    .get(j as usize)
-                    .and_then(|r| r.get(&base))
-                    .cloned()
-                {
-                    Some(r) => {
+                let late_reg = late_addr.and_then(|(base, off)| {
+                    self.bound_regs
+                        .get(j as usize)
+                        .and_then(|r| r.get(&base))
+                        .cloned()
+                        .map(|r| (r, off))
+                });
+                match late_reg {
+                    Some((r, off)) => {
                         // The same 8 bytes, give or take: |early - late| < 8.
                         let d = format!("stall{i}_d{j}");
                         self.declare(&d, 64);

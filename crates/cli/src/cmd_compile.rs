@@ -161,11 +161,16 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
             let path = args.out.join(format!("{module}.sv"));
             write(&path, text.as_bytes())?;
             println!(
-                "{}: module {module}: {} stages, latency {} cycles, one packet per clock; {} state and {} frame \
+                "{}: module {module}: {} stages, latency {} cycles, one packet per clock{}; {} state and {} frame \
                  flip-flops; wrote {} (instantiates rtl/ehdl/*.sv)",
                 s.program,
                 f.stages,
                 f.latency,
+                if f.stall_checks == 0 {
+                    String::new()
+                } else {
+                    format!(" except where {} map hazard check(s) stall", f.stall_checks)
+                },
                 f.state_flops,
                 f.frame_flops,
                 path.display()

@@ -246,8 +246,10 @@ module hxdp #(
   // Helper module. A call reaches it one cycle after the core makes it (hcall registered): the helper module may
   // access memory in the cycle a call reaches it, and the core's stack port (hmem_*) serves a helper only from the
   // cycle after hcall_o (in hcall_o's cycle the stack's lane-0 read belongs to the calling bundle's own load; taking it
-  // would also close a combinational loop hcall_o -> mem_req_o -> stack read -> hcall_o). One cycle per call.
+  // would also close a combinational loop hcall_o -> mem_req_o -> stack read -> hcall_o). One cycle per call. Calls
+  // of a core the APS has stopped (a packet aborted at BUDGET keeps looping until the next start) are dropped.
   logic            hcall_q;
+  logic            aps_running;
   logic [31:0]     hcall_id_q;
   logic [5*64-1:0] hcall_args_q;
 
@@ -257,7 +259,7 @@ module hxdp #(
       hcall_id_q   <= 32'd0;
       hcall_args_q <= '0;
     end else begin
-      hcall_q      <= hcall && !start;
+      hcall_q      <= hcall && aps_running;
       hcall_id_q   <= hcall_id;
       hcall_args_q <= hcall_args;
     end
@@ -570,6 +572,7 @@ module hxdp #(
     .m_keep_o        (m_keep_o),
     .m_last_o        (m_last_o),
     .m_user_o        (m_user_o),
+    .running_o       (aps_running),
     .done_o          (aps_done),
     .verdict_o       (aps_verdict),
     .busy_o          (aps_busy)

@@ -1174,7 +1174,11 @@ impl<'a> Gen<'a> {
                 we: hit.clone(),
                 op: 0,
                 addr: format!("({base} + {aw}'d{})", 8 * i),
-                wdata: if n == 8 { chunk } else { format!("{{{}'d0, {chunk}}}", 64 - 8 * n) },
+                wdata: if n == 8 {
+                    chunk
+                } else {
+                    format!("{{{}'d0, {chunk}}}", 64 - 8 * n)
+                },
                 wmask: format!("8'h{mask:02x}"),
                 rdata: rd,
             });

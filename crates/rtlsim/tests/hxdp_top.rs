@@ -797,3 +797,11 @@ fn difference_buffer_overflow_aborts_the_packet() {
     assert_eq!((out.verdict, out.fault), (0, true), "{}", lines[loaded]);
     assert_eq!(lines[loaded + 1], "counters 1 0 1");
 }
+
+/// The input queue synthesizes for UltraScale+ (block RAM frames); a few seconds. (aps.sv's figures, minutes of
+/// Yosys at 8 difference-buffer entries, are in its header; pkt_buffer's test covers most of its logic.)
+#[test]
+fn input_queue_synthesizes_for_ultrascale_plus() {
+    let piq = workspace_root().join("rtl/sephirot/piq.sv");
+    hwxdp_rtlsim::synth(&[piq], "piq").unwrap_or_else(|err| panic!("{err}"));
+}

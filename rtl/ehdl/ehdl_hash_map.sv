@@ -13,12 +13,17 @@
 // smallest power of two of at least 8 and KEY_BYTES; bytes past KEY_BYTES read 0 and ignore writes); with
 // host_valid_i high, the valid bit of slot host_addr_i in bit 0. The host reads the state before this cycle's
 // writes and its write is applied last. Reset empties the map.
+// With LPM = 1 the block is an LPM_TRIE map's: a key is {prefixlen (4 bytes, little-endian), data}, and a lookup
+// finds the valid entry with the longest prefix (lowest slot on a tie) whose prefixlen is at most the key's and
+// whose first prefixlen data bits (most significant bit of data byte 0 first) equal the key's. LPM blocks take no
+// update ports.
 module ehdl_hash_map #(
   parameter integer ENTRIES   = 4,   // max_entries
   parameter integer KEY_BYTES = 4,   // key_size
   parameter integer NP        = 1,   // pipeline ports
   parameter integer SW        = 2,   // slot index width, at least 1 and $clog2(ENTRIES)
-  parameter integer AW        = 16   // host address width, 1..31
+  parameter integer AW        = 16,  // host address width, 1..31
+  parameter integer LPM       = 0    // 1: longest-prefix match (LPM_TRIE), KEY_BYTES > 4
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,
@@ -51,6 +56,10 @@ module ehdl_hash_map #(
   logic [SW-1:0]                  found_slot;
   logic [SW-1:0]                  free_slot;
   integer                         at;
+  integer                         best;
+  integer                         plen;
+  integer                         klen;
+  logic                           same;
 
   always_comb begin
     valid_d    = valid_q;
@@ -62,6 +71,10 @@ module ehdl_hash_map #(
     free       = 1'b0;
     found_slot = '0;
     free_slot  = '0;
+    best       = -1;
+    plen       = 0;
+    klen       = 0;
+    same       = 1'b0;
     for (integer p = 0; p < NP; p = p + 1) begin
       found      = 1'b0;
       free       = 1'b0;
@@ -76,6 +89,28 @@ module ehdl_hash_map #(
         if (!valid_d[e]) begin
           free      = 1'b1;
           free_slot = e[SW-1:0];
+        end
+      end
+      if (LPM == 1) begin
+        // Longest prefix: ascending, so a tie keeps the lowest slot.
+        best       = -1;
+        found      = 1'b0;
+        found_slot = '0;
+        klen       = key_i[8*KEY_BYTES*p +: 32];
+        for (integer e = 0; e < ENTRIES; e = e + 1) begin
+          plen = keys_d[8*KEY_BYTES*e +: 32];
+          same = valid_d[e] && plen <= klen && plen <= 8 * (KEY_BYTES - 4) && plen > best;
+          for (integer i = 0; i < 8 * (KEY_BYTES - 4); i = i + 1) begin
+            if (i < plen && keys_d[8*KEY_BYTES*e + 32 + 8*(i/8) + 7 - i%8]
+                != key_i[8*KEY_BYTES*p + 32 + 8*(i/8) + 7 - i%8]) begin
+              same = 1'b0;
+            end
+          end
+          if (same) begin
+            best       = plen;
+            found      = 1'b1;
+            found_slot = e[SW-1:0];
+          end
         end
       end
       if (!kind_i[p]) begin

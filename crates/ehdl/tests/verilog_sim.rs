@@ -674,3 +674,83 @@ fn run_dumps(
     }
     run_input(exe, input)
 }
+
+#[test]
+fn router_with_host_and_prefix_tables_matches_the_reference_machine() {
+    // An exact-match HASH table and an LPM_TRIE table (nested prefixes, so the longest match matters), both filled
+    // by the host; hits rewrite the MACs and decrement the TTL, misses drop, TTL 1 passes.
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("router.o"))
+        .expect("router example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let map = |name: &str| obj.maps.iter().position(|m| m.name == name).expect("map") as u32;
+    let (hosts, routes) = (map("hosts"), map("routes"));
+    let hop = |n: u8| {
+        (0..12)
+            .map(|i| n.wrapping_mul(16).wrapping_add(i))
+            .collect::<Vec<u8>>()
+    };
+    let mut inserts = vec![
+        (hosts, vec![10, 0, 0, 5], hop(1)),
+        (hosts, vec![192, 168, 1, 1], hop(2)),
+    ];
+    for (i, (plen, addr)) in [
+        (8u32, [10, 0, 0, 0]),
+        (16, [10, 1, 0, 0]),
+        (24, [10, 1, 2, 0]),
+        (16, [192, 168, 0, 0]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut key = plen.to_le_bytes().to_vec();
+        key.extend_from_slice(&addr);
+        inserts.push((routes, key, hop(3 + i as u8)));
+    }
+    let mut pkts = Vec::new();
+    let dsts: [[u8; 4]; 8] = [
+        [10, 0, 0, 5],
+        [10, 9, 9, 9],
+        [10, 1, 9, 9],
+        [10, 1, 2, 3],
+        [192, 168, 7, 7],
+        [192, 168, 1, 1],
+        [172, 16, 0, 1],
+        [11, 1, 2, 3],
+    ];
+    for i in 0..96usize {
+        let mut p: Vec<u8> = (0..64 + (i % 3) * 40).map(|b| (b * 13 + i) as u8).collect();
+        p[12] = 0x08;
+        p[13] = 0x00;
+        p[14] = 0x45;
+        p[22] = [64, 64, 64, 1, 2][i % 5];
+        p[30..34].copy_from_slice(&dsts[i % 8]);
+        pkts.push(p);
+    }
+    let host = Host {
+        inserts,
+        ..Host::default()
+    };
+    let p =
+        hwxdp_ehdl::compile(&obj.programs[0], &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, "router");
+    let (want, _) = reference(&obj, &obj.programs[0], &pkts, &host);
+    let resolved = host.resolved(&obj.maps);
+    for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
+        let got = run(&exe, &pkts, &resolved, gap, stall, seed);
+        assert_eq!(got.packets.len(), want.len());
+        for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
+            assert_eq!(
+                (g.0, hex(&g.1)),
+                (w.0, hex(&w.1)),
+                "router: packet {i}, gap {gap}% stall {stall}%"
+            );
+        }
+    }
+    let verdicts: std::collections::BTreeSet<u32> = want.iter().map(|(v, _)| *v).collect();
+    assert!(
+        verdicts.len() >= 3,
+        "drop, pass and tx all occur: {verdicts:?}"
+    );
+}

@@ -35,6 +35,19 @@ pub(super) fn is_array(spec: &MapSpec) -> bool {
     spec.map_type == MAP_TYPE_ARRAY || spec.map_type == MAP_TYPE_PERCPU_ARRAY
 }
 
+/// `BPF_MAP_TYPE_LPM_TRIE`.
+const MAP_TYPE_LPM_TRIE: u32 = 11;
+
+/// An LPM_TRIE map (a CAM block matching the longest prefix).
+pub(super) fn is_lpm(spec: &MapSpec) -> bool {
+    spec.map_type == MAP_TYPE_LPM_TRIE
+}
+
+/// A map whose keys live in a CAM block: HASH (per-CPU too) and LPM_TRIE.
+pub(super) fn is_cam(spec: &MapSpec) -> bool {
+    is_hash(spec) || is_lpm(spec)
+}
+
 /// A map with HASH semantics (per-CPU ones included, as for [`is_array`]).
 pub(super) fn is_hash(spec: &MapSpec) -> bool {
     spec.map_type == MAP_TYPE_HASH || spec.map_type == MAP_TYPE_PERCPU_HASH
@@ -74,7 +87,7 @@ pub(super) fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
         })
         .filter(|&m| {
             maps.get(m as usize)
-                .is_some_and(|s| is_array(s) || is_hash(s))
+                .is_some_and(|s| is_array(s) || is_cam(s))
         })
         .collect()
 }
@@ -123,7 +136,7 @@ pub(super) fn check(
             ))
         } else if is_array(spec) && spec.key_size != 4 {
             Some(format!("an ARRAY map with {}-byte keys", spec.key_size))
-        } else if is_hash(spec)
+        } else if is_cam(spec)
             && (spec.max_entries > MAX_HASH_ENTRIES || spec.key_size > MAX_KEY_BYTES)
         {
             Some(format!(
@@ -157,7 +170,7 @@ pub(super) fn check(
                 (1, crate::ArgConst::Map(m)) => Some(*m),
                 _ => None,
             });
-            if let Some(m) = map.filter(|m| maps.get(*m as usize).is_some_and(is_hash)) {
+            if let Some(m) = map.filter(|m| maps.get(*m as usize).is_some_and(is_cam)) {
                 let update = *id == 2;
                 accesses.push(Access {
                     id: op.id,
@@ -297,7 +310,7 @@ impl Gen<'_> {
                 self.unused_ports.push(format!("{name}_rdata"));
             }
             let mut host_read = format!("{name}_host_rdata");
-            if is_hash(spec) {
+            if is_cam(spec) {
                 self.hash_block(&mut s, m);
                 host_read =
                     format!("(host_addr_i[31:30] == 2'b00) ? {name}_host_rdata : {name}_key_rdata");
@@ -390,13 +403,14 @@ impl Gen<'_> {
         }
         let _ = writeln!(
             s,
-            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw})) u_{name}_keys (\n    \
+            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw}), .LPM({lpm})) u_{name}_keys (\n    \
              .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .en_i({name}_cam_en), .key_i({name}_cam_key),\n    \
              .flags_i({name}_cam_flags), .hit_o({name}_cam_hit), .slot_o({name}_cam_slot), .err_o({name}_cam_err),\n    \
              .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
              .host_valid_i(host_addr_i[31]), .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i),\n    \
              .host_wmask_i(host_wmask_i), .host_rdata_o({name}_key_rdata)\n  );",
-            aw - 1
+            aw - 1,
+            lpm = is_lpm(spec) as u8,
         );
     }
 }

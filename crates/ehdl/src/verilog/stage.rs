@@ -1,7 +1,7 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
-use super::maps::{geometry, is_hash, slot_width, HashPort, MapPort, Stall};
+use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort, Stall};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
 use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
 use hwxdp_ebpf::{AtomicOp, ByteOrder, InsnKind, Source};
@@ -823,7 +823,7 @@ impl<'a> Gen<'a> {
                         return Err(self.unsupported(
                             op,
                             format!(
-                                "helper {h} on map {} of type {} (only ARRAY and HASH maps, per-CPU or not, have blocks yet)",
+                                "helper {h} on map {} of type {} (only ARRAY, HASH and LPM_TRIE maps have blocks yet)",
                                 spec.map_or("?", |s| s.name.as_str()),
                                 spec.map_or(0, |s| s.map_type)
                             ),
@@ -834,7 +834,7 @@ impl<'a> Gen<'a> {
                     }
                     let en = self.pred_signal(&preds, op.pred, op)?;
                     let spec = &self.maps[m as usize];
-                    let hash = is_hash(spec);
+                    let hash = is_cam(spec);
                     let kbytes = if hash { spec.key_size as i64 } else { 4 };
                     let bytes: Vec<String> = (0..kbytes)
                         .rev()

@@ -221,7 +221,17 @@ pub fn reads(op: &Op) -> u16 {
     }
 }
 
-/// Registers an op writes.
+/// Helper id of `bpf_tail_call`.
+pub const TAIL_CALL_HELPER: i64 = 12;
+
+/// True for a call of `bpf_tail_call`: when it succeeds it does not return (the tail-called program runs instead and
+/// its exit is the caller's), when it fails it returns with r0 as it was.
+pub fn is_tail_call(op: &Op) -> bool {
+    op.is_helper_call() && op.imm == TAIL_CALL_HELPER
+}
+
+/// Registers an op writes. A tail call leaves r0 alone: a value set before it is still there when it fails (the
+/// hardware's helper bus does not carry r0 back either), so it must stay live across the call.
 pub fn writes(op: &Op) -> u16 {
     let bit = |r: u8| 1u16 << (r & 15);
     match op.class() {
@@ -237,6 +247,7 @@ pub fn writes(op: &Op) -> u16 {
                 0
             }
         }
+        CLASS_JMP | CLASS_JMP32 if is_tail_call(op) => 0b11_1110,
         CLASS_JMP | CLASS_JMP32 if op.is_helper_call() => 0b11_1111,
         CLASS_JMP | CLASS_JMP32 if op.is_local_call() => 0b11_1111,
         CLASS_JMP if op.code == crate::isa::EXIT_IMM => bit(0),

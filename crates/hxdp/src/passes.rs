@@ -1,6 +1,6 @@
 //! The instruction-level passes of section 3 of the hXDP paper, each on the working form.
 
-use crate::ir::{reads, writes, IrOp, IrProgram, Mem};
+use crate::ir::{is_tail_call, reads, writes, IrOp, IrProgram, Mem};
 use crate::isa::{Op, EXIT_IMM, LDX6, STX6};
 use hwxdp_analysis::{BranchSide, CheckedArea, Patterns, Regions, Value};
 use hwxdp_analysis::{InsnId, Offset};
@@ -65,6 +65,60 @@ pub fn live_after(prog: &IrProgram) -> Vec<Vec<u16>> {
         .collect()
 }
 
+/// Blocks that run after a bpf-to-bpf call of a function that may make a tail call, directly or through the
+/// functions it calls (the block holding such a call counts too). When that tail call succeeds, the tail-called
+/// program's exit returns to the function's caller, so r0 after the call is whatever that program returned, not what
+/// the function returns: the analysis' values ([`Regions`]) there, which take the function's return value, are not
+/// to be trusted.
+pub fn after_tail_calling_call(prog: &IrProgram) -> Vec<bool> {
+    let n = prog.blocks.len();
+    let callee = |o: &IrOp| {
+        o.op.is_local_call()
+            .then(|| o.target.and_then(|t| block_at(prog, t)))
+            .flatten()
+            .map(|b| prog.blocks[b].func)
+    };
+    let mut tail_calling: Vec<u32> = prog
+        .blocks
+        .iter()
+        .filter(|b| b.ops.iter().any(|o| is_tail_call(&o.op)))
+        .map(|b| b.func)
+        .collect();
+    loop {
+        let more: Vec<u32> = prog
+            .blocks
+            .iter()
+            .filter(|b| !tail_calling.contains(&b.func))
+            .filter(|b| {
+                b.ops
+                    .iter()
+                    .any(|o| callee(o).is_some_and(|f| tail_calling.contains(&f)))
+            })
+            .map(|b| b.func)
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        tail_calling.extend(more);
+    }
+    let mut after = vec![false; n];
+    let mut stack: Vec<usize> = (0..n)
+        .filter(|&k| {
+            prog.blocks[k]
+                .ops
+                .iter()
+                .any(|o| callee(o).is_some_and(|f| tail_calling.contains(&f)))
+        })
+        .collect();
+    while let Some(k) = stack.pop() {
+        if !after[k] {
+            after[k] = true;
+            stack.extend(successors(prog, k));
+        }
+    }
+    after
+}
+
 fn block_at(prog: &IrProgram, insn: u32) -> Option<usize> {
     prog.blocks.iter().position(|b| b.start == insn)
 }
@@ -96,6 +150,8 @@ fn plain_return(prog: &IrProgram, k: usize, r0: Value) -> Option<i64> {
 /// carries the verdict and faults exactly when the check would have failed, before anything else happens. Returns
 /// the checks removed.
 pub fn remove_bounds_checks(prog: &mut IrProgram, patterns: &Patterns, regions: &Regions) -> usize {
+    // Removing a check only drops edges, so blocks found untainted here stay so as checks go.
+    let tainted = after_tail_calling_call(prog);
     let mut removed = 0;
     for bc in &patterns.bounds_checks {
         if bc.area != CheckedArea::Packet || bc.variable {
@@ -108,6 +164,10 @@ pub fn remove_bounds_checks(prog: &mut IrProgram, patterns: &Patterns, regions: 
         else {
             continue;
         };
+        // The pattern and the verdict come from the analysis' values, which may be wrong there.
+        if tainted[k] {
+            continue;
+        }
         let check = prog.blocks[k].ops.last().cloned().expect("block has ops");
         let Some(target) = check.target.and_then(|t| block_at(prog, t)) else {
             continue;
@@ -381,11 +441,12 @@ pub fn fuse_six_byte(prog: &mut IrProgram) -> usize {
     removed
 }
 
-/// Parametrized exit: `r0 = K; exit` in the program's own code (and a bare `exit` where r0 is a known constant)
-/// becomes `exit K`. Returns the moves folded.
+/// Parametrized exit: `r0 = K; exit` in the program's own code (and a bare `exit` where r0 is a known constant,
+/// unless it may come back from a function that tail-calls) becomes `exit K`. Returns the moves folded.
 pub fn parametrize_exits(prog: &mut IrProgram, regions: &Regions) -> usize {
+    let tainted = after_tail_calling_call(prog);
     let mut folded = 0;
-    for block in &mut prog.blocks {
+    for (block, tainted) in prog.blocks.iter_mut().zip(tainted) {
         if block.func != 0 {
             continue;
         }
@@ -413,6 +474,7 @@ pub fn parametrize_exits(prog: &mut IrProgram, regions: &Regions) -> usize {
         let exit = &block.ops[exit_at];
         let constant = match found {
             Some(j) => Some(block.ops[j].op.imm as i32 as i64),
+            None if tainted => None,
             None => match regions.state_before(InsnId(exit.origin)).map(|s| s.reg(0)) {
                 Some(Value::Scalar(Some(v)))
                     if (0..=u32::MAX as i64).contains(&(v as u32 as i64)) =>

@@ -1,0 +1,316 @@
+//! A `bpf_tail_call` made from inside a bpf-to-bpf function: when it succeeds, the tail-called program's exit returns
+//! to the function's caller (as the reference machine has it), so what the function returns after the call is not
+//! what the caller receives. The compiler must not fold the function's apparent return value into the caller's exit,
+//! nor into anything else; the hXDP core must agree with the reference machine on every packet.
+
+use hwxdp_ebpf::opcode::{LD_DW_IMM, PSEUDO_MAP_FD};
+use hwxdp_hxdp::isa::EXIT_IMM;
+use hwxdp_hxdp::{compile_object, HxdpCore, Options, Pass};
+use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
+use hwxdp_xdp::maps::MapStore;
+use hwxdp_xdp::{Backend, Config, Machine, XdpBuff, XdpMd};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Programs, in the object's order: `tail_tx` (0) and `tail_pass` (1) are the tail-call targets; `direct` returns what
+/// a function that tail-calls returns; `uses` branches on it and rewrites the packet.
+const SOURCE: &str = r#"#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, __u32);
+} jump_table SEC(".maps");
+
+SEC("xdp")
+int tail_tx(struct xdp_md *ctx)
+{
+	return XDP_TX;
+}
+
+SEC("xdp")
+int tail_pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+static __attribute__((noinline)) int dispatch(struct xdp_md *ctx, __u32 slot)
+{
+	int fallback = 109;
+
+	bpf_tail_call(ctx, &jump_table, slot);
+	/* Hides the constant from clang, which would otherwise fold it into the callers itself. */
+	asm volatile("" : "+r"(fallback));
+	return fallback;
+}
+
+SEC("xdp")
+int direct(struct xdp_md *ctx)
+{
+	return dispatch(ctx, ctx->rx_queue_index);
+}
+
+SEC("xdp")
+int uses(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	unsigned char *data = (void *)(long)ctx->data;
+	int v;
+
+	if ((void *)(data + 14) > data_end)
+		return XDP_DROP;
+	v = dispatch(ctx, data[0]);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if ((void *)(data + 14) > data_end)
+		return XDP_DROP;
+	data[13] = v;
+	if (v == 109)
+		return XDP_DROP;
+	return v;
+}
+
+char _license[] SEC("license") = "GPL";
+"#;
+
+/// The object built from [`SOURCE`] with clang, as `examples/xdp/Makefile` builds the examples.
+fn object() -> ObjectSpec {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tail_call_fold");
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    let source = dir.join("tail_call_fold.c");
+    let obj = dir.join("tail_call_fold.o");
+    std::fs::write(&source, SOURCE).expect("write source");
+    let clang = Command::new("clang")
+        .args(["-O2", "-g", "-target", "bpf", "-Wall", "-Werror", "-c"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&obj)
+        // The uapi headers include <asm/types.h> from the host's multiarch directory.
+        .arg(format!(
+            "-I/usr/include/{}-linux-gnu",
+            std::env::consts::ARCH
+        ))
+        .output()
+        .expect("clang runs (building the examples needs it too)");
+    assert!(
+        clang.status.success(),
+        "clang failed: {}",
+        String::from_utf8_lossy(&clang.stderr)
+    );
+    hwxdp_object::load(&obj).unwrap_or_else(|e| panic!("{}: {e}", obj.display()))
+}
+
+fn index(spec: &ObjectSpec, name: &str) -> usize {
+    spec.programs
+        .iter()
+        .position(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no program {name}"))
+}
+
+/// Slot 0 of `jump_table` holds `tail_tx`, slot 1 `tail_pass`; slots 2 and 3 are empty and 4 on are beyond the table.
+fn preload(spec: &ObjectSpec) -> Vec<([u8; 4], [u8; 4])> {
+    vec![
+        (
+            0u32.to_le_bytes(),
+            (index(spec, "tail_tx") as u32).to_le_bytes(),
+        ),
+        (
+            1u32.to_le_bytes(),
+            (index(spec, "tail_pass") as u32).to_le_bytes(),
+        ),
+    ]
+}
+
+/// Packets whose first byte and receive queue pick every kind of slot: full, empty and beyond the table.
+fn packets() -> Vec<(Vec<u8>, XdpMd)> {
+    let mut out = Vec::new();
+    for slot in [0u8, 1, 2, 5] {
+        let frame: Vec<u8> = (0..64u8).map(|i| if i == 0 { slot } else { i }).collect();
+        let md = XdpMd {
+            rx_queue_index: slot as u32,
+            ..XdpMd::default()
+        };
+        out.push((frame, md));
+    }
+    out
+}
+
+/// Runs every packet of [`packets`] through `program` on the reference machine and on the hXDP core compiled with
+/// `options`, and asserts that verdicts and packet bytes agree. Returns how many packets took a tail call.
+fn compare(spec: &ObjectSpec, program: &str, options: &Options) -> usize {
+    let jump_table = spec
+        .maps
+        .iter()
+        .position(|m| m.name == "jump_table")
+        .expect("jump_table");
+    let compiled = compile_object(spec, index(spec, program), options)
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    let mut machine = Machine::new(spec, Some(program), &Config::default()).expect("loads");
+    let mut core =
+        HxdpCore::new(compiled.image, spec, Some(program), &Config::default()).expect("loads");
+    for (key, value) in preload(spec) {
+        machine
+            .maps_mut()
+            .update(jump_table, &key, &value, 0)
+            .expect("preload the reference");
+        core.maps()
+            .update(jump_table, &key, &value, 0)
+            .expect("preload the core");
+    }
+    let mut tail_calls = 0;
+    for (i, (frame, md)) in packets().iter().enumerate() {
+        let mut a = XdpBuff::new(frame).expect("frame");
+        let want = machine.run_packet(&mut a, md);
+        let mut b = XdpBuff::new(frame).expect("frame");
+        let got = core.run_packet(&mut b, md);
+        let what = format!("{program}, packet {i} (slot {}), {options:?}", frame[0]);
+        assert!(want.fault.is_none(), "{what}: the reference faulted");
+        assert_eq!(core.last_fault(), None, "{what}: the core faulted");
+        assert_eq!(want.retval, got.retval(), "{what}: verdicts differ");
+        assert_eq!(a.data(), b.data(), "{what}: packet bytes differ");
+        if [3, 2].contains(&want.retval) {
+            tail_calls += 1;
+        }
+    }
+    tail_calls
+}
+
+/// Every pass on, every pass off alone, and the narrowest and widest bundles.
+fn option_sets() -> Vec<Options> {
+    let mut out = vec![Options::default()];
+    out.extend(Pass::ALL.into_iter().map(|p| Options {
+        disabled: vec![p],
+        ..Options::default()
+    }));
+    out.extend([1, 8].map(|lanes| Options {
+        lanes,
+        ..Options::default()
+    }));
+    out
+}
+
+#[test]
+fn a_function_that_tail_calls_returns_what_the_tail_called_program_returns() {
+    let spec = object();
+    for options in option_sets() {
+        let tail_calls = compare(&spec, "direct", &options);
+        assert_eq!(tail_calls, 2, "slots 0 and 1 tail-call ({options:?})");
+    }
+}
+
+#[test]
+fn a_caller_that_uses_the_value_sees_the_tail_called_verdict() {
+    let spec = object();
+    for options in option_sets() {
+        let tail_calls = compare(&spec, "uses", &options);
+        assert_eq!(tail_calls, 2, "slots 0 and 1 tail-call ({options:?})");
+    }
+}
+
+/// The compiled image of `direct`: its exit must read r0 (the value the tail-called program left), not carry the
+/// function's apparent return value as a constant.
+#[test]
+fn the_callers_exit_is_not_folded() {
+    let spec = object();
+    let entry = index(&spec, "direct");
+    let compiled = compile_object(&spec, entry, &Options::default()).expect("compiles");
+    let entries = &compiled.image.entries;
+    let start = entries[entry] as usize;
+    // The program's bundles run up to the next program's first bundle.
+    let end = entries
+        .iter()
+        .map(|&e| e as usize)
+        .filter(|&e| e > start && e <= compiled.image.bundles.len())
+        .min()
+        .unwrap_or(compiled.image.bundles.len());
+    let folded: Vec<i64> = compiled.image.bundles[start..end]
+        .iter()
+        .flat_map(|b| b.ops().map(|(_, o)| *o).collect::<Vec<_>>())
+        .filter(|o| o.code == EXIT_IMM)
+        .map(|o| o.imm)
+        .collect();
+    assert!(
+        !folded.contains(&109),
+        "an exit carries the function's return value: {folded:?}"
+    );
+}
+
+/// A failed tail call returns with r0 as it was: `r0 = 2` just before it is the verdict then, and no pass may drop it
+/// as dead (here the removed bounds check makes the dead-code sweep run) or move it elsewhere. The packet's byte 13
+/// picks the slot: 0 holds `next` (returns 3), 1 is empty.
+const R0_KEPT: &str = "
+    r6 = r1
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 14
+    if r4 > r3 goto drop
+    r3 = *(u8 *)(r2 + 13)
+    r1 = r6
+    r2 = 0x77 ll
+    r0 = 2
+    call 12
+    exit
+drop:
+    r0 = 1
+    exit
+";
+
+fn r0_kept_object() -> ObjectSpec {
+    let mut main = hwxdp_ebpf::assemble(R0_KEPT).expect("assembles");
+    for insn in main
+        .iter_mut()
+        .filter(|i| i.code == LD_DW_IMM && i.imm == 0x77)
+    {
+        insn.src = PSEUDO_MAP_FD;
+        insn.imm = 0;
+    }
+    let next = hwxdp_ebpf::assemble("r0 = 3\nexit").expect("assembles");
+    ObjectSpec {
+        programs: vec![
+            ProgramSpec::standalone("main", "xdp", main),
+            ProgramSpec::standalone("next", "xdp", next),
+        ],
+        maps: vec![MapSpec {
+            name: "jump_table".into(),
+            map_type: 3,
+            key_size: 4,
+            value_size: 4,
+            max_entries: 2,
+            map_flags: 0,
+            kind: MapKind::BtfDefined,
+            initial_value: None,
+        }],
+        license: "GPL".into(),
+    }
+}
+
+#[test]
+fn r0_set_before_a_failed_tail_call_is_the_verdict() {
+    let spec = r0_kept_object();
+    for options in option_sets() {
+        let compiled = compile_object(&spec, 0, &options).expect("compiles");
+        let mut machine = Machine::new(&spec, Some("main"), &Config::default()).expect("loads");
+        let mut core =
+            HxdpCore::new(compiled.image, &spec, Some("main"), &Config::default()).expect("loads");
+        let (key, value) = (0u32.to_le_bytes(), 1u32.to_le_bytes());
+        machine
+            .maps_mut()
+            .update(0, &key, &value, 0)
+            .expect("preload the reference");
+        core.maps()
+            .update(0, &key, &value, 0)
+            .expect("preload the core");
+        for (slot, verdict) in [(0u8, 3u32), (1, 2)] {
+            let frame: Vec<u8> = (0..14u8).map(|i| if i == 13 { slot } else { i }).collect();
+            let mut a = XdpBuff::new(&frame).expect("frame");
+            let want = machine.run_packet(&mut a, &XdpMd::default()).retval;
+            let mut b = XdpBuff::new(&frame).expect("frame");
+            let got = core.run_packet(&mut b, &XdpMd::default()).retval();
+            assert_eq!(want, verdict, "slot {slot}: the reference");
+            assert_eq!(got, verdict, "slot {slot}, {options:?}: the core");
+        }
+    }
+}

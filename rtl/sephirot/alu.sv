@@ -13,8 +13,15 @@
 // - 32-bit results are zero-extended to 64 bits. An invalid encoding drives valid_o low and result_o to 0.
 //
 // The divider is combinational: one 64-step restoring array computes quotient and remainder together for every
-// width and signedness, and sets this module's critical path. A multi-cycle divider is a later optimisation.
-module alu (
+// width and signedness, and sets this module's critical path. It is also most of the module's area (about 15k
+// LUTs), so the Sephirot core builds its lane ALUs with DIV = 0 (no divider: div and mod give 0, still valid) and
+// one more instance with DIV_ONLY = 1 (only the divider: any operation but div and mod is invalid) that the lanes
+// share; the compiler places at most one division or modulo per bundle (docs/isa-hxdp.md). The default is the
+// whole ALU, as crates/rtlsim/tests/alu.rs tests it.
+module alu #(
+  parameter integer DIV      = 1,  // 1: build the divider (div and mod); 0: they give 0
+  parameter integer DIV_ONLY = 0   // 1: only div and mod (the core's shared divider), every other operation invalid
+) (
   input  logic [3:0]  op_i,        // ALU operation, the high nibble of the eBPF opcode
   input  logic        wide_i,      // 1: ALU64, 0: ALU (32-bit)
   input  logic [15:0] off_i,       // eBPF off: signed div/mod when 1, movsx source width 8/16/32
@@ -42,45 +49,55 @@ module alu (
   localparam [3:0] OpEnd  = 4'hd;
 
   // Division: both widths go through one 64-bit unsigned divider on operand magnitudes.
-  logic        signed_div;
-  logic        a_neg;
-  logic        b_neg;
-  logic [63:0] a_div;
-  logic [63:0] b_div;
-  logic [63:0] a_mag;
-  logic [63:0] b_mag;
   logic        b_zero;
-  logic [63:0] quot_mag;
-  logic [63:0] rem_mag;
-  logic [64:0] trial;
-  integer      step;
   logic [63:0] quot;
   logic [63:0] rem;
 
-  always_comb begin
-    signed_div = (off_i == 16'd1);
-    a_neg      = signed_div & (wide_i ? a_i[63] : a_i[31]);
-    b_neg      = signed_div & (wide_i ? b_i[63] : b_i[31]);
-    // A negative 32-bit operand is sign-extended first so that negating it yields its 32-bit magnitude.
-    a_div      = wide_i ? a_i : {{32{a_neg}}, a_i[31:0]};
-    b_div      = wide_i ? b_i : {{32{b_neg}}, b_i[31:0]};
-    a_mag      = a_neg ? (64'd0 - a_div) : a_div;
-    b_mag      = b_neg ? (64'd0 - b_div) : b_div;
-    b_zero     = wide_i ? (b_i == 64'd0) : (b_i[31:0] == 32'd0);
-    // Restoring division, one quotient bit per step: quotient bits shift in where the dividend's bits shift
-    // out, and quotient and remainder come from the same subtractor array (the tools' separate / and % would
-    // build two). A zero divisor yields a meaningless quotient here that the operation select overrides.
-    quot_mag   = a_mag;
-    rem_mag    = 64'd0;
-    for (step = 0; step < 64; step = step + 1) begin
-      trial    = {rem_mag, quot_mag[63]} - {1'b0, b_mag};
-      // The partial remainder stays below the divisor, so a nonnegative trial fits 64 bits and bit 64 is the
-      // borrow; on a borrow the shifted remainder is also below the divisor and its dropped top bit is zero.
-      rem_mag  = trial[64] ? {rem_mag[62:0], quot_mag[63]} : trial[63:0];
-      quot_mag = {quot_mag[62:0], ~trial[64]};
+  if (DIV != 0 || DIV_ONLY != 0) begin : g_div
+    logic        signed_div;
+    logic        a_neg;
+    logic        b_neg;
+    logic [63:0] a_div;
+    logic [63:0] b_div;
+    logic [63:0] a_mag;
+    logic [63:0] b_mag;
+    logic [63:0] quot_mag;
+    logic [63:0] rem_mag;
+    logic [64:0] trial;
+    integer      step;
+
+    always_comb begin
+      signed_div = (off_i == 16'd1);
+      a_neg      = signed_div & (wide_i ? a_i[63] : a_i[31]);
+      b_neg      = signed_div & (wide_i ? b_i[63] : b_i[31]);
+      // A negative 32-bit operand is sign-extended first so that negating it yields its 32-bit magnitude.
+      a_div      = wide_i ? a_i : {{32{a_neg}}, a_i[31:0]};
+      b_div      = wide_i ? b_i : {{32{b_neg}}, b_i[31:0]};
+      a_mag      = a_neg ? (64'd0 - a_div) : a_div;
+      b_mag      = b_neg ? (64'd0 - b_div) : b_div;
+      b_zero     = wide_i ? (b_i == 64'd0) : (b_i[31:0] == 32'd0);
+      // Restoring division, one quotient bit per step: quotient bits shift in where the dividend's bits shift
+      // out, and quotient and remainder come from the same subtractor array (the tools' separate / and % would
+      // build two). A zero divisor yields a meaningless quotient here that the operation select overrides.
+      quot_mag   = a_mag;
+      rem_mag    = 64'd0;
+      for (step = 0; step < 64; step = step + 1) begin
+        trial    = {rem_mag, quot_mag[63]} - {1'b0, b_mag};
+        // The partial remainder stays below the divisor, so a nonnegative trial fits 64 bits and bit 64 is the
+        // borrow; on a borrow the shifted remainder is also below the divisor and its dropped top bit is zero.
+        rem_mag  = trial[64] ? {rem_mag[62:0], quot_mag[63]} : trial[63:0];
+        quot_mag = {quot_mag[62:0], ~trial[64]};
+      end
+      quot       = (a_neg ^ b_neg) ? (64'd0 - quot_mag) : quot_mag;
+      rem        = a_neg ? (64'd0 - rem_mag) : rem_mag;
     end
-    quot       = (a_neg ^ b_neg) ? (64'd0 - quot_mag) : quot_mag;
-    rem        = a_neg ? (64'd0 - rem_mag) : rem_mag;
+  end else begin : g_no_div
+    // No divider: the shared unit of the core computes div and mod (this lane's result is replaced).
+    always_comb begin
+      b_zero     = 1'b0;
+      quot       = 64'd0;
+      rem        = 64'd0;
+    end
   end
 
   // Shifts: the amount is masked to the operand width.
@@ -174,10 +191,14 @@ module alu (
       OpArsh:  full = arsh;
       default: full_valid = 1'b0;
     endcase
+    if (DIV_ONLY != 0 && op_i != OpDiv && op_i != OpMod) begin
+      full       = 64'd0;
+      full_valid = 1'b0;
+    end
   end
 
   always_comb begin
-    if (op_i == OpEnd) begin
+    if (op_i == OpEnd && DIV_ONLY == 0) begin
       valid_o  = end_valid;
       result_o = end_swap_i ? swapped : ordered;
     end else begin

@@ -3,7 +3,11 @@
 //
 // Conditions follow crates/xdp/src/alu.rs (condition): 64-bit compares for the JMP class, 32-bit ones on the low
 // halves for JMP32; an operation nibble without a condition is reported by the decoder, not here.
-module lane (
+//
+// DIV = 0 leaves the divider out of the ALU (div and mod give 0): the core's lanes share one divider.
+module lane #(
+  parameter integer DIV = 1  // 1: the ALU divides; 0: the core's shared divider does
+) (
   // ALU
   input  logic [3:0]  op_i,          // high opcode nibble: ALU operation or jump condition
   input  logic        wide_i,        // ALU64 / JMP class
@@ -22,7 +26,7 @@ module lane (
   output logic [63:0] load_value_o
 );
 
-  alu u_alu (
+  alu #(.DIV(DIV)) u_alu (
     .op_i       (op_i),
     .wide_i     (wide_i),
     .off_i      (alu_off_i),

@@ -356,9 +356,66 @@ module sephirot #(
   logic                 ie_has_hc;
   logic                 ie_hc_r0;       // ... and its answer is r0: bpf_tail_call (12) leaves r0 as it was
 
+  // The lanes' ALUs have no divider: one shared unit (alu.sv with DIV_ONLY) divides for the lowest lane holding a
+  // div or mod, and a bundle holds at most one (crates/hxdp/src/sched.rs; hwxdp_hxdp::ports::check_divider). A
+  // second one in a bundle would read the wrong result, so it is refused as an invalid operation (a fault).
+  logic [LANES*64-1:0]  x_lalu;         // the lanes' ALU results (div and mod: 0)
+  logic [LANES-1:0]     x_laluv;
+  logic [LANES-1:0]     x_isdiv;        // the lane divides or takes a modulo
+  logic [LANES-1:0]     x_divsel;       // ... and is the one the shared divider serves
+  logic [3:0]           dv_op;
+  logic                 dv_wide;
+  logic [15:0]          dv_off;
+  logic [63:0]          dv_a;
+  logic [63:0]          dv_b;
+  logic [63:0]          dv_result;
+  logic                 dv_valid;
+  logic                 unused_dv_valid;
+
+  always_comb begin
+    dv_op = 4'd0;
+    dv_wide = 1'b0;
+    dv_off = 16'd0;
+    dv_a = 64'd0;
+    dv_b = 64'd0;
+    x_divsel = '0;
+    for (l = LANES - 1; l >= 0; l = l - 1) begin
+      x_isdiv[l] = ie_alu_q[l] && (ie_op_q[l*4 +: 4] == 4'h3 || ie_op_q[l*4 +: 4] == 4'h9);
+      if (x_isdiv[l]) begin
+        x_divsel = LANES'(1 << l);
+        dv_op = ie_op_q[l*4 +: 4];
+        dv_wide = ie_wide_q[l];
+        dv_off = ie_aluoff_q[l*16 +: 16];
+        dv_a = ie_a_q[l*64 +: 64];
+        dv_b = ie_b_q[l*64 +: 64];
+      end
+    end
+  end
+
+  // (Apart from the selection above: the divider's result does not feed back into it.)
+  always_comb begin
+    for (l = 0; l < LANES; l = l + 1) begin
+      x_alu[l*64 +: 64] = x_divsel[l] ? dv_result : x_lalu[l*64 +: 64];
+      x_aluv[l] = x_laluv[l] && !(x_isdiv[l] && !x_divsel[l]);
+    end
+    unused_dv_valid = dv_valid;
+  end
+
+  alu #(.DIV(1), .DIV_ONLY(1)) u_div (
+    .op_i       (dv_op),
+    .wide_i     (dv_wide),
+    .off_i      (dv_off),
+    .a_i        (dv_a),
+    .b_i        (dv_b),
+    .end_imm_i  (32'd0),
+    .end_swap_i (1'b0),
+    .result_o   (dv_result),
+    .valid_o    (dv_valid)
+  );
+
   generate
     for (g = 0; g < LANES; g = g + 1) begin : g_lane
-      lane u_lane (
+      lane #(.DIV(0)) u_lane (
         .op_i         (ie_op_q[g*4 +: 4]),
         .wide_i       (ie_wide_q[g]),
         .alu_off_i    (ie_aluoff_q[g*16 +: 16]),
@@ -366,8 +423,8 @@ module sephirot #(
         .b_i          (ie_b_q[g*64 +: 64]),
         .end_imm_i    (ie_imm_q[g*32 +: 32]),
         .end_swap_i   (ie_wide_q[g] | ie_x_q[g]),
-        .alu_result_o (x_alu[g*64 +: 64]),
-        .alu_valid_o  (x_aluv[g]),
+        .alu_result_o (x_lalu[g*64 +: 64]),
+        .alu_valid_o  (x_laluv[g]),
         .taken_o      (x_taken[g]),
         .load_raw_i   (x_raw[g*64 +: 64]),
         .load_bytes_i (ie_bytes_q[g*4 +: 4]),

@@ -9,9 +9,13 @@
 //! An access counts as a possible map-value access unless its base register surely holds a pointer into the
 //! context, the packet, the packet metadata or a stack frame (what the analysis labels so); accesses in bundles no
 //! path reaches count too, as the analysis labels them unknown.
+//!
+//! The core's divider is a port of the same kind: the lanes share one divide/modulo unit, so a bundle may hold at
+//! most one division or modulo (32- or 64-bit, signed or unsigned). [`check_divider`] verifies that rule; it needs no
+//! analysis, the opcode alone decides.
 
 use crate::isa::{Image, Op, EXIT_IMM, LDX6, STX6};
-use crate::sched::is_atomic;
+use crate::sched::{is_atomic, is_div};
 use hwxdp_analysis::helpers::{helper, MemArg, MAP_LOOKUP_ELEM};
 use hwxdp_analysis::value::NO_LOOKUP;
 use hwxdp_analysis::{FuncId, Offset, State, Value};
@@ -122,6 +126,47 @@ pub fn value_port_conflicts(image: &Image) -> Vec<PortConflict> {
         }
     }
     out
+}
+
+/// A bundle with more than one division or modulo: the core has one divider, shared by the lanes.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("image breaks the one-division-per-bundle rule: {}", divider_list(.conflicts))]
+pub struct DividerError {
+    /// Every bundle that breaks the rule, as (bundle, the lanes holding a division or modulo).
+    pub conflicts: Vec<(usize, Vec<usize>)>,
+}
+
+fn divider_list(conflicts: &[(usize, Vec<usize>)]) -> String {
+    conflicts
+        .iter()
+        .map(|(b, lanes)| {
+            format!("bundle {b}: lanes {lanes:?} each divide or take a modulo, the core has one divider")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Checks that no bundle of `image` holds more than one division or modulo (`BPF_DIV`/`BPF_MOD`, 32- or 64-bit,
+/// signed or unsigned): the Sephirot core has one divider, shared by the lanes.
+pub fn check_divider(image: &Image) -> Result<(), DividerError> {
+    let conflicts: Vec<(usize, Vec<usize>)> = image
+        .bundles
+        .iter()
+        .enumerate()
+        .filter_map(|(b, bundle)| {
+            let lanes: Vec<usize> = bundle
+                .ops()
+                .filter(|(_, op)| is_div(op))
+                .map(|(l, _)| l)
+                .collect();
+            (lanes.len() > 1).then_some((b, lanes))
+        })
+        .collect();
+    if conflicts.is_empty() {
+        Ok(())
+    } else {
+        Err(DividerError { conflicts })
+    }
 }
 
 /// What the analysis labels a region other than a map value or unknown: context, packet, metadata, stack.

@@ -1,10 +1,11 @@
 //! List scheduling of each basic block into bundles of N lanes, respecting the Bernstein conditions, per-lane
-//! forwarding, the one-helper-per-bundle limit and the maps module's value ports (at most one access that may load a
-//! map value and one that may store one per bundle); then parallel branches and block layout.
+//! forwarding, the one-helper-per-bundle limit, the maps module's value ports (at most one access that may load a
+//! map value and one that may store one per bundle) and the core's one shared divider (at most one division or
+//! modulo per bundle); then parallel branches and block layout.
 
 use crate::ir::{reads, writes, IrOp, IrProgram, Mem};
 use crate::isa::{Bundle, Op};
-use hwxdp_ebpf::opcode::{CLASS_STX, MODE_ATOMIC};
+use hwxdp_ebpf::opcode::{ALU_DIV, ALU_MOD, CLASS_STX, MODE_ATOMIC};
 
 /// A bundle under construction: which op of the block sits in each lane.
 #[derive(Clone, Debug)]
@@ -50,6 +51,11 @@ impl Row {
             || store && self.ops().any(|(_, o)| value_port_use(o).1))
     }
 
+    /// Whether `op` fits the core's one divider beside the row's ops: at most one division or modulo per bundle.
+    fn divider_free(&self, op: &IrOp) -> bool {
+        !is_div(&op.op) || !self.ops().any(|(_, o)| is_div(&o.op))
+    }
+
     fn free(&self, lane: usize, width: usize) -> bool {
         (lane..lane + width).all(|l| self.lanes.get(l) == Some(&Slot::Free))
     }
@@ -58,6 +64,12 @@ impl Row {
 /// True for an atomic read-modify-write (`STX` in atomic mode).
 pub fn is_atomic(op: &Op) -> bool {
     op.class() == CLASS_STX && op.code & 0xe0 == MODE_ATOMIC
+}
+
+/// True for a division or modulo of either width and signedness (`BPF_DIV`, `BPF_MOD`, and with `off` 1 `SDIV`,
+/// `SMOD`): the ops that need the Sephirot core's divider, of which it has one, shared by the lanes.
+pub fn is_div(op: &Op) -> bool {
+    op.is_alu() && matches!(op.code & 0xf0, ALU_DIV | ALU_MOD)
 }
 
 /// Whether an access to `mem` may touch a map value: a map value, or a region the analysis could not tell.
@@ -182,8 +194,9 @@ pub fn schedule_block(ops: &[IrOp], lanes: usize) -> Vec<Row> {
                 .filter(|d| d.3 && d.0 + 1 == b)
                 .map(|d| d.1)
                 .collect();
-            let fits =
-                (!op.op.is_helper_call() || !rows[b].has_helper()) && rows[b].value_ports_free(op);
+            let fits = (!op.op.is_helper_call() || !rows[b].has_helper())
+                && rows[b].value_ports_free(op)
+                && rows[b].divider_free(op);
             let lane = if forced.iter().any(|&l| l != forced[0]) {
                 None
             } else if let Some(&l) = forced.first() {

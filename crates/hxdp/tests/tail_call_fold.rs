@@ -12,8 +12,10 @@ use hwxdp_xdp::{Backend, Config, Machine, XdpBuff, XdpMd};
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Programs, in the object's order: `tail_tx` (0) and `tail_pass` (1) are the tail-call targets; `direct` returns what
-/// a function that tail-calls returns; `uses` branches on it and rewrites the packet.
+/// Programs, in the object's order: `tail_tx`, `tail_pass` and `tail_len` are the tail-call targets; `direct` returns
+/// what a function that tail-calls returns (109 when the call fails); `uses` branches on it and writes it into the
+/// packet; `bounded` checks the packet against the length such a function returns (20 when the call fails, 40 from
+/// `tail_len`) and then reads a fixed byte, which must not let the check go as if the length were known.
 const SOURCE: &str = r#"#include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
@@ -36,12 +38,27 @@ int tail_pass(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+SEC("xdp")
+int tail_len(struct xdp_md *ctx)
+{
+	return 40;
+}
+
 static __attribute__((noinline)) int dispatch(struct xdp_md *ctx, __u32 slot)
 {
 	int fallback = 109;
 
 	bpf_tail_call(ctx, &jump_table, slot);
 	/* Hides the constant from clang, which would otherwise fold it into the callers itself. */
+	asm volatile("" : "+r"(fallback));
+	return fallback;
+}
+
+static __attribute__((noinline)) int measure(struct xdp_md *ctx, __u32 slot)
+{
+	int fallback = 20;
+
+	bpf_tail_call(ctx, &jump_table, slot);
 	asm volatile("" : "+r"(fallback));
 	return fallback;
 }
@@ -70,6 +87,18 @@ int uses(struct xdp_md *ctx)
 	if (v == 109)
 		return XDP_DROP;
 	return v;
+}
+
+SEC("xdp")
+int bounded(struct xdp_md *ctx)
+{
+	int len = measure(ctx, ctx->rx_queue_index);
+	void *data_end = (void *)(long)ctx->data_end;
+	unsigned char *data = (void *)(long)ctx->data;
+
+	if ((void *)(data + len) > data_end)
+		return XDP_DROP;
+	return data[19] == 19 ? XDP_PASS : XDP_ABORTED;
 }
 
 char _license[] SEC("license") = "GPL";
@@ -109,37 +138,42 @@ fn index(spec: &ObjectSpec, name: &str) -> usize {
         .unwrap_or_else(|| panic!("no program {name}"))
 }
 
-/// Slot 0 of `jump_table` holds `tail_tx`, slot 1 `tail_pass`; slots 2 and 3 are empty and 4 on are beyond the table.
+/// Slot 0 of `jump_table` holds `tail_tx`, 1 `tail_pass` and 2 `tail_len`; slot 3 is empty and 4 on are beyond the
+/// table.
 fn preload(spec: &ObjectSpec) -> Vec<([u8; 4], [u8; 4])> {
-    vec![
-        (
-            0u32.to_le_bytes(),
-            (index(spec, "tail_tx") as u32).to_le_bytes(),
-        ),
-        (
-            1u32.to_le_bytes(),
-            (index(spec, "tail_pass") as u32).to_le_bytes(),
-        ),
-    ]
+    ["tail_tx", "tail_pass", "tail_len"]
+        .iter()
+        .enumerate()
+        .map(|(slot, name)| {
+            (
+                (slot as u32).to_le_bytes(),
+                (index(spec, name) as u32).to_le_bytes(),
+            )
+        })
+        .collect()
 }
 
-/// Packets whose first byte and receive queue pick every kind of slot: full, empty and beyond the table.
+/// Slots each packet of [`packets`] picks.
+const SLOTS: [u8; 5] = [0, 1, 2, 3, 5];
+
+/// 32-byte packets whose first byte and receive queue pick the slots of [`SLOTS`]; byte `i` is `i` otherwise.
 fn packets() -> Vec<(Vec<u8>, XdpMd)> {
-    let mut out = Vec::new();
-    for slot in [0u8, 1, 2, 5] {
-        let frame: Vec<u8> = (0..64u8).map(|i| if i == 0 { slot } else { i }).collect();
-        let md = XdpMd {
-            rx_queue_index: slot as u32,
-            ..XdpMd::default()
-        };
-        out.push((frame, md));
-    }
-    out
+    SLOTS
+        .iter()
+        .map(|&slot| {
+            let frame: Vec<u8> = (0..32u8).map(|i| if i == 0 { slot } else { i }).collect();
+            let md = XdpMd {
+                rx_queue_index: slot as u32,
+                ..XdpMd::default()
+            };
+            (frame, md)
+        })
+        .collect()
 }
 
 /// Runs every packet of [`packets`] through `program` on the reference machine and on the hXDP core compiled with
-/// `options`, and asserts that verdicts and packet bytes agree. Returns how many packets took a tail call.
-fn compare(spec: &ObjectSpec, program: &str, options: &Options) -> usize {
+/// `options`, and asserts that verdicts and packet bytes agree. Returns the verdicts, by packet.
+fn compare(spec: &ObjectSpec, program: &str, options: &Options) -> Vec<u32> {
     let jump_table = spec
         .maps
         .iter()
@@ -159,22 +193,20 @@ fn compare(spec: &ObjectSpec, program: &str, options: &Options) -> usize {
             .update(jump_table, &key, &value, 0)
             .expect("preload the core");
     }
-    let mut tail_calls = 0;
+    let mut verdicts = Vec::new();
     for (i, (frame, md)) in packets().iter().enumerate() {
         let mut a = XdpBuff::new(frame).expect("frame");
         let want = machine.run_packet(&mut a, md);
         let mut b = XdpBuff::new(frame).expect("frame");
         let got = core.run_packet(&mut b, md);
-        let what = format!("{program}, packet {i} (slot {}), {options:?}", frame[0]);
+        let what = format!("{program}, packet {i} (slot {}), {options:?}", SLOTS[i]);
         assert!(want.fault.is_none(), "{what}: the reference faulted");
         assert_eq!(core.last_fault(), None, "{what}: the core faulted");
         assert_eq!(want.retval, got.retval(), "{what}: verdicts differ");
         assert_eq!(a.data(), b.data(), "{what}: packet bytes differ");
-        if [3, 2].contains(&want.retval) {
-            tail_calls += 1;
-        }
+        verdicts.push(want.retval);
     }
-    tail_calls
+    verdicts
 }
 
 /// Every pass on, every pass off alone, and the narrowest and widest bundles.
@@ -195,8 +227,8 @@ fn option_sets() -> Vec<Options> {
 fn a_function_that_tail_calls_returns_what_the_tail_called_program_returns() {
     let spec = object();
     for options in option_sets() {
-        let tail_calls = compare(&spec, "direct", &options);
-        assert_eq!(tail_calls, 2, "slots 0 and 1 tail-call ({options:?})");
+        let verdicts = compare(&spec, "direct", &options);
+        assert_eq!(verdicts, [3, 2, 40, 109, 109], "{options:?}");
     }
 }
 
@@ -204,8 +236,18 @@ fn a_function_that_tail_calls_returns_what_the_tail_called_program_returns() {
 fn a_caller_that_uses_the_value_sees_the_tail_called_verdict() {
     let spec = object();
     for options in option_sets() {
-        let tail_calls = compare(&spec, "uses", &options);
-        assert_eq!(tail_calls, 2, "slots 0 and 1 tail-call ({options:?})");
+        let verdicts = compare(&spec, "uses", &options);
+        assert_eq!(verdicts, [3, 2, 40, 1, 1], "{options:?}");
+    }
+}
+
+#[test]
+fn a_length_from_a_function_that_tail_calls_keeps_its_bounds_check() {
+    let spec = object();
+    for options in option_sets() {
+        let verdicts = compare(&spec, "bounded", &options);
+        // 40 bytes are more than the packet has: the check drops it; 20 bytes are there.
+        assert_eq!(verdicts, [2, 2, 1, 2, 2], "{options:?}");
     }
 }
 

@@ -1169,3 +1169,95 @@ fn run_time_offset_loads_and_stores_reach_the_available_frames() {
         }
     }
 }
+
+#[test]
+fn lpm_cam_finds_the_longest_matching_prefix() {
+    const ENTRIES: usize = 6;
+    let mut w = Wrapper::default();
+    w.input("key", 64);
+    w.input("hwe", 1);
+    w.input("hvalid", 1);
+    w.input("haddr", 8);
+    w.input("hwdata", 64);
+    w.body += &format!(
+        "  logic hit;\n  logic [2:0] slot;\n  logic [7:0] err;\n  logic [63:0] hrdata;\n  \
+         ehdl_hash_map #(.ENTRIES({ENTRIES}), .KEY_BYTES(8), .NP(1), .SW(3), .AW(8), .LPM(1)) u_h (.clk_i(clk_i), \
+         .rst_ni(rst_ni), .kind_i(1'b0), .en_i(1'b0), .key_i(key), .flags_i(2'd0), .hit_o(hit), .slot_o(slot), \
+         .err_o(err), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
+         .host_wmask_i(8'hff), .host_rdata_o(hrdata));\n"
+    );
+    w.output("hit".into(), 1);
+    w.output("slot".into(), 3);
+    w.output("err".into(), 8);
+    w.output("hrdata".into(), 64);
+    // Keys are {prefixlen (LE), 4 address bytes}; nested prefixes of a few bases, addresses near them.
+    let mut rng = Rng(0x19a);
+    let bases = [[10u8, 1, 2, 3], [10, 1, 200, 3], [192, 168, 5, 9]];
+    let matches = |plen: u32, data: &[u8; 4], addr: &[u8; 4]| {
+        (0..plen as usize)
+            .all(|i| (data[i / 8] >> (7 - i % 8)) & 1 == (addr[i / 8] >> (7 - i % 8)) & 1)
+    };
+    let mut keys = [(0u32, [0u8; 4]); ENTRIES];
+    let mut valid = [false; ENTRIES];
+    let mut vectors = Vec::new();
+    let mut expected = Vec::new();
+    let mut hits = 0;
+    for cycle in 0..1500 {
+        let mut addr = bases[rng.below_usize(3)];
+        addr[rng.below_usize(4)] ^= 1 << rng.below(8);
+        let klen = if rng.below(4) == 0 {
+            rng.below(33) as u32
+        } else {
+            32
+        };
+        let key = (klen as u64) | (u32::from_le_bytes(addr) as u64) << 32;
+        let slot = rng.below_usize(ENTRIES);
+        let (hwe, hvalid, haddr, hwdata) = match cycle % 3 {
+            0 => (true, true, slot, rng.below(2)),
+            1 => {
+                let d = bases[rng.below_usize(3)];
+                let plen = [0u32, 8, 16, 20, 24, 32][rng.below_usize(6)];
+                (
+                    true,
+                    false,
+                    8 * slot,
+                    (plen as u64) | (u32::from_le_bytes(d) as u64) << 32,
+                )
+            }
+            _ => (false, false, 0, 0),
+        };
+        let mut v = Bits::default();
+        v.push(64, key);
+        v.push(1, hwe as u64);
+        v.push(1, hvalid as u64);
+        v.push(8, haddr as u64);
+        v.push(64, hwdata);
+        vectors.push(v);
+        let mut best: Option<(u32, usize)> = None;
+        for e in 0..ENTRIES {
+            let (plen, data) = keys[e];
+            if valid[e]
+                && plen <= klen
+                && matches(plen, &data, &addr)
+                && best.is_none_or(|(b, _)| plen > b)
+            {
+                best = Some((plen, e));
+            }
+        }
+        hits += best.is_some() as usize;
+        expected.push(best.map(|(_, e)| e));
+        if hwe && hvalid {
+            valid[haddr] = hwdata & 1 == 1;
+        } else if hwe {
+            keys[haddr / 8] = (hwdata as u32, ((hwdata >> 32) as u32).to_le_bytes());
+        }
+    }
+    let out = w.run("lpm", &vectors);
+    for (i, (want, got)) in expected.iter().zip(&out).enumerate() {
+        assert_eq!(got.get(0, 1) == 1, want.is_some(), "cycle {i}: hit");
+        if let Some(e) = want {
+            assert_eq!(got.get(1, 3) as usize, *e, "cycle {i}: slot");
+        }
+    }
+    assert!(hits > 200, "{hits} hits");
+}

@@ -156,9 +156,12 @@ pub fn optimize(
             Pass::Bounds => {
                 passes::remove_bounds_checks(&mut ir, &patterns, &regions);
             }
-            Pass::Zeroing => {
+            // The stack is clean only when the packet starts: a program a tail call enters finds it as its
+            // caller left it, and any program of the image may be entered so once one of them tail-calls.
+            Pass::Zeroing if !tail_calls(spec) => {
                 passes::remove_zeroing(&mut ir, &patterns);
             }
+            Pass::Zeroing => {}
             Pass::ThreeOperand => {
                 passes::fuse_three_operand(&mut ir);
             }
@@ -183,6 +186,14 @@ pub fn optimize(
         report.after_pass.push((pass, ir.op_count()));
     }
     Ok((ir, report))
+}
+
+/// True when a program of `spec` calls `bpf_tail_call`.
+fn tail_calls(spec: &ObjectSpec) -> bool {
+    spec.programs
+        .iter()
+        .flat_map(|p| &p.insns)
+        .any(|i| crate::ir::is_tail_call(&crate::isa::Op::from_insn(i)))
 }
 
 /// Schedules a program's working form into rows per block.

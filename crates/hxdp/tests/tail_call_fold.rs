@@ -1,7 +1,10 @@
-//! A `bpf_tail_call` made from inside a bpf-to-bpf function: when it succeeds, the tail-called program's exit returns
-//! to the function's caller (as the reference machine has it), so what the function returns after the call is not
-//! what the caller receives. The compiler must not fold the function's apparent return value into the caller's exit,
-//! nor into anything else; the hXDP core must agree with the reference machine on every packet.
+//! `bpf_tail_call` against the compiler's passes, each case comparing the hXDP core with the reference machine.
+//!
+//! Made from inside a bpf-to-bpf function, a successful tail call's program exits back to the function's caller (as
+//! the reference machine has it), so what the function returns after the call is not what the caller receives: the
+//! compiler must not fold the function's apparent return value into the caller's exit, nor trust it in a bounds
+//! check. A failed tail call returns with r0 as it was, so r0 set before it is live. And a program a tail call enters
+//! finds the stack as its caller left it, so its zeroing stores stay.
 
 use hwxdp_ebpf::opcode::{LD_DW_IMM, PSEUDO_MAP_FD};
 use hwxdp_hxdp::isa::EXIT_IMM;
@@ -354,5 +357,65 @@ fn r0_set_before_a_failed_tail_call_is_the_verdict() {
             assert_eq!(want, verdict, "slot {slot}: the reference");
             assert_eq!(got, verdict, "slot {slot}, {options:?}: the core");
         }
+    }
+}
+
+/// A program entered by a tail call finds the stack as its caller left it (as the reference machine has it), not
+/// cleared: its zeroing stores must stay. `main` leaves 40 at r10 - 8 and tail-calls `next` (slot 0), which zeroes
+/// that slot and returns what it reads there plus 2.
+const DIRTY_MAIN: &str = "
+    r6 = 40
+    *(u64 *)(r10 - 8) = r6
+    r2 = 0x77 ll
+    r3 = 0
+    call 12
+    r0 = 9
+    exit
+";
+
+const ZEROING_NEXT: &str = "
+    r1 = 0
+    *(u64 *)(r10 - 8) = r1
+    r0 = *(u64 *)(r10 - 8)
+    r0 += 2
+    exit
+";
+
+#[test]
+fn a_tail_called_program_keeps_its_zeroing() {
+    let mut main = hwxdp_ebpf::assemble(DIRTY_MAIN).expect("assembles");
+    for insn in main.iter_mut().filter(|i| i.code == LD_DW_IMM) {
+        insn.src = PSEUDO_MAP_FD;
+        insn.imm = 0;
+    }
+    let mut spec = r0_kept_object();
+    spec.programs = vec![
+        ProgramSpec::standalone("main", "xdp", main),
+        ProgramSpec::standalone(
+            "next",
+            "xdp",
+            hwxdp_ebpf::assemble(ZEROING_NEXT).expect("assembles"),
+        ),
+    ];
+    for options in option_sets() {
+        let compiled = compile_object(&spec, 0, &options).expect("compiles");
+        let mut machine = Machine::new(&spec, Some("main"), &Config::default()).expect("loads");
+        let mut core =
+            HxdpCore::new(compiled.image, &spec, Some("main"), &Config::default()).expect("loads");
+        let (key, value) = (0u32.to_le_bytes(), 1u32.to_le_bytes());
+        machine
+            .maps_mut()
+            .update(0, &key, &value, 0)
+            .expect("preload the reference");
+        core.maps()
+            .update(0, &key, &value, 0)
+            .expect("preload the core");
+        let frame: Vec<u8> = (0..14u8).collect();
+        let mut a = XdpBuff::new(&frame).expect("frame");
+        let want = machine.run_packet(&mut a, &XdpMd::default()).retval;
+        let mut b = XdpBuff::new(&frame).expect("frame");
+        let got = core.run_packet(&mut b, &XdpMd::default()).retval();
+        assert_eq!(want, 2, "the reference");
+        assert_eq!(got, 2, "{options:?}: the core");
     }
 }

@@ -47,6 +47,8 @@ pub(super) struct Gen<'a> {
     early: BTreeMap<u32, (String, String)>,
     /// Register names of every boundary (index = boundary), for the stall checks.
     bound_regs: Vec<BTreeMap<u8, String>>,
+    /// Fault wires of the stage being emitted (run-time checks that abort the packet).
+    faults: Vec<String>,
     /// Frame bytes.
     fb: i64,
     pub(super) decls: String,
@@ -119,6 +121,7 @@ impl<'a> Gen<'a> {
             stalls,
             early: BTreeMap::new(),
             bound_regs: Vec::new(),
+            faults: Vec::new(),
             fb: p.summary.data_width as i64 / 8,
             decls: String::new(),
             body: String::new(),
@@ -988,6 +991,7 @@ impl<'a> Gen<'a> {
                 (k, i) => return Err(self.unsupported(op, format!("{k:?} ({i:?})"))),
             }
         }
+        misses.append(&mut self.faults);
         let fault = if misses.is_empty() {
             None
         } else {
@@ -1080,6 +1084,19 @@ impl<'a> Gen<'a> {
         }
         let expr = self.read(&reads.join(" | "));
         let _ = writeln!(self.body, "  assign {rd} = {expr};  // {}", op.text);
+        if op.label == Label::Unknown {
+            // An unplaced access whose pointer names no map block aborts the packet rather than touching nothing.
+            let sels: Vec<String> = self
+                .arrays
+                .iter()
+                .map(|m| format!("{name}_sel{m}"))
+                .collect();
+            let nomap = format!("{name}_nomap");
+            self.declare(&nomap, 1);
+            let e = self.read(&format!("{en} & ~({})", sels.join(" | ")));
+            let _ = writeln!(self.body, "  assign {nomap} = {e};");
+            self.faults.push(nomap);
+        }
         if self.stalls.iter().any(|st| st.early == op.id) {
             self.early.insert(op.id, (p.clone(), en.to_string()));
         }

@@ -1,7 +1,7 @@
 //! The compiler driver: analysis, the passes in order, scheduling, layout, and the image of a whole object.
 
 use crate::ir::{lower, IrProgram};
-use crate::isa::{Image, MapConfig, NO_ENTRY};
+use crate::isa::{Image, MapConfig, Op, NO_ENTRY};
 use crate::passes;
 use crate::sched::{layout, merge_next_branch, schedule_block, Row};
 use crate::CompileError;
@@ -141,6 +141,7 @@ pub fn optimize(
     let regions = Regions::compute(&cfg, &spec.maps);
     let patterns = Patterns::compute(&cfg, &regions);
     let mut ir = lower(program, &cfg, &regions, &spec.maps)?;
+    let tail_calls = TailCalls::of(spec);
     let mut report = ProgramReport {
         name: program.name.clone(),
         ebpf_insns: program.insns.len(),
@@ -153,15 +154,17 @@ pub fn optimize(
             continue;
         }
         match pass {
-            Pass::Bounds => {
+            // A removed check's failure becomes a fault, which ends the packet: right only where the program's
+            // return does, which it does not when a tail call from inside a function entered it.
+            Pass::Bounds if !tail_calls.from_function => {
                 passes::remove_bounds_checks(&mut ir, &patterns, &regions);
             }
             // The stack is clean only when the packet starts: a program a tail call enters finds it as its
-            // caller left it, and any program of the image may be entered so once one of them tail-calls.
-            Pass::Zeroing if !tail_calls(spec) => {
+            // caller left it.
+            Pass::Zeroing if !tail_calls.any => {
                 passes::remove_zeroing(&mut ir, &patterns);
             }
-            Pass::Zeroing => {}
+            Pass::Bounds | Pass::Zeroing => {}
             Pass::ThreeOperand => {
                 passes::fuse_three_operand(&mut ir);
             }
@@ -188,12 +191,36 @@ pub fn optimize(
     Ok((ir, report))
 }
 
-/// True when a program of `spec` calls `bpf_tail_call`.
-fn tail_calls(spec: &ObjectSpec) -> bool {
-    spec.programs
-        .iter()
-        .flat_map(|p| &p.insns)
-        .any(|i| crate::ir::is_tail_call(&crate::isa::Op::from_insn(i)))
+/// Where the object's programs call `bpf_tail_call`. Once one does, any program of the image may be entered by a tail
+/// call (the loader fills PROG_ARRAYs with any of them), with the stack as the caller left it; and when the call is
+/// made from inside a bpf-to-bpf function, the entered program's exit returns to that function's caller.
+struct TailCalls {
+    /// Some program tail-calls.
+    any: bool,
+    /// Some function other than a program's own code tail-calls (programs that do not compile never run).
+    from_function: bool,
+}
+
+impl TailCalls {
+    fn of(spec: &ObjectSpec) -> TailCalls {
+        let is_tail_call = |i: &hwxdp_ebpf::Insn| crate::ir::is_tail_call(&Op::from_insn(i));
+        let any = spec
+            .programs
+            .iter()
+            .flat_map(|p| &p.insns)
+            .any(is_tail_call);
+        let from_function = any
+            && spec.programs.iter().any(|p| {
+                ProgramCfg::build(p).is_ok_and(|cfg| {
+                    cfg.funcs.iter().skip(1).any(|f| {
+                        p.insns
+                            .get(f.start.index()..f.end.index())
+                            .is_some_and(|insns| insns.iter().any(is_tail_call))
+                    })
+                })
+            });
+        TailCalls { any, from_function }
+    }
 }
 
 /// Schedules a program's working form into rows per block.

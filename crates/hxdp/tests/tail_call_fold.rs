@@ -15,16 +15,18 @@ use hwxdp_xdp::{Backend, Config, Machine, XdpBuff, XdpMd};
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Programs, in the object's order: `tail_tx`, `tail_pass` and `tail_len` are the tail-call targets; `direct` returns
-/// what a function that tail-calls returns (109 when the call fails); `uses` branches on it and writes it into the
-/// packet; `bounded` checks the packet against the length such a function returns (20 when the call fails, 40 from
-/// `tail_len`) and then reads a fixed byte, which must not let the check go as if the length were known.
+/// Programs, in the object's order: `tail_tx`, `tail_pass`, `tail_len` and `tail_check` are the tail-call targets;
+/// `direct` returns what a function that tail-calls returns (109 when the call fails); `uses` branches on it and writes
+/// it into the packet; `bounded` checks the packet against the length such a function returns (20 when the call
+/// fails, 40 from `tail_len`) and then reads a fixed byte, which must not let the check go as if the length were
+/// known; `remap` turns a DROP it gets back into PASS, so `tail_check`'s failed bounds check (a 32-byte packet) must
+/// return DROP to it rather than end the packet.
 const SOURCE: &str = r#"#include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, 8);
 	__type(key, __u32);
 	__type(value, __u32);
 } jump_table SEC(".maps");
@@ -45,6 +47,17 @@ SEC("xdp")
 int tail_len(struct xdp_md *ctx)
 {
 	return 40;
+}
+
+SEC("xdp")
+int tail_check(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	unsigned char *data = (void *)(long)ctx->data;
+
+	if ((void *)(data + 40) > data_end)
+		return XDP_DROP;
+	return data[39] == 39 ? XDP_TX : XDP_ABORTED;
 }
 
 static __attribute__((noinline)) int dispatch(struct xdp_md *ctx, __u32 slot)
@@ -104,6 +117,14 @@ int bounded(struct xdp_md *ctx)
 	return data[19] == 19 ? XDP_PASS : XDP_ABORTED;
 }
 
+SEC("xdp")
+int remap(struct xdp_md *ctx)
+{
+	int v = dispatch(ctx, ctx->rx_queue_index);
+
+	return v == XDP_DROP ? XDP_PASS : v;
+}
+
 char _license[] SEC("license") = "GPL";
 "#;
 
@@ -141,10 +162,10 @@ fn index(spec: &ObjectSpec, name: &str) -> usize {
         .unwrap_or_else(|| panic!("no program {name}"))
 }
 
-/// Slot 0 of `jump_table` holds `tail_tx`, 1 `tail_pass` and 2 `tail_len`; slot 3 is empty and 4 on are beyond the
-/// table.
+/// Slot 0 of `jump_table` holds `tail_tx`, 1 `tail_pass`, 2 `tail_len` and 3 `tail_check`; slots 4 to 7 are empty
+/// and 8 on are beyond the table.
 fn preload(spec: &ObjectSpec) -> Vec<([u8; 4], [u8; 4])> {
-    ["tail_tx", "tail_pass", "tail_len"]
+    ["tail_tx", "tail_pass", "tail_len", "tail_check"]
         .iter()
         .enumerate()
         .map(|(slot, name)| {
@@ -157,7 +178,7 @@ fn preload(spec: &ObjectSpec) -> Vec<([u8; 4], [u8; 4])> {
 }
 
 /// Slots each packet of [`packets`] picks.
-const SLOTS: [u8; 5] = [0, 1, 2, 3, 5];
+const SLOTS: [u8; 6] = [0, 1, 2, 3, 4, 9];
 
 /// 32-byte packets whose first byte and receive queue pick the slots of [`SLOTS`]; byte `i` is `i` otherwise.
 fn packets() -> Vec<(Vec<u8>, XdpMd)> {
@@ -231,7 +252,7 @@ fn a_function_that_tail_calls_returns_what_the_tail_called_program_returns() {
     let spec = object();
     for options in option_sets() {
         let verdicts = compare(&spec, "direct", &options);
-        assert_eq!(verdicts, [3, 2, 40, 109, 109], "{options:?}");
+        assert_eq!(verdicts, [3, 2, 40, 1, 109, 109], "{options:?}");
     }
 }
 
@@ -240,7 +261,7 @@ fn a_caller_that_uses_the_value_sees_the_tail_called_verdict() {
     let spec = object();
     for options in option_sets() {
         let verdicts = compare(&spec, "uses", &options);
-        assert_eq!(verdicts, [3, 2, 40, 1, 1], "{options:?}");
+        assert_eq!(verdicts, [3, 2, 40, 1, 1, 1], "{options:?}");
     }
 }
 
@@ -249,8 +270,17 @@ fn a_length_from_a_function_that_tail_calls_keeps_its_bounds_check() {
     let spec = object();
     for options in option_sets() {
         let verdicts = compare(&spec, "bounded", &options);
-        // 40 bytes are more than the packet has: the check drops it; 20 bytes are there.
-        assert_eq!(verdicts, [2, 2, 1, 2, 2], "{options:?}");
+        // 40 bytes are more than the packet has: the check drops it; 20 and 1 bytes are there.
+        assert_eq!(verdicts, [2, 2, 1, 2, 2, 2], "{options:?}");
+    }
+}
+
+#[test]
+fn a_program_tail_called_from_a_function_returns_from_a_failed_bounds_check() {
+    let spec = object();
+    for options in option_sets() {
+        let verdicts = compare(&spec, "remap", &options);
+        assert_eq!(verdicts, [3, 2, 40, 2, 109, 109], "{options:?}");
     }
 }
 

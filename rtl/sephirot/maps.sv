@@ -32,8 +32,11 @@
 //   spare element (one CPU, so one spare), the old element becoming the spare; max_entries + 1 slots.
 // - LRU_HASH: the node numbers of the kernel's common LRU for one CPU (bpf_lru_list.c as crates/maps/src/lru ports
 //   it): global active/inactive/free lists, the CPU's local free and pending lists, reference bits, rotation with
-//   the inactive cursor, target_free = clamp(max_entries / 2, 1, 128), 128 scans per walk, shrinking and forced
-//   eviction; so the same operations evict the same entries. max_entries slots.
+//   the inactive cursor, target_free = clamp(max_entries / POSSIBLE_CPUS / 2, 1, 128), 128 scans per walk,
+//   shrinking and forced eviction; so the same operations evict the same entries. max_entries slots. The kernel
+//   sizes target_free by its possible CPUs (bpf_common_lru_populate) although the program runs on CPU 0 only, so
+//   POSSIBLE_CPUS is the host's count (hwxdp_maps built with that many CPUs); the other CPUs' local lists stay
+//   empty, so nothing else of the LRU depends on it.
 // - PROG_ARRAY, DEVMAP: the index; max_entries slots. Each slot's value is followed by a presence byte (so a slot takes
 //   ceil((value_size + 1) / 8) rows; 1 for the 4-byte values of the examples), cleared at load: an entry is present
 //   once the host stores it, absent after a delete (or a DEVMAP update with ifindex 0); its value bytes stay.
@@ -94,7 +97,8 @@ module maps #(
   parameter integer KEY_BYTES   = 16,   // widest key; a wider key_size is a configuration error
   parameter integer VALUE_BYTES = 64,   // widest value, a multiple of 8; a wider value_size is a configuration error
   parameter integer ENTRIES     = 32,   // CAM entries for all hash, LRU and LPM maps together (a power of two)
-  parameter integer MEM_WORDS   = 512   // 8-byte value rows for all maps together (a power of two, >= ENTRIES)
+  parameter integer MEM_WORDS   = 512,  // 8-byte value rows for all maps together (a power of two, >= ENTRIES)
+  parameter integer POSSIBLE_CPUS = 1   // the kernel's num_possible_cpus() the LRU's target_free is sized for
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
@@ -471,7 +475,12 @@ module maps #(
     b_re    = 1'b0;
     b_we    = 8'h00;
     b_row   = row_q;
-    b_wdata = value_q[64*word_q[2:0] +: 64];
+    // the row of the latched value being written: a multiplexer over all VALUE_BYTES / 8 words (a value can be wider
+    // than 64 bytes, so no fixed-width slice of word_q)
+    b_wdata = 64'd0;
+    for (integer w = 0; w < VALUE_BYTES / 8; w = w + 1) begin
+      if (word_q == 5'(w)) b_wdata = value_q[64*w +: 64];
+    end
     if (state_q == StClear) begin
       b_we    = (32'(clear_q) < MEM_WORDS) ? 8'hff : 8'h00;
       b_row   = clear_q[AW-1:0];
@@ -855,7 +864,7 @@ module maps #(
   logic [LW-1:0] h_free;
   logic [LW-1:0] h_lfree;
   logic [LW-1:0] h_lpend;
-  logic [7:0]    ltarget;                   // target_free: clamp(nodes / 2, 1, 128)
+  logic [7:0]    ltarget;                   // target_free: clamp(nodes / POSSIBLE_CPUS / 2, 1, 128)
 
   always_comb begin
     logic [31:0] half;
@@ -865,7 +874,7 @@ module maps #(
     h_free  = hbase + LW'(KFree);
     h_lfree = hbase + LW'(KLocalFree);
     h_lpend = hbase + LW'(KLocalPending);
-    half    = 32'(slots_q[map_q]) >> 1;
+    half    = (32'(slots_q[map_q]) / 32'(POSSIBLE_CPUS)) >> 1;
     if (half == 32'd0) half = 32'd1;
     if (half > 32'd128) half = 32'd128;
     ltarget = half[7:0];
@@ -1445,7 +1454,9 @@ module maps #(
       value_q <= host_pick ? host_value_i : req_value_i;
     end
     if (state_q == StReadW) begin
-      value_q[64*word_q[2:0] +: 64] <= b_rdata;
+      for (integer w = 0; w < VALUE_BYTES / 8; w = w + 1) begin
+        if (word_q == 5'(w)) value_q[64*w +: 64] <= b_rdata;
+      end
     end
     if (state_q == StExec && kind_q[map_q] == KindSlots && x_next == 2'd1 && !x_pres) begin
       // a stored entry: its presence byte set; a DEVMAP's program fd reads back as the program id, 0 without one

@@ -10,9 +10,37 @@ use hwxdp_maps::{MapStore, Maps};
 use hwxdp_object::MapSpec;
 use hwxdp_rtlsim::synth;
 
-/// The module's default parameters, which the model is built with.
-const KEY_BYTES: usize = 16;
-const VALUE_BYTES: usize = 64;
+/// The parameters a session's model is built with (`-G` overrides of maps.sv's), and the possible CPUs of the
+/// reference maps.
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    key_bytes: usize,
+    value_bytes: usize,
+    entries: usize,
+    mem_words: usize,
+    possible_cpus: usize,
+}
+
+/// maps.sv's defaults.
+const DEFAULTS: Params = Params {
+    key_bytes: 16,
+    value_bytes: 64,
+    entries: 32,
+    mem_words: 512,
+    possible_cpus: 1,
+};
+
+impl Params {
+    fn flags(&self) -> Vec<String> {
+        vec![
+            format!("-GKEY_BYTES={}", self.key_bytes),
+            format!("-GVALUE_BYTES={}", self.value_bytes),
+            format!("-GENTRIES={}", self.entries),
+            format!("-GMEM_WORDS={}", self.mem_words),
+            format!("-GPOSSIBLE_CPUS={}", self.possible_cpus),
+        ]
+    }
+}
 
 const HASH: u32 = 1;
 const ARRAY: u32 = 2;
@@ -88,11 +116,12 @@ struct Output {
     fields: Vec<String>,
 }
 
-/// Sends every line through a fresh model and returns its output lines.
-fn simulate(lines: &[String]) -> Vec<Output> {
-    let spec = common::unit_spec("maps")
+/// Sends every line through a fresh model built with `params` and returns its output lines.
+fn simulate(lines: &[String], params: &Params) -> Vec<Output> {
+    let mut spec = common::unit_spec("maps")
         .source("sephirot/maps_values.sv")
         .source("sephirot/maps.sv");
+    spec.flags.extend(params.flags());
     let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
     common::run_testbench(&spec, input)
         .iter()
@@ -108,6 +137,7 @@ fn field_u64(out: &Output, i: usize) -> u64 {
 
 /// A test bench session: the reference maps and the commands with their expected results.
 struct Session {
+    params: Params,
     specs: Vec<MapSpec>,
     maps: Maps,
     steps: Vec<Step>,
@@ -135,7 +165,12 @@ fn syscall_value_size(spec: &MapSpec) -> usize {
 
 impl Session {
     fn new(specs: Vec<MapSpec>) -> Session {
-        let maps = Maps::new(&specs, 1).expect("valid maps");
+        Session::with_params(specs, DEFAULTS)
+    }
+
+    /// A session on a model built with `params`, against reference maps with `params.possible_cpus` CPUs.
+    fn with_params(specs: Vec<MapSpec>, params: Params) -> Session {
+        let maps = Maps::new(&specs, params.possible_cpus).expect("valid maps");
         let mut steps = Vec::new();
         for (i, s) in specs.iter().enumerate() {
             steps.push(Step {
@@ -153,6 +188,7 @@ impl Session {
             expect: Expect::Config { error: false },
         });
         Session {
+            params,
             seen: vec![Vec::new(); specs.len()],
             slot_counts: specs.iter().map(slot_count).collect(),
             specs,
@@ -253,7 +289,7 @@ impl Session {
         };
         let value = found.as_ref().map(|v| {
             let mut v = v.clone();
-            v.resize(VALUE_BYTES, 0);
+            v.resize(self.params.value_bytes, 0);
             v
         });
         self.push(
@@ -263,7 +299,7 @@ impl Session {
                 ret,
                 hit: found.is_some(),
                 key: None,
-                value: Some(value.unwrap_or_else(|| vec![0; VALUE_BYTES])),
+                value: Some(value.unwrap_or_else(|| vec![0; self.params.value_bytes])),
             },
         );
     }
@@ -418,7 +454,7 @@ impl Session {
     /// Runs the session through the model and checks every line, then the dump against the reference's entries.
     fn check(mut self) {
         let lines: Vec<String> = self.steps.iter().map(|s| s.line.clone()).collect();
-        let out = simulate(&lines);
+        let out = simulate(&lines, &self.params);
         assert_eq!(out.len(), self.steps.len(), "one output line per command");
         let mut mismatches = Vec::new();
         let mut dumped: Vec<Vec<(Vec<u8>, Vec<u8>)>> = vec![Vec::new(); self.specs.len()];
@@ -459,7 +495,11 @@ impl Session {
                         mismatches.push(format!("{}: return {}", step.what, o.fields[0]));
                     }
                     if o.fields[1] == "1" {
-                        assert_eq!(o.fields[3].len(), 2 * KEY_BYTES, "host_rsp_key_o width");
+                        assert_eq!(
+                            o.fields[3].len(),
+                            2 * self.params.key_bytes,
+                            "host_rsp_key_o width"
+                        );
                         let key = unhex(&o.fields[3])[..spec.key_size as usize].to_vec();
                         let value = unhex(&o.fields[4])[..spec.value_size as usize].to_vec();
                         let reference = self.maps.value(*map, *slot);
@@ -743,6 +783,103 @@ fn lru_eviction_follows_the_kernel_lists() {
     }
     s.dump();
     s.check();
+}
+
+/// The hXDP driver's key and value widths (crates/rtlsim/src/hxdp/params.rs), with CAM and value memory small enough
+/// for a unit test.
+const WIDE: Params = Params {
+    key_bytes: 40,
+    value_bytes: 72,
+    entries: 64,
+    mem_words: 512,
+    possible_cpus: 1,
+};
+
+/// Values wider than 64 bytes (fib_forward's 72-byte fib_results): every row of the value, the ninth one included,
+/// goes to its own place on updates, lane stores and reads (the engine once indexed its value register by the row
+/// number modulo 8, so row 8 landed on row 0).
+#[test]
+fn values_wider_than_64_bytes_keep_every_row() {
+    let specs = vec![
+        spec("results", ARRAY, 4, 72, 16, 0),
+        spec("wide", HASH, 40, 72, 6, 0),
+        spec("lru", LRU_HASH, 8, 71, 5, 0),
+    ];
+    let mut s = Session::with_params(specs, WIDE);
+    let mut rng = Rng(0x7769_6465_3732);
+    // fib_forward's pattern first: bump the counter at offset 0, then store the last row
+    for slot in 0..16u32 {
+        s.prog_lookup(0, &slot.to_le_bytes(), false);
+        let at = |off| Access {
+            map: 0,
+            slot,
+            off,
+            bytes: 8,
+        };
+        s.value_cycle(None, Some((at(0), u64::from(slot) + 1)));
+        s.value_cycle(
+            None,
+            Some((at(64), 0x6464_6464_0000_0000 | u64::from(slot))),
+        );
+        s.value_cycle(Some(at(0)), Some((at(56), 0x3838)));
+        s.value_cycle(Some(at(64)), None);
+    }
+    let key_of = |map: usize, rng: &mut Rng| -> Vec<u8> {
+        match map {
+            0 => (rng.below(18) as u32).to_le_bytes().to_vec(),
+            1 => pooled_key(rng, 40, 9, 1),
+            _ => pooled_key(rng, 8, 8, 2),
+        }
+    };
+    random_ops(&mut s, &mut rng, 2500, &key_of);
+    s.assert_coverage(&[2, 7, 17, 22]);
+    s.dump();
+    s.check();
+}
+
+/// katran_lb's maps on a host with two possible CPUs: the kernel sizes the common LRU's target_free by the possible
+/// CPUs (64 / 2 / 2 = 16 nodes per refill, not 32), so the flows a full conn_table evicts depend on it. Flows come
+/// as katran's packets use them: a lookup, and on a miss an update with BPF_ANY.
+#[test]
+fn lru_target_free_follows_the_possible_cpus() {
+    for possible_cpus in [1, 2, 3] {
+        let specs = vec![
+            spec("vip_map", HASH, 8, 8, 64, 0),
+            spec("conn_table", LRU_HASH, 16, 8, 64, 0),
+            spec("reals", ARRAY, 4, 8, 64, 0),
+            spec(".bss", ARRAY, 4, 8, 1, 0),
+        ];
+        let params = Params {
+            key_bytes: 16,
+            value_bytes: 64,
+            entries: 256,
+            mem_words: 512,
+            possible_cpus,
+        };
+        let mut s = Session::with_params(specs, params);
+        let mut rng = Rng(0x6b61_7472_616e ^ possible_cpus as u64);
+        let mut misses = 0;
+        for _ in 0..600 {
+            let flow = pooled_key(&mut rng, 16, 110, 7);
+            s.prog_lookup(1, &flow, false);
+            let hit = matches!(
+                s.steps.last().map(|st| &st.expect),
+                Some(Expect::Request { hit: true, .. })
+            );
+            if !hit {
+                misses += 1;
+                let pos = rng.below(64).to_le_bytes();
+                s.prog_update(1, &flow, &pos, 0, false);
+            }
+            if rng.below(50) == 0 {
+                s.host_delete(1, &flow);
+            }
+        }
+        // the table overflowed many times over, so refills and evictions happened
+        assert!(misses > 200, "{possible_cpus} CPUs: only {misses} misses");
+        s.dump();
+        s.check();
+    }
 }
 
 #[test]
@@ -1045,7 +1182,7 @@ fn bad_configurations_raise_cfg_error() {
         }
         lines.push("d".to_string());
     }
-    let out = simulate(&lines);
+    let out = simulate(&lines, &DEFAULTS);
     let mut at = 0;
     for (maps, error) in &cases {
         at += 1 + maps.len();
@@ -1092,7 +1229,7 @@ fn latencies_are_as_documented() {
         "o 0 0 1 0 0 01000000 - 0",
     ]
     .map(String::from);
-    let out = simulate(&lines);
+    let out = simulate(&lines, &DEFAULTS);
     let cycles: Vec<u64> = out[2..8].iter().map(|o| field_u64(o, 5)).collect();
     // The testbench counts clock edges after the accepting one until the response pulse: a response in cycle t + 2
     // counts 1.

@@ -20,6 +20,7 @@ module hxdp #(
   parameter integer VALUE_BYTES  = 64,
   parameter integer ENTRIES      = 32,
   parameter integer MEM_WORDS    = 512,
+  parameter integer POSSIBLE_CPUS = 1,     // the host kernel's possible CPUs (maps.sv: the LRU's target_free)
   parameter integer DIFF_ENTRIES = 32,     // the APS difference buffer's 8-byte words
   parameter integer PIQ_FRAMES   = 256,    // input queue frames of 32 bytes (at least 110: one 3520-byte packet)
   parameter integer PIQ_DESCS    = 16,     // input queue packets
@@ -323,7 +324,8 @@ module hxdp #(
     .KEY_BYTES   (KEY_BYTES),
     .VALUE_BYTES (VALUE_BYTES),
     .ENTRIES     (ENTRIES),
-    .MEM_WORDS   (MEM_WORDS)
+    .MEM_WORDS   (MEM_WORDS),
+    .POSSIBLE_CPUS (POSSIBLE_CPUS)
   ) u_maps (
     .clk_i             (clk_i),
     .rst_ni            (rst_ni),

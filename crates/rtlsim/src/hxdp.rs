@@ -123,7 +123,7 @@ impl HxdpRtl {
         // The maps module has one value read port and one write port: the compiler schedules for that, and an image
         // that breaks the rule would compute wrong results in the hardware rather than fail.
         hwxdp_hxdp::check_value_ports(&image)?;
-        let params = Params::for_lanes(image.lanes);
+        let params = Params::for_lanes(image.lanes).with_possible_cpus(config.possible_cpus);
         Needs::of(&image, &config.routes).check(&params)?;
         let reference = Maps::new(&spec.maps, config.possible_cpus)?;
         let model = locked_build(&paths.build_spec(&params)?)?;

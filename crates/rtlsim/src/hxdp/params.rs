@@ -34,6 +34,9 @@ pub struct Params {
     pub devices: usize,
     /// Resolved neighbours.
     pub neighbors: usize,
+    /// The possible CPUs of the kernel the module imitates: the common LRU sizes its refills by them
+    /// (`maps.sv`'s `POSSIBLE_CPUS`), so it must be the reference maps' CPU count.
+    pub possible_cpus: usize,
 }
 
 impl Params {
@@ -54,6 +57,15 @@ impl Params {
             routes: 32,
             devices: 4,
             neighbors: 16,
+            possible_cpus: 1,
+        }
+    }
+
+    /// These parameters for a kernel with `possible_cpus` possible CPUs (the machine's `Config::possible_cpus`).
+    pub fn with_possible_cpus(self, possible_cpus: usize) -> Params {
+        Params {
+            possible_cpus,
+            ..self
         }
     }
 
@@ -71,6 +83,7 @@ impl Params {
             ("ROUTES", self.routes),
             ("DEVICES", self.devices),
             ("NEIGHBORS", self.neighbors),
+            ("POSSIBLE_CPUS", self.possible_cpus),
         ]
         .iter()
         .map(|(name, value)| format!("-G{name}={value}"))

@@ -248,8 +248,8 @@ module aps #(
   logic         adone_q;
   logic [63:0]  aret_q;
 
-  // A request is decided (checked, and applied or its copy or zeroing started) in the cycle it arrives when every
-  // frame is in, else in the cycle the last frame is; a_kind/a_delta are the request being decided.
+  // A request is decided (checked, and applied or its copy or zeroing started) in the cycle it arrives, or, for a
+  // head move with metadata not yet stored, in the cycle it is (AWait); a_kind/a_delta are the request decided.
   logic               a_decide;
   logic [1:0]         a_kind;
   logic [63:0]        a_delta;

@@ -18,18 +18,7 @@ use support::*;
 
 /// Examples the RTL cannot run yet, each with the reason. Every one of them must fail the differential test; remove
 /// an entry when the RTL learns what it lacks.
-const EXPECTED_TO_FAIL: &[(&str, &str)] = &[
-    (
-        "fib_forward",
-        "its 72-byte fib_results values: the store at value offset 64 lands at offset 0 (an offset wrapping at 64 \
-         bytes on the module's value path), so the map differs",
-    ),
-    (
-        "katran_lb",
-        "the LRU conn_table: the module counts two more conn_misses than the reference and ends with 49 entries \
-         instead of 63 (its LRU evicts differently)",
-    ),
-];
+const EXPECTED_TO_FAIL: &[(&str, &str)] = &[];
 
 /// Packets per trace: enough to reach every path of each example; the RTL simulates every cycle, so fewer than the
 /// cycle model's suite.
@@ -41,7 +30,10 @@ fn model() {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
         let spec = RtlPaths::from_env()
-            .build_spec(&Params::for_lanes(4))
+            .build_spec(
+                &Params::for_lanes(4)
+                    .with_possible_cpus(hwxdp_kernel::possible_cpus().unwrap_or(1)),
+            )
             .map_err(|e| e.to_string())?;
         hwxdp_rtlsim::build(&spec)
             .map(|_| ())

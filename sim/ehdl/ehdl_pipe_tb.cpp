@@ -6,7 +6,8 @@
 // "w MAP ADDR DATA MASK" (hex) are host-port writes done before the first packet, and "m MAP BYTES [BASE]" asks for a
 // dump of BYTES bytes from host address BASE (default 0) of a map after the last packet, printed as "map MAP BYTES".
 // stdout: one line per packet
-// leaving the pipeline, "pkt VERDICT BYTES" (verdict in hex from m_axis_tuser_o, the bytes in hex), in output order,
+// leaving the pipeline, "pkt VERDICT DEST BYTES" (verdict from m_axis_tuser_o, the redirect from m_axis_tdest_o,
+// the bytes, all in hex), in output order,
 // then "cycles C latency L beats B": C clock cycles from the first beat accepted to the last beat out, L cycles from
 // the first beat accepted to the first beat out. Exit status 2 on malformed input, 3 when the pipeline stops
 // producing packets, 4 when tuser changes inside a packet.
@@ -155,6 +156,7 @@ int main(int argc, char** argv) {
     bool offering = false;
     std::vector<uint8_t> out_bytes;
     uint32_t out_verdict = 0;
+    uint64_t out_dest = 0;
     size_t done = 0;
     long long cycle = 0, first_in = -1, first_out = -1, last_out = -1, idle = 0;
     unsigned long long beats = 0;
@@ -199,6 +201,7 @@ int main(int argc, char** argv) {
             idle = 0;
             if (out_bytes.empty()) {
                 out_verdict = top->m_axis_tuser_o;
+                out_dest = top->m_axis_tdest_o;
             } else if (out_verdict != top->m_axis_tuser_o) {
                 std::fprintf(stderr, "ehdl_pipe_tb: tuser changed inside packet %zu\n", done);
                 return 4;
@@ -207,7 +210,7 @@ int main(int argc, char** argv) {
             for (size_t i = 0; i < frame_bytes; ++i)
                 if ((keep >> i) & 1) out_bytes.push_back(static_cast<uint8_t>(top->m_axis_tdata_o[i / 4] >> (8 * (i % 4))));
             if (top->m_axis_tlast_o) {
-                std::printf("pkt %x ", out_verdict);
+                std::printf("pkt %x %llx ", out_verdict, static_cast<unsigned long long>(out_dest));
                 for (uint8_t b : out_bytes) std::printf("%02x", b);
                 std::printf("\n");
                 out_bytes.clear();

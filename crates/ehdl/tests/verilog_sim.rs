@@ -16,6 +16,8 @@ use std::process::{Command, Stdio};
 /// What the simulation printed: verdict and bytes per packet, map dumps, then the cycle figures.
 struct Run {
     packets: Vec<(u32, Vec<u8>)>,
+    /// Per packet, m_axis_tdest_o: `{valid, is_map, map[7:0], key[31:0]}` of a redirect.
+    redirects: Vec<u64>,
     maps: Vec<(u32, Vec<u8>)>,
     cycles: u64,
     latency: u64,
@@ -143,6 +145,7 @@ fn run_input(exe: &PathBuf, input: String) -> Run {
     );
     let mut r = Run {
         packets: Vec::new(),
+        redirects: Vec::new(),
         maps: Vec::new(),
         cycles: 0,
         latency: 0,
@@ -151,12 +154,15 @@ fn run_input(exe: &PathBuf, input: String) -> Run {
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         match f.as_slice() {
-            ["pkt", v, b] => r.packets.push((
-                u32::from_str_radix(v, 16).expect("verdict"),
-                (0..b.len() / 2)
-                    .map(|i| u8::from_str_radix(&b[2 * i..2 * i + 2], 16).expect("byte"))
-                    .collect(),
-            )),
+            ["pkt", v, d, b] => {
+                r.redirects.push(u64::from_str_radix(d, 16).expect("dest"));
+                r.packets.push((
+                    u32::from_str_radix(v, 16).expect("verdict"),
+                    (0..b.len() / 2)
+                        .map(|i| u8::from_str_radix(&b[2 * i..2 * i + 2], 16).expect("byte"))
+                        .collect(),
+                ))
+            }
             ["map", m, b] => r.maps.push((
                 u32::from_str_radix(m, 16).expect("map"),
                 (0..b.len() / 2)
@@ -174,13 +180,16 @@ fn run_input(exe: &PathBuf, input: String) -> Run {
     r
 }
 
+/// Verdict and bytes per packet, the machine after the run (its maps), and the redirects encoded as m_axis_tdest_o.
+type Reference = (Vec<(u32, Vec<u8>)>, Machine, Vec<u64>);
+
 /// The reference machine's verdict and bytes for every packet, run in order on one machine (maps carry over).
 fn reference(
     object: &ObjectSpec,
     program: &ProgramSpec,
     packets: &[Vec<u8>],
     host: &Host,
-) -> (Vec<(u32, Vec<u8>)>, Machine) {
+) -> Reference {
     let mut machine = Machine::new(object, Some(&program.name), &Config::default()).expect("loads");
     for (m, key, value) in &host.inserts {
         assert_eq!(
@@ -203,16 +212,27 @@ fn reference(
             }
         }
     }
+    let mut redirects = Vec::new();
     let out = packets
         .iter()
         .enumerate()
         .map(|(i, packet)| {
             let mut buff = XdpBuff::new(packet).expect("fits");
             let r = machine.run_packet(&mut buff, &md(i));
+            // As m_axis_tdest_o: {valid, is_map, map[7:0], key[31:0]}.
+            redirects.push(match r.redirect {
+                Some((map, key)) => {
+                    1 << 41
+                        | (map.is_some() as u64) << 40
+                        | (map.unwrap_or(0) as u64) << 32
+                        | (key & 0xffff_ffff)
+                }
+                None => 0,
+            });
             (r.retval, buff.data().to_vec())
         })
         .collect();
-    (out, machine)
+    (out, machine, redirects)
 }
 
 fn packets() -> Vec<Vec<u8>> {
@@ -246,7 +266,7 @@ fn agree(object: &ObjectSpec, program: &ProgramSpec, tag: &str, host: &Host) -> 
     let p = hwxdp_ehdl::compile(program, &object.maps, &Options::default()).expect("compiles");
     let exe = model(&p, &object.maps, tag);
     let pkts = packets();
-    let (want, mut machine) = reference(object, program, &pkts, host);
+    let (want, mut machine, want_redirects) = reference(object, program, &pkts, host);
     let mut want_maps = Vec::new();
     for &(m, n) in &host.dumps {
         let vsize = object.maps[m as usize].value_size;
@@ -274,6 +294,10 @@ fn agree(object: &ObjectSpec, program: &ProgramSpec, tag: &str, host: &Host) -> 
                 hwxdp_ehdl::text(&p)
             );
         }
+        assert_eq!(
+            got.redirects, want_redirects,
+            "{tag}: redirects, gap {gap}% stall {stall}%"
+        );
         let got_maps: Vec<(u32, String)> = got.maps.iter().map(|(m, b)| (*m, hex(b))).collect();
         let want_hex: Vec<(u32, String)> = want_maps.iter().map(|(m, b)| (*m, hex(b))).collect();
         assert_eq!(
@@ -511,7 +535,7 @@ fn a_non_atomic_counter_stalls_back_to_back_packets_and_matches_the_reference_ma
     let rotating: Vec<Vec<u8>> = (0..200).map(|i| packet(i as u8)).collect();
     // Every packet of one counter: each must see the previous one's update.
     let one = run(&exe, &same, &host, 0, 0, 1);
-    let (want, mut machine) = reference(&obj, &obj.programs[0], &same, &Host::default());
+    let (want, mut machine, _) = reference(&obj, &obj.programs[0], &same, &Host::default());
     let got: Vec<u32> = one.packets.iter().map(|(v, _)| *v).collect();
     let want_v: Vec<u32> = want.iter().map(|(v, _)| *v).collect();
     assert_eq!(
@@ -612,7 +636,7 @@ fn ethertype_counter_inserts_and_counts_like_the_reference_machine() {
     dumps.extend((0..entries).map(|s| (0, 1, 0x8000_0000 + s)));
     let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
     let exe = model(&p, &obj.maps, "ethertype_counter");
-    let (want, mut machine) = reference(&obj, program, &pkts, &Host::default());
+    let (want, mut machine, _) = reference(&obj, program, &pkts, &Host::default());
     // The reference's entries, by every 2-byte key.
     let mut want_map = std::collections::BTreeMap::new();
     for key in 0..=u16::MAX {
@@ -735,7 +759,7 @@ fn router_with_host_and_prefix_tables_matches_the_reference_machine() {
     let p =
         hwxdp_ehdl::compile(&obj.programs[0], &obj.maps, &Options::default()).expect("compiles");
     let exe = model(&p, &obj.maps, "router");
-    let (want, _) = reference(&obj, &obj.programs[0], &pkts, &host);
+    let (want, _, _) = reference(&obj, &obj.programs[0], &pkts, &host);
     let resolved = host.resolved(&obj.maps);
     for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
         let got = run(&exe, &pkts, &resolved, gap, stall, seed);
@@ -752,5 +776,84 @@ fn router_with_host_and_prefix_tables_matches_the_reference_machine() {
     assert!(
         verdicts.len() >= 3,
         "drop, pass and tx all occur: {verdicts:?}"
+    );
+}
+
+#[test]
+fn redirect_fwd_matches_the_reference_machine_redirects_included() {
+    // bpf_redirect_map through a DEVMAP the host fills (present and missing ports, XDP_PASS/XDP_DROP fallbacks),
+    // bpf_redirect to a `.rodata` constant for ARP: verdicts, bytes and redirect targets (m_axis_tdest_o).
+    use hwxdp_maps::MapStore;
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("redirect_fwd.o"))
+        .expect("redirect_fwd example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let program = &obj.programs[0];
+    let tx = obj
+        .maps
+        .iter()
+        .position(|m| m.name == "tx_ports")
+        .expect("tx_ports") as u32;
+    let vsize = obj.maps[tx as usize].value_size;
+    let ports = [1u32, 2, 5, 7];
+    let mut writes = Vec::new();
+    for &k in &ports {
+        writes.push((tx, k * vsize, 10 + k as u64, ((1u16 << vsize) - 1) as u8));
+    }
+    let host = Host {
+        writes,
+        ..Host::default()
+    };
+    let mut pkts = Vec::new();
+    for i in 0..64usize {
+        let mut p: Vec<u8> = (0..64 + (i % 2) * 50).map(|b| (b * 5 + i) as u8).collect();
+        let ty: [u8; 2] = [[0x08, 0x00], [0x86, 0xdd], [0x08, 0x06], [0x88, 0xcc]][i % 4];
+        p[12..14].copy_from_slice(&ty);
+        p[14] = 0x45;
+        p[33] = (i / 4 % 9) as u8; // the port: the daddr's last byte
+        pkts.push(p);
+    }
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, "redirect_fwd");
+    // The reference gets the same DEVMAP entries through the map syscall's view.
+    let mut machine = Machine::new(&obj, Some(&program.name), &Config::default()).expect("loads");
+    for &k in &ports {
+        machine
+            .maps_mut()
+            .update(
+                tx as usize,
+                &k.to_le_bytes(),
+                &(10 + k).to_le_bytes()[..vsize as usize],
+                0,
+            )
+            .expect("devmap update");
+    }
+    let mut want = Vec::new();
+    for (i, packet) in pkts.iter().enumerate() {
+        let mut buff = XdpBuff::new(packet).expect("fits");
+        let r = machine.run_packet(&mut buff, &md(i));
+        let dest = match r.redirect {
+            Some((map, key)) => {
+                1 << 41 | (map.is_some() as u64) << 40 | (map.unwrap_or(0) as u64) << 32 | key
+            }
+            None => 0,
+        };
+        want.push((r.retval, dest, hex(buff.data())));
+    }
+    for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
+        let got = run(&exe, &pkts, &host, gap, stall, seed);
+        let got: Vec<(u32, u64, String)> = got
+            .packets
+            .iter()
+            .zip(&got.redirects)
+            .map(|((v, b), d)| (*v, *d, hex(b)))
+            .collect();
+        assert_eq!(got, want, "redirect_fwd, gap {gap}% stall {stall}%");
+    }
+    let kinds: std::collections::BTreeSet<u32> = want.iter().map(|w| w.0).collect();
+    assert!(
+        kinds.len() >= 3,
+        "redirect, pass and drop all occur: {kinds:?}"
     );
 }

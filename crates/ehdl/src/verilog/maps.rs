@@ -35,6 +35,14 @@ pub(super) fn is_array(spec: &MapSpec) -> bool {
     spec.map_type == MAP_TYPE_ARRAY || spec.map_type == MAP_TYPE_PERCPU_ARRAY
 }
 
+/// `BPF_MAP_TYPE_DEVMAP`.
+const MAP_TYPE_DEVMAP: u32 = 14;
+
+/// A DEVMAP: `bpf_redirect_map` reads its values (ifindexes, nonzero when present) like an ARRAY's.
+pub(super) fn is_devmap(spec: &MapSpec) -> bool {
+    spec.map_type == MAP_TYPE_DEVMAP
+}
+
 /// `BPF_MAP_TYPE_LPM_TRIE`.
 const MAP_TYPE_LPM_TRIE: u32 = 11;
 
@@ -79,16 +87,26 @@ pub(super) fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
     p.ops
         .iter()
         .filter_map(|o| match &o.kind {
-            OpKind::Helper { id: 1, consts, .. } => consts.iter().find_map(|(r, c)| match (r, c) {
-                (1, crate::ArgConst::Map(m)) => Some(*m),
+            OpKind::Helper {
+                id: id @ (1 | 51),
+                consts,
+                ..
+            } => consts.iter().find_map(|(r, c)| match (r, c) {
+                (1, crate::ArgConst::Map(m)) => Some((*id, *m)),
                 _ => None,
             }),
             _ => None,
         })
-        .filter(|&m| {
-            maps.get(m as usize)
-                .is_some_and(|s| is_array(s) || is_cam(s))
+        .filter(|&(id, m)| {
+            maps.get(m as usize).is_some_and(|s| {
+                if id == 51 {
+                    is_devmap(s)
+                } else {
+                    is_array(s) || is_cam(s)
+                }
+            })
         })
+        .map(|(_, m)| m)
         .collect()
 }
 

@@ -193,6 +193,7 @@ fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
          \x20 output logic           m_axis_tvalid_o,\n\
          \x20 output logic           m_axis_tlast_o,\n\
          \x20 output logic [31:0]    m_axis_tuser_o,\n\
+         \x20 output logic [41:0]    m_axis_tdest_o,\n\
          \x20 input  logic           m_axis_tready_i,\n\
          \x20 input  logic [7:0]     host_map_i,\n\
          \x20 input  logic [31:0]    host_addr_i,\n\

@@ -24,6 +24,8 @@ struct Bound {
     ctx: BTreeMap<i64, String>,
     /// Whether a run-time packet access reached past the frames it could see (the packet is aborted).
     fault: Option<String>,
+    /// Where a redirect helper sent the packet: `{valid, is_map, map[7:0], key[31:0]}` (42 bits).
+    redirect: Option<String>,
 }
 
 /// One register of a boundary: name, width, next value, and whether it is a control bit that resets to 0.
@@ -135,6 +137,16 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// The bytes of map `m` when it is read-only global data (`.rodata`), whose loads are constants.
+    fn rodata(&self, m: u32) -> Option<Vec<u8>> {
+        const BPF_F_RDONLY_PROG: u32 = 0x80;
+        let spec = self.maps.get(m as usize)?;
+        if spec.map_flags & BPF_F_RDONLY_PROG == 0 {
+            return None;
+        }
+        spec.initial_value.clone()
+    }
+
     /// The advance of stage register `s` (boundary and frame register): `adv`, or `go[s]` with stall checks.
     fn go(&self, s: u32) -> String {
         if self.stalls.is_empty() {
@@ -212,7 +224,7 @@ impl<'a> Gen<'a> {
         self.stall_logic(n as u32);
         self.map_blocks();
         let mut out = String::new();
-        out += "\n  // Flow control: everything advances together.\n  logic adv;\n  logic in_pkt_q;\n  logic out_space;\n  logic [31:0] out_user;\n";
+        out += "\n  // Flow control: everything advances together.\n  logic adv;\n  logic in_pkt_q;\n  logic out_space;\n  logic [73:0] out_user;\n";
         if !self.stalls.is_empty() {
             let _ = writeln!(out, "  // Stage register s moves when go[s]; a stall holds a prefix of the pipeline.\n  logic [{n}:0] go;");
         }
@@ -327,6 +339,7 @@ impl<'a> Gen<'a> {
         let mut regs = b.regs.clone();
         let mut stack = b.stack.clone();
         let mut verdict = b.verdict.clone();
+        let mut redirect = b.redirect.clone();
         let mut misses: Vec<String> = b.fault.iter().cloned().collect();
         let mut conds: BTreeMap<u32, String> = BTreeMap::new();
         let mut ops: Vec<&Op> = st.ops.iter().map(|&o| &p.ops[o as usize]).collect();
@@ -439,6 +452,24 @@ impl<'a> Gen<'a> {
                     OpKind::Alu,
                     InsnKind::LoadImm64 {
                         dst,
+                        pseudo: hwxdp_ebpf::PSEUDO_MAP_VALUE,
+                        imm,
+                    },
+                ) => {
+                    // The address of a map's value (global data): a map pointer like the lookups'.
+                    let (m, off) = (imm as u64 & 0xffff_ffff, imm as u64 >> 32);
+                    alu(
+                        self,
+                        dst,
+                        alu_params(11, true, 0),
+                        "64'd0".into(),
+                        hex64(((m + 1) << 32) + off),
+                    )?;
+                }
+                (
+                    OpKind::Alu,
+                    InsnKind::LoadImm64 {
+                        dst,
                         pseudo: 0,
                         imm,
                     },
@@ -463,6 +494,30 @@ impl<'a> Gen<'a> {
                 ) => {
                     let size = size.bytes() as i64;
                     match op.label {
+                        Label::MapValue {
+                            map,
+                            offset: Some(o),
+                        } if self.rodata(map).is_some() => {
+                            // Read-only global data (`.rodata`): the bytes are constants of the program.
+                            let data = self.rodata(map).unwrap_or_default();
+                            let raw = (0..size).fold(0u64, |v, i| {
+                                v | (data.get((o + i) as usize).copied().unwrap_or(0) as u64)
+                                    << (8 * i)
+                            });
+                            let bits = 8 * size as u32;
+                            let value = if signed && bits < 64 {
+                                (((raw << (64 - bits)) as i64) >> (64 - bits)) as u64
+                            } else {
+                                raw
+                            };
+                            alu(
+                                self,
+                                dst,
+                                alu_params(11, true, 0),
+                                "64'd0".into(),
+                                hex64(value),
+                            )?;
+                        }
                         Label::MapValue { .. } | Label::Unknown => {
                             if !live_next_reg(dst) {
                                 continue;
@@ -934,6 +989,131 @@ impl<'a> Gen<'a> {
                         (m, ko, vo, flags as u8),
                     )?;
                 }
+                (
+                    OpKind::Helper {
+                        id: id @ (23 | 51),
+                        name: h,
+                        consts,
+                        ..
+                    },
+                    _,
+                ) => {
+                    let c = |r: u8| consts.iter().find(|(x, _)| *x == r).map(|(_, c)| *c);
+                    let arg = |g: &mut Self, r: u8| match c(r) {
+                        Some(ArgConst::Scalar(v)) => Some(hex64(v as u64)),
+                        Some(_) => None,
+                        None => Some(reg(g, r)),
+                    };
+                    let en = self.pred_signal(&preds, op.pred, op)?;
+                    let old = redirect.clone().unwrap_or_else(|| "42'd0".into());
+                    let old = self.read(&old);
+                    let (r0, target) = if *id == 23 {
+                        // bpf_redirect(ifindex, flags): XDP_REDIRECT, or XDP_ABORTED on nonzero flags.
+                        let (Some(ifx), Some(flags)) = (arg(self, 1), arg(self, 2)) else {
+                            return Err(
+                                self.unsupported(op, format!("helper {h} with a pointer argument"))
+                            );
+                        };
+                        if is_signal(&ifx) {
+                            self.unused_ports.push(ifx.clone()); // only its low 32 bits are the ifindex
+                        }
+                        let ok = format!("{name}_ok");
+                        self.declare(&ok, 1);
+                        let _ = writeln!(
+                            self.body,
+                            "  assign {ok} = ({flags} == 64'd0);  // {}",
+                            op.text
+                        );
+                        (
+                            format!("({ok} ? 64'd4 : 64'd0)"),
+                            format!("{ok} ? {{2'b10, 8'd0, {ifx}[31:0]}} : {old}"),
+                        )
+                    } else {
+                        let (Some(ArgConst::Map(m)), Some(key), Some(ArgConst::Scalar(flags))) =
+                            (c(1), arg(self, 2), c(3))
+                        else {
+                            return Err(self.unsupported(
+                                op,
+                                format!("helper {h} with a map or flags known only at run time"),
+                            ));
+                        };
+                        let spec = self.maps.get(m as usize);
+                        if !self.arrays.contains(&m) {
+                            return Err(self.unsupported(
+                                op,
+                                format!(
+                                    "helper {h} on map {} of type {} (only DEVMAP has a block)",
+                                    spec.map_or("?", |s| s.name.as_str()),
+                                    spec.map_or(0, |s| s.map_type)
+                                ),
+                            ));
+                        }
+                        let (entries, vsize) =
+                            spec.map_or((0, 4), |s| (s.max_entries, s.value_size));
+                        let (_, aw) = geometry(&self.maps[m as usize]);
+                        // A read port on the DEVMAP's block: the key's slot holds a nonzero ifindex when present.
+                        let (kw, rd, present) = (
+                            format!("{name}_key"),
+                            format!("{name}_rd{m}"),
+                            format!("{name}_present"),
+                        );
+                        self.declare(&kw, 64);
+                        self.declare(&rd, 64);
+                        self.declare(&present, 1);
+                        let _ = writeln!(self.body, "  assign {kw} = {key};  // {}", op.text);
+                        let _ = writeln!(
+                            self.body,
+                            "  assign {present} = ({kw}[31:0] < 32'd{entries}) & ({rd}[{}:0] != '0);",
+                            8 * vsize.min(8) - 1
+                        );
+                        self.read(&kw);
+                        self.read(&rd);
+                        self.unused_ports.push(rd.clone());
+                        self.unused_ports.push(kw.clone());
+                        self.map_ports.entry(m).or_default().push(MapPort {
+                            stage: op.stage,
+                            insn: op.insn,
+                            we: "1'b0".into(),
+                            op: 0,
+                            addr: format!("{kw}[{}:0] * {aw}'d{vsize}", aw - 1),
+                            wdata: "64'd0".into(),
+                            wmask: "8'h00".into(),
+                            rdata: rd,
+                        });
+                        let bad = flags as u64 & !(3 | 8 | 16) != 0;
+                        let bcast = flags as u64 & 8 != 0;
+                        let go = format!("{name}_go");
+                        self.declare(&go, 1);
+                        let _ = writeln!(
+                            self.body,
+                            "  assign {go} = 1'b{} & ({present} | 1'b{});",
+                            !bad as u8, bcast as u8
+                        );
+                        let fallback = if bad { 0 } else { flags as u64 & 3 };
+                        (
+                            format!("({go} ? 64'd4 : 64'd{fallback})"),
+                            format!("{go} ? {{2'b11, 8'd{m}, {kw}[31:0]}} : {old}"),
+                        )
+                    };
+                    let r = format!("{name}_redirect");
+                    self.declare(&r, 42);
+                    let e = self.read(&format!("{en} ? ({target}) : {old}"));
+                    let _ = writeln!(self.body, "  assign {r} = {e};");
+                    redirect = Some(r);
+                    if live_next_reg(0) {
+                        let r0v = self.read(&r0);
+                        let old0 = regs.get(&0).cloned().unwrap_or_else(|| "64'd0".into());
+                        let old0 = self.read(&old0);
+                        let w = format!("{name}_r0");
+                        self.declare(&w, 64);
+                        let _ = writeln!(
+                            self.body,
+                            "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{w} (.en_i({en}), .a_i(64'd0), .b_i({r0v}), \
+                             .old_i({old0}), .res_o({w}));"
+                        );
+                        regs.insert(0, w);
+                    }
+                }
                 (OpKind::Helper { name: h, id, .. }, _) => {
                     return Err(self.unsupported(op, format!("helper {h} (call {id})")));
                 }
@@ -1001,7 +1181,16 @@ impl<'a> Gen<'a> {
             let _ = writeln!(self.body, "  assign {f} = {e};");
             Some(f)
         };
-        self.boundary(k, &preds, &b, regs, stack, conds, (verdict, fault), len_now)
+        self.boundary(
+            k,
+            &preds,
+            &b,
+            regs,
+            stack,
+            conds,
+            (verdict, fault, redirect),
+            len_now,
+        )
     }
 
     /// One access to a map value: a port on the block of every map the pointer may name (one, or every looked-up
@@ -1392,7 +1581,7 @@ impl<'a> Gen<'a> {
         regs: BTreeMap<u8, String>,
         stack: BTreeMap<i64, String>,
         conds: BTreeMap<u32, String>,
-        (verdict, fault): (Option<String>, Option<String>),
+        (verdict, fault, redirect): (Option<String>, Option<String>, Option<String>),
         len_now: Option<(String, String)>,
     ) -> Result<Bound, VerilogError> {
         let j = k + 1;
@@ -1504,6 +1693,16 @@ impl<'a> Gen<'a> {
                 reset: true,
             });
             out.fault = Some(name);
+        }
+        if let Some(r) = redirect {
+            let name = format!("b{j}_redirect_q");
+            list.push(Reg {
+                name: name.clone(),
+                width: 42,
+                d: r,
+                reset: false,
+            });
+            out.redirect = Some(name);
         }
         if let Some(v) = verdict {
             let name = format!("b{j}_verdict_q");
@@ -1680,26 +1879,29 @@ impl<'a> Gen<'a> {
         for sig in ["valid", "data", "keep", "last", "fidx"] {
             self.read(&format!("f{n}_{sig}"));
         }
+        let redirect = last.redirect.clone().unwrap_or_else(|| "42'd0".into());
+        let verdict = format!("{{{redirect}, {verdict}}}");
         self.read(&verdict);
         self.read("f0_keep");
         self.read("f0_last");
         let _ = write!(
             s,
-            "\n  // The verdict travels with frame 0 (the head); the packet's later beats repeat it.\n\
-             \x20 logic [31:0] verdict_hold_q;\n\
+            "\n  // The verdict and redirect travel with frame 0 (the head); the packet's later beats repeat them.\n\
+             \x20 logic [73:0] verdict_hold_q;\n\
              \x20 always_ff @(posedge clk_i or negedge rst_ni) begin\n\
              \x20   if (!rst_ni) begin\n\
-             \x20     verdict_hold_q <= 32'd0;\n\
+             \x20     verdict_hold_q <= 74'd0;\n\
              \x20   end else if ({gon} & f{n}_valid & (f{n}_fidx == '0)) begin\n\
              \x20     verdict_hold_q <= {verdict};\n\
              \x20   end\n\
              \x20 end\n\
              \x20 assign out_user = (f{n}_fidx == '0) ? {verdict} : verdict_hold_q;\n\
-             \x20 ehdl_axis_out #(.DW(DataWidth), .UW(32)) u_out (\n\
+             \x20 ehdl_axis_out #(.DW(DataWidth), .UW(74)) u_out (\n\
              \x20   .clk_i(clk_i), .rst_ni(rst_ni), .push_i({gon} & f{n}_valid), .data_i(f{n}_data),\n\
              \x20   .keep_i(f{n}_keep), .last_i(f{n}_last), .user_i(out_user), .space_o(out_space),\n\
              \x20   .m_axis_tvalid_o(m_axis_tvalid_o), .m_axis_tdata_o(m_axis_tdata_o), .m_axis_tkeep_o(m_axis_tkeep_o),\n\
-             \x20   .m_axis_tlast_o(m_axis_tlast_o), .m_axis_tuser_o(m_axis_tuser_o), .m_axis_tready_i(m_axis_tready_i)\n\
+             \x20   .m_axis_tlast_o(m_axis_tlast_o), .m_axis_tuser_o({{m_axis_tdest_o, m_axis_tuser_o}}),\n\
+             \x20   .m_axis_tready_i(m_axis_tready_i)\n\
              \x20 );\n",
             gon = self.go(n)
         );

@@ -14,24 +14,24 @@
 //!   is still ahead.
 //! - **Predication.** Every op's template has an enable, its predicate; a disabled op passes the old value on, so the
 //!   writes of one stage to one register chain in program order (the later op wins, rule 1 of docs/ehdl.md).
-//! - **Flow control.** The whole pipeline advances together (`adv`): it holds when the two-entry output FIFO
-//!   (`ehdl_axis_out`) is full or when a packet's next beat has not arrived (frames of one packet must stay
-//!   adjacent); between packets a missing beat becomes a bubble.
-//!
+//! - **Flow control.** The pipeline advances (`adv`) unless the two-entry output FIFO (`ehdl_axis_out`) is full or
+//!   a packet's next beat has not arrived (frames of one packet must stay adjacent); between packets a missing beat
+//!   becomes a bubble. With stall checks (see [`maps`]) each stage register has its own advance (`go`).
 //! - **Context.** `data` and `data_meta` are a constant; `data_end`, `ingress_ifindex` and `rx_queue_index` come from
 //!   the sideband of the packet's first beat (`s_axis_tuser_i`: length in bits 15:0, ingress_ifindex in 47:16,
 //!   rx_queue_index in 79:48) and are carried to the last stage that loads them.
-//!
-//! - **Maps.** `bpf_map_lookup_elem` on an ARRAY map is an `ehdl_array_lookup` helper block (a value pointer
-//!   `(map + 1) << 32 | byte`, or NULL); each ARRAY map is one shared `ehdl_map_mem` block whose ports are the
-//!   program's value loads, stores and atomics (add/or/and/xor, fetching or not, xchg), plus a host port
-//!   (`host_*`) for userspace reads and writes while traffic runs. An access the region analysis could not place
-//!   is taken as a value of any looked-up ARRAY map, selected at run time by the pointer's high half. See [`maps`]
+//! - **Maps.** `bpf_map_lookup_elem` is an `ehdl_array_lookup` helper block (a value pointer `(map + 1) << 32 |
+//!   byte`, or NULL), fed by a CAM (`ehdl_hash_map`) for HASH and LPM_TRIE maps; `bpf_map_update_elem` on a HASH map
+//!   is a CAM update port. Each map is one shared `ehdl_map_mem` value block whose ports are the program's value
+//!   loads, stores and atomics (add/or/and/xor, fetching or not, xchg), plus a host port (`host_*`) for userspace
+//!   reads and writes while traffic runs. An access the region analysis could not place is taken as a value of any
+//!   map with a block, selected at run time by the pointer's high half (none: the packet is aborted). See [`maps`]
 //!   for the order of accesses between packets and the stall checks that keep it where packets could reorder.
+//! - **Redirects.** `bpf_redirect` and `bpf_redirect_map` (DEVMAP) set the packet's target, given out on
+//!   `m_axis_tdest_o` beside the verdict.
 //!
 //! Not generated yet (each is a clear [`VerilogError`] naming the instruction): other helpers and map types,
-//! compare-and-exchange, packet accesses at run-time offsets, stack accesses at run-time offsets and metadata
-//! accesses.
+//! compare-and-exchange, stack accesses at run-time offsets and metadata accesses.
 
 mod maps;
 mod stage;

@@ -16,7 +16,7 @@
 //!   writes of one stage to one register chain in program order (the later op wins, rule 1 of docs/ehdl.md).
 //! - **Flow control.** The pipeline advances (`adv`) unless the two-entry output FIFO (`ehdl_axis_out`) is full or
 //!   a packet's next beat has not arrived (frames of one packet must stay adjacent); between packets a missing beat
-//!   becomes a bubble. With stall checks (see [`maps`]) each stage register has its own advance (`go`).
+//!   becomes a bubble. With stall checks (see `verilog/maps.rs`) each stage register has its own advance (`go`).
 //! - **Context.** `data` and `data_meta` are a constant; `data_end`, `ingress_ifindex` and `rx_queue_index` come from
 //!   the sideband of the packet's first beat (`s_axis_tuser_i`: length in bits 15:0, ingress_ifindex in 47:16,
 //!   rx_queue_index in 79:48) and are carried to the last stage that loads them.
@@ -25,7 +25,7 @@
 //!   is a CAM update port. Each map is one shared `ehdl_map_mem` value block whose ports are the program's value
 //!   loads, stores and atomics (add/or/and/xor, fetching or not, xchg), plus a host port (`host_*`) for userspace
 //!   reads and writes while traffic runs. An access the region analysis could not place is taken as a value of any
-//!   map with a block, selected at run time by the pointer's high half (none: the packet is aborted). See [`maps`]
+//!   map with a block, selected at run time by the pointer's high half (none: the packet is aborted). See `verilog/maps.rs`
 //!   for the order of accesses between packets and the stall checks that keep it where packets could reorder.
 //! - **Redirects.** `bpf_redirect` and `bpf_redirect_map` (DEVMAP) set the packet's target, given out on
 //!   `m_axis_tdest_o` beside the verdict.

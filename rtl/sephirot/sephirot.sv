@@ -6,10 +6,13 @@
 // - ID: every lane decodes its slot and reads its operands from the register file's next state (so the commit
 //   stage's writes are seen) or, forwarded, from the same lane's execute stage; a helper's result (r0) is
 //   forwarded to every lane. Memory addresses are formed here: context fields are selected and tag-2/tag-4 loads
-//   (and atomics' reads) go out on the lane's data bus. Stack and context accesses, and packet stores (against
-//   ctx_data_meta_i and ctx_data_end_i, which must follow the packet's current bounds), are checked here.
-// - IE: ALU (alu.sv per lane), stack reads (the internal stack memory reads asynchronously, so a load sees the
-//   previous bundle's stores), bus data and faults arrive, the helper is called (r1-r5 as read in ID) and
+//   (and atomics' reads) go out on the lane's data bus; every lane's address also goes to the stack (stack.sv,
+//   synchronous RAM), which reads it at the edge and tracks it while the bundle is in IE. Stack and context
+//   accesses, and packet stores (against ctx_data_meta_i and ctx_data_end_i, which must follow the packet's current
+//   bounds), are checked here.
+// - IE: ALU (alu.sv per lane without divider, one shared divider), stack data (as the memory is in this cycle:
+//   stack.sv forwards the previous bundle's stores, written at the edge the read was made at), bus data and faults
+//   arrive, the helper is called (r1-r5 as read in ID) and
 //   waited for, stores go out in lane order (data bus or stack), and control is resolved: a tail call first, then
 //   the lowest lane whose jump is taken, or that exits or calls. A taken transfer squashes the two younger bundles.
 // - commit: register results, exit K's r0, a tail call's r1, and the frame push/pop of bpf-to-bpf calls and
@@ -211,9 +214,7 @@ module sephirot #(
 
   // helper stack port
   logic                 hmem_bad;       // the request lies outside what a helper may touch, or comes unasked
-  logic                 hmem_act;       // a good request: it takes lane 0's stack ports this cycle
   logic [60:0]          hmem_end;
-  logic [63:0]          hmem_rdata_q;
   logic                 hmem_fault_q;
 
   // call frames
@@ -266,23 +267,30 @@ module sephirot #(
     .rd_slots_o (id_slots)
   );
 
-  logic [LANES*SAW-1:0] stk_rd_addr;
+  logic [LANES*SAW-1:0] stk_rd_addr;    // ID's addresses: the stack reads them a cycle ahead and tracks them in IE
   logic [LANES*64-1:0]  stk_rd_data;
   logic [LANES-1:0]     stk_we;
-  logic [LANES*SAW-1:0] stk_wr_addr;
   logic [LANES*4-1:0]   stk_wr_bytes;
   logic [LANES*64-1:0]  x_stdata;       // what each lane stores: its value, or an atomic's new value
-  logic [LANES*64-1:0]  stk_wr_data;    // x_stdata, lane 0's replaced by the helper's while it writes
+  logic                 ie_hold;        // waiting for the helper
+  logic                 hmem_act;       // a good helper stack request: it takes lane 0's stack read port this cycle
+  logic [63:0]          hmem_rdata;
 
   stack #(.LANES(LANES), .FRAMES(STACK_FRAMES), .AW(SAW)) u_stack (
     .clk_i      (clk_i),
     .clear_i    (start_i),
     .rd_addr_i  (stk_rd_addr),
+    .hold_i     (ie_hold),
     .rd_data_o  (stk_rd_data),
     .we_i       (stk_we),
-    .wr_addr_i  (stk_wr_addr),
     .wr_bytes_i (stk_wr_bytes),
-    .wr_data_i  (stk_wr_data)
+    .wr_data_i  (x_stdata),
+    .hreq_i     (hmem_act),
+    .hwe_i      (hmem_we_i),
+    .haddr_i    (hmem_addr_i[SAW-1:0]),
+    .hbytes_i   (hmem_bytes_i),
+    .hwdata_i   (hmem_wdata_i),
+    .hrdata_o   (hmem_rdata)
   );
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -665,7 +673,6 @@ module sephirot #(
   // ---------------------------------------------------------------------------------------------------------------
   // IE: phases of the bundle
   // ---------------------------------------------------------------------------------------------------------------
-  logic             ie_hold;        // waiting for the helper
   logic             ie_go;          // the bundle completes IE this cycle
   logic             p1_end;         // an ALU op or a load failed
   logic             p1_verdict_ok;  // ... with a checked packet load: a verdict, not a fault
@@ -869,12 +876,8 @@ module sephirot #(
                || hmem_end > {1'b0, regs_next[10*64 +: 60]} || hmem_end > StackEnd
                || !(busy_q && ie_valid_q && hc_issued_q && !hret_valid_i);
     hmem_act = hmem_req_i && !hmem_bad;
-    stk_rd_addr = '0;
     for (l = 0; l < LANES; l = l + 1) begin
-      stk_rd_addr[l*SAW +: SAW] = ie_addr_q[l*64 +: SAW];
-    end
-    if (hmem_act) begin
-      stk_rd_addr[0 +: SAW] = hmem_addr_i[SAW-1:0];
+      stk_rd_addr[l*SAW +: SAW] = o_addr[l*64 +: SAW];
     end
   end
 
@@ -903,16 +906,9 @@ module sephirot #(
           end
         end
       end
+      // At the address the lane's stack read tracks: ie_addr_q, issued from ID as o_addr.
       stk_we[l] = st_en[l] && ie_kind_q[l*2 +: 2] == KindStack;
-      stk_wr_addr[l*SAW +: SAW] = ie_addr_q[l*64 +: SAW];
       stk_wr_bytes[l*4 +: 4] = ie_bytes_q[l*4 +: 4];
-    end
-    stk_wr_data = x_stdata;
-    if (hmem_act) begin
-      stk_we[0] = hmem_we_i;
-      stk_wr_addr[0 +: SAW] = hmem_addr_i[SAW-1:0];
-      stk_wr_bytes[0 +: 4] = hmem_bytes_i;
-      stk_wr_data[0 +: 64] = hmem_wdata_i;
     end
   end
 
@@ -1065,7 +1061,6 @@ module sephirot #(
         ie_wdata_q[l*64 +: 64] <= d_stimm[l] ? d_imm64[l*64 +: 64] : o_src[l*64 +: 64];
       end
     end
-    hmem_rdata_q <= stk_rd_data[63:0];
     if (ie_fresh_q) begin
       ie_ldraw_h_q <= x_raw;
       ie_ldflt_h_q <= x_fresh_flt;
@@ -1103,7 +1098,7 @@ module sephirot #(
   assign fault_o   = fault_q;
   assign cycles_o  = cycles_q;
   assign run_cycles_o = cnt_q;
-  assign hmem_rdata_o = hmem_rdata_q;
+  assign hmem_rdata_o = hmem_rdata;
   assign hmem_fault_o = hmem_fault_q;
 
 endmodule

@@ -1098,6 +1098,48 @@ fn hand_cases() -> Vec<Case> {
         ],
         packets(&[32]),
     ));
+    // The stack's words (stack.sv keeps 8-byte words in RAM, a copy per writer, forwarding the last edge's writes):
+    // a bundle's loads see the stack before its stores; unaligned and overlapping stores of one bundle merge into a
+    // word in lane order; the next bundle reads them (forwarded), later ones through the table; bytes the packet has
+    // not written read as zero, also where the packet before wrote them (two packets).
+    let stb = CLASS_ST | MODE_MEM | SIZE_B;
+    let sth = CLASS_ST | MODE_MEM | SIZE_H;
+    cases.push(hand(
+        "stack words",
+        vec![
+            vec![
+                (0, op(CLASS_LDX | MODE_MEM | SIZE_W, 2, 1, 0, 0)),
+                (1, op(mov64k, 3, 0, 0, -1)),
+                (2, op(mov64k, 4, 0, 0, 0x1122_3344)),
+            ],
+            vec![
+                (0, stx(SIZE_B, 10, 3, -13)),
+                (1, stx(SIZE_W, 10, 4, -11)),
+                (2, op(sth, 10, 0, -12, 0x5566)),
+                (3, ldx(SIZE_DW, 5, 10, -16)),
+            ],
+            vec![
+                (0, ldx(SIZE_DW, 6, 10, -16)),
+                (1, ldx(SIZE_DW, 7, 10, -12)),
+                (2, op(stb, 10, 0, -16, 0x77)),
+                (3, ldx(SIZE_DW, 8, 10, -8)),
+            ],
+            vec![(0, op(stb, 10, 0, -1, 0x88))],
+            vec![(0, ldx(SIZE_DW, 9, 10, -16)), (1, ldx(SIZE_W, 3, 10, -4))],
+            vec![
+                (0, stx(SIZE_DW, 2, 5, 0)),
+                (1, stx(SIZE_DW, 2, 6, 8)),
+                (2, stx(SIZE_DW, 2, 7, 16)),
+            ],
+            vec![
+                (0, stx(SIZE_DW, 2, 8, 24)),
+                (1, stx(SIZE_DW, 2, 9, 32)),
+                (2, stx(SIZE_W, 2, 3, 40)),
+            ],
+            vec![(0, op(EXIT_IMM, 0, 0, 0, 2))],
+        ],
+        packets(&[48, 48]),
+    ));
     // A store fault in lane 2 after a good store in lane 0 (stack above r10): lane 0's store stays.
     cases.push(hand(
         "store fault order",

@@ -224,6 +224,14 @@ class Harness {
                 packet(w);
             } else if (cmd == "fib_clear" || cmd == "fib_dev" || cmd == "fib_route" || cmd == "fib_neigh") {
                 fib(cmd, w);
+            } else if (cmd == "mready") {
+                mready_ = static_cast<unsigned>(w.number("MASK", 0xff));
+                w.end();
+                if (mready_ == 0) {
+                    mready_ = 0xff;
+                    throw BadLine{"a mask of 0 never takes an output beat"};
+                }
+                answer("ok");
             } else if (cmd == "ringbuf") {
                 ringbuf(w);
             } else if (cmd == "vcd") {
@@ -266,8 +274,10 @@ class Harness {
         top_->rb_pop_i = 0;
     }
 
-    // One clock cycle. Before the rising edge an output beat on m_* is taken (m_ready_i is always high).
+    // One clock cycle. m_ready_i follows the "mready" pattern (bit k of the 8-bit mask: ready in cycles k mod 8);
+    // before the rising edge an output beat on m_* is taken when valid and ready.
     void tick() {
+        top_->m_ready_i = (mready_ >> (cycles_ % 8)) & 1;
         top_->clk_i = 0;
         top_->eval();
         dump();
@@ -655,6 +665,7 @@ class Harness {
 #endif
     uint64_t budget_;
     uint64_t cycles_ = 0;
+    unsigned mready_ = 0xff;  // m_ready_i pattern over 8 cycles
     uint64_t time_ = 0;
     std::map<unsigned, MapDef> maps_;
     bool out_open_ = false;

@@ -157,7 +157,7 @@ impl HxdpCore {
 
     /// Runs one packet; returns the verdict (faults give `XDP_ABORTED`).
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Verdict {
-        let (_, data, data_end) = buff.offsets();
+        let (meta, data, data_end) = buff.offsets();
         let entry = self.image.entries[self.entry] as usize;
         let mut hosted = self.machine.hosted(buff, md);
         let mut run = Run {
@@ -168,6 +168,13 @@ impl HxdpCore {
             frames: data_end.saturating_sub(data).div_ceil(FRAME_BYTES) as u64,
             present: self.packet_present,
             calls: Vec::new(),
+            bounds: PacketBounds {
+                meta: meta as u64,
+                data: data as u64,
+                end: data_end as u64,
+                high: data_end as u64,
+            },
+            tail_calls: 0,
         };
         let end = run.execute(&mut hosted, entry);
         hosted.finish();
@@ -211,6 +218,10 @@ struct Run<'a> {
     present: bool,
     /// (helper id, cycle of the call) of every helper call.
     calls: Vec<(i32, u64)>,
+    /// The packet's page offsets as the APS holds them (moved by the adjust helpers).
+    bounds: PacketBounds,
+    /// Successful tail calls so far.
+    tail_calls: u64,
 }
 
 /// What decode sees of the previous bundle while it is in execute (nothing after a taken transfer: squashed).
@@ -238,6 +249,12 @@ impl Prev {
 
 /// Helper id of `bpf_tail_call`.
 const TAIL_CALL_HELPER: i32 = 12;
+/// Helper ids of `bpf_xdp_adjust_head`, `_meta` and `_tail`.
+const ADJUST_HEAD_HELPER: i32 = 44;
+const ADJUST_META_HELPER: i32 = 54;
+const ADJUST_TAIL_HELPER: i32 = 65;
+/// `BPF_MAP_TYPE_DEVMAP`.
+const DEVMAP_TYPE: u32 = 14;
 
 /// Tag-2 and tag-4 addresses go through the data bus (context and stack are inside the core).
 fn on_bus(addr: u64) -> bool {
@@ -341,10 +358,40 @@ impl Run<'_> {
             if let Some((_, op)) = bundle.ops().find(|(_, o)| o.is_helper_call()) {
                 let id = op.imm as i32;
                 let call = self.cycles + HELPER_CALL_STAGE_CYCLES;
-                self.cycles += helper_cycles(id);
                 self.calls.push((id, call));
                 vm.regs().copy_from_slice(&snap);
-                match vm.call_helper(id, call) {
+                let handle = if id == TAIL_CALL_HELPER {
+                    snap[2]
+                } else {
+                    snap[1]
+                };
+                let map = self.map_shape(handle);
+                // A DEVMAP lookup's latency depends on whether its index is in range.
+                let key_index = match map {
+                    Some(m) if id == 1 && m.map_type == DEVMAP_TYPE => vm
+                        .bytes(snap[2], 4, "load")
+                        .ok()
+                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                    _ => None,
+                };
+                let result = vm.call_helper(id, call);
+                let latency = helper_latency(&HelperCall {
+                    id,
+                    args: [snap[1], snap[2], snap[3], snap[4], snap[5]],
+                    r0: result.as_ref().ok().copied(),
+                    map,
+                    key_index,
+                    tail_calls: self.tail_calls,
+                    cycle: call + HELPER_REGISTER_CYCLES,
+                    lanes: self.image.lanes,
+                    bounds: self.bounds,
+                    ready: &|addr, bytes| self.ready(addr, bytes),
+                });
+                self.cycles += HELPER_REGISTER_CYCLES + latency;
+                if let Ok(0) = result {
+                    self.adjusted(id, snap[2]);
+                }
+                match result {
                     // bpf_tail_call leaves r0 as it was (the reference's helper hands it back unchanged; the core's
                     // helper bus does not carry r0), so a same-bundle write of r0 would stand.
                     Ok(_) if id == TAIL_CALL_HELPER => {}
@@ -356,6 +403,7 @@ impl Run<'_> {
                 }
                 tail_call = vm.take_tail_call();
                 if tail_call.is_some() {
+                    self.tail_calls += 1;
                     // The helper pointed r1 at the context for the next program.
                     let r1 = vm.regs()[1];
                     pending.push((1, r1));
@@ -486,6 +534,55 @@ impl Run<'_> {
                 }
             }
             pc = next_pc;
+        }
+    }
+
+    /// The first cycle a read of `bytes` bytes at `addr` may go out: packet bytes once their frame is stored (frame
+    /// k is written in cycle k - 1 + START_CYCLES and readable from the next), anything else at once.
+    fn ready(&self, addr: u64, bytes: u64) -> u64 {
+        if self.present || region::region(addr) != Region::Packet {
+            return 0;
+        }
+        let end = (region::offset(addr) + bytes).saturating_sub(self.data as u64);
+        // Bytes past the packet's arrival (a grown tail) are there once the last frame is.
+        let frame = end.div_ceil(FRAME_BYTES as u64).min(self.frames);
+        if frame == 0 {
+            0
+        } else {
+            frame + START_CYCLES
+        }
+    }
+
+    /// The map a helper's handle argument names, if it is one of the image's maps (else the helper module faults).
+    fn map_shape(&self, handle: u64) -> Option<MapShape> {
+        if region::region(handle) != Region::MapHandle {
+            return None;
+        }
+        let m = self.image.maps.get(region::offset(handle) as usize)?;
+        Some(MapShape {
+            map_type: m.map_type,
+            key_size: m.key_size,
+            value_size: m.value_size,
+            max_entries: m.max_entries,
+        })
+    }
+
+    /// Follows a successful adjust helper (`delta` its r2) in the packet's bounds, as the APS moves them.
+    fn adjusted(&mut self, id: i32, delta: u64) {
+        let delta = delta as u32 as i32 as i64;
+        let b = &mut self.bounds;
+        let moved = |v: u64| (v as i64 + delta) as u64;
+        match id {
+            ADJUST_HEAD_HELPER => {
+                b.data = moved(b.data);
+                b.meta = moved(b.meta);
+            }
+            ADJUST_META_HELPER => b.meta = moved(b.meta),
+            ADJUST_TAIL_HELPER => {
+                b.end = moved(b.end);
+                b.high = b.high.max(b.end);
+            }
+            _ => {}
         }
     }
 

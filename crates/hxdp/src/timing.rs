@@ -39,13 +39,6 @@ pub const TAKEN_BRANCH_CYCLES: u64 = 2;
 /// value comes from the register file one cycle later. (It overlaps [`BUS_HAZARD_CYCLES`]: both wait for the
 /// previous bundle to leave execute.)
 pub const CROSS_LANE_STALL_CYCLES: u64 = 1;
-/// Extra cycles of a map helper (lookup, update, delete): hash of a key of up to 32 bytes, then one access of the
-/// wide maps memory.
-pub const MAP_HELPER_CYCLES: u64 = 2;
-/// Extra cycles of any other helper: the helper module answers on the helper bus in the next cycle.
-pub const HELPER_CYCLES: u64 = 1;
-/// Helper ids of the map helpers.
-pub const MAP_HELPERS: [i32; 3] = [1, 2, 3];
 /// Bundles one packet may execute before the model stops it (a verified program stays far below).
 pub const BUNDLE_BUDGET: u64 = 1 << 22;
 /// Clock of the paper's prototype (NetFPGA SUME), in MHz.
@@ -53,14 +46,8 @@ pub const CLOCK_PAPER_MHZ: f64 = 156.25;
 /// Clock of a 100G Corundum datapath, in MHz.
 pub const CLOCK_FAST_MHZ: f64 = 250.0;
 
-/// Extra cycles of helper `id`.
-pub fn helper_cycles(id: i32) -> u64 {
-    if MAP_HELPERS.contains(&id) {
-        MAP_HELPER_CYCLES
-    } else {
-        HELPER_CYCLES
-    }
-}
+mod helpers;
+pub use helpers::*;
 
 /// Million packets per second at `mhz` for a mean of `cycles` per packet.
 pub fn mpps(mhz: f64, cycles: f64) -> f64 {

@@ -164,6 +164,152 @@ fn helpers_see_the_cycle_of_their_call() {
     assert_eq!(calls, [(8, fetch + HELPER_CALL_STAGE_CYCLES)]);
     assert_eq!(
         cycles,
-        fetch + helper_cycles(8) + BUNDLE_CYCLES + DRAIN_CYCLES
+        fetch + HELPER_REGISTER_CYCLES + HELPER_CYCLES + BUNDLE_CYCLES + DRAIN_CYCLES
     );
+}
+
+/// A helper call of `id` with `args` seen by the helper module in cycle 10, nothing waiting for the packet.
+fn call(id: i32, args: [u64; 5], map: Option<MapShape>, r0: u64) -> u64 {
+    let ready = |_: u64, _: u64| 0;
+    helper_latency(&HelperCall {
+        id,
+        args,
+        r0: Some(r0),
+        map,
+        key_index: None,
+        tail_calls: 0,
+        cycle: 10,
+        lanes: LANES,
+        bounds: PacketBounds {
+            meta: 256,
+            data: 256,
+            end: 256 + 200,
+            high: 256 + 200,
+        },
+        ready: &ready,
+    })
+}
+
+fn shape(map_type: u32, key_size: u32, value_size: u32) -> Option<MapShape> {
+    Some(MapShape {
+        map_type,
+        key_size,
+        value_size,
+        max_entries: 16,
+    })
+}
+
+const STACK: u64 = 3 << 60;
+const HANDLE: u64 = 5 << 60;
+
+#[test]
+fn helper_passes_move_8_4_2_1_byte_chunks() {
+    assert_eq!(chunk_sizes(15, false), [(0, 8), (8, 4), (12, 2), (14, 1)]);
+    assert_eq!(chunk_sizes(15, true), [(14, 1), (12, 2), (8, 4), (0, 8)]);
+    assert_eq!(chunk_sizes(16, false).len(), 2);
+    assert!(chunk_sizes(0, false).is_empty());
+    // One read per cycle, the last answer in the cycle after it; a copy reads and writes each chunk.
+    let never = |_: u64, _: u64| 0;
+    assert_eq!(read_pass(5, STACK, 16, &never), 7);
+    assert_eq!(read_pass(5, STACK, 0, &never), 5);
+    assert_eq!(copy_pass(5, STACK, 16, false, &never), 9);
+    // A chunk whose bytes are not stored yet waits for them; the next follows it.
+    let late = |a: u64, n: u64| if a + n > STACK + 8 { 20 } else { 0 };
+    assert_eq!(read_pass(5, STACK, 24, &late), 22);
+}
+
+#[test]
+fn helper_latencies_are_the_helper_modules() {
+    // The figures of rtl/sephirot/helpers.sv's header (maps answering 2 cycles after acceptance, fib 5).
+    assert_eq!(call(5, [0; 5], None, 0), HELPER_CYCLES);
+    assert_eq!(call(23, [0; 5], None, 4), HELPER_CYCLES);
+    // A lookup with a key of up to 8 bytes: 5 (the key's one chunk, the request with it, the maps module).
+    let hash8 = shape(1, 8, 8);
+    assert_eq!(call(1, [HANDLE, STACK, 0, 0, 0], hash8, 0), 5);
+    // 16-byte key: one chunk more; a 6-byte key is two chunks (4 + 2).
+    assert_eq!(call(1, [HANDLE, STACK, 0, 0, 0], shape(1, 16, 8), 0), 6);
+    assert_eq!(call(1, [HANDLE, STACK, 0, 0, 0], shape(1, 6, 8), 0), 6);
+    // An update reads the value after the key and writes it one row per cycle when it succeeds.
+    assert_eq!(
+        call(2, [HANDLE, STACK, STACK, 0, 0], shape(1, 8, 16), 0),
+        5 + 2 + 2
+    );
+    assert_eq!(
+        call(
+            2,
+            [HANDLE, STACK, STACK, 1, 0],
+            shape(1, 8, 16),
+            -17i64 as u64
+        ),
+        5 + 2
+    );
+    // A map helper without a map faults at once.
+    assert_eq!(call(1, [0, STACK, 0, 0, 0], None, 0), HELPER_CYCLES);
+    // bpf_tail_call: a get of a 4-byte PROG_ARRAY slot (one row read in two cycles) after the call's cycle.
+    assert_eq!(call(12, [0, HANDLE, 1, 0, 0], shape(3, 4, 4), 0), 6);
+    assert_eq!(call(12, [0, HANDLE, 99, 0, 0], shape(3, 4, 4), 0), 4);
+    // csum_diff of 512 bytes: 64 chunks, the fold and the result.
+    assert_eq!(call(28, [0, 0, STACK, 512, 0], None, 0), 68);
+    assert_eq!(call(28, [0, 3, STACK, 4, 0], None, 0), HELPER_CYCLES);
+    // load_bytes of 96 bytes: geometry, far byte, 12 chunks read and written.
+    assert_eq!(call(189, [0, 0, STACK, 96, 0], None, 0), 27);
+    assert_eq!(call(189, [0, 0, STACK, 95, 0], None, 0), 31);
+    assert_eq!(call(189, [0, 150, STACK, 96, 0], None, 0), HELPER_CYCLES);
+    // fib: 20 + fib's 5; spin lock 3; ring buffer n + 3; adjusts 2 + the APS's answer in the next cycle.
+    assert_eq!(call(69, [0, STACK, 64, 0, 0], None, 0), 25);
+    assert_eq!(call(93, [4 << 60, 0, 0, 0, 0], None, 0), 3);
+    assert_eq!(
+        call(130, [HANDLE, STACK, 1200, 0, 0], shape(27, 0, 0), 0),
+        153
+    );
+    assert_eq!(call(44, [0, -14i64 as u64, 0, 0, 0], None, 0), 3);
+    // A tail grown below the packet's highest end is zeroed, 8 bytes per lane per cycle.
+    let zero = helper_latency(&HelperCall {
+        id: 65,
+        args: [0, 100, 0, 0, 0],
+        r0: Some(0),
+        map: None,
+        key_index: None,
+        tail_calls: 0,
+        cycle: 10,
+        lanes: LANES,
+        bounds: PacketBounds {
+            meta: 256,
+            data: 256,
+            end: 356,
+            high: 456,
+        },
+        ready: &|_, _| 0,
+    });
+    assert_eq!(zero, 3 + 100u64.div_ceil(8 * LANES as u64));
+}
+
+#[test]
+fn a_helper_reading_the_packet_waits_for_its_frames() {
+    // bpf_csum_diff over packet bytes 512..516 (frame 17, readable from cycle 18) called in the fifth bundle: the
+    // helper's read waits for the frame; with the packet present it does not.
+    let prog = vec![
+        ctx_data(),
+        op(CLASS_ALU64 | ALU_MOV | SRC_X, 1, 2, 0, 0),
+        op(CLASS_ALU64 | ALU_ADD, 1, 0, 0, 512),
+        op(CLASS_ALU64 | ALU_MOV, 2, 0, 0, 4),
+        op(CLASS_ALU64 | ALU_MOV, 4, 0, 0, 0),
+        op(CLASS_JMP | JMP_CALL, 0, 0, 0, 28),
+        exit(),
+    ];
+    let fetch = START_CYCLES + 6 * BUNDLE_CYCLES;
+    let seen = fetch + HELPER_CALL_STAGE_CYCLES + HELPER_REGISTER_CYCLES;
+    let (_, fault, present, _) = run(prog.clone(), 600, true);
+    assert!(!fault);
+    // `from` (one chunk) from the cycle after the module sees the call, its answer, the fold, `to` empty (a cycle
+    // to find it so), the result, seen by the core in the next cycle.
+    let latency = 6;
+    assert_eq!(
+        present,
+        fetch + HELPER_REGISTER_CYCLES + latency + BUNDLE_CYCLES + DRAIN_CYCLES
+    );
+    let (_, _, arriving, _) = run(prog, 600, false);
+    let frame = 516u64.div_ceil(FRAME_BYTES as u64);
+    let wait = (frame + START_CYCLES) - (seen + 1);
+    assert_eq!(arriving, present + wait);
 }

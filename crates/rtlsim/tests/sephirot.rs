@@ -10,18 +10,20 @@ use common::{unhex, Rng};
 use hwxdp_ebpf::opcode::*;
 use hwxdp_ebpf::Insn;
 use hwxdp_hxdp::isa::{Bundle, Image, Op, EXIT_IMM, LDX6, STX6};
-use hwxdp_hxdp::{compile_object, HxdpCore, Options};
+use hwxdp_hxdp::{compile_object, timing, HxdpCore, Options};
 use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_xdp::{Backend, Config, XdpBuff, XdpMd};
 
 /// Lanes of the hand-scheduled images and of the main build.
 const LANES: usize = 4;
 
-/// Helpers the testbench answers, as (id, latency, r0, fault): latencies as `hwxdp_hxdp::timing` charges them,
-/// values as the reference machine computes them for the programs below (cpu 0; the packet length for
+/// Helpers the testbench answers, as (id, latency, r0, fault): latencies as `hwxdp_hxdp::timing` charges them
+/// (the top's call register, then an answer without memory traffic: `bpf_map_lookup_elem` faults on its NULL map
+/// at once), values as the reference machine computes them for the programs below (cpu 0; the packet length for
 /// `bpf_xdp_get_buff_len`; `bpf_map_lookup_elem` is only called with a NULL map, which faults).
 fn helper_lines(packet_len: usize) -> String {
-    format!("helper 8 1 0 0\nhelper bc 1 {packet_len:x} 0\nhelper 1 1 0 1\n")
+    let l = timing::HELPER_REGISTER_CYCLES + timing::HELPER_CYCLES;
+    format!("helper 8 {l:x} 0 0\nhelper bc {l:x} {packet_len:x} 0\nhelper 1 {l:x} 0 1\n")
 }
 
 /// One program with the packets it runs on.
@@ -813,9 +815,12 @@ fn hmem_case(lanes: usize) -> Case {
             lines
         })
         .collect();
-    // The model's helper answers in one cycle; the testbench's after its last access's answer.
+    // The testbench's helper answers after its last access's answer (the script's length + 1 cycles); the model
+    // charges the 8-byte bpf_xdp_load_bytes as helpers.sv takes it: the top's call register, a cycle for the copy's
+    // geometry, the far byte read, the one chunk read and written, the answer.
+    let model = timing::HELPER_REGISTER_CYCLES + 5;
     compiled(lanes, "helper stack port", assemble(HMEM), pk)
-        .with_extra(extra, HMEM_SCRIPT.len() as u64)
+        .with_extra(extra, HMEM_SCRIPT.len() as u64 + 1 - model)
 }
 
 /// Checks the testbench's stack accesses of `hmem_case` against `HMEM_SCRIPT` (and the stray one).
@@ -957,12 +962,21 @@ fn tail_case(lanes: usize, name: &str, first: &str) -> Case {
     let mut case = compiled(lanes, name, spec, pk);
     let entry = case.image.entries[1];
     // The core keeps r0 across bpf_tail_call whatever the helper answers; on success it continues at program 1's
-    // entry bundle.
+    // entry bundle. The testbench answers when the model's helper module would: the top's call register, the get
+    // request in the next cycle, the maps module's get of a 4-byte PROG_ARRAY slot (index 0 or 1, in range), the
+    // answer seen in the next cycle.
+    let jump_table = timing::MapShape {
+        map_type: 3,
+        key_size: 4,
+        value_size: 4,
+        max_entries: 2,
+    };
+    let latency = timing::HELPER_REGISTER_CYCLES + 1 + timing::get_latency(&jump_table, 0) + 1;
     let extra = case
         .packets
         .iter()
         .map(|(frame, _)| {
-            let mut lines = String::from("helper c 1 dead 0\n");
+            let mut lines = format!("helper c {latency:x} dead 0\n");
             if frame[0] & 1 == 0 {
                 lines.push_str(&format!("tail c {entry:x}\n"));
             }

@@ -52,13 +52,11 @@ module stack #(
   localparam integer NC    = LANES + 1;      // copies: one per lane, the helper's last
   localparam integer CW    = $clog2(NC);
   localparam integer Helper = LANES;
-  localparam integer NF    = 2 * NC;         // writes of one edge: two words per writer (helper's first)
 
   integer l;
   integer k;
   integer s;
   integer b;
-  integer e;
 
   // Byte window of an access at byte offset off_i of 1..8 bytes: enables over the two words it touches.
   function automatic [15:0] enables(input logic [2:0] off_i, input logic [3:0] bytes_i);
@@ -145,56 +143,55 @@ module stack #(
   logic [63:0]            hwdata_q;
 
   // ---------------------------------------------------------------------------------------------------------------
-  // This cycle's words: RAM (through the table) or the held words, then the last edge's writes, then the helper's
-  // write of this cycle
+  // This cycle's words, by half (the even and the odd word of an access): RAM (through the table) or the held
+  // words, then the last edge's writes, then the helper's write of this cycle
   // ---------------------------------------------------------------------------------------------------------------
-  logic [LANES*128-1:0] ram_w;                // [lane][lo, hi] the RAM's words for the address read last edge
-  logic [LANES*2*WW-1:0] cur_word;            // [lane][lo, hi] the tracked words' indices
-  logic [LANES*128-1:0] base;                 // RAM or held, with the last edge's writes
-  logic [LANES*128-1:0] cur;                  // ... and the helper's write of this cycle
-  logic [2*WW-1:0]      h_word;               // the helper's access: its words
-  logic [127:0]         h_base;               // ... as the memory is (its read was issued in the last cycle)
-  logic [127:0]         h_win;
-  logic [15:0]          h_be;
-  logic [127:0]         h_merged;
-  logic [1:0]           h_wen;                // the helper's write lands at this edge, per word (lo, hi)
-  logic [127:0]         h_shift;
-  logic                 par;
-  logic [CW-1:0]        cp;
-  logic                 hv;
-  logic                 unused_h_shift;
+  logic [LANES*128-1:0]  ram_w;               // [lane][half] the RAM's words for the address read last edge
+  logic [LANES*2*HW-1:0] cur_idx;             // [lane][half] the tracked words' indices within their half
+  logic [LANES*128-1:0]  base;                // RAM or held, with the last edge's writes
+  logic [LANES*128-1:0]  cur;                 // ... and the helper's write of this cycle
+  logic [2*HW-1:0]       h_idx;               // the helper's access: its words, by half
+  logic [127:0]          h_base;              // ... as the memory is (its read was issued in the last cycle)
+  logic [127:0]          h_lohi;              // ... in address order
+  logic [127:0]          h_win;
+  logic [15:0]           h_be;
+  logic [127:0]          h_merged;            // merged, in address order
+  logic [127:0]          h_data;              // ... by half
+  logic [1:0]            h_wen;               // the helper's write lands at this edge, by half
+  logic [127:0]          h_shift;
+  logic                  unused_h_shift;
+
+  // The word of parity p among word lo_i and the next, as its index within half p.
+  // (The word is lo_i or lo_i + 1, whichever has parity p_i: the next one's index is one higher only from odd.)
+  function automatic [HW-1:0] half_index(input logic [WW-1:0] lo_i, input logic p_i);
+    half_index = lo_i[WW-1:1] + {{(HW-1){1'b0}}, lo_i[0] & ~p_i};
+  endfunction
 
   always_comb begin
     for (l = 0; l < LANES; l = l + 1) begin
       for (s = 0; s < 2; s = s + 1) begin
-        // Word s (lo, hi) of the address read at the last edge (lane 0's is the helper's when it asked): the half
-        // of its parity holds it.
-        par = ((l == 0 && hreq_q) ? haddr_q[3] : ra_q[l*AW+3]) ^ s[0];
-        cp = par ? lk_copy_q[(l*2+1)*CW +: CW] : lk_copy_q[l*2*CW +: CW];
-        hv = par ? lk_valid_q[l*2+1] : lk_valid_q[l*2];
         ram_w[l*128+s*64 +: 64] = 64'd0;
         for (k = 0; k < NC; k = k + 1) begin
-          if (hv && cp == k[CW-1:0]) begin
-            ram_w[l*128+s*64 +: 64] = par ? mq[((k*2+1)*LANES+l)*64 +: 64] : mq[(k*2*LANES+l)*64 +: 64];
+          if (lk_valid_q[l*2+s] && lk_copy_q[(l*2+s)*CW +: CW] == k[CW-1:0]) begin
+            ram_w[l*128+s*64 +: 64] = mq[((k*2+s)*LANES+l)*64 +: 64];
           end
         end
-        cur_word[(l*2+s)*WW +: WW] = ra_q[l*AW+3 +: WW] + {{(WW-1){1'b0}}, s[0]};
+        cur_idx[(l*2+s)*HW +: HW] = half_index(ra_q[l*AW+3 +: WW], s[0]);
       end
     end
   end
 
-  // A word as this cycle sees it: v_i (as of the last cycle) after the last edge's writes, in their order (the
-  // helper's, then the lanes').
-  function automatic [63:0] forwarded(input logic [WW-1:0] word_i, input logic [63:0] v_i);
+  // A word of half p_i as this cycle sees it: v_i (as of the last cycle) after the last edge's writes to that half,
+  // in their order (the helper's, then the lanes').
+  function automatic [63:0] forwarded(input integer p_i, input logic [HW-1:0] idx_i, input logic [63:0] v_i);
     logic [63:0] v;
     integer f;
     integer c;
     v = v_i;
     for (f = 0; f < NC; f = f + 1) begin
       c = (f == 0) ? Helper : f - 1;
-      if (word_i[0] ? (fw_en_q[c*2+1] && fw_addr_q[(c*2+1)*HW +: HW] == word_i[WW-1:1])
-                    : (fw_en_q[c*2] && fw_addr_q[c*2*HW +: HW] == word_i[WW-1:1])) begin
-        v = word_i[0] ? fw_data_q[(c*2+1)*64 +: 64] : fw_data_q[c*2*64 +: 64];
+      if (fw_en_q[c*2+p_i] && fw_addr_q[(c*2+p_i)*HW +: HW] == idx_i) begin
+        v = fw_data_q[(c*2+p_i)*64 +: 64];
       end
     end
     forwarded = v;
@@ -203,45 +200,51 @@ module stack #(
   // The helper's access of the last cycle: its words as they are, and the merged words of a write.
   always_comb begin
     for (s = 0; s < 2; s = s + 1) begin
-      h_word[s*WW +: WW] = haddr_q[AW-1:3] + {{(WW-1){1'b0}}, s[0]};
-      h_base[s*64 +: 64] = forwarded(h_word[s*WW +: WW], ram_w[s*64 +: 64]);
+      h_idx[s*HW +: HW] = half_index(haddr_q[AW-1:3], s[0]);
+      h_base[s*64 +: 64] = forwarded(s, h_idx[s*HW +: HW], ram_w[s*64 +: 64]);
     end
-    h_shift = h_base >> {haddr_q[2:0], 3'b000};
+    // Address order: the lowest word is the odd one when the address's word is odd.
+    h_lohi = haddr_q[3] ? {h_base[63:0], h_base[127:64]} : h_base;
+    h_shift = h_lohi >> {haddr_q[2:0], 3'b000};
     hrdata_o = h_shift[63:0];
     unused_h_shift = ^h_shift[127:64];
     h_win = {64'd0, hwdata_q} << {haddr_q[2:0], 3'b000};
     h_be = enables(haddr_q[2:0], hbytes_q);
     for (b = 0; b < 16; b = b + 1) begin
-      h_merged[b*8 +: 8] = h_be[b] ? h_win[b*8 +: 8] : h_base[b*8 +: 8];
+      h_merged[b*8 +: 8] = h_be[b] ? h_win[b*8 +: 8] : h_lohi[b*8 +: 8];
     end
-    for (s = 0; s < 2; s = s + 1) begin
-      h_wen[s] = hreq_q && hwe_q && |h_be[s*8 +: 8] && !clear_i;
+    h_data = haddr_q[3] ? {h_merged[63:0], h_merged[127:64]} : h_merged;
+    if (haddr_q[3]) begin
+      h_wen = {|h_be[7:0], |h_be[15:8]};
+    end else begin
+      h_wen = {|h_be[15:8], |h_be[7:0]};
     end
+    h_wen = h_wen & {2{hreq_q && hwe_q && !clear_i}};
   end
 
   always_comb begin
     for (l = 0; l < LANES; l = l + 1) begin
       for (s = 0; s < 2; s = s + 1) begin
-        base[l*128+s*64 +: 64] = forwarded(cur_word[(l*2+s)*WW +: WW],
+        base[l*128+s*64 +: 64] = forwarded(s, cur_idx[(l*2+s)*HW +: HW],
                                            fresh_q[l] ? ram_w[l*128+s*64 +: 64] : kd_q[l*128+s*64 +: 64]);
         cur[l*128+s*64 +: 64] = base[l*128+s*64 +: 64];
-        for (k = 0; k < 2; k = k + 1) begin
-          if (h_wen[k] && h_word[k*WW +: WW] == cur_word[(l*2+s)*WW +: WW]) begin
-            cur[l*128+s*64 +: 64] = h_merged[k*64 +: 64];
-          end
+        if (h_wen[s] && h_idx[s*HW +: HW] == cur_idx[(l*2+s)*HW +: HW]) begin
+          cur[l*128+s*64 +: 64] = h_data[s*64 +: 64];
         end
       end
     end
   end
 
   // Tracked bytes.
+  logic [127:0] rd_lohi;
   logic [127:0] rd_shift;
   logic         unused_rd_shift;
 
   always_comb begin
     unused_rd_shift = 1'b0;
     for (l = 0; l < LANES; l = l + 1) begin
-      rd_shift = cur[l*128 +: 128] >> {ra_q[l*AW +: 3], 3'b000};
+      rd_lohi = ra_q[l*AW+3] ? {cur[l*128 +: 64], cur[l*128+64 +: 64]} : cur[l*128 +: 128];
+      rd_shift = rd_lohi >> {ra_q[l*AW +: 3], 3'b000};
       rd_data_o[l*64 +: 64] = rd_shift[63:0];
       unused_rd_shift = unused_rd_shift ^ (^rd_shift[127:64]);
     end
@@ -250,16 +253,20 @@ module stack #(
   // ---------------------------------------------------------------------------------------------------------------
   // Lane stores: whole words, the bytes merged into the word after the lower lanes' stores of the bundle
   // ---------------------------------------------------------------------------------------------------------------
-  logic [LANES*128-1:0] st_win;
+  logic [127:0]         st_lohi;
+  logic [15:0]          st_be_lohi;
+  logic [LANES*128-1:0] st_win;               // [lane][half]
   logic [LANES*16-1:0]  st_be;
   logic [LANES*128-1:0] st_merged;
-  logic [LANES*2-1:0]   st_wen;               // [lane][lo, hi]
+  logic [LANES*2-1:0]   st_wen;
   logic [7:0]           chain;
 
   always_comb begin
     for (l = 0; l < LANES; l = l + 1) begin
-      st_win[l*128 +: 128] = {64'd0, wr_data_i[l*64 +: 64]} << {ra_q[l*AW +: 3], 3'b000};
-      st_be[l*16 +: 16] = enables(ra_q[l*AW +: 3], wr_bytes_i[l*4 +: 4]);
+      st_lohi = {64'd0, wr_data_i[l*64 +: 64]} << {ra_q[l*AW +: 3], 3'b000};
+      st_be_lohi = enables(ra_q[l*AW +: 3], wr_bytes_i[l*4 +: 4]);
+      st_win[l*128 +: 128] = ra_q[l*AW+3] ? {st_lohi[63:0], st_lohi[127:64]} : st_lohi;
+      st_be[l*16 +: 16] = ra_q[l*AW+3] ? {st_be_lohi[7:0], st_be_lohi[15:8]} : st_be_lohi;
       for (s = 0; s < 2; s = s + 1) begin
         st_wen[l*2+s] = we_i[l] && |st_be[l*16+s*8 +: 8] && !clear_i;
       end
@@ -270,11 +277,9 @@ module stack #(
         for (b = 0; b < 8; b = b + 1) begin
           chain = cur[l*128+s*64+b*8 +: 8];
           for (k = 0; k < LANES; k = k + 1) begin
-            for (e = 0; e < 2; e = e + 1) begin
-              if (k < l && we_i[k] && st_be[k*16+e*8+b] && !clear_i
-                  && cur_word[(k*2+e)*WW +: WW] == cur_word[(l*2+s)*WW +: WW]) begin
-                chain = st_win[k*128+e*64+b*8 +: 8];
-              end
+            if (k < l && we_i[k] && st_be[k*16+s*8+b] && !clear_i
+                && cur_idx[(k*2+s)*HW +: HW] == cur_idx[(l*2+s)*HW +: HW]) begin
+              chain = st_win[k*128+s*64+b*8 +: 8];
             end
           end
           st_merged[l*128+s*64+b*8 +: 8] = st_be[l*16+s*8+b] ? st_win[l*128+s*64+b*8 +: 8] : chain;
@@ -283,37 +288,16 @@ module stack #(
     end
   end
 
-  // The edge's writes, in order (the helper's first, then the lanes'), to the copies, the table and the forwarding.
-  logic [NF-1:0]    ed_en;
-  logic [NF*WW-1:0] ed_word;
-  logic [NF*64-1:0] ed_data;
-
+  // The edge's writes to the copies (each writer writes at most one word of each half).
   always_comb begin
     for (s = 0; s < 2; s = s + 1) begin
-      ed_en[s] = h_wen[s];
-      ed_word[s*WW +: WW] = h_word[s*WW +: WW];
-      ed_data[s*64 +: 64] = h_merged[s*64 +: 64];
-    end
-    for (l = 0; l < LANES; l = l + 1) begin
-      for (s = 0; s < 2; s = s + 1) begin
-        ed_en[2+l*2+s] = st_wen[l*2+s];
-        ed_word[(2+l*2+s)*WW +: WW] = cur_word[(l*2+s)*WW +: WW];
-        ed_data[(2+l*2+s)*64 +: 64] = st_merged[l*128+s*64 +: 64];
-      end
-    end
-    // Copy of writer k (the helper is entry 0, copy Helper), half p: the one of its two words of parity p.
-    for (k = 0; k < NC; k = k + 1) begin
-      for (s = 0; s < 2; s = s + 1) begin
-        e = (k == Helper) ? 0 : 2 + k * 2;
-        if (ed_word[e*WW] == s[0]) begin
-          mwe[k*2+s] = ed_en[e];
-          mwaddr[(k*2+s)*HW +: HW] = ed_word[e*WW+1 +: HW];
-          mwdata[(k*2+s)*64 +: 64] = ed_data[e*64 +: 64];
-        end else begin
-          mwe[k*2+s] = ed_en[e+1];
-          mwaddr[(k*2+s)*HW +: HW] = ed_word[(e+1)*WW+1 +: HW];
-          mwdata[(k*2+s)*64 +: 64] = ed_data[(e+1)*64 +: 64];
-        end
+      mwe[Helper*2+s] = h_wen[s];
+      mwaddr[(Helper*2+s)*HW +: HW] = h_idx[s*HW +: HW];
+      mwdata[(Helper*2+s)*64 +: 64] = h_data[s*64 +: 64];
+      for (l = 0; l < LANES; l = l + 1) begin
+        mwe[l*2+s] = st_wen[l*2+s];
+        mwaddr[(l*2+s)*HW +: HW] = cur_idx[(l*2+s)*HW +: HW];
+        mwdata[(l*2+s)*64 +: 64] = st_merged[l*128+s*64 +: 64];
       end
     end
   end
@@ -349,12 +333,17 @@ module stack #(
         if (clear_i) begin
           valid_q[s*Half+b] <= 1'b0;
         end else begin
-          for (k = 0; k < NC; k = k + 1) begin
-            e = (k == 0) ? Helper : k - 1;
-            if (mwe[e*2+s] && mwaddr[(e*2+s)*HW +: HW] == b[HW-1:0]) begin
+          if (mwe[Helper*2+s] && mwaddr[(Helper*2+s)*HW +: HW] == b[HW-1:0]) begin
+            valid_q[s*Half+b] <= 1'b1;
+            for (l = 0; l < CW; l = l + 1) begin
+              lvt_q[(s*CW+l)*Half+b] <= Helper[l];
+            end
+          end
+          for (k = 0; k < LANES; k = k + 1) begin
+            if (mwe[k*2+s] && mwaddr[(k*2+s)*HW +: HW] == b[HW-1:0]) begin
               valid_q[s*Half+b] <= 1'b1;
               for (l = 0; l < CW; l = l + 1) begin
-                lvt_q[(s*CW+l)*Half+b] <= e[l];
+                lvt_q[(s*CW+l)*Half+b] <= k[l];
               end
             end
           end

@@ -172,28 +172,33 @@ module alu #(
   always_comb begin
     full       = 64'd0;
     full_valid = 1'b1;
-    case (op_i)
-      OpAdd:   full = a_i + b_i;
-      OpSub:   full = a_i - b_i;
-      OpMul:   full = a_i * b_i;
-      OpDiv:   full = b_zero ? 64'd0 : quot;
-      OpOr:    full = a_i | b_i;
-      OpAnd:   full = a_i & b_i;
-      OpLsh:   full = lsh;
-      OpRsh:   full = rsh;
-      OpNeg:   full = 64'd0 - a_i;
-      OpMod:   full = b_zero ? a_i : rem;
-      OpXor:   full = a_i ^ b_i;
-      OpMov:   begin
-        full       = mov;
-        full_valid = mov_valid;
-      end
-      OpArsh:  full = arsh;
-      default: full_valid = 1'b0;
-    endcase
-    if (DIV_ONLY != 0 && op_i != OpDiv && op_i != OpMod) begin
-      full       = 64'd0;
-      full_valid = 1'b0;
+    if (DIV_ONLY != 0) begin
+      // The shared divider: the other units are not built (a parameter, not a run-time select, removes them).
+      case (op_i)
+        OpDiv:   full = b_zero ? 64'd0 : quot;
+        OpMod:   full = b_zero ? a_i : rem;
+        default: full_valid = 1'b0;
+      endcase
+    end else begin
+      case (op_i)
+        OpAdd:   full = a_i + b_i;
+        OpSub:   full = a_i - b_i;
+        OpMul:   full = a_i * b_i;
+        OpDiv:   full = b_zero ? 64'd0 : quot;
+        OpOr:    full = a_i | b_i;
+        OpAnd:   full = a_i & b_i;
+        OpLsh:   full = lsh;
+        OpRsh:   full = rsh;
+        OpNeg:   full = 64'd0 - a_i;
+        OpMod:   full = b_zero ? a_i : rem;
+        OpXor:   full = a_i ^ b_i;
+        OpMov:   begin
+          full       = mov;
+          full_valid = mov_valid;
+        end
+        OpArsh:  full = arsh;
+        default: full_valid = 1'b0;
+      endcase
     end
   end
 

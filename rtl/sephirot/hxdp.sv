@@ -9,7 +9,8 @@
 // - Counters: rx_packets_o counts every packet whose last beat arrived (kept or refused); tx_packets_o the packets
 //   that left with XDP_PASS, XDP_TX or XDP_REDIRECT; drop_packets_o those refused at the queue or that left with any
 //   other verdict (XDP_DROP, XDP_ABORTED, a fault, or a value the kernel does not know, which it drops too).
-// - busy_o: a packet is in the queue, the APS or the core.
+// - busy_o: a packet is in the queue, the APS or the core. s_refused_o is high with the handshake of a refused
+//   packet's last beat (too short, too long, or no room in the queue: piq.sv), so a sender knows no result comes.
 //
 // Yosys 0.23 synth_xilinx -family xcup at small parameters (LANES 2, IMEM_BUNDLES 64, STACK_FRAMES 1, MAPS 2,
 // KEY_BYTES 8, VALUE_BYTES 8, ENTRIES 4, MEM_WORDS 16, DIFF_ENTRIES 4, PIQ_FRAMES 128, PIQ_DESCS 4, ROUTES 2,
@@ -108,6 +109,7 @@ module hxdp #(
   input  logic [31:0]              s_keep_i,
   input  logic                     s_last_i,
   input  logic [127:0]             s_user_i,
+  output logic                     s_refused_o,  // with the handshake of a last beat: that packet is refused
 
   // packets out
   output logic                     m_valid_o,
@@ -614,5 +616,6 @@ module hxdp #(
   assign tx_packets_o   = tx_q;
   assign drop_packets_o = drop_q;
   assign busy_o         = q_busy | aps_busy | core_busy;
+  assign s_refused_o    = q_drop;
 
 endmodule

@@ -222,6 +222,11 @@ class Harness {
                 host(cmd, w);
             } else if (cmd == "packet") {
                 packet(w);
+            } else if (cmd == "queue") {
+                queue(w);
+            } else if (cmd == "result") {
+                w.end();
+                result();
             } else if (cmd == "fib_clear" || cmd == "fib_dev" || cmd == "fib_route" || cmd == "fib_neigh") {
                 fib(cmd, w);
             } else if (cmd == "mready") {
@@ -541,15 +546,14 @@ class Harness {
         answer("ok");
     }
 
-    // packet IFINDEX RXQ TIME_NS BYTES -> out VERDICT FAULT CYCLES REDIRECT_SET REDIRECT_BY_MAP REDIRECT_MAP
-    // REDIRECT_KEY BYTES.
-    void packet(Words& w) {
+    // queue IFINDEX RXQ TIME_NS BYTES: the packet's beats go in (the module keeps running earlier packets meanwhile);
+    // true when the input queue kept it, false when it refused it (s_refused_o with the last beat).
+    bool send(Words& w) {
         uint64_t ifindex = w.number("IFINDEX", 0xffffffff);
         uint64_t rxq = w.number("RXQ", 0xffffffff);
         uint64_t ts = w.number("TIME_NS");
         Bytes bytes = w.bytes("BYTES");
         w.end();
-        results_.clear();
         size_t beats = (bytes.size() + kBeatBytes - 1) / kBeatBytes;
         if (beats == 0) beats = 1;  // an empty packet is one beat with no byte kept (refused)
         top_->s_user_i[0] = static_cast<uint32_t>(ifindex);
@@ -557,6 +561,7 @@ class Harness {
         top_->s_user_i[2] = static_cast<uint32_t>(ts);
         top_->s_user_i[3] = static_cast<uint32_t>(ts >> 32);
         uint64_t waited = 0;
+        bool refused = false;
         for (size_t b = 0; b < beats; ++b) {
             Bytes chunk;
             for (size_t i = b * kBeatBytes; i < bytes.size() && i < (b + 1) * kBeatBytes; ++i) chunk.push_back(bytes[i]);
@@ -567,6 +572,7 @@ class Harness {
             for (;;) {
                 top_->eval();
                 bool ready = top_->s_ready_o;
+                refused = ready && top_->s_last_i && top_->s_refused_o;
                 tick();
                 if (ready) break;
                 if (++waited > budget_) {
@@ -577,14 +583,15 @@ class Harness {
         }
         top_->s_valid_i = 0;
         top_->s_last_i = 0;
-        if (bytes.size() < kMinPacket || bytes.size() > kMaxPacket) {
-            tick();
-            char buf[96];
-            std::snprintf(buf, sizeof buf, "refused: %zx bytes (the input queue takes %zx to %zx)", bytes.size(),
-                          kMinPacket, kMaxPacket);
-            throw BadLine{buf};
-        }
-        for (waited = 0; results_.empty(); ++waited) {
+        if (refused) return false;
+        ++pending_;
+        return true;
+    }
+
+    // The oldest result of a kept packet whose result has not been read, as an "out" line.
+    void result() {
+        if (pending_ == 0) throw BadLine{"no queued packet without its result"};
+        for (uint64_t waited = 0; results_.empty(); ++waited) {
             if (waited > budget_) {
                 char buf[64];
                 std::snprintf(buf, sizeof buf, "timeout: no result after %" PRIx64 " cycles", budget_);
@@ -594,10 +601,45 @@ class Harness {
         }
         const Result r = results_.front();
         results_.pop_front();
+        --pending_;
         char buf[160];
         std::snprintf(buf, sizeof buf, "out %x %x %x %x %x %x %" PRIx64 " ", r.verdict, r.fault ? 1 : 0, r.cycles,
                       r.redirect_set ? 1 : 0, r.redirect_by_map ? 1 : 0, r.redirect_map, r.redirect_key);
         answer(buf + hex(r.bytes));
+    }
+
+    void refused(size_t len) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "refused: %zx bytes (the input queue takes %zx to %zx, when it has room)", len,
+                      kMinPacket, kMaxPacket);
+        throw BadLine{buf};
+    }
+
+    // packet IFINDEX RXQ TIME_NS BYTES -> out VERDICT FAULT CYCLES REDIRECT_SET REDIRECT_BY_MAP REDIRECT_MAP
+    // REDIRECT_KEY BYTES: queue, then its result.
+    void packet(Words& w) {
+        if (pending_ != 0) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "%" PRIx64 " queued packets' results not read (\"result\")", pending_);
+            throw BadLine{buf};
+        }
+        Words copy = w;
+        if (!send(w)) refused(length_of(copy));
+        result();
+    }
+
+    void queue(Words& w) {
+        Words copy = w;
+        if (!send(w)) refused(length_of(copy));
+        answer("ok");
+    }
+
+    // The byte count of a packet command's BYTES (already validated by send).
+    static size_t length_of(Words& w) {
+        w.number("IFINDEX");
+        w.number("RXQ");
+        w.number("TIME_NS");
+        return w.bytes("BYTES").size();
     }
 
     // ringbuf MAP -> records COUNT RECORD... : drains every record of the RINGBUF map the helper module serves.
@@ -671,6 +713,7 @@ class Harness {
     bool out_open_ = false;
     Result cur_{};
     std::deque<Result> results_;
+    uint64_t pending_ = 0;  // kept packets whose result has not been answered
 };
 
 }  // namespace

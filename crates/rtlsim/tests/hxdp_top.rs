@@ -835,3 +835,77 @@ fn output_backpressure_keeps_the_bytes() {
         assert_eq!((out.verdict, out.bytes), (3, swapped), "packet {i}");
     }
 }
+
+/// Packets sent back to back with `queue`: the input queue holds several while the APS works, refuses what does not
+/// fit (PIQ_FRAMES 256 frames, PIQ_DESCS 16 packets), and the kept ones come out in order with the model's results.
+#[test]
+fn back_to_back_packets_queue_and_overflow_the_input_queue() {
+    for (name, text, len, count) in [
+        ("queue-long", MACSWAP, 1500, 20),
+        ("queue-short", DROP, 64, 40),
+    ] {
+        let spec = object(insns(text), vec![]);
+        let image = compile(&spec);
+        let mut model = HxdpCore::new(image.clone(), &spec, Some("t"), &Config::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let fr = frames(&vec![len; count], 14);
+        let load = load_lines(&image);
+        let loaded = load.lines().count();
+        let mut input = load.clone();
+        for (i, f) in fr.iter().enumerate() {
+            input.push_str(&packet_line(f, &md(i)).replacen("packet", "queue", 1));
+        }
+        input.push_str(&"result\n".repeat(count + 1));
+        input.push_str("counters\nquit\n");
+        let lines = common::run_testbench(&harness_spec(), input);
+        let answers = &lines[loaded..];
+        let kept: Vec<usize> = (0..count).filter(|&i| answers[i] == "ok").collect();
+        for i in 0..count {
+            assert!(
+                answers[i] == "ok" || answers[i].starts_with("error queue: refused: "),
+                "{name}: {}",
+                answers[i]
+            );
+        }
+        assert!(
+            kept.len() > 1 && kept.len() < count,
+            "{name}: {} of {count} kept: the queue should hold several and refuse some",
+            kept.len()
+        );
+        println!(
+            "{name}: {} of {count} packets of {len} bytes kept",
+            kept.len()
+        );
+        let results = &answers[count..];
+        for (r, &i) in kept.iter().enumerate() {
+            let mut buff = XdpBuff::new(&fr[i]).expect("frame");
+            let verdict = model.run_packet(&mut buff, &md(i)).retval();
+            let want = Outcome {
+                verdict,
+                fault: model.last_fault().is_some(),
+                bytes: buff.output().to_vec(),
+            };
+            assert_eq!(parse_out(&results[r]).0, want, "{name}: packet {i}");
+        }
+        // One `result` per packet sent and one more: those beyond the kept packets find none waiting.
+        let extra = &results[kept.len()..count + 1];
+        assert!(
+            extra
+                .iter()
+                .all(|l| l.starts_with("error result: no queued packet")),
+            "{name}: {extra:?}"
+        );
+        // Every packet left or was dropped: rx = tx + drop.
+        let refused = count - kept.len();
+        let (tx, drop) = if text == DROP {
+            (0, count)
+        } else {
+            (kept.len(), refused)
+        };
+        assert_eq!(
+            &results[count + 1..],
+            [format!("counters {count:x} {tx:x} {drop:x}")],
+            "{name}"
+        );
+    }
+}

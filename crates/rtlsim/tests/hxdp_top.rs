@@ -860,11 +860,10 @@ fn back_to_back_packets_queue_and_overflow_the_input_queue() {
         let lines = common::run_testbench(&harness_spec(), input);
         let answers = &lines[loaded..];
         let kept: Vec<usize> = (0..count).filter(|&i| answers[i] == "ok").collect();
-        for i in 0..count {
+        for a in &answers[..count] {
             assert!(
-                answers[i] == "ok" || answers[i].starts_with("error queue: refused: "),
-                "{name}: {}",
-                answers[i]
+                a == "ok" || a.starts_with("error queue: refused: "),
+                "{name}: {a}"
             );
         }
         assert!(

@@ -261,16 +261,19 @@ module hxdp #(
   logic            aps_running;
   logic [31:0]     hcall_id_q;
   logic [5*64-1:0] hcall_args_q;
+  logic [31:0]     hcall_cycles_q;   // the cycle of the call, for bpf_ktime_get_ns (the model's time of the call)
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      hcall_q      <= 1'b0;
-      hcall_id_q   <= 32'd0;
-      hcall_args_q <= '0;
+      hcall_q        <= 1'b0;
+      hcall_id_q     <= 32'd0;
+      hcall_args_q   <= '0;
+      hcall_cycles_q <= 32'd0;
     end else begin
-      hcall_q      <= hcall && aps_running;
-      hcall_id_q   <= hcall_id;
-      hcall_args_q <= hcall_args;
+      hcall_q        <= hcall && aps_running;
+      hcall_id_q     <= hcall_id;
+      hcall_args_q   <= hcall_args;
+      hcall_cycles_q <= run_cycles;
     end
   end
 
@@ -438,7 +441,7 @@ module hxdp #(
     .rst_ni            (rst_ni),
     .start_i           (start),
     .time_ns_i         (pkt_ts),
-    .cycles_i          (run_cycles),
+    .cycles_i          (hcall_cycles_q),
     .hcall_i           (hcall_q),
     .hcall_id_i        (hcall_id_q),
     .hcall_args_i      (hcall_args_q),

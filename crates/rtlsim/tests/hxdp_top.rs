@@ -637,6 +637,32 @@ fn adjust_head_meta_tail_as_the_reference_buffer() {
     run_both("adjust", &spec, &fr, "", false);
 }
 
+/// bpf_ktime_get_ns reads the packet's time plus the cycle the core made the call in, as the model passes it: the
+/// call register between the core and the helper module must not make the time one cycle later. A load before the
+/// call puts it after a packet wait, so the cycle differs between short and long packets.
+const KTIME: &str = "
+    r2 = *(u32 *)(r1 + 0)
+    r3 = *(u32 *)(r1 + 4)
+    r4 = r2
+    r4 += 64
+    if r4 > r3 goto out
+    r5 = *(u8 *)(r2 + 63)
+    call 5
+    r0 &= 0xffff
+    exit
+out:
+    call 5
+    r0 &= 0xffff
+    exit
+";
+
+#[test]
+fn ktime_is_the_cycle_of_the_call() {
+    let spec = object(insns(KTIME), vec![]);
+    let fr = frames(&[60, 64, 200, 1500], 11);
+    run_both("ktime", &spec, &fr, "", true);
+}
+
 #[test]
 fn redirect_records_its_target() {
     let spec = object(insns(REDIRECT), vec![]);

@@ -58,9 +58,9 @@
 // hmem_wdata_i (low bytes). The answer is there in the next cycle: hmem_rdata_o (bytes little-endian from bit 0) and
 // hmem_fault_o. It faults, changing nothing, outside what the reference machine lets a helper touch on the stack --
 // ending beyond r10 (the current frame's top; the callers' frames below it are fine) or the stack -- and for a
-// request outside a helper wait, another tag, or another size. It borrows lane 0's stack ports: the helper's
-// bundle's own stack loads keep the values they read on entering IE (the model's loads come before the helper),
-// its stores and atomics come after the helper's answer.
+// request outside a helper wait, another tag, or another size. It borrows lane 0's stack read port (the stack has a
+// write copy of its own for the helper): the helper's bundle's own stack loads keep the values they read on entering
+// IE (the model's loads come before the helper), its stores and atomics come after the helper's answer.
 //
 // Timing against crates/hxdp/src/timing.rs (crates/rtlsim/tests/sephirot.rs checks equality on every program, the
 // packet arriving and present): one bundle per cycle, START 1 (the start_i cycle), taken branch/call/return/tail
@@ -77,11 +77,14 @@
 // reads memory as it was before its bundle (the model: after lower lanes' stores of the same bundle).
 //
 // Synthesis (Yosys 0.23 synth_xilinx -family xcup, LANES=4, IMEM_BUNDLES=64, STACK_FRAMES=1; `hwxdp synth --target
-// hxdp --top sephirot --imem-bundles 64 --stack-frames 1`, 18 min on a loaded machine): about 141k LUTs, 9.1k FFs,
-// 6.0k CARRY4, 40 DSP48E2, 40 RAM64M8, no latch (the pkt_ready_i wait, the helper stack port and tail calls added
-// about 1.5k LUTs). The four combinational ALUs (dividers) take about 62k
-// LUTs and the stack about 56k for one 512-byte frame (flip-flops with 2 * LANES byte-granular ports): eight frames
-// need a block-RAM stack (banked or replicated per lane) before this core fits a device.
+// hxdp --top sephirot --lanes 4 --imem-bundles 64 --stack-frames 1`, 161 s on a loaded machine): about 59.3k LUTs,
+// 1.9k LUTs as RAM, 8.6k FFs, 2.4k CARRY4, 40 DSP48E2, no latch (before the shared divider and the RAM stack: 141k
+// LUTs, 9.1k FFs, 40 DSP48E2). The lanes share one combinational divider (alu.sv with DIV_ONLY; the compiler puts at
+// most one div/mod in a bundle), which saved about three of the four 15k-LUT dividers. The stack (stack.sv) is a RAM
+// copy per writer, read a cycle ahead from ID, with a live-value table in flip-flops: alone, at 4 lanes, about 16.7k
+// LUTs and 200 RAM32M16 for one frame and 21.9k LUTs, 3.5k FFs and 40 RAMB36E2 for the default eight frames (the
+// flip-flop stack it replaces took about 56k LUTs per frame), so the whole core at eight frames comes to about
+// 65k LUTs and 40 RAMB36E2 (estimated from these parts; not synthesized as a whole).
 //
 // A packet: start_i (one cycle) clears the registers (r1 = context, r10 = top of the first stack frame), the stack
 // and the call frames and starts at entry_i. done_o rises with verdict_o, fault_o and cycles_o (cycles from the

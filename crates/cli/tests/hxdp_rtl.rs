@@ -21,8 +21,20 @@ use support::*;
 const EXPECTED_TO_FAIL: &[(&str, &str)] = &[];
 
 /// Packets per trace: enough to reach every path of each example; the RTL simulates every cycle, so fewer than the
-/// cycle model's suite.
+/// cycle model's suite. `HWXDP_RTL_PACKETS` overrides it: `HWXDP_RTL_PACKETS=1000 cargo test -p hwxdp --test
+/// hxdp_rtl run_matches_interp` runs every example's full `hwxdp gen` trace (its default length).
 const RTL_PACKETS: usize = 240;
+
+/// [`RTL_PACKETS`], or `HWXDP_RTL_PACKETS` when set; a value that is not a positive number stops the test.
+fn rtl_packets() -> usize {
+    match std::env::var("HWXDP_RTL_PACKETS") {
+        Err(_) => RTL_PACKETS,
+        Ok(v) => match v.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => panic!("HWXDP_RTL_PACKETS={v:?} is not a positive number of packets"),
+        },
+    }
+}
 
 /// Builds the module once, in this process, before any test starts a `hwxdp` process: concurrent processes would each
 /// build it (the cache lock is per process).
@@ -44,10 +56,10 @@ fn model() {
     }
 }
 
-/// `example`'s trace of [`RTL_PACKETS`] packets in a fresh scratch directory named after `tag`: the object, the
+/// `example`'s trace of [`rtl_packets`] packets in a fresh scratch directory named after `tag`: the object, the
 /// directory and the trace arguments (`--pcap`, and `--maps`/`--routes` when gen wrote them).
 fn rtl_workload(example: &str, tag: &str) -> (String, String, Vec<String>) {
-    workload_of(example, tag, RTL_PACKETS)
+    workload_of(example, tag, rtl_packets())
 }
 
 /// [`rtl_workload`] with `packets` packets.

@@ -15,7 +15,9 @@ pub mod timing;
 pub use compile::{compile_object, Compiled, Options, Pass, ProgramReport};
 pub use core::{CoreStats, HxdpCore};
 pub use isa::{Bundle, Image, IsaError, MapConfig, Op};
-pub use ports::{check_value_ports, PortConflict, PortError, ValuePort};
+pub use ports::{
+    check_divider, check_value_ports, DividerError, PortConflict, PortError, ValuePort,
+};
 
 use thiserror::Error;
 

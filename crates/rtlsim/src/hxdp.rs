@@ -123,6 +123,8 @@ impl HxdpRtl {
         // The maps module has one value read port and one write port: the compiler schedules for that, and an image
         // that breaks the rule would compute wrong results in the hardware rather than fail.
         hwxdp_hxdp::check_value_ports(&image)?;
+        // Likewise the core's one divider, shared by the lanes.
+        hwxdp_hxdp::check_divider(&image)?;
         let params = Params::for_lanes(image.lanes).with_possible_cpus(config.possible_cpus);
         Needs::of(&image, &config.routes).check(&params)?;
         let reference = Maps::new(&spec.maps, config.possible_cpus)?;

@@ -39,6 +39,9 @@ pub enum HxdpRtlError {
     /// The image has a bundle with two map-value loads or two stores: the maps module has one port of each.
     #[error(transparent)]
     Ports(#[from] hwxdp_hxdp::PortError),
+    /// The image puts two divisions in one bundle: the core has one divider.
+    #[error(transparent)]
+    Divider(#[from] hwxdp_hxdp::DividerError),
     /// The maps could not be created as `BPF_MAP_CREATE` would.
     #[error(transparent)]
     Map(#[from] MapError),

@@ -1,47 +1,11 @@
 //! Golden-text tests: the report of every example program, compared with `tests/golden/<example>.txt`.
 //! `BLESS=1 cargo test -p hwxdp-analysis` rewrites the golden files.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "../../../tests/support/examples.rs"]
+mod examples;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The example objects, built with `make -C examples/xdp` when missing.
-fn example_objects() -> Vec<PathBuf> {
-    let dir = root().join("build/examples/xdp");
-    let sources: Vec<PathBuf> = std::fs::read_dir(root().join("examples/xdp"))
-        .expect("examples/xdp is readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    assert!(!sources.is_empty(), "no examples/xdp/*.c found");
-    let missing = sources.iter().any(|src| {
-        let stem = src.file_stem().unwrap_or_default();
-        !dir.join(stem).with_extension("o").exists()
-    });
-    if missing {
-        let status = Command::new("make")
-            .arg("-C")
-            .arg(root().join("examples/xdp"))
-            .status()
-            .expect("make runs");
-        assert!(
-            status.success(),
-            "make -C examples/xdp failed: building the examples needs clang (-target bpf)"
-        );
-    }
-    let mut objects: Vec<PathBuf> = sources
-        .iter()
-        .map(|src| {
-            dir.join(src.file_stem().unwrap_or_default())
-                .with_extension("o")
-        })
-        .collect();
-    objects.sort();
-    objects
-}
+use examples::example_objects;
+use std::path::Path;
 
 fn report_object(path: &Path) -> String {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -6,8 +6,10 @@ use hwxdp_hxdp::isa::{Bundle, Image, MapConfig, Op};
 use hwxdp_hxdp::{check_value_ports, compile_object, HxdpCore, Options, ValuePort};
 use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "../../../tests/support/examples.rs"]
+mod examples;
+
+use examples::example_objects;
 
 /// A program over one ARRAY map of 32-byte values (map 0).
 fn object(text: &str) -> ObjectSpec {
@@ -304,38 +306,6 @@ fn check_follows_pointers_through_stack_spills() {
     ]);
     let err = check_value_ports(&image).expect_err("the filled pointer is a map value");
     assert_eq!(err.conflicts[0].bundle, 3);
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The example objects, built with `make -C examples/xdp` when missing.
-fn example_objects() -> Vec<PathBuf> {
-    let dir = root().join("build/examples/xdp");
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(root().join("examples/xdp"))
-        .expect("examples/xdp is readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    sources.sort();
-    assert!(!sources.is_empty(), "no examples/xdp/*.c found");
-    let object = |src: &PathBuf| {
-        dir.join(src.file_stem().unwrap_or_default())
-            .with_extension("o")
-    };
-    if sources.iter().any(|src| !object(src).exists()) {
-        let status = Command::new("make")
-            .arg("-C")
-            .arg(root().join("examples/xdp"))
-            .status()
-            .expect("make runs");
-        assert!(
-            status.success(),
-            "make -C examples/xdp failed: building the examples needs clang (-target bpf)"
-        );
-    }
-    sources.iter().map(object).collect()
 }
 
 /// Every example, compiled at every lane count, passes the image check: the scheduler and the check agree.

@@ -4,8 +4,6 @@
 
 use hwxdp_ehdl::{compile, EhdlError, Options, Pipeline};
 use hwxdp_object::{MapSpec, ProgramSpec};
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A program from assembler text.
 pub fn spec(text: &str) -> ProgramSpec {
@@ -37,35 +35,9 @@ pub fn stage_of(p: &Pipeline, insn: u32) -> u32 {
         .stage
 }
 
-/// The repository root.
-pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+#[path = "../../../../tests/support/examples.rs"]
+mod examples;
 
-/// The example objects, built with `make -C examples/xdp` when missing.
-pub fn example_objects() -> Vec<PathBuf> {
-    let dir = root().join("build/examples/xdp");
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(root().join("examples/xdp"))
-        .expect("examples/xdp is readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    sources.sort();
-    assert!(!sources.is_empty(), "no examples/xdp/*.c found");
-    let object = |src: &PathBuf| {
-        dir.join(src.file_stem().unwrap_or_default())
-            .with_extension("o")
-    };
-    if sources.iter().any(|s| !object(s).exists()) {
-        let status = Command::new("make")
-            .arg("-C")
-            .arg(root().join("examples/xdp"))
-            .status()
-            .expect("make runs");
-        assert!(
-            status.success(),
-            "make -C examples/xdp failed: building the examples needs clang (-target bpf)"
-        );
-    }
-    sources.iter().map(object).collect()
-}
+// Each test file includes this module and uses only part of it.
+#[allow(unused_imports)]
+pub use examples::{example_objects, root};

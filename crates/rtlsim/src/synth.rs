@@ -80,8 +80,10 @@ fn script(
     }
     script.push_str(&format!("synth_xilinx -family xcup -top {top}"));
     if let Some(path) = stat_json {
+        // A parameterized top can come out of synthesis renamed `$paramod\<top>\<PARAM>=...` (Yosys 0.23 did so for
+        // `hxdp` with `chparam -set LANES 1`), and `stat -top <top>` would then fail after the whole synthesis.
         script.push_str(&format!(
-            "; stat -top {top}; tee -q -o {path} stat -json -top {top}"
+            "; rename -top {top}; stat -top {top}; tee -q -o {path} stat -json -top {top}"
         ));
     }
     script
@@ -612,7 +614,7 @@ mod tests {
                 Some("s.json")
             ),
             "read_verilog -sv \"rtl/a.sv\" \"rtl/b.sv\"; chparam -set LANES 2 -set AW 6 a; \
-             synth_xilinx -family xcup -top a; stat -top a; tee -q -o s.json stat -json -top a"
+             synth_xilinx -family xcup -top a; rename -top a; stat -top a; tee -q -o s.json stat -json -top a"
         );
         assert_eq!(
             script(&["a.sv".into()], "a", &[], None),

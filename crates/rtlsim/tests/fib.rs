@@ -8,7 +8,7 @@ mod common;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use common::Rng;
+use common::{hex, Rng};
 use hwxdp_rtlsim::synth_with;
 use hwxdp_xdp::fib::{Device, Neighbor, Route, RouteKind, RouteTable, PARAMS_SIZE};
 
@@ -37,10 +37,6 @@ const AF_INET: u8 = 2;
 const AF_INET6: u8 = 10;
 const OUTPUT: u32 = 2;
 const SKIP_NEIGH: u32 = 4;
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// An address as the table port takes it: 16 bytes, the first on the wire first, IPv4 in the first four.
 fn addr_bytes(addr: IpAddr) -> [u8; 16] {

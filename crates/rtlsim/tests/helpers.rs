@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{unhex, Rng};
+use common::{hex_or_dash as hex, unhex, Rng};
 use hwxdp_ebpf::opcode::*;
 use hwxdp_ebpf::Insn;
 use hwxdp_maps::MapStore;
@@ -71,13 +71,6 @@ fn map_specs() -> Vec<MapSpec> {
         MapSpec::new("devs", DEVMAP, 4, 4, 8),
         MapSpec::new("events", RINGBUF, 0, 0, 4096),
     ]
-}
-
-fn hex(bytes: &[u8]) -> String {
-    if bytes.is_empty() {
-        return "-".into();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What one testbench line must print.

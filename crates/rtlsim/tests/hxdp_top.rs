@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{unhex, workspace_root, Rng};
+use common::{hex, unhex, workspace_root, Rng};
 use hwxdp_ebpf::opcode::{CLASS_JMP, JMP_JA};
 use hwxdp_ebpf::opcode::{LD_DW_IMM, PSEUDO_MAP_FD, PSEUDO_MAP_VALUE};
 use hwxdp_ebpf::Insn;
@@ -164,10 +164,6 @@ fn packet_line(frame: &[u8], md: &XdpMd) -> String {
             hex(frame)
         }
     )
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Parses `out VERDICT FAULT CYCLES SET BY_MAP MAP KEY BYTES`.

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{unhex, Rng};
+use common::{hex_or_dash as hex, unhex, Rng};
 use hwxdp_maps::{MapStore, Maps};
 use hwxdp_object::MapSpec;
 use hwxdp_rtlsim::synth;
@@ -58,13 +58,6 @@ const NO_PREALLOC: u32 = 1;
 const NO_COMMON_LRU: u32 = 1 << 1;
 const RDONLY: u32 = 1 << 3;
 const WRONLY: u32 = 1 << 4;
-
-fn hex(bytes: &[u8]) -> String {
-    if bytes.is_empty() {
-        return "-".into();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// What one command must print; `None` fields are not compared.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{unhex, Rng};
+use common::{hex, unhex, Rng};
 use hwxdp_ebpf::opcode::*;
 use hwxdp_ebpf::Insn;
 use hwxdp_hxdp::isa::{Bundle, Image, Op, EXIT_IMM, LDX6, STX6};
@@ -185,10 +185,6 @@ fn reference(case: &Case, arrival: bool) -> Vec<Outcome> {
             }
         })
         .collect()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn script(cases: &[Case], arrival: bool) -> String {

@@ -65,6 +65,20 @@ pub fn run_testbench(spec: &BuildSpec, input: String) -> Vec<String> {
     lines
 }
 
+/// Bytes as a string of hex pairs (the testbenches' input format).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// [`hex`], with `-` for no bytes (where a testbench reads an empty field).
+pub fn hex_or_dash(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        "-".into()
+    } else {
+        hex(bytes)
+    }
+}
+
 /// Bytes from a string of hex pairs.
 pub fn unhex(text: &str) -> Vec<u8> {
     (0..text.len() / 2)

@@ -79,6 +79,10 @@ fn files_that_are_not_objects() {
         &["truncated.o"],
     );
     fails_with(&["gen", &text, "-o", &dir], &["text.o"]);
+    fails_with(
+        &["gen", &obj, "-o", &dir, "--flows", "0"],
+        &["l2_acl.o", "at least one flow"],
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 use crate::common::{self, ProgramArgs};
 use crate::trace;
 use anyhow::{Context, Result};
+use hwxdp_gen::Popularity;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +23,17 @@ pub struct Args {
     /// Seed: the same seed gives the same trace.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Instead of the program's own trace, `--packets` frames over this many flows: its IPv4/IPv6 TCP/UDP frames
+    /// with the source address and port rewritten per flow (checksums kept right), each frame's flow drawn by
+    /// `--popularity`. `--flows 1` is a single-flow trace: every packet hits the same state.
+    #[arg(long)]
+    flows: Option<usize>,
+    /// How frames are spread over `--flows`: `zipf` (flow i has frequency ∝ 1/i^s) or `uniform`.
+    #[arg(long, default_value = "zipf", value_parser = ["zipf", "uniform"], requires = "flows")]
+    popularity: String,
+    /// The Zipf exponent s of `--popularity zipf` (1.0 as in the eHDL paper's appendix A).
+    #[arg(long, default_value_t = 1.0, requires = "flows")]
+    zipf_exponent: f64,
 }
 
 /// Nanoseconds between generated packets (one million packets per second).
@@ -35,8 +47,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let object = args.program.object.display().to_string();
     let chosen = args.program.chosen(&loaded.spec);
     let program = common::find_program(&loaded.spec, chosen.as_deref(), &args.program.object)?;
-    let workload =
-        hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed).context(object)?;
+    let mut workload = hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed)
+        .context(object.clone())?;
+    if let Some(flows) = args.flows {
+        let popularity = match args.popularity.as_str() {
+            "uniform" => Popularity::Uniform,
+            _ => Popularity::Zipf {
+                exponent: args.zipf_exponent,
+            },
+        };
+        let (packets, distinct) = hwxdp_gen::flow_trace(
+            &workload.packets,
+            flows,
+            popularity,
+            args.packets,
+            args.seed,
+        )
+        .with_context(|| format!("{object}: program {}", program.name))?;
+        workload.packets = packets;
+        workload.description = format!(
+            "{} packets over {flows} flows ({} popularity; {distinct} flows drawn), made from the program's \
+             IPv4/IPv6 TCP/UDP frames",
+            args.packets, args.popularity
+        );
+    }
     common::create_dir(&args.out)?;
     let pcap = args.out.join("trace.pcap");
     let mut writer = trace::Writer::create(&pcap)?;

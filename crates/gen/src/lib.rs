@@ -7,12 +7,14 @@
 //! packets than the coverage sequence gets its first packets only.
 
 mod examples;
+mod flows;
 mod labeled;
 mod malformed;
 mod mix;
 pub mod packet;
 mod rng;
 
+pub use flows::{flow_trace, FlowError, Popularity, MAX_FLOWS};
 pub use rng::Rng;
 
 use hwxdp_object::{ObjectSpec, ProgramSpec};

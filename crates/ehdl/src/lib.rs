@@ -19,6 +19,7 @@
 pub mod flatten;
 pub mod ir;
 pub mod lower;
+pub mod model;
 pub mod prune;
 pub mod render;
 pub mod sched;

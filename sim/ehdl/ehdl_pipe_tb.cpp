@@ -1,7 +1,8 @@
 // Streams packets through a generated eHDL pipeline (top `ehdl_pipe`) over its AXI4-Stream ports.
 //
-// stdin: a first line "cfg GAP STALL SEED" (percent of cycles with no input beat offered, percent of cycles with
-// m_axis_tready low, and a seed for those choices), then one packet per line, "IFINDEX RXQ BYTES" in hex (the
+// stdin: a first line "cfg GAP STALL SEED [REPORT]" (percent of cycles with no input beat offered, percent of cycles
+// with m_axis_tready low, a seed for those choices, and REPORT 1 for the longer last line below), then one packet per
+// line, "IFINDEX RXQ BYTES" in hex (the
 // ingress_ifindex and rx_queue_index go with the length on s_axis_tuser_i of the first beat). Lines
 // "w MAP ADDR DATA MASK" (hex) are host-port writes done before the first packet, and "m MAP BYTES [BASE]" asks for a
 // dump of BYTES bytes from host address BASE (default 0) of a map after the last packet, printed as "map MAP BYTES".
@@ -9,8 +10,10 @@
 // leaving the pipeline, "pkt VERDICT DEST BYTES" (verdict from m_axis_tuser_o, the redirect from m_axis_tdest_o,
 // the bytes, all in hex), in output order,
 // then "cycles C latency L beats B": C clock cycles from the first beat accepted to the last beat out, L cycles from
-// the first beat accepted to the first beat out. Exit status 2 on malformed input, 3 when the pipeline stops
-// producing packets, 4 when tuser changes inside a packet.
+// the first beat accepted to the first beat out; with REPORT 1 the line goes on with " stalls S": S cycles in which a
+// beat was offered, the output was not back-pressured and s_axis_tready was low, i.e. the pipeline's stall checks
+// (map hazards) held the input. Exit status 2 on malformed input, 3 when the pipeline stops producing packets, 4 when
+// tuser changes inside a packet.
 
 #include <cstdint>
 #include <cstdio>
@@ -59,8 +62,9 @@ int main(int argc, char** argv) {
     std::string line;
     unsigned gap = 0, stall = 0;
     unsigned long long seed = 1;
-    if (!read_line(line) || std::sscanf(line.c_str(), "cfg %u %u %llu", &gap, &stall, &seed) != 3) {
-        std::fprintf(stderr, "ehdl_pipe_tb: line 1: expected \"cfg GAP STALL SEED\"\n");
+    unsigned report = 0;
+    if (!read_line(line) || std::sscanf(line.c_str(), "cfg %u %u %llu %u", &gap, &stall, &seed, &report) < 3) {
+        std::fprintf(stderr, "ehdl_pipe_tb: line 1: expected \"cfg GAP STALL SEED [REPORT]\"\n");
         return 2;
     }
     rng_state = seed | 1;
@@ -159,7 +163,7 @@ int main(int argc, char** argv) {
     uint64_t out_dest = 0;
     size_t done = 0;
     long long cycle = 0, first_in = -1, first_out = -1, last_out = -1, idle = 0;
-    unsigned long long beats = 0;
+    unsigned long long beats = 0, stalls = 0;
     while (done < expected) {
         if (!offering && !packets.empty() && percent() >= gap) offering = true;
         for (size_t w = 0; w < words; ++w) top->s_axis_tdata_i[w] = 0;
@@ -185,6 +189,7 @@ int main(int argc, char** argv) {
         }
         top->m_axis_tready_i = percent() >= stall;
         top->eval();
+        if (offering && top->m_axis_tready_i && !top->s_axis_tready_o) ++stalls;
         if (offering && top->s_axis_tready_o) {
             if (first_in < 0) first_in = cycle;
             ++beats;
@@ -238,7 +243,9 @@ int main(int argc, char** argv) {
         }
         std::printf("\n");
     }
-    std::printf("cycles %lld latency %lld beats %llu\n", last_out - first_in + 1, first_out - first_in, beats);
+    std::printf("cycles %lld latency %lld beats %llu", last_out - first_in + 1, first_out - first_in, beats);
+    if (report == 1) std::printf(" stalls %llu", stalls);
+    std::printf("\n");
     top->final();
     return 0;
 }

@@ -1,5 +1,6 @@
 //! `hwxdp bench`: the kernel's JIT and the reference machine (and with `--backend hxdp` the hXDP core model, with
-//! `hxdp-rtl` the hXDP module's RTL under Verilator) on the same trace, timed in one run, side by side.
+//! `hxdp-rtl` the hXDP module's RTL under Verilator, with `ehdl-rtl` the program's eHDL pipeline under Verilator) on
+//! the same trace, timed in one run, side by side.
 
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::pair::Pair;
@@ -47,6 +48,18 @@ struct BackendFigures {
     packets_per_second: f64,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     hxdp: Option<HxdpFigures>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    ehdl: Option<EhdlFigures>,
+}
+
+/// What the eHDL pipeline adds: the simulated hardware's figures for the trace streamed back to back (first pass).
+#[derive(Serialize)]
+struct EhdlFigures {
+    stages: usize,
+    latency_cycles: u64,
+    packets_per_cycle: f64,
+    cycles: u64,
+    stall_cycles: u64,
 }
 
 /// What the hXDP core model adds to its wall-clock figures: the simulated hardware's.
@@ -133,6 +146,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             ns_per_insn: None,
             packets_per_second: 1e9 / kernel_ns,
             hxdp: None,
+            ehdl: None,
         },
     );
     backends.insert(
@@ -142,9 +156,28 @@ pub fn run(args: Args) -> Result<ExitCode> {
             ns_per_insn: Some(interp_ns_insn),
             packets_per_second: 1e9 / interp_ns,
             hxdp: None,
+            ehdl: None,
         },
     );
-    if let Some(core) = pair.core.as_deref_mut() {
+    if let Some(Hardware::Ehdl(e)) = pair.core.as_deref_mut() {
+        let (ns, first) = time_ehdl(e, &packets, &metadata, args.min_ms)?;
+        backends.insert(
+            "ehdl-rtl",
+            BackendFigures {
+                ns_per_packet: ns,
+                ns_per_insn: None,
+                packets_per_second: 1e9 / ns,
+                hxdp: None,
+                ehdl: Some(EhdlFigures {
+                    stages: e.figures().stages,
+                    latency_cycles: first.latency,
+                    packets_per_cycle: packets.len() as f64 / first.cycles.max(1) as f64,
+                    cycles: first.cycles,
+                    stall_cycles: first.stall_cycles,
+                }),
+            },
+        );
+    } else if let Some(core) = pair.core.as_deref_mut() {
         let (ns, cycles) = time_core(core, &packets, &metadata, args.min_ms)?;
         backends.insert(
             core.name(),
@@ -157,8 +190,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     mpps_156_25_mhz: timing::mpps(timing::CLOCK_PAPER_MHZ, cycles.mean()),
                     mpps_250_mhz: timing::mpps(timing::CLOCK_FAST_MHZ, cycles.mean()),
                     lanes: args.backend.lanes,
-                    bundles: core.image().bundles.len(),
+                    bundles: core.image().map_or(0, |i| i.bundles.len()),
                 }),
+                ehdl: None,
             },
         );
     }
@@ -200,10 +234,36 @@ fn time_core(
         }
         elapsed += start.elapsed();
         runs += 1;
-        first_pass.get_or_insert_with(|| core.stats().clone());
+        first_pass.get_or_insert_with(|| core.stats().cloned().unwrap_or_default());
     }
     let ns = elapsed.as_nanos() as f64 / (runs as f64 * packets.len() as f64);
     Ok((ns, first_pass.unwrap_or_default()))
+}
+
+/// Streams the trace through the eHDL pipeline, as whole batches, until `min_ms` have passed; returns the wall-clock
+/// nanoseconds per packet (Verilator's, the generated module simulated cycle by cycle) and the first batch. Later
+/// batches start from the maps the one before left behind.
+fn time_ehdl(
+    e: &mut hwxdp_rtlsim::ehdl::EhdlRtl,
+    packets: &[TracePacket],
+    metadata: &[XdpMd],
+    min_ms: u64,
+) -> Result<(f64, hwxdp_rtlsim::ehdl::Batch)> {
+    let batch: Vec<(Vec<u8>, XdpMd)> = packets
+        .iter()
+        .zip(metadata)
+        .map(|(p, md)| (p.data.clone(), *md))
+        .collect();
+    let (mut runs, mut elapsed, mut first) = (0u64, Duration::ZERO, None);
+    while elapsed < Duration::from_millis(min_ms) || runs == 0 {
+        let start = Instant::now();
+        let b = e.run_batch(&batch)?;
+        elapsed += start.elapsed();
+        runs += 1;
+        first.get_or_insert(b);
+    }
+    let ns = elapsed.as_nanos() as f64 / (runs as f64 * packets.len() as f64);
+    Ok((ns, first.unwrap_or_default()))
 }
 
 fn print_table(r: &Report) {
@@ -242,6 +302,20 @@ fn print_table(r: &Report) {
         row.push_str(&format!(
             " {:>12.1} {:>12.1} {:>15.2} {:>12.2}",
             b.ns_per_packet, h.cycles_per_packet, h.mpps_156_25_mhz, h.mpps_250_mhz
+        ));
+    }
+    if let Some((b, e)) = r
+        .backends
+        .get("ehdl-rtl")
+        .and_then(|b| b.ehdl.as_ref().map(|e| (b, e)))
+    {
+        head.push_str(&format!(
+            " {:>16} {:>8} {:>8} {:>10} {:>8}",
+            "ehdl-rtl ns/pkt", "stages", "latency", "pkt/cycle", "stalls"
+        ));
+        row.push_str(&format!(
+            " {:>16.1} {:>8} {:>8} {:>10.3} {:>8}",
+            b.ns_per_packet, e.stages, e.latency_cycles, e.packets_per_cycle, e.stall_cycles
         ));
     }
     println!("{head}");

@@ -1,5 +1,5 @@
-//! `hwxdp run`: a trace through a program on the reference machine (or, with `--backend`, on the hXDP core model or
-//! the hXDP module's RTL).
+//! `hwxdp run`: a trace through a program on the reference machine (or, with `--backend`, on the hXDP core model, the
+//! hXDP module's RTL or the program's eHDL pipeline).
 
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::under_test::{self, BackendArgs};
@@ -47,6 +47,42 @@ struct HxdpStats {
     mpps_250_mhz: f64,
 }
 
+/// Pipeline figures of `--backend ehdl-rtl`: the generated module's, and the trace's measured in the simulation.
+#[derive(Serialize)]
+struct EhdlStats {
+    backend: &'static str,
+    data_width: u32,
+    stages: usize,
+    /// Cycles from the first packet's first beat in to its first beat out, as measured.
+    latency_cycles: u64,
+    /// Packets over the cycles from the first beat in to the last beat out, the trace streamed back to back.
+    packets_per_cycle: f64,
+    cycles: u64,
+    /// Cycles the stall checks (map hazards between packets in flight) held the input.
+    stall_cycles: u64,
+    stall_checks: usize,
+    state_flops: u64,
+    frame_flops: u64,
+}
+
+impl EhdlStats {
+    fn of(e: &hwxdp_rtlsim::ehdl::EhdlRtl) -> EhdlStats {
+        let (f, t) = (e.figures(), e.totals());
+        EhdlStats {
+            backend: "ehdl-rtl",
+            data_width: e.pipeline().summary.data_width,
+            stages: f.stages,
+            latency_cycles: t.latency,
+            packets_per_cycle: t.packets_per_cycle(),
+            cycles: t.cycles,
+            stall_cycles: t.stall_cycles,
+            stall_checks: f.stall_checks,
+            state_flops: f.state_flops,
+            frame_flops: f.frame_flops,
+        }
+    }
+}
+
 #[derive(Serialize, Default)]
 struct InsnStats {
     min: u64,
@@ -68,6 +104,8 @@ struct Stats {
     coverage: Vec<CoverageStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     hxdp: Option<HxdpStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ehdl: Option<EhdlStats>,
 }
 
 /// Coverage of one program, as `stats.json` shows it.
@@ -130,6 +168,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let file = common::load_maps(path)?;
         let target = under_test::chosen(core.as_mut(), &mut machine).maps();
         hwxdp_maps::json::preload(target, &file).with_context(|| path.display().to_string())?;
+    }
+    if let Some(c) = core.as_mut().filter(|c| c.ehdl().is_some()) {
+        // The pipeline takes the whole trace back to back; the loop below then hands out its results in order.
+        let mut batch = Vec::new();
+        trace::for_each(&args.trace.pcap, |_, data| {
+            if XdpBuff::new(data).is_ok() {
+                batch.push((data.to_vec(), common::metadata(&args.trace, data)));
+            }
+            Ok(())
+        })?;
+        c.queue(batch)?;
     }
     common::create_dir(&args.out)?;
     let mut writers = Vec::new();
@@ -244,12 +293,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         // Closes a waveform still being written, so that its file is complete when run returns.
         rtl.finish()?;
     }
-    let hxdp = core.as_ref().map(|c| {
-        let st = c.stats();
-        HxdpStats {
+    let hxdp = core.as_ref().and_then(|c| {
+        let (st, image) = (c.stats()?, c.image()?);
+        Some(HxdpStats {
             backend: c.name(),
             lanes: args.backend.lanes,
-            bundles: c.image().bundles.len(),
+            bundles: image.bundles.len(),
             cycles_per_packet: InsnStats {
                 min: st.min,
                 mean: st.mean(),
@@ -260,10 +309,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 st.mean(),
             ),
             mpps_250_mhz: hwxdp_hxdp::timing::mpps(hwxdp_hxdp::timing::CLOCK_FAST_MHZ, st.mean()),
-        }
+        })
     });
+    let ehdl = core.as_ref().and_then(|c| c.ehdl()).map(EhdlStats::of);
     let stats = Stats {
         hxdp,
+        ehdl,
         object: args.program.object.display().to_string(),
         program: machine.entry().name.clone(),
         packets: ran,
@@ -337,6 +388,14 @@ fn print_summary(stats: &Stats, out: &std::path::Path) {
             "{}: {} lanes, {} bundles; cycles per packet: min {} mean {:.1} max {}; {:.2} Mpps at 156.25 MHz, {:.2} Mpps at 250 MHz",
             h.backend, h.lanes, h.bundles, h.cycles_per_packet.min, h.cycles_per_packet.mean, h.cycles_per_packet.max,
             h.mpps_156_25_mhz, h.mpps_250_mhz
+        );
+    }
+    if let Some(e) = &stats.ehdl {
+        println!(
+            "{}: {} stages at {} bits, latency {} cycles; {:.3} packets per cycle ({} packets in {} cycles), {} stall cycles \
+             ({} stall checks)",
+            e.backend, e.stages, e.data_width, e.latency_cycles, e.packets_per_cycle, stats.packets, e.cycles,
+            e.stall_cycles, e.stall_checks
         );
     }
     for f in &stats.first_faults {

@@ -1,5 +1,9 @@
-//! `hwxdp verify`: the kernel and the machine under test (the reference machine, the hXDP core with `--backend hxdp`
-//! or the hXDP module's RTL with `--backend hxdp-rtl`) side by side, packet by packet, then their maps.
+//! `hwxdp verify`: the kernel and the machine under test (the reference machine, the hXDP core with `--backend hxdp`,
+//! the hXDP module's RTL with `--backend hxdp-rtl` or the program's eHDL pipeline with `--backend ehdl-rtl`) side by
+//! side, packet by packet, then their maps.
+//!
+//! The eHDL pipeline runs the whole trace back to back before the comparison, so when a packet differs the maps
+//! shown beside it are the pipeline's after the last packet.
 
 use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::pair::Pair;
@@ -41,6 +45,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &loaded,
         Clock::Monotonic,
     )?;
+    if let Some(c) = core.as_deref_mut() {
+        c.queue(
+            packets
+                .iter()
+                .filter(|p| XdpBuff::new(&p.data).is_ok())
+                .map(|p| (p.data.clone(), common::metadata(&args.trace, &p.data)))
+                .collect(),
+        )?;
+    }
     let tested = chosen(core.as_deref_mut(), &mut machine);
     let side = tested.side();
     let ringbufs: Vec<usize> = (0..loaded.spec.maps.len())
@@ -99,14 +112,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let skipped = packets.len() - compared;
-    let cycles = core.as_deref().map(|c| {
-        format!(
+    let cycles = core.as_deref().and_then(|c| {
+        if let Some(e) = c.ehdl() {
+            let t = e.totals();
+            return Some(format!(
+                "; {}: {} stages, latency {} cycles, {:.3} packets per cycle, {} stall cycles",
+                c.name(),
+                e.figures().stages,
+                t.latency,
+                t.packets_per_cycle(),
+                t.stall_cycles
+            ));
+        }
+        Some(format!(
             "; {}: {} lanes, {} bundles, mean {:.1} cycles per packet",
             c.name(),
             args.backend.lanes,
-            c.image().bundles.len(),
-            c.stats().mean()
-        )
+            c.image()?.bundles.len(),
+            c.stats()?.mean()
+        ))
     });
     println!(
         "{name}: {compared} packets identical (verdicts, packet bytes), {} maps identical{}{}",
@@ -258,6 +282,7 @@ mod tests {
             disable: Vec::new(),
             vcd: None,
             vcd_packets: 0..1,
+            data_width: None,
         };
         backend
             .core(&program, spec, &Config::default())

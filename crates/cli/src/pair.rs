@@ -1,5 +1,7 @@
-//! The kernel and the reference machine (and, with `--backend hxdp` or `hxdp-rtl`, the hXDP core model or RTL) set up
-//! side by side on the same program, maps and interfaces: what `verify` compares and `bench` times.
+//! The kernel and the reference machine (and, with `--backend hxdp`, `hxdp-rtl` or `ehdl-rtl`, the hXDP core model,
+//! the hXDP RTL or the eHDL pipeline) set up side by side on the same program, maps and interfaces: what `verify`
+//! compares and `bench` times. The eHDL pipeline's `--maps` preload goes into its userspace view and reaches the
+//! hardware through the host port when the trace starts.
 
 use crate::common::{self, Loaded, ProgramArgs, TraceArgs};
 use crate::under_test::{BackendArgs, Hardware, UnderTest};
@@ -20,7 +22,7 @@ pub struct Pair {
     pub kernel: KernelProgram,
     /// The reference machine's copy.
     pub machine: Machine,
-    /// The hXDP backend's copy (`--backend hxdp` or `hxdp-rtl`), configured like the reference machine.
+    /// The hardware backend's copy (`--backend hxdp`, `hxdp-rtl` or `ehdl-rtl`), configured like the reference machine.
     pub core: Option<Box<Hardware>>,
     /// The program's name.
     pub name: String,

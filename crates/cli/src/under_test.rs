@@ -1,6 +1,9 @@
-//! The machine a trace runs on, chosen with `--backend`: the reference machine, the hXDP core's cycle model, or the
-//! hXDP module's RTL under Verilator. `run`, `verify` and `bench` share the flags; `verify` compares any of them with
-//! the kernel through [`UnderTest`].
+//! The machine a trace runs on, chosen with `--backend`: the reference machine, the hXDP core's cycle model, the
+//! hXDP module's RTL under Verilator, or the program's generated eHDL pipeline under Verilator. `run`, `verify` and
+//! `bench` share the flags; `verify` compares any of them with the kernel through [`UnderTest`].
+//!
+//! The eHDL pipeline runs the trace as one batch, back to back (that is how its hazards and throughput show):
+//! [`Hardware::queue`] simulates it before the per-packet loop, which then takes the results packet by packet.
 
 use crate::common::ProgramArgs;
 use anyhow::{bail, Context, Result};
@@ -8,17 +11,19 @@ use hwxdp_hxdp::isa::Image;
 use hwxdp_hxdp::{CoreStats, HxdpCore};
 use hwxdp_maps::MapStore;
 use hwxdp_object::ObjectSpec;
+use hwxdp_rtlsim::ehdl::{EhdlPaths, EhdlRtl};
 use hwxdp_rtlsim::hxdp::{parse_packet_range, HxdpRtl, RtlPaths, VcdRequest};
 use hwxdp_xdp::{Backend, Config, Machine, Verdict, XdpBuff, XdpMd};
 use std::ops::Range;
 use std::path::PathBuf;
 
-/// `--backend`, `--lanes`, `--disable`, `--vcd` and `--vcd-packets`.
+/// `--backend`, `--lanes`, `--disable`, `--vcd`, `--vcd-packets` and `--data-width`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct BackendArgs {
-    /// Backend: `interp` (the reference machine), `hxdp` (the compiled image on the cycle model of the core) or
-    /// `hxdp-rtl` (the compiled image on the hXDP module's RTL, simulated with Verilator).
-    #[arg(long, default_value = "interp", value_parser = ["interp", "hxdp", "hxdp-rtl"])]
+    /// Backend: `interp` (the reference machine), `hxdp` (the compiled image on the cycle model of the core),
+    /// `hxdp-rtl` (the compiled image on the hXDP module's RTL, simulated with Verilator) or `ehdl-rtl` (the program's
+    /// generated eHDL pipeline, simulated with Verilator, the trace streamed through it back to back).
+    #[arg(long, default_value = "interp", value_parser = ["interp", "hxdp", "hxdp-rtl", "ehdl-rtl"])]
     pub backend: String,
     /// Lanes per bundle for `--backend hxdp` and `hxdp-rtl`.
     #[arg(long, default_value_t = 4)]
@@ -32,6 +37,9 @@ pub struct BackendArgs {
     /// The packets `--vcd` records: `A..B` (B excluded), `A..=B` or `A`, counted from 0 in the order they run.
     #[arg(long, default_value = "0..1", value_parser = parse_packet_range)]
     pub vcd_packets: Range<u64>,
+    /// With `--backend ehdl-rtl`: the pipeline's data width in bits (128 to 512, a multiple of 64) [default: 512].
+    #[arg(long)]
+    pub data_width: Option<u32>,
 }
 
 impl BackendArgs {
@@ -47,13 +55,31 @@ impl BackendArgs {
         if self.vcd.is_some() && self.backend != "hxdp-rtl" {
             bail!("--vcd records the hXDP module's signals: it needs --backend hxdp-rtl");
         }
+        if self.data_width.is_some() && self.backend != "ehdl-rtl" {
+            bail!("--data-width sets the eHDL pipeline's bus: it needs --backend ehdl-rtl");
+        }
         if self.backend == "interp" {
             return Ok(None);
         }
-        let options = crate::cmd_compile::options(self.lanes, &self.disable)?;
-        let (compiled, _) = crate::cmd_compile::build(program, spec, &options)?;
         let chosen = program.chosen(spec);
         let object = program.object.display().to_string();
+        if self.backend == "ehdl-rtl" {
+            let options = hwxdp_ehdl::Options {
+                data_width: self.data_width.unwrap_or(512),
+                ..hwxdp_ehdl::Options::default()
+            };
+            let rtl = EhdlRtl::new(
+                spec,
+                chosen.as_deref(),
+                config,
+                &options,
+                &EhdlPaths::from_env(),
+            )
+            .with_context(|| format!("{object}: --backend ehdl-rtl"))?;
+            return Ok(Some(Hardware::Ehdl(Box::new(rtl))));
+        }
+        let options = crate::cmd_compile::options(self.lanes, &self.disable)?;
+        let (compiled, _) = crate::cmd_compile::build(program, spec, &options)?;
         if self.backend == "hxdp" {
             let core = HxdpCore::new(compiled.image, spec, chosen.as_deref(), config)
                 .with_context(|| object.clone())?;
@@ -77,13 +103,15 @@ impl BackendArgs {
     }
 }
 
-/// An hXDP backend: the cycle model of the core or the module's RTL. Both run the same compiled image and report
-/// cycles per packet.
+/// A hardware backend: the hXDP core's cycle model or the hXDP module's RTL (both run the same compiled image and
+/// report cycles per packet), or the program's eHDL pipeline.
 pub enum Hardware {
     /// `--backend hxdp`.
     Model(Box<HxdpCore>),
     /// `--backend hxdp-rtl`.
     Rtl(Box<HxdpRtl>),
+    /// `--backend ehdl-rtl`.
+    Ehdl(Box<EhdlRtl>),
 }
 
 impl Hardware {
@@ -92,56 +120,81 @@ impl Hardware {
         match self {
             Hardware::Model(_) => "hxdp",
             Hardware::Rtl(_) => "hxdp-rtl",
+            Hardware::Ehdl(_) => "ehdl-rtl",
         }
     }
 
-    /// Sets the arrival time of the next packet (virtual clock).
+    /// Sets the arrival time of the next packet (virtual clock). The eHDL pipeline has no clock helper (the
+    /// generator refuses `bpf_ktime_get_ns`), so it ignores it.
     pub fn set_time(&mut self, ns: u64) {
         match self {
             Hardware::Model(c) => c.set_time(ns),
             Hardware::Rtl(r) => r.set_time(ns),
+            Hardware::Ehdl(_) => {}
         }
     }
 
-    /// Runs one packet; faults give `XDP_ABORTED` and [`Hardware::last_fault`]. Only the RTL can fail to run one
-    /// (its simulator stopped answering).
+    /// With `--backend ehdl-rtl`, streams `packets` (those [`Hardware::run_packet`] will then be given, in order)
+    /// through the pipeline back to back; the other backends run packet by packet and need nothing here.
+    pub fn queue(&mut self, packets: Vec<(Vec<u8>, XdpMd)>) -> Result<()> {
+        if let Hardware::Ehdl(e) = self {
+            e.queue(packets)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one packet (with `ehdl-rtl`, hands out the queued result); faults give `XDP_ABORTED` and
+    /// [`Hardware::last_fault`]. Only the simulators can fail to run one.
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Result<Verdict> {
         match self {
             Hardware::Model(c) => Ok(c.run_packet(buff, md)),
             Hardware::Rtl(r) => Ok(r.run_packet(buff, md)?),
+            Hardware::Ehdl(e) => Ok(e.run_packet(buff, md)?),
         }
     }
 
-    /// Why the last packet was stopped, if it was.
+    /// Why the last packet was stopped, if it was. The eHDL pipeline reports a stopped packet only by its verdict.
     pub fn last_fault(&self) -> Option<&str> {
         match self {
             Hardware::Model(c) => c.last_fault(),
             Hardware::Rtl(r) => r.last_fault(),
+            Hardware::Ehdl(_) => None,
         }
     }
 
-    /// Cycles of the last packet.
+    /// Cycles of the last packet; for the eHDL pipeline its latency (first beat in to first beat out, as generated).
     pub fn cycles(&self) -> u64 {
         match self {
             Hardware::Model(c) => c.cycles(),
             Hardware::Rtl(r) => r.cycles(),
+            Hardware::Ehdl(e) => Some(e.figures().latency as u64),
         }
         .unwrap_or(0)
     }
 
-    /// Cycle figures so far.
-    pub fn stats(&self) -> &CoreStats {
+    /// Cycle figures so far of the hXDP backends.
+    pub fn stats(&self) -> Option<&CoreStats> {
         match self {
-            Hardware::Model(c) => c.stats(),
-            Hardware::Rtl(r) => r.stats(),
+            Hardware::Model(c) => Some(c.stats()),
+            Hardware::Rtl(r) => Some(r.stats()),
+            Hardware::Ehdl(_) => None,
         }
     }
 
-    /// The compiled image.
-    pub fn image(&self) -> &Image {
+    /// The compiled image of the hXDP backends.
+    pub fn image(&self) -> Option<&Image> {
         match self {
-            Hardware::Model(c) => c.image(),
-            Hardware::Rtl(r) => r.image(),
+            Hardware::Model(c) => Some(c.image()),
+            Hardware::Rtl(r) => Some(r.image()),
+            Hardware::Ehdl(_) => None,
+        }
+    }
+
+    /// The eHDL pipeline, with `--backend ehdl-rtl`.
+    pub fn ehdl(&self) -> Option<&EhdlRtl> {
+        match self {
+            Hardware::Ehdl(e) => Some(e),
+            _ => None,
         }
     }
 }
@@ -217,6 +270,7 @@ impl UnderTest for Hardware {
         match self {
             Hardware::Model(c) => c.machine_mut().maps_mut(),
             Hardware::Rtl(r) => r.as_mut(),
+            Hardware::Ehdl(e) => e.as_mut(),
         }
     }
 
@@ -224,6 +278,8 @@ impl UnderTest for Hardware {
         match self {
             Hardware::Model(c) => Ok(c.machine_mut().maps_mut().ringbuf_drain(map)),
             Hardware::Rtl(r) => Ok(r.ringbuf_drain(map)?),
+            // The generator refuses bpf_ringbuf_output, so a pipeline never writes a ring buffer.
+            Hardware::Ehdl(_) => Ok(Vec::new()),
         }
     }
 }

@@ -8,6 +8,7 @@
 
 mod build;
 mod check;
+pub mod ehdl;
 mod embedded;
 mod error;
 mod hash;

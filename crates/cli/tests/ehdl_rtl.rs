@@ -1,0 +1,394 @@
+//! The generated eHDL pipelines (`--backend ehdl-rtl`: `hwxdp_ehdl::verilog::generate`'s module and `rtl/ehdl/` under
+//! Verilator through `sim/ehdl/ehdl_pipe_tb.cpp`) against the reference machine: every bundled example on its
+//! generated trace and on an adversarial single-flow trace (the trace's packets that change the program's maps, each
+//! repeated back to back, so that consecutive packets in flight hit the same map entries: the hazards the stall checks
+//! exist for), with identical verdicts (one pcap per verdict, in order), packet bytes and final maps required.
+//!
+//! Examples whose Verilog the generator refuses today are listed in [`EXPECTED_UNSUPPORTED`]: each must still be
+//! refused with the generator's error (naming the program and the instruction or map), so the list can only shrink.
+//! Also: `verify --backend ehdl-rtl` agrees with the kernel, `bench --backend ehdl-rtl` reports the pipeline beside
+//! the kernel, and `--data-width` is refused without the eHDL backend.
+//!
+//! Needs the examples built (`make examples`) and Verilator; each example's module is built once and cached.
+
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+
+use hwxdp_ehdl::verilog::VerilogError;
+use hwxdp_maps::MapStore;
+use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
+use support::*;
+
+/// Examples the generator refuses today (other engineers are adding what they lack). Each must still fail with the
+/// generator's `Unsupported` or `Map` error; when one starts generating, its test fails: remove it from this list
+/// so that the differential test covers it.
+const EXPECTED_UNSUPPORTED: &[&str] = &[
+    "fib_forward",
+    "firewall",
+    "icmp_reply",
+    "katran_lb",
+    "nat",
+    "rate_limiter",
+    "tail_dispatch",
+    "tunnel",
+];
+
+/// Packets of each generated trace.
+const TRACE_PACKETS: usize = 240;
+/// The adversarial trace: the first map-changing packet this many times in a row, ...
+const FIRST_RUN: usize = 120;
+/// ... then up to this many other map-changing packets, ...
+const OTHERS: usize = 16;
+/// ... each this many times in a row.
+const RUN: usize = 8;
+
+/// `example`'s generated trace in a fresh scratch directory: the object, the directory and the trace arguments.
+fn workload_of(example: &str, tag: &str, packets: usize) -> (String, String, Vec<String>) {
+    let obj = example_object(example);
+    let dir = scratch_dir(&format!("{tag}-{example}"));
+    let n = packets.to_string();
+    let gen = hwxdp(&["gen", obj.as_str(), "-o", dir.as_str(), "-n", n.as_str()]);
+    assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
+    let mut args = vec!["--pcap".to_string(), format!("{dir}/trace.pcap")];
+    for (flag, file) in [("--maps", "maps.json"), ("--routes", "routes.json")] {
+        let path = format!("{dir}/{file}");
+        if Path::new(&path).exists() {
+            args.extend([flag.to_string(), path]);
+        }
+    }
+    (obj, dir, args)
+}
+
+/// The program `hwxdp` picks in `obj` when none is named: the only XDP program, else the one named like the file.
+fn program_of(spec: &hwxdp_object::ObjectSpec, obj: &str) -> String {
+    let xdp: Vec<_> = spec
+        .programs
+        .iter()
+        .filter(|p| p.section.starts_with("xdp"))
+        .collect();
+    if let [only] = xdp.as_slice() {
+        return only.name.clone();
+    }
+    let stem = Path::new(obj).file_stem().expect("stem").to_string_lossy();
+    spec.programs
+        .iter()
+        .find(|p| p.name == stem)
+        .map(|p| p.name.clone())
+        .unwrap_or_else(|| panic!("{obj}: which program?"))
+}
+
+/// Writes the adversarial single-flow trace of a generated one (`dir/trace.pcap`, with `dir/maps.json` preloaded) to
+/// `dir/flow.pcap`: the packets that change the reference machine's maps, each repeated back to back (or, for a
+/// program that never writes its maps, the first packets, so that lookups still meet back to back). Returns how many
+/// distinct packets change the maps.
+fn adversarial_trace(obj: &str, dir: &str) -> usize {
+    let spec = hwxdp_object::parse(&std::fs::read(obj).expect("object")).expect("parses");
+    let program = program_of(&spec, obj);
+    let mut machine = Machine::new(&spec, Some(&program), &Config::default()).expect("loads");
+    let maps_json = format!("{dir}/maps.json");
+    if Path::new(&maps_json).exists() {
+        let file = hwxdp_maps::json::parse(&std::fs::read_to_string(&maps_json).expect("maps"))
+            .expect("maps.json parses");
+        hwxdp_maps::json::preload(machine.maps_mut(), &file).expect("preload");
+    }
+    let packets = hwxdp_cli::trace::read(Path::new(&format!("{dir}/trace.pcap"))).expect("trace");
+    let snapshot = |m: &mut Machine| {
+        let maps = m.maps_mut();
+        (0..maps.specs().len())
+            .map(|i| maps.entries(i).unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    let mut writers: Vec<Vec<u8>> = Vec::new();
+    for p in &packets {
+        let Ok(mut buff) = XdpBuff::new(&p.data) else {
+            continue;
+        };
+        let before = snapshot(&mut machine);
+        machine.run_packet(&mut buff, &XdpMd::default());
+        if snapshot(&mut machine) != before && !writers.contains(&p.data) {
+            writers.push(p.data.clone());
+        }
+    }
+    let found = writers.len();
+    if writers.is_empty() {
+        writers = packets
+            .iter()
+            .filter(|p| XdpBuff::new(&p.data).is_ok())
+            .map(|p| p.data.clone())
+            .take(OTHERS + 1)
+            .collect();
+    }
+    let mut out = hwxdp_cli::trace::Writer::create(Path::new(&format!("{dir}/flow.pcap")))
+        .expect("flow.pcap");
+    let mut t = 0u64;
+    for (i, p) in writers.iter().take(OTHERS + 1).enumerate() {
+        for _ in 0..if i == 0 { FIRST_RUN } else { RUN } {
+            out.write(t, p).expect("write");
+            t += 1000;
+        }
+    }
+    out.finish().expect("finish");
+    found
+}
+
+/// Runs `obj` on `trace` on the reference machine and on the pipeline; `Err` says how they differ. Returns
+/// `ehdl-rtl`'s stats.json.
+fn differential(
+    obj: &str,
+    dir: &str,
+    name: &str,
+    trace: &[String],
+) -> Result<serde_json::Value, String> {
+    let run = |out: &str, backend: &str| {
+        let mut args = vec!["run", obj];
+        args.extend(trace.iter().map(String::as_str));
+        args.extend(["-o", out, "--dump-maps", "--backend", backend]);
+        hwxdp(&args)
+    };
+    let interp_dir = format!("{dir}/{name}-interp");
+    let rtl_dir = format!("{dir}/{name}-ehdl");
+    let interp = run(&interp_dir, "interp");
+    assert!(interp.ok, "the reference machine failed:\n{}", interp.all);
+    let rtl = run(&rtl_dir, "ehdl-rtl");
+    if !rtl.ok {
+        return Err(format!("run --backend ehdl-rtl failed:\n{}", rtl.all));
+    }
+    let (a, b) = (read_stats(&interp_dir), read_stats(&rtl_dir));
+    if a["verdicts"] != b["verdicts"] {
+        return Err(format!(
+            "verdict counts differ: interp {}, ehdl-rtl {}",
+            a["verdicts"], b["verdicts"]
+        ));
+    }
+    for file in [
+        "aborted.pcap",
+        "drop.pcap",
+        "pass.pcap",
+        "tx.pcap",
+        "redirect.pcap",
+        "maps.json",
+    ] {
+        let x = std::fs::read(format!("{interp_dir}/{file}")).unwrap_or_default();
+        let y = std::fs::read(format!("{rtl_dir}/{file}")).unwrap_or_default();
+        if x != y {
+            return Err(format!(
+                "{file} differs between interp ({interp_dir}) and ehdl-rtl ({rtl_dir})"
+            ));
+        }
+    }
+    let e = &b["ehdl"];
+    if e["stages"].as_u64().unwrap_or(0) == 0
+        || e["packets_per_cycle"].as_f64().unwrap_or(0.0) <= 0.0
+    {
+        return Err(format!("no pipeline figures in stats.json:\n{}", rtl.all));
+    }
+    println!(
+        "{}",
+        rtl.stdout
+            .lines()
+            .filter(|l| l.starts_with("ehdl-rtl:"))
+            .collect::<String>()
+    );
+    Ok(b)
+}
+
+/// The generator's verdict on `example` at 512 bits, through the library.
+fn generated(example: &str) -> Result<(), VerilogError> {
+    let obj = example_object(example);
+    let spec = hwxdp_object::parse(&std::fs::read(&obj).expect("object")).expect("parses");
+    let name = program_of(&spec, &obj);
+    let program = spec.program(Some(&name)).expect("program");
+    let p = hwxdp_ehdl::compile(program, &spec.maps, &hwxdp_ehdl::Options::default())
+        .unwrap_or_else(|e| panic!("{example}: the front end refuses it: {e}"));
+    hwxdp_ehdl::verilog::generate(&p, &spec.maps, "ehdl_pipe").map(|_| ())
+}
+
+/// Checks one example: identical results on both traces, or the generator's refusal when it is listed.
+fn check(example: &str, extra: &[&str]) {
+    if EXPECTED_UNSUPPORTED.contains(&example) {
+        match generated(example) {
+            Ok(()) => panic!(
+                "{example} is in EXPECTED_UNSUPPORTED but the generator now makes its Verilog: remove it from the \
+                 list so that this test runs it against the reference machine"
+            ),
+            Err(e @ (VerilogError::Unsupported { .. } | VerilogError::Map { .. })) => {
+                // The command line refuses it too, with the generator's error on one line and no simulation.
+                let (obj, dir, trace) = workload_of(example, "ehdl-rtl-refused", 4);
+                let mut args = vec!["run", obj.as_str()];
+                args.extend(trace.iter().map(String::as_str));
+                let out = format!("{dir}/out");
+                args.extend(["-o", out.as_str(), "--backend", "ehdl-rtl"]);
+                let r = hwxdp(&args);
+                assert!(!r.ok, "{example}: run --backend ehdl-rtl succeeded:\n{}", r.all);
+                let line = format!("{obj}: --backend ehdl-rtl: {e}");
+                assert!(
+                    r.stderr.trim_end() == format!("hwxdp: {line}"),
+                    "{example}: not the generator's error on one line ({line}):\n{}",
+                    r.all
+                );
+                eprintln!("{example}: refused as expected: {e}");
+            }
+            Err(e) => panic!("{example}: refused, but not for a missing template or map block: {e}"),
+        }
+        return;
+    }
+    if let Err(e) = generated(example) {
+        panic!("{example}: the generator refuses it ({e}); if that is expected, list it in EXPECTED_UNSUPPORTED");
+    }
+    let (obj, dir, mut trace) = workload_of(example, "ehdl-rtl", TRACE_PACKETS);
+    trace.extend(extra.iter().map(|s| s.to_string()));
+    let stats = differential(&obj, &dir, "trace", &trace)
+        .unwrap_or_else(|why| panic!("{example} on ehdl-rtl, its generated trace: {why}"));
+    let packets = stats["packets"].as_u64().unwrap_or(0);
+    assert!(packets >= 200, "{example}: only {packets} packets ran");
+    let writers = adversarial_trace(&obj, &dir);
+    trace[1] = format!("{dir}/flow.pcap");
+    let stats = differential(&obj, &dir, "flow", &trace)
+        .unwrap_or_else(|why| panic!("{example} on ehdl-rtl, the single-flow trace: {why}"));
+    println!(
+        "{example}: {writers} map-changing packets; single-flow trace: {} packets, {} stall cycles",
+        stats["packets"], stats["ehdl"]["stall_cycles"]
+    );
+    if example == "xdp1_drop" {
+        // Its per-protocol counters are `load; add; store`: back-to-back packets of one flow must stall.
+        assert!(
+            stats["ehdl"]["stall_cycles"].as_u64().unwrap_or(0) > 0,
+            "xdp1_drop: no stall cycles on the single-flow trace:\n{stats}"
+        );
+    }
+}
+
+macro_rules! ehdl_tests {
+    ($($name:ident $(, $arg:literal)*;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check(stringify!($name), &[$($arg),*]);
+            }
+        )*
+
+        /// Every name in the expected-unsupported list is a bundled example (a typo would hide nothing).
+        #[test]
+        fn expected_unsupported_are_examples() {
+            let examples = [$(stringify!($name)),*];
+            for e in EXPECTED_UNSUPPORTED {
+                assert!(examples.contains(e), "{e} in EXPECTED_UNSUPPORTED is not an example");
+            }
+        }
+    };
+}
+
+mod run_matches_interp {
+    use super::*;
+
+    with_examples!(ehdl_tests);
+}
+
+/// `verify --backend ehdl-rtl`: the pipeline against the Linux kernel, packet by packet and map by map.
+#[test]
+fn verify_matches_the_kernel() {
+    require_kernel();
+    for example in ["xdp2_macswap", "ethertype_counter"] {
+        let (obj, _dir, trace) = workload_of(example, "ehdl-rtl-verify", TRACE_PACKETS);
+        let mut args = vec!["verify", obj.as_str()];
+        args.extend(trace.iter().map(String::as_str));
+        args.extend(["--backend", "ehdl-rtl"]);
+        let r = hwxdp(&args);
+        assert!(r.ok, "verify --backend ehdl-rtl, {example}:\n{}", r.all);
+        let identical = identical_count(&r.stdout)
+            .unwrap_or_else(|| panic!("no 'N packets identical' for {example}:\n{}", r.all));
+        assert!(
+            identical >= 200,
+            "{example}: {identical} packets:\n{}",
+            r.all
+        );
+        assert!(
+            r.stdout.contains(" maps identical; ehdl-rtl: ")
+                && r.stdout.contains(" packets per cycle"),
+            "{example}: no pipeline figures:\n{}",
+            r.all
+        );
+    }
+}
+
+/// `bench --backend ehdl-rtl --json`: the pipeline's figures beside the kernel's and the reference machine's, its
+/// cycles those of `run --backend ehdl-rtl` on the same trace.
+#[test]
+fn bench_reports_the_pipeline() {
+    require_kernel();
+    let (obj, dir, trace) = workload_of("rxq_counter", "ehdl-rtl-bench", 64);
+    let mut args = vec!["bench", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend([
+        "--backend",
+        "ehdl-rtl",
+        "--json",
+        "--min-ms",
+        "1",
+        "--repeat",
+        "20",
+        "--kernel-samples",
+        "4",
+    ]);
+    let bench = hwxdp(&args);
+    assert!(bench.ok, "bench failed:\n{}", bench.all);
+    let report: serde_json::Value =
+        serde_json::from_str(&bench.stdout).expect("bench --json is JSON");
+    let e = &report["backends"]["ehdl-rtl"];
+    assert!(
+        e["ns_per_packet"].as_f64().unwrap_or(0.0) > 0.0,
+        "{}",
+        bench.all
+    );
+    let mut run_args = vec!["run", obj.as_str()];
+    run_args.extend(trace.iter().map(String::as_str));
+    let out = format!("{dir}/run");
+    run_args.extend(["-o", out.as_str(), "--backend", "ehdl-rtl"]);
+    let run = hwxdp(&run_args);
+    assert!(run.ok, "{}", run.all);
+    let stats = read_stats(&out);
+    assert_eq!(
+        (
+            stats["ehdl"]["cycles"].as_u64(),
+            stats["ehdl"]["stages"].as_u64()
+        ),
+        (e["cycles"].as_u64(), e["stages"].as_u64()),
+        "bench and run --backend ehdl-rtl disagree on the same trace:\n{}",
+        bench.all
+    );
+}
+
+/// `--data-width` sets the pipeline's bus: it is refused without `--backend ehdl-rtl`, and a width the testbench
+/// cannot drive is refused with the range it takes.
+#[test]
+fn data_width_needs_the_ehdl_backend_and_a_width_it_takes() {
+    let (obj, dir, trace) = workload_of("xdp1_drop", "ehdl-rtl-width", 4);
+    for (backend, width, message) in [
+        (
+            "interp",
+            "256",
+            "--data-width sets the eHDL pipeline's bus: it needs --backend ehdl-rtl",
+        ),
+        (
+            "ehdl-rtl",
+            "1024",
+            "--data-width 1024: the eHDL simulation takes a multiple of 64 bits from 128 to 512",
+        ),
+    ] {
+        let mut args = vec!["run", obj.as_str()];
+        args.extend(trace.iter().map(String::as_str));
+        args.extend([
+            "-o",
+            dir.as_str(),
+            "--backend",
+            backend,
+            "--data-width",
+            width,
+        ]);
+        let r = hwxdp(&args);
+        assert!(!r.ok, "{}", r.all);
+        assert!(r.stderr.contains(message), "{}", r.all);
+    }
+}

@@ -1,0 +1,357 @@
+//! A program's generated eHDL pipeline under Verilator: `--backend ehdl-rtl`.
+//!
+//! [`EhdlRtl::new`] compiles the program to the pipeline IR (`hwxdp_ehdl::compile`), generates its Verilog module
+//! (`hwxdp_ehdl::verilog::generate`; a program the generator refuses gives its error, naming the instruction) and
+//! builds it with the `rtl/ehdl/` primitives and the streaming testbench `sim/ehdl/ehdl_pipe_tb.cpp`, all embedded in
+//! the binary, through the crate's Verilator cache.
+//!
+//! A pipeline is only itself when packets follow each other closely: one packet per clock, map hazards between
+//! packets in flight, the stall checks. So packets run in batches ([`EhdlRtl::run_batch`]): the whole batch streams
+//! in back to back, and the results come out in order. Before the first packet the host port loads every map block
+//! with what the userspace view ([`MapStore`] on [`EhdlRtl`], the reference machine's [`Maps`]) holds: `--maps`
+//! preloads and earlier batches' results. After the last packet it reads every block back into that view, so dumps
+//! and the map comparison of `verify` see the hardware's state. Maps without a block (the program never looks them
+//! up) cannot change in the pipeline and stay as userspace left them.
+//!
+//! For callers that go packet by packet, [`EhdlRtl::queue`] runs a batch and [`EhdlRtl::run_packet`] then hands its
+//! results out one at a time.
+
+mod error;
+mod host;
+mod model;
+mod tb;
+
+pub use error::EhdlRtlError;
+pub use model::{EhdlPaths, TOP};
+
+use std::collections::{BTreeSet, VecDeque};
+use std::path::PathBuf;
+
+use hwxdp_ehdl::verilog::{generate, Figures};
+use hwxdp_ehdl::{ArgConst, OpKind, Options, Pipeline};
+use hwxdp_maps::{Entries, MapError, MapStore, Maps};
+use hwxdp_object::{MapSpec, ObjectSpec};
+use hwxdp_xdp::{Config, Verdict, XdpBuff, XdpMd};
+
+/// The largest packet the testbench's input line takes.
+pub const MAX_PACKET: usize = 9000;
+
+/// What happened to one packet in the pipeline.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PacketOut {
+    /// The verdict (`m_axis_tuser_o`).
+    pub verdict: u32,
+    /// The redirect target (`m_axis_tdest_o`): map index (`None` for `bpf_redirect`) and key or ifindex.
+    pub redirect: Option<(Option<usize>, u64)>,
+    /// The packet as it left.
+    pub bytes: Vec<u8>,
+}
+
+/// One batch's results and cycle figures.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// Every packet's result, in input order.
+    pub packets: Vec<PacketOut>,
+    /// Clock cycles from the first beat in to the last beat out.
+    pub cycles: u64,
+    /// Cycles from the first beat in to the first beat out.
+    pub latency: u64,
+    /// Input beats.
+    pub beats: u64,
+    /// Cycles in which the input was held by a stall check (a beat offered, the output free, `s_axis_tready` low).
+    pub stall_cycles: u64,
+}
+
+/// Figures summed over the batches run so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Batches simulated.
+    pub batches: u64,
+    /// Packets simulated.
+    pub packets: u64,
+    /// Cycles, each batch from its first beat in to its last beat out.
+    pub cycles: u64,
+    /// Input beats.
+    pub beats: u64,
+    /// Stall cycles.
+    pub stall_cycles: u64,
+    /// The first batch's latency (first beat in to first beat out), 0 before any batch.
+    pub latency: u64,
+}
+
+impl Totals {
+    /// Packets per clock cycle over every batch (0 before any).
+    pub fn packets_per_cycle(&self) -> f64 {
+        if self.cycles == 0 {
+            0.0
+        } else {
+            self.packets as f64 / self.cycles as f64
+        }
+    }
+}
+
+/// A program's generated pipeline under Verilator.
+pub struct EhdlRtl {
+    program: String,
+    executable: PathBuf,
+    /// Maps with a block in the module, by index in the object.
+    blocks: BTreeSet<u32>,
+    /// The userspace view: what the blocks are loaded with and read back into.
+    maps: Maps,
+    cpu: usize,
+    figures: Figures,
+    pipeline: Pipeline,
+    /// Results of a batch not handed out yet by [`EhdlRtl::run_packet`], with the packet and context they belong to.
+    queued: VecDeque<(Vec<u8>, XdpMd, PacketOut)>,
+    handed: usize,
+    totals: Totals,
+    last_redirect: Option<(Option<usize>, u64)>,
+}
+
+impl EhdlRtl {
+    /// Generates and builds the pipeline of `program` (a name or section, `None` when the object has one) at
+    /// `options.data_width`, with the maps `spec` defines, configured like the reference machine by `config` (CPUs
+    /// per-CPU maps show, the CPU whose copy the pipeline holds).
+    pub fn new(
+        spec: &ObjectSpec,
+        program: Option<&str>,
+        config: &Config,
+        options: &Options,
+        paths: &EhdlPaths,
+    ) -> Result<EhdlRtl, EhdlRtlError> {
+        let Some(chosen) = spec.program(program) else {
+            return Err(EhdlRtlError::Program(match program {
+                Some(p) => format!("no program {p:?} in the object"),
+                None => "the object has several programs: choose one".into(),
+            }));
+        };
+        let dw = options.data_width;
+        if !(128..=512).contains(&dw) || !dw.is_multiple_of(64) {
+            return Err(EhdlRtlError::DataWidth(dw));
+        }
+        let pipeline = hwxdp_ehdl::compile(chosen, &spec.maps, options)?;
+        let (text, figures) = generate(&pipeline, &spec.maps, TOP)?;
+        let mut maps = Maps::new(&spec.maps, config.possible_cpus)?;
+        maps.set_cpu(config.cpu);
+        let model = model::build_model(&text, paths)?;
+        Ok(EhdlRtl {
+            program: chosen.name.clone(),
+            executable: model.executable,
+            blocks: block_maps(&pipeline, &spec.maps),
+            maps,
+            cpu: config.cpu,
+            figures,
+            pipeline,
+            queued: VecDeque::new(),
+            handed: 0,
+            totals: Totals::default(),
+            last_redirect: None,
+        })
+    }
+
+    /// The program's name.
+    pub fn program(&self) -> &str {
+        &self.program
+    }
+
+    /// The generated module's figures (stages, latency, stall checks, flip-flops).
+    pub fn figures(&self) -> &Figures {
+        &self.figures
+    }
+
+    /// The pipeline IR the module was generated from.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    /// Figures of every batch so far.
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+
+    /// The maps with a block in the module, by index.
+    pub fn blocks(&self) -> &BTreeSet<u32> {
+        &self.blocks
+    }
+
+    /// Where the last packet handed out by [`EhdlRtl::run_packet`] was redirected.
+    pub fn last_redirect(&self) -> Option<(Option<usize>, u64)> {
+        self.last_redirect
+    }
+
+    /// Streams `packets` (each with its `ingress_ifindex` and `rx_queue_index`) back to back through the pipeline:
+    /// the map blocks loaded from the userspace view first, read back into it after the last packet.
+    pub fn run_batch(&mut self, packets: &[(Vec<u8>, XdpMd)]) -> Result<Batch, EhdlRtlError> {
+        if packets.is_empty() {
+            return Ok(Batch::default());
+        }
+        for (index, (bytes, _)) in packets.iter().enumerate() {
+            if bytes.is_empty() || bytes.len() > MAX_PACKET {
+                return Err(EhdlRtlError::Packet {
+                    index,
+                    why: format!(
+                        "{} bytes; the eHDL simulation takes 1 to {MAX_PACKET}",
+                        bytes.len()
+                    ),
+                });
+            }
+        }
+        let writes = host::load(&mut self.maps, &self.blocks, self.cpu)?;
+        let dumps = host::dumps(self.maps.specs(), &self.blocks);
+        let printed = tb::run(
+            &self.executable,
+            tb::input(&writes, &dumps, packets),
+            &self.program,
+        )?;
+        let output = |why: String| EhdlRtlError::Output {
+            program: self.program.clone(),
+            why,
+        };
+        if printed.packets.len() != packets.len() {
+            return Err(output(format!(
+                "{} packets out of {} in",
+                printed.packets.len(),
+                packets.len()
+            )));
+        }
+        host::store(&mut self.maps, &self.blocks, self.cpu, &printed.dumps).map_err(output)?;
+        let t = &mut self.totals;
+        if t.batches == 0 {
+            t.latency = printed.latency;
+        }
+        t.batches += 1;
+        t.packets += packets.len() as u64;
+        t.cycles += printed.cycles;
+        t.beats += printed.beats;
+        t.stall_cycles += printed.stalls;
+        Ok(Batch {
+            packets: printed
+                .packets
+                .into_iter()
+                .map(|(verdict, dest, bytes)| PacketOut {
+                    verdict,
+                    redirect: redirect(dest),
+                    bytes,
+                })
+                .collect(),
+            cycles: printed.cycles,
+            latency: printed.latency,
+            beats: printed.beats,
+            stall_cycles: printed.stalls,
+        })
+    }
+
+    /// Runs `packets` as one batch and keeps the results for [`EhdlRtl::run_packet`], which must then be given the
+    /// same packets in the same order.
+    pub fn queue(&mut self, packets: Vec<(Vec<u8>, XdpMd)>) -> Result<(), EhdlRtlError> {
+        let batch = self.run_batch(&packets)?;
+        self.queued.extend(
+            packets
+                .into_iter()
+                .zip(batch.packets)
+                .map(|((bytes, md), out)| (bytes, md, out)),
+        );
+        Ok(())
+    }
+
+    /// Hands out the next queued result for the packet in `buff` (which must be the next one queued, with the same
+    /// context): `buff` holds the packet as the pipeline left it afterwards.
+    pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Result<Verdict, EhdlRtlError> {
+        let index = self.handed;
+        let Some((bytes, queued_md, out)) = self.queued.pop_front() else {
+            return Err(EhdlRtlError::Queue {
+                index,
+                why: "no packet is queued: the eHDL pipeline runs batches, queue them first".into(),
+            });
+        };
+        if bytes != buff.data() || queued_md != *md {
+            return Err(EhdlRtlError::Queue {
+                index,
+                why: "its bytes or context differ".into(),
+            });
+        }
+        self.handed += 1;
+        buff.set_output(&out.bytes, 0)
+            .map_err(|e| EhdlRtlError::Packet {
+                index,
+                why: format!("the pipeline's output: {e}"),
+            })?;
+        self.last_redirect = out.redirect;
+        Ok(Verdict::from_retval(out.verdict))
+    }
+}
+
+/// `m_axis_tdest_o` `{valid, is_map, map[7:0], key or ifindex[31:0]}` as the reference machine's redirect.
+fn redirect(dest: u64) -> Option<(Option<usize>, u64)> {
+    if dest >> 41 & 1 == 0 {
+        return None;
+    }
+    let map = (dest >> 40 & 1 == 1).then_some((dest >> 32 & 0xff) as usize);
+    Some((map, dest & 0xffff_ffff))
+}
+
+/// The maps the generator builds blocks for: ARRAY, HASH and LPM_TRIE maps the program looks up, DEVMAPs it
+/// redirects through (as `hwxdp_ehdl::verilog` chooses them; a map without a block cannot change in the pipeline).
+fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
+    p.ops
+        .iter()
+        .filter_map(|o| match &o.kind {
+            OpKind::Helper {
+                id: id @ (1 | 51),
+                consts,
+                ..
+            } => consts.iter().find_map(|(r, c)| match (r, c) {
+                (1, ArgConst::Map(m)) => Some((*id, *m)),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .filter(|&(id, m)| {
+            maps.get(m as usize)
+                .and_then(host::kind)
+                .is_some_and(|k| (id == 51) == (k == host::Kind::Devmap))
+        })
+        .map(|(_, m)| m)
+        .collect()
+}
+
+impl MapStore for EhdlRtl {
+    fn specs(&self) -> &[MapSpec] {
+        self.maps.specs()
+    }
+
+    fn possible_cpus(&self) -> usize {
+        self.maps.possible_cpus()
+    }
+
+    fn lookup(&mut self, map: usize, key: &[u8]) -> Result<Option<Vec<u8>>, MapError> {
+        self.maps.lookup(map, key)
+    }
+
+    fn update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> Result<(), MapError> {
+        self.maps.update(map, key, value, flags)
+    }
+
+    fn delete(&mut self, map: usize, key: &[u8]) -> Result<(), MapError> {
+        self.maps.delete(map, key)
+    }
+
+    fn entries(&mut self, map: usize) -> Result<Entries, MapError> {
+        self.maps.entries(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_targets_decode_like_the_reference_machine() {
+        assert_eq!(redirect(0), None);
+        assert_eq!(redirect(1 << 41 | 7), Some((None, 7)));
+        assert_eq!(
+            redirect(1 << 41 | 1 << 40 | 3 << 32 | 5),
+            Some((Some(3), 5))
+        );
+    }
+}

@@ -1,0 +1,310 @@
+//! The maps between the reference machine's representation ([`Maps`], the userspace view) and the pipeline's map
+//! blocks, through the host port (address layout in docs/ehdl.md, "Ports"):
+//!
+//! - ARRAY (and DEVMAP) values at byte `index * value_size`;
+//! - HASH and LPM_TRIE entries in CAM slots: the key at `0x4000_0000 + slot * stride` (stride: the key size rounded up
+//!   to 8, 16, 32 or 64; an LPM key is `{prefixlen, data}` as userspace gives it), the value at `slot * value_size`
+//!   and the valid bit at `0x8000_0000 + slot`.
+//!
+//! The pipeline is one CPU: a per-CPU map's block holds the copy of the CPU the reference machine runs on
+//! (`Config::cpu`); read back, that copy replaces the CPU's in the syscall view and the other CPUs keep what userspace
+//! wrote (zero for an entry the program created).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use hwxdp_maps::abi::{is_percpu, map_type};
+use hwxdp_maps::{MapStore, Maps};
+use hwxdp_object::MapSpec;
+
+use super::tb::{write_bytes, Dump, HostWrite};
+use super::EhdlRtlError;
+
+/// Where a HASH block's keys start in host address space.
+const KEYS: u32 = 0x4000_0000;
+/// Where its valid bits start.
+const VALID: u32 = 0x8000_0000;
+
+/// How a map's block is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// Values indexed by the key (ARRAY, PERCPU_ARRAY).
+    Array,
+    /// Interfaces indexed by the key, nonzero when present (DEVMAP).
+    Devmap,
+    /// Keys in a CAM, values by slot (HASH, PERCPU_HASH, LPM_TRIE).
+    Cam,
+}
+
+/// The block layout of a map type the generator builds blocks for.
+pub(super) fn kind(spec: &MapSpec) -> Option<Kind> {
+    match spec.map_type {
+        map_type::ARRAY | map_type::PERCPU_ARRAY => Some(Kind::Array),
+        map_type::DEVMAP => Some(Kind::Devmap),
+        map_type::HASH | map_type::PERCPU_HASH | map_type::LPM_TRIE => Some(Kind::Cam),
+        _ => None,
+    }
+}
+
+/// The key stride of a CAM block.
+fn stride(spec: &MapSpec) -> u32 {
+    [8u32, 16, 32, 64]
+        .into_iter()
+        .find(|&k| k >= spec.key_size)
+        .unwrap_or(64)
+}
+
+/// The map views one CPU's copy of.
+struct View {
+    cpu: usize,
+    possible_cpus: usize,
+}
+
+impl View {
+    /// CPU `cpu`'s value inside a syscall-view value.
+    fn hardware<'a>(&self, spec: &MapSpec, value: &'a [u8]) -> &'a [u8] {
+        let size = spec.value_size as usize;
+        let at = if is_percpu(spec.map_type) {
+            self.cpu * size.next_multiple_of(8)
+        } else {
+            0
+        };
+        value.get(at..at + size).unwrap_or(&[])
+    }
+
+    /// The syscall-view value with CPU `cpu`'s copy replaced by `hardware` (the others from `old`, else zero).
+    fn merged(&self, spec: &MapSpec, old: Option<Vec<u8>>, hardware: &[u8]) -> Vec<u8> {
+        if !is_percpu(spec.map_type) {
+            return hardware.to_vec();
+        }
+        let step = (spec.value_size as usize).next_multiple_of(8);
+        let mut v = old.unwrap_or_else(|| vec![0; step * self.possible_cpus]);
+        let at = self.cpu * step;
+        v[at..at + hardware.len()].copy_from_slice(hardware);
+        v
+    }
+}
+
+/// The host-port writes that give the blocks of `blocks` the contents `maps` holds.
+pub(super) fn load(
+    maps: &mut Maps,
+    blocks: &BTreeSet<u32>,
+    cpu: usize,
+) -> Result<Vec<HostWrite>, EhdlRtlError> {
+    let view = View {
+        cpu,
+        possible_cpus: maps.possible_cpus(),
+    };
+    let mut out = Vec::new();
+    for &m in blocks {
+        let spec = maps.specs()[m as usize].clone();
+        let Some(kind) = kind(&spec) else { continue };
+        let vsize = spec.value_size;
+        for (slot, (key, value)) in maps.entries(m as usize)?.into_iter().enumerate() {
+            let value = view.hardware(&spec, &value);
+            match kind {
+                Kind::Array | Kind::Devmap => {
+                    let index = index_of(&key);
+                    write_bytes(&mut out, m, index * vsize, value, false);
+                }
+                Kind::Cam => {
+                    let slot = slot as u32;
+                    write_bytes(&mut out, m, KEYS + slot * stride(&spec), &key, true);
+                    write_bytes(&mut out, m, slot * vsize, value, false);
+                    out.push(HostWrite {
+                        map: m,
+                        addr: VALID + slot,
+                        data: 1,
+                        mask: 1,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn index_of(key: &[u8]) -> u32 {
+    let mut b = [0u8; 4];
+    let n = key.len().min(4);
+    b[..n].copy_from_slice(&key[..n]);
+    u32::from_le_bytes(b)
+}
+
+/// The dumps that read every block back: per map, its values, then for a CAM its keys and each slot's valid bit.
+pub(super) fn dumps(specs: &[MapSpec], blocks: &BTreeSet<u32>) -> Vec<Dump> {
+    let mut out = Vec::new();
+    for &m in blocks {
+        let spec = &specs[m as usize];
+        let Some(kind) = kind(spec) else { continue };
+        out.push(Dump {
+            map: m,
+            bytes: spec.max_entries * spec.value_size,
+            base: 0,
+        });
+        if kind == Kind::Cam {
+            out.push(Dump {
+                map: m,
+                bytes: spec.max_entries * stride(spec),
+                base: KEYS,
+            });
+            out.extend((0..spec.max_entries).map(|s| Dump {
+                map: m,
+                bytes: 1,
+                base: VALID + s,
+            }));
+        }
+    }
+    out
+}
+
+/// Applies the dumps `read` (answers to [`dumps`], in order) to `maps`, so that it holds what the blocks hold.
+pub(super) fn store(
+    maps: &mut Maps,
+    blocks: &BTreeSet<u32>,
+    cpu: usize,
+    read: &[Vec<u8>],
+) -> Result<(), String> {
+    let view = View {
+        cpu,
+        possible_cpus: maps.possible_cpus(),
+    };
+    let mut next = read.iter();
+    let mut take = |what: &str, len: usize| -> Result<&[u8], String> {
+        let d = next
+            .next()
+            .ok_or_else(|| format!("the dump of {what} is missing"))?;
+        d.get(..len)
+            .ok_or_else(|| format!("the dump of {what} has {} bytes, not {len}", d.len()))
+    };
+    for &m in blocks {
+        let spec = maps.specs()[m as usize].clone();
+        let Some(kind) = kind(&spec) else { continue };
+        let (n, vsize) = (spec.max_entries as usize, spec.value_size as usize);
+        let values = take(&spec.name, n * vsize)?.to_vec();
+        let fail = |e: hwxdp_maps::MapError| e.to_string();
+        let mut hardware: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        match kind {
+            Kind::Array => {
+                for i in 0..n {
+                    hardware.insert(
+                        (i as u32).to_le_bytes().to_vec(),
+                        values[i * vsize..(i + 1) * vsize].to_vec(),
+                    );
+                }
+            }
+            Kind::Devmap => {
+                for i in 0..n {
+                    let v = &values[i * vsize..(i + 1) * vsize];
+                    if index_of(v) != 0 {
+                        hardware.insert((i as u32).to_le_bytes().to_vec(), v.to_vec());
+                    }
+                }
+            }
+            Kind::Cam => {
+                let ks = stride(&spec) as usize;
+                let keys = take(&spec.name, n * ks)?.to_vec();
+                for s in 0..n {
+                    if take(&spec.name, 1)?[0] & 1 == 1 {
+                        hardware.insert(
+                            keys[s * ks..s * ks + spec.key_size as usize].to_vec(),
+                            values[s * vsize..(s + 1) * vsize].to_vec(),
+                        );
+                    }
+                }
+            }
+        }
+        let m = m as usize;
+        let now: BTreeMap<Vec<u8>, Vec<u8>> = maps.entries(m).map_err(fail)?.into_iter().collect();
+        if kind != Kind::Array {
+            for key in now.keys().filter(|k| !hardware.contains_key(*k)) {
+                maps.delete(m, key).map_err(fail)?;
+            }
+        }
+        for (key, value) in hardware {
+            let old = now.get(&key).cloned();
+            if old.as_deref().map(|o| view.hardware(&spec, o)) == Some(&value[..]) {
+                continue;
+            }
+            let full = view.merged(&spec, old, &value);
+            maps.update(m, &key, &full, 0).map_err(fail)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn maps() -> Maps {
+        let specs = [
+            MapSpec::new("arr", map_type::PERCPU_ARRAY, 4, 12, 3),
+            MapSpec::new("h", map_type::HASH, 2, 4, 4),
+            MapSpec::new("unused", map_type::HASH, 4, 4, 4),
+        ];
+        let mut m = Maps::new(&specs, 2).expect("maps");
+        m.set_cpu(1);
+        m
+    }
+
+    #[test]
+    fn a_load_read_back_unchanged_changes_nothing_and_programs_writes_come_back() {
+        let mut m = maps();
+        let mut v = vec![0u8; 32];
+        v[16..28].copy_from_slice(&[7; 12]);
+        m.update(0, &1u32.to_le_bytes(), &v, 0).expect("array");
+        m.update(1, &[5, 0], &[1, 2, 3, 4], 0).expect("hash");
+        m.update(1, &[6, 0], &[9, 9, 9, 9], 0).expect("hash");
+        let blocks: BTreeSet<u32> = [0, 1].into();
+        let writes = load(&mut m, &blocks, 1).expect("load");
+        // CPU 1's copy of index 1 at 12..24; the two hash entries in slots 0 and 1.
+        assert!(writes.contains(&HostWrite {
+            map: 0,
+            addr: 12,
+            data: 0x0707_0707_0707_0707,
+            mask: 0xff
+        }));
+        assert!(writes.contains(&HostWrite {
+            map: 1,
+            addr: KEYS + 8,
+            data: 6,
+            mask: 3
+        }));
+        assert!(writes.contains(&HostWrite {
+            map: 1,
+            addr: VALID + 1,
+            data: 1,
+            mask: 1
+        }));
+        let d = dumps(m.specs(), &blocks);
+        assert_eq!(d.len(), 1 + 2 + 4);
+        // The hardware after the packets: index 2 counted, hash key 5 gone, key 8 in slot 3, key 6 changed.
+        let mut arr = vec![0u8; 36];
+        arr[12..24].copy_from_slice(&[7; 12]);
+        arr[24] = 1;
+        let mut keys = vec![0u8; 32];
+        keys[8] = 6;
+        keys[24] = 8;
+        let mut vals = vec![0u8; 16];
+        vals[4..8].copy_from_slice(&[1, 1, 1, 1]);
+        vals[12..16].copy_from_slice(&[2, 2, 2, 2]);
+        let read = vec![arr, vals, keys, vec![0], vec![1], vec![0], vec![1]];
+        store(&mut m, &blocks, 1, &read).expect("store");
+        let arr = m.entries(0).expect("entries");
+        assert_eq!(arr[1].1[16..28], [7; 12]);
+        assert_eq!(arr[2].1[16], 1);
+        assert_eq!(arr[2].1[0], 0, "CPU 0 keeps its copy");
+        let h = m.entries(1).expect("entries");
+        assert_eq!(
+            h,
+            [
+                (vec![6, 0], vec![1, 1, 1, 1]),
+                (vec![8, 0], vec![2, 2, 2, 2])
+            ]
+        );
+        assert!(
+            store(&mut m, &blocks, 1, &read[..3]).is_err(),
+            "a dump missing"
+        );
+    }
+}

@@ -139,6 +139,11 @@ int main(int argc, char** argv) {
     top->s_axis_tvalid_i = 0;
     top->m_axis_tready_i = 0;
     top->eval();
+    // A clock edge in reset: an asynchronous reset that starts low has no negedge to trigger it.
+    top->clk_i = 1;
+    top->eval();
+    top->clk_i = 0;
+    top->eval();
     top->rst_ni = 1;
     top->host_we_i = 0;
     top->eval();

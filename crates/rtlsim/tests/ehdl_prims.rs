@@ -782,26 +782,37 @@ fn array_lookup_gives_the_value_pointer_or_null() {
 
 #[test]
 fn map_memory_applies_ports_in_order_and_serves_the_host() {
-    const BYTES: usize = 40;
-    const NP: usize = 3;
+    // Whole 8-byte rows, three ports.
+    map_memory_case(40, 3, 8, 0x3a95);
+}
+
+#[test]
+fn map_memory_with_a_partial_last_row_and_two_ports() {
+    // 44 bytes: the last row has 4 bytes, the others must read 0 and never be written.
+    map_memory_case(44, 2, 7, 0x51d3);
+}
+
+/// `ehdl_map_mem` with `bytes` bytes, `np` ports and `aw` address bits against a byte model over 1500 cycles of
+/// random, often overlapping and row-straddling accesses (some past the end).
+fn map_memory_case(bytes: usize, np: usize, aw: usize, seed: u64) {
     let mut w = Wrapper::default();
-    w.input("we", NP);
-    w.input("op", 3 * NP);
-    w.input("addr", 8 * NP);
-    w.input("wdata", 64 * NP);
-    w.input("wmask", 8 * NP);
+    w.input("we", np);
+    w.input("op", 3 * np);
+    w.input("addr", aw * np);
+    w.input("wdata", 64 * np);
+    w.input("wmask", 8 * np);
     w.input("hwe", 1);
-    w.input("haddr", 8);
+    w.input("haddr", aw);
     w.input("hwdata", 64);
     w.input("hwmask", 8);
     w.body += &format!(
-        "  logic [{}:0] rdata;\n  logic [63:0] hrdata;\n  ehdl_map_mem #(.BYTES({BYTES}), .NP({NP}), .AW(8)) u_m (\
+        "  logic [{}:0] rdata;\n  logic [63:0] hrdata;\n  ehdl_map_mem #(.BYTES({bytes}), .NP({np}), .AW({aw})) u_m (\
          .clk_i(clk_i), .rst_ni(rst_ni), .we_i(we), .op_i(op), .addr_i(addr), .wdata_i(wdata), .wmask_i(wmask), \
-         .rdata_o(rdata), .host_we_i(hwe[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), .host_wmask_i(hwmask), \
+         .rdata_o(rdata), .host_we_i(hwe), .host_addr_i(haddr), .host_wdata_i(hwdata), .host_wmask_i(hwmask), \
          .host_rdata_o(hrdata));\n",
-        64 * NP - 1
+        64 * np - 1
     );
-    w.output("rdata".into(), 64 * NP);
+    w.output("rdata".into(), 64 * np);
     w.output("hrdata".into(), 64);
     struct Port {
         we: bool,
@@ -815,18 +826,18 @@ fn map_memory_applies_ports_in_order_and_serves_the_host() {
             v | (mem.get(a + b).copied().unwrap_or(0) as u64) << (8 * b)
         })
     };
-    let mut rng = Rng(0x3a95);
-    let mut mem = vec![0u8; BYTES];
+    let mut rng = Rng(seed);
+    let mut mem = vec![0u8; bytes];
     let mut vectors = Vec::new();
     let mut expected = Vec::new();
     for _ in 0..1500 {
-        let ports: Vec<Port> = (0..NP)
+        let ports: Vec<Port> = (0..np)
             .map(|_| Port {
                 we: rng.below(2) == 1,
                 op: rng.below(6),
                 // Overlapping addresses often, and sometimes past the end.
                 addr: if rng.below(4) == 0 {
-                    rng.below_usize(48)
+                    rng.below_usize(bytes + 8)
                 } else {
                     8 * rng.below_usize(3)
                 },
@@ -836,7 +847,7 @@ fn map_memory_applies_ports_in_order_and_serves_the_host() {
             .collect();
         let (hwe, haddr, hwdata, hwmask) = (
             rng.below(4) == 0,
-            rng.below_usize(44),
+            rng.below_usize(bytes + 4),
             rng.next(),
             rng.below(256),
         );
@@ -848,7 +859,7 @@ fn map_memory_applies_ports_in_order_and_serves_the_host() {
             v.push(3, p.op);
         }
         for p in &ports {
-            v.push(8, p.addr as u64);
+            v.push(aw, p.addr as u64);
         }
         for p in &ports {
             v.push(64, p.wdata);
@@ -857,7 +868,7 @@ fn map_memory_applies_ports_in_order_and_serves_the_host() {
             v.push(8, p.wmask);
         }
         v.push(1, hwe as u64);
-        v.push(8, haddr as u64);
+        v.push(aw, haddr as u64);
         v.push(64, hwdata);
         v.push(8, hwmask);
         vectors.push(v);
@@ -875,14 +886,14 @@ fn map_memory_applies_ports_in_order_and_serves_the_host() {
                 _ => p.wdata,
             };
             for b in 0..8 {
-                if p.we && (p.wmask >> b) & 1 == 1 && p.addr + b < BYTES {
+                if p.we && (p.wmask >> b) & 1 == 1 && p.addr + b < bytes {
                     next[p.addr + b] = (upd >> (8 * b)) as u8;
                 }
             }
         }
         if hwe {
             for b in 0..8 {
-                if (hwmask >> b) & 1 == 1 && haddr + b < BYTES {
+                if (hwmask >> b) & 1 == 1 && haddr + b < bytes {
                     next[haddr + b] = (hwdata >> (8 * b)) as u8;
                 }
             }
@@ -890,17 +901,17 @@ fn map_memory_applies_ports_in_order_and_serves_the_host() {
         expected.push((rdata, host_read));
         mem = next;
     }
-    let out = w.run("map_mem", &vectors);
+    let out = w.run(&format!("map_mem_{bytes}_{np}"), &vectors);
     for (i, ((rdata, host), got)) in expected.iter().zip(&out).enumerate() {
         for (p, r) in rdata.iter().enumerate() {
             assert_eq!(got.get(64 * p, 64), *r, "cycle {i}: port {p} read");
         }
-        assert_eq!(got.get(64 * NP, 64), *host, "cycle {i}: host read");
+        assert_eq!(got.get(64 * np, 64), *host, "cycle {i}: host read");
     }
 }
 
 #[test]
-fn hash_map_cam_looks_up_updates_in_port_order_and_serves_the_host() {
+fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
     const ENTRIES: usize = 5;
     const KB: usize = 6;
     const KS: usize = 8;
@@ -909,6 +920,7 @@ fn hash_map_cam_looks_up_updates_in_port_order_and_serves_the_host() {
     w.input("kind", 2);
     w.input("en", 2);
     w.input("flags", 4);
+    w.input("del", 2);
     w.input("hwe", 1);
     w.input("hvalid", 1);
     w.input("haddr", 8);
@@ -916,15 +928,17 @@ fn hash_map_cam_looks_up_updates_in_port_order_and_serves_the_host() {
     w.input("hwmask", 8);
     w.body += &format!(
         "  logic [1:0] hit;\n  logic [5:0] slot;\n  logic [15:0] err;\n  logic [63:0] hrdata;\n  \
+         logic [1:0] busy;\n  \
          ehdl_hash_map #(.ENTRIES({ENTRIES}), .KEY_BYTES({KB}), .NP(2), .SW(3), .AW(8)) u_h (.clk_i(clk_i), \
-         .rst_ni(rst_ni), .kind_i(kind), .en_i(en), .key_i(keys), .flags_i(flags), .hit_o(hit), .slot_o(slot), \
-         .err_o(err), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
+         .rst_ni(rst_ni), .kind_i(kind), .del_i(del), .en_i(en), .req_i(2'b11), .key_i(keys), .flags_i(flags), \
+         .hit_o(hit), .slot_o(slot), .err_o(err), .busy_o(busy), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
          .host_wmask_i(hwmask), .host_rdata_o(hrdata));\n"
     );
     w.output("hit".into(), 2);
     w.output("slot".into(), 6);
     w.output("err".into(), 16);
     w.output("hrdata".into(), 64);
+    w.output("busy".into(), 2);
     let mut rng = Rng(0xca11);
     // Keys drawn from a small set, so slots collide, lookups hit and the map fills up.
     let pool: Vec<Vec<u8>> = (0..7).map(|_| rng.bytes(KB)).collect();
@@ -932,7 +946,7 @@ fn hash_map_cam_looks_up_updates_in_port_order_and_serves_the_host() {
     let mut valid = [false; ENTRIES];
     let mut vectors = Vec::new();
     let mut expected = Vec::new();
-    let (mut hits, mut inserts) = (0, 0);
+    let (mut hits, mut inserts, mut deletes) = (0, 0, 0);
     for _ in 0..2000 {
         let look: Vec<Vec<u8>> = (0..2)
             .map(|_| {
@@ -946,6 +960,7 @@ fn hash_map_cam_looks_up_updates_in_port_order_and_serves_the_host() {
         let kind: Vec<bool> = (0..2).map(|_| rng.below(3) == 0).collect();
         let en: Vec<bool> = (0..2).map(|_| rng.below(4) != 0).collect();
         let flags: Vec<u64> = (0..2).map(|_| rng.below(3)).collect();
+        let del: Vec<bool> = (0..2).map(|_| rng.below(4) == 0).collect();
         let hvalid = rng.below(3) == 0;
         let haddr = if hvalid {
             rng.below_usize(7)
@@ -973,6 +988,8 @@ fn hash_map_cam_looks_up_updates_in_port_order_and_serves_the_host() {
         v.push(1, en[1] as u64);
         v.push(2, flags[0]);
         v.push(2, flags[1]);
+        v.push(1, del[0] as u64);
+        v.push(1, del[1] as u64);
         v.push(1, hwe as u64);
         v.push(1, hvalid as u64);
         v.push(8, haddr as u64);
@@ -998,6 +1015,17 @@ fn hash_map_cam_looks_up_updates_in_port_order_and_serves_the_host() {
             let free = (0..ENTRIES).find(|&e| !valid[e]);
             let (hit, slot, err) = if !kind[p] {
                 (found.is_some(), found, 0)
+            } else if del[p] {
+                match found {
+                    Some(f) => {
+                        if en[p] {
+                            valid[f] = false;
+                            deletes += 1;
+                        }
+                        (false, None, 0)
+                    }
+                    None => (false, None, 2),
+                }
             } else if let Some(f) = found {
                 if flags[p] == 1 {
                     (false, None, 17)
@@ -1049,8 +1077,12 @@ fn hash_map_cam_looks_up_updates_in_port_order_and_serves_the_host() {
             assert_eq!(got.get(8 + 8 * p, 8), *err, "cycle {i}: port {p} errno");
         }
         assert_eq!(got.get(24, 64), *hread, "cycle {i}: host read");
+        assert_eq!(got.get(88, 2), 0, "cycle {i}: a HASH block is never busy");
     }
-    assert!(hits > 200 && inserts > 20, "{hits} hits, {inserts} inserts");
+    assert!(
+        hits > 200 && inserts > 20 && deletes > 20,
+        "{hits} hits, {inserts} inserts, {deletes} deletes"
+    );
 }
 
 #[test]
@@ -1180,9 +1212,10 @@ fn lpm_cam_finds_the_longest_matching_prefix() {
     w.input("haddr", 8);
     w.input("hwdata", 64);
     w.body += &format!(
-        "  logic hit;\n  logic [2:0] slot;\n  logic [7:0] err;\n  logic [63:0] hrdata;\n  \
+        "  logic hit;\n  logic [2:0] slot;\n  logic [7:0] err;\n  logic [63:0] hrdata;\n  logic busy;\n  \
          ehdl_hash_map #(.ENTRIES({ENTRIES}), .KEY_BYTES(8), .NP(1), .SW(3), .AW(8), .LPM(1)) u_h (.clk_i(clk_i), \
-         .rst_ni(rst_ni), .kind_i(1'b0), .en_i(1'b0), .key_i(key), .flags_i(2'd0), .hit_o(hit), .slot_o(slot), \
+         .rst_ni(rst_ni), .kind_i(1'b0), .del_i(1'b0), .en_i(1'b0), .req_i(1'b0), .key_i(key), .flags_i(2'd0), \
+         .hit_o(hit), .slot_o(slot), .busy_o(busy), \
          .err_o(err), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
          .host_wmask_i(8'hff), .host_rdata_o(hrdata));\n"
     );
@@ -1190,6 +1223,7 @@ fn lpm_cam_finds_the_longest_matching_prefix() {
     w.output("slot".into(), 3);
     w.output("err".into(), 8);
     w.output("hrdata".into(), 64);
+    w.output("busy".into(), 1);
     // Keys are {prefixlen (LE), 4 address bytes}; nested prefixes of a few bases, addresses near them.
     let mut rng = Rng(0x19a);
     let bases = [[10u8, 1, 2, 3], [10, 1, 200, 3], [192, 168, 5, 9]];
@@ -1260,4 +1294,192 @@ fn lpm_cam_finds_the_longest_matching_prefix() {
         }
     }
     assert!(hits > 200, "{hits} hits");
+}
+
+/// One LRU block (`ehdl_hash_map` with `LRU = 1`) against the reference machine's LRU map (`hwxdp_maps`, the kernel's
+/// bpf_lru_list.c ported): random program lookups, updates (every flag) and deletes over more keys than entries, one
+/// operation per window of cycles. A wrapper register holds the operation on its port until the block lets it commit
+/// (`en = req & ~busy`). Every lookup's slot is the reference's node, every update's errno is the reference's and a
+/// successful one's slot is the node holding the value the reference wrote, and after each operation the host port's
+/// valid bits and keys are exactly the reference's entries.
+fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usize, seed: u64) {
+    use hwxdp_maps::{MapStore, Maps};
+    use hwxdp_object::{MapKind, MapSpec};
+    const KB: usize = 6;
+    const WINDOW: usize = 96;
+    let sw = (usize::BITS - (entries - 1).leading_zeros()).max(1) as usize;
+    // hwxdp_maps takes the per-CPU update path only with more than one copy of each value; slots are then
+    // node * cpus + cpu (CPU 0 here).
+    let percpu = map_type == 10 && cpus > 1;
+    let copies = if map_type == 10 { cpus as u32 } else { 1 };
+    let mut w = Wrapper::default();
+    w.input("start", 1);
+    w.input("port", 1);
+    w.input("kind_in", 1);
+    w.input("del_in", 1);
+    w.input("flags_in", 2);
+    w.input("key_in", 8 * KB);
+    w.input("hvalid", 1);
+    w.input("haddr", 8);
+    w.body += &format!(
+        "  logic op_v_q, op_port_q, op_kind_q, op_del_q;\n  logic [1:0] op_flags_q;\n  logic [{kw}:0] op_key_q;\n  \
+         logic [1:0] kind, del, en, req, hit, busy;\n  logic [3:0] flags;\n  logic [{kk}:0] keys;\n  \
+         logic [{sw2}:0] slot;\n  logic [15:0] err;\n  logic [63:0] hrdata;\n  logic commit;\n  \
+         always_ff @(posedge clk_i or negedge rst_ni) begin\n    if (!rst_ni) begin\n      op_v_q <= 1'b0;\n    \
+         end else if (start[0]) begin\n      op_v_q <= 1'b1;\n      op_port_q <= port[0];\n      \
+         op_kind_q <= kind_in[0];\n      op_del_q <= del_in[0];\n      op_flags_q <= flags_in;\n      op_key_q <= key_in;\n    \
+         end else if (commit) begin\n      op_v_q <= 1'b0;\n    end\n  end\n  \
+         assign req = op_port_q ? {{op_v_q, 1'b0}} : {{1'b0, op_v_q}};\n  \
+         assign kind = op_port_q ? {{op_kind_q, 1'b0}} : {{1'b0, op_kind_q}};\n  \
+         assign del = op_port_q ? {{op_del_q, 1'b0}} : {{1'b0, op_del_q}};\n  \
+         assign flags = op_port_q ? {{op_flags_q, 2'd0}} : {{2'd0, op_flags_q}};\n  \
+         assign keys = op_port_q ? {{op_key_q, {kb}'d0}} : {{{kb}'d0, op_key_q}};\n  \
+         assign en = req & ~busy;\n  assign commit = |en;\n  \
+         ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({KB}), .NP(2), .SW({sw}), .AW(8), .LRU(1), \
+         .PERCPU({pc}), .CPUS({cpus})) u_h (.clk_i(clk_i), .rst_ni(rst_ni), .kind_i(kind), .del_i(del), .en_i(en), \
+         .req_i(req), .key_i(keys), .flags_i(flags), .hit_o(hit), .slot_o(slot), .err_o(err), .busy_o(busy), \
+         .host_we_i(1'b0), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(64'd0), \
+         .host_wmask_i(8'd0), .host_rdata_o(hrdata));\n",
+        kw = 8 * KB - 1,
+        kk = 16 * KB - 1,
+        kb = 8 * KB,
+        sw2 = 2 * sw - 1,
+        pc = percpu as u8,
+    );
+    w.output("commit".into(), 1);
+    w.output("op_port_q ? hit[1] : hit[0]".into(), 1);
+    w.output(
+        format!("op_port_q ? slot[{sw} +: {sw}] : slot[0 +: {sw}]"),
+        sw,
+    );
+    w.output("op_port_q ? err[15:8] : err[7:0]".into(), 8);
+    w.output("hrdata".into(), 64);
+    let spec = MapSpec {
+        name: "lru".into(),
+        map_type,
+        key_size: KB as u32,
+        value_size: 8,
+        max_entries: entries as u32,
+        map_flags: 0,
+        kind: MapKind::BtfDefined,
+        initial_value: None,
+    };
+    let mut maps = Maps::new(&[spec], cpus).expect("lru map");
+    let mut rng = Rng(seed);
+    let pool: Vec<Vec<u8>> = (0..entries + 4).map(|_| rng.bytes(KB)).collect();
+    // Per operation: (kind, slot if it is checked, errno); then the window's host reads.
+    let mut vectors = Vec::new();
+    let mut want = Vec::new();
+    let mut stamp = 0u64;
+    let (mut evictions, mut hits, mut refused) = (0, 0, 0);
+    for _ in 0..700 {
+        let key = pool[rng.below_usize(pool.len())].clone();
+        let op = rng.below(20);
+        let (kind, del, flags) = match op {
+            0..=7 => (0, 0, 0),
+            8..=16 => (1, 0, [0, 0, 0, 1, 2][rng.below_usize(5)]),
+            _ => (1, 1, 0),
+        };
+        let before: Vec<Vec<u8>> = maps
+            .entries(0)
+            .expect("entries")
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        let outcome = if kind == 0 {
+            let s = maps.lookup_slot(0, &key).map(|s| s / copies);
+            hits += s.is_some() as usize;
+            (s.is_some(), s, 0u64)
+        } else if del == 1 {
+            let r = maps.prog_delete(0, &key);
+            (false, None, (-r) as u64)
+        } else {
+            stamp += 1;
+            let r = maps.prog_update(0, &key, &stamp.to_le_bytes(), flags);
+            refused += (r != 0) as usize;
+            let node = (0..entries as u32 * copies)
+                .find(|&s| maps.value(0, s) == stamp.to_le_bytes())
+                .map(|s| s / copies);
+            (r == 0, if r == 0 { node } else { None }, (-r) as u64)
+        };
+        let table: Vec<Vec<u8>> = maps
+            .entries(0)
+            .expect("entries")
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        // An entry other than the key itself left the table.
+        evictions += before.iter().any(|k| *k != key && !table.contains(k)) as usize;
+        let port = rng.below(2);
+        for c in 0..WINDOW {
+            let mut v = Bits::default();
+            v.push(1, (c == 0) as u64);
+            v.push(1, port);
+            v.push(1, kind);
+            v.push(1, del);
+            v.push(2, flags);
+            v.push_bytes(&key);
+            // The last 2 * entries cycles read the valid bits, then the keys.
+            let r = c as isize - (WINDOW - 2 * entries) as isize;
+            let (hv, ha) = match r {
+                r if r < 0 => (1, 0),
+                r if (r as usize) < entries => (1, r as u64),
+                r => (0, 8 * (r as u64 - entries as u64)),
+            };
+            v.push(1, hv);
+            v.push(8, ha);
+            vectors.push(v);
+        }
+        want.push((kind, outcome, table));
+    }
+    let out = w.run(&format!("lru_{map_type}_{entries}_{cpus}"), &vectors);
+    for (i, (kind, (hit, slot, err), table)) in want.iter().enumerate() {
+        let lines = &out[i * WINDOW..(i + 1) * WINDOW];
+        let commits: Vec<usize> = (0..WINDOW).filter(|&c| lines[c].get(0, 1) == 1).collect();
+        assert_eq!(
+            commits.len(),
+            1,
+            "op {i}: one commit in its window, got {commits:?}"
+        );
+        let c = commits[0];
+        assert!(
+            c < WINDOW - 2 * entries,
+            "op {i}: committed at cycle {c} of its window"
+        );
+        let got = &lines[c];
+        assert_eq!(got.get(1, 1) == 1, *hit, "op {i} (kind {kind}): hit");
+        if let Some(s) = slot {
+            assert_eq!(
+                got.get(2, sw),
+                *s as u64,
+                "map type {map_type}, {entries} entries, {cpus} cpus: op {i} (kind {kind}): slot (node)"
+            );
+        }
+        assert_eq!(got.get(2 + sw, 8), *err, "op {i} (kind {kind}): errno");
+        let mut hw: Vec<Vec<u8>> = (0..entries)
+            .filter(|&s| lines[WINDOW - 2 * entries + s].get(10 + sw, 1) == 1)
+            .map(|s| lines[WINDOW - entries + s].bytes(10 + sw, KB))
+            .collect();
+        hw.sort();
+        let mut table = table.clone();
+        table.sort();
+        assert_eq!(hw, table, "op {i} (kind {kind}): the table after it");
+    }
+    assert!(
+        evictions > 20 && hits > 50 && refused > 20,
+        "{evictions} evictions, {hits} lookup hits, {refused} refused updates"
+    );
+}
+
+#[test]
+fn lru_hash_block_evicts_as_the_reference() {
+    lru_block_matches_the_reference_lru(9, 8, 1, 0x1e0);
+    lru_block_matches_the_reference_lru(9, 3, 1, 0x1e1);
+}
+
+#[test]
+fn lru_hash_block_with_two_possible_cpus_and_percpu_values() {
+    lru_block_matches_the_reference_lru(9, 8, 2, 0x1e2);
+    lru_block_matches_the_reference_lru(10, 6, 1, 0x1e3);
+    lru_block_matches_the_reference_lru(10, 6, 2, 0x1e4);
 }

@@ -379,6 +379,7 @@ impl Gen<'_> {
             ("hit", np),
             ("slot", np * sw as usize),
             ("err", 8 * np),
+            ("busy", np),
         ] {
             let _ = writeln!(self.decls, "  logic [{}:0] {name}_cam_{sig};", w - 1);
         }
@@ -419,11 +420,13 @@ impl Gen<'_> {
                 self.unused_ports.push(format!("{name}_cam_{sig}"));
             }
         }
+        self.unused_ports.push(format!("{name}_cam_busy"));
         let _ = writeln!(
             s,
             "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw}), .LPM({lpm})) u_{name}_keys (\n    \
-             .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .en_i({name}_cam_en), .key_i({name}_cam_key),\n    \
-             .flags_i({name}_cam_flags), .hit_o({name}_cam_hit), .slot_o({name}_cam_slot), .err_o({name}_cam_err),\n    \
+             .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .del_i({np}'d0), .en_i({name}_cam_en), .req_i({np}'d0),\n    \
+             .key_i({name}_cam_key), .flags_i({name}_cam_flags), .hit_o({name}_cam_hit), .slot_o({name}_cam_slot),\n    \
+             .err_o({name}_cam_err), .busy_o({name}_cam_busy),\n    \
              .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
              .host_valid_i(host_addr_i[31]), .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i),\n    \
              .host_wmask_i(host_wmask_i), .host_rdata_o({name}_key_rdata)\n  );",

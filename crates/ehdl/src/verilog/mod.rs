@@ -50,6 +50,7 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_exit.sv",
     "ehdl_frame_stage.sv",
     "ehdl_hash_map.sv",
+    "ehdl_lru.sv",
     "ehdl_map_mem.sv",
     "ehdl_pkt_len.sv",
     "ehdl_pkt_load.sv",

@@ -1483,3 +1483,138 @@ fn lru_hash_block_with_two_possible_cpus_and_percpu_values() {
     lru_block_matches_the_reference_lru(10, 6, 1, 0x1e3);
     lru_block_matches_the_reference_lru(10, 6, 2, 0x1e4);
 }
+
+/// The RINGBUF block against the reference machine's ring buffer (`hwxdp_maps`): two ports output records of 1 to
+/// 40 bytes, fitting or not exactly when the reference's `bpf_ringbuf_output` returns 0 or -EAGAIN; now and then the
+/// host reads the producer position and the data area, parses the records from the consumer position on (the
+/// kernel's layout) and frees them by writing the consumer position, and they are exactly the reference's drained
+/// records.
+#[test]
+fn ringbuf_block_keeps_the_reference_records_and_space() {
+    use hwxdp_maps::Maps;
+    use hwxdp_object::{MapKind, MapSpec};
+    const SIZE: usize = 4096;
+    const MAXW: usize = 5;
+    let mut w = Wrapper::default();
+    w.input("en", 2);
+    w.input("len", 32);
+    w.input("data", 2 * 64 * MAXW);
+    w.input("hwe", 1);
+    w.input("haddr", 14);
+    w.input("hwdata", 64);
+    w.body += &format!(
+        "  logic [1:0] ok;\n  logic [63:0] hrdata;\n  \
+         ehdl_ringbuf #(.SIZE({SIZE}), .NP(2), .MAXW({MAXW}), .AW(14)) u_r (.clk_i(clk_i), .rst_ni(rst_ni), \
+         .en_i(en), .len_i(len), .data_i(data), .ok_o(ok), .host_we_i(hwe[0]), .host_addr_i(haddr), \
+         .host_wdata_i(hwdata), .host_wmask_i(8'hff), .host_rdata_o(hrdata));\n"
+    );
+    w.output("ok".into(), 2);
+    w.output("hrdata".into(), 64);
+    let spec = MapSpec {
+        name: "rb".into(),
+        map_type: 27,
+        key_size: 0,
+        value_size: 0,
+        max_entries: SIZE as u32,
+        map_flags: 0,
+        kind: MapKind::BtfDefined,
+        initial_value: None,
+    };
+    let mut maps = Maps::new(&[spec], 1).expect("ring buffer");
+    let mut rng = Rng(0x71b);
+    let mut vectors = Vec::new();
+    // Per cycle, the ok bits expected (None in drain cycles); per drain, its first cycle and the records.
+    let mut want_ok = Vec::new();
+    let mut drains = Vec::new();
+    let (mut prod, mut full) = (0u64, 0);
+    for round in 0..12 {
+        for _ in 0..150 {
+            let en: Vec<bool> = (0..2).map(|_| rng.below(3) != 0).collect();
+            let lens: Vec<usize> = (0..2).map(|_| 1 + rng.below_usize(8 * MAXW)).collect();
+            let data: Vec<Vec<u8>> = (0..2).map(|_| rng.bytes(8 * MAXW)).collect();
+            let mut ok = Vec::new();
+            for p in 0..2 {
+                // The block's ok is the fit, enabled or not; a disabled port does not change the reference.
+                let mut probe = maps.clone();
+                let fits = probe.ringbuf_output(0, &data[p][..lens[p]], 0) == 0;
+                if en[p] {
+                    maps.ringbuf_output(0, &data[p][..lens[p]], 0);
+                    if fits {
+                        prod += (lens[p] as u64 + 15) & !7;
+                    } else {
+                        full += 1;
+                    }
+                }
+                ok.push(fits);
+            }
+            let mut v = Bits::default();
+            v.push(1, en[0] as u64);
+            v.push(1, en[1] as u64);
+            v.push(16, lens[0] as u64);
+            v.push(16, lens[1] as u64);
+            v.push_bytes(&data[0]);
+            v.push_bytes(&data[1]);
+            vectors.push(v);
+            want_ok.push(Some(ok));
+        }
+        if round % 3 == 2 {
+            continue; // let the ring fill up across rounds
+        }
+        // Drain: the consumer position, the producer position, the data area, then the consumer write.
+        drains.push((vectors.len(), maps.ringbuf_drain(0)));
+        for a in [SIZE + 8, SIZE].into_iter().chain((0..SIZE).step_by(8)) {
+            let mut v = Bits::default();
+            v.push(34, 0);
+            v.push(2 * 64 * MAXW, 0);
+            v.push(1, 0);
+            v.push(14, a as u64);
+            vectors.push(v);
+            want_ok.push(None);
+        }
+        let mut v = Bits::default();
+        v.push(34, 0);
+        v.push(2 * 64 * MAXW, 0);
+        v.push(1, 1);
+        v.push(14, SIZE as u64 + 8);
+        v.push(64, prod);
+        vectors.push(v);
+        want_ok.push(None);
+    }
+    let out = w.run("ringbuf", &vectors);
+    for (i, (want, got)) in want_ok.iter().zip(&out).enumerate() {
+        if let Some(ok) = want {
+            for (p, fits) in ok.iter().enumerate() {
+                assert_eq!(got.get(p, 1) == 1, *fits, "cycle {i}: port {p} fits");
+            }
+        }
+    }
+    let mut total = 0;
+    for (at, records) in &drains {
+        let cons = out[*at].get(2, 64);
+        let prod = out[at + 1].get(2, 64);
+        let area: Vec<u8> = (0..SIZE / 8)
+            .flat_map(|wd| out[at + 2 + wd].bytes(2, 8))
+            .collect();
+        let mut got = Vec::new();
+        let mut pos = cons;
+        while pos < prod {
+            let off = (pos as usize) % SIZE;
+            let hdr = u32::from_le_bytes(area[off..off + 4].try_into().expect("header"));
+            let pg = u32::from_le_bytes(area[off + 4..off + 8].try_into().expect("pg_off"));
+            assert_eq!(pg, 3 + (off as u32 >> 12), "record at {pos}: pg_off");
+            let len = hdr as usize;
+            got.push(
+                (0..len)
+                    .map(|i| area[(off + 8 + i) % SIZE])
+                    .collect::<Vec<u8>>(),
+            );
+            pos += (len as u64 + 15) & !7;
+        }
+        assert_eq!(&got, records, "drain at cycle {at}");
+        total += records.len();
+    }
+    assert!(
+        total > 300 && full > 50,
+        "{total} records drained, {full} refused"
+    );
+}

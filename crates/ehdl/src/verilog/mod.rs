@@ -57,6 +57,7 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_pkt_load_dyn.sv",
     "ehdl_pkt_store.sv",
     "ehdl_pkt_store_dyn.sv",
+    "ehdl_ringbuf.sv",
     "ehdl_stack_load.sv",
     "ehdl_stack_store.sv",
 ];

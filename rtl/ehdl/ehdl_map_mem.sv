@@ -8,6 +8,14 @@
 // accesses of packets one stage apart keep the program's sequential order. Writes must be gated by the pipeline's
 // advance. The host port reads the 8 bytes at its address as stored (before this cycle's writes) and its write is
 // applied last. Bytes beyond the map read as 0 and are never written. Reset clears the map (ARRAY maps start zeroed).
+//
+// Storage is 8-byte rows (row = address >> 3), each its own register with its own next-value logic, so synthesis
+// sees only constant indices: a byte-addressed vector indexed at run time made Yosys build shifters over the whole
+// map (a 64-byte map with 3 ports did not finish in 5 minutes). Addresses come from run-time pointers (a value size
+// of 12, or a pointer the program moved), so an access may straddle two rows. Byte lane k of an access (the lane of
+// address mod 8) lies in row r or r+1, so an access is its bytes rotated into their lanes plus one row number per
+// lane: a row's byte k is only ever written from lane k, and a port's read takes each lane from one row. A port sees
+// an earlier port's writes by forwarding (same row for the lane), so every row is written once per cycle.
 module ehdl_map_mem #(
   parameter integer BYTES = 64,  // max_entries * value_size
   parameter integer NP    = 1,   // pipeline ports
@@ -28,64 +36,144 @@ module ehdl_map_mem #(
   output logic [63:0]     host_rdata_o
 );
 
-  logic [8*BYTES-1:0] mem_q;
-  logic [8*BYTES-1:0] mem_d;
-  logic [63:0]        old;
-  logic [63:0]        arg;
-  logic [63:0]        upd;
-  integer             at;
+  localparam integer ROWS = (BYTES + 7) / 8;
+  // Ports 0 .. NP-1, then the host as writer NP (it writes last and reads the stored rows).
+  localparam integer NW = NP + 1;
+
+  logic [64*ROWS-1:0] mem_q;      // row i at [64*i +: 64]
+  // Per writer: one-hot row r and r+1, which lanes lie in row r+1 (those below the address's byte offset), each
+  // lane's row, the bytes written rotated into their lanes, and the lanes written (enable, mask and "inside the
+  // map" folded in).
+  logic [NW*ROWS-1:0] hot_lo;
+  logic [NW*ROWS-1:0] hot_hi;
+  logic [NW*8-1:0]    lane_hi;
+  logic [NW*8*32-1:0] lane_row;
+  logic [NW*64-1:0]   rot;
+  logic [NW*8-1:0]    rmask;
+
+  logic [31:0]  at;
+  logic [31:0]  r;
+  logic [2:0]   sh;
+  logic [63:0]  lanes;
+  logic [127:0] dbl;
+  logic [63:0]  old;
+  logic [63:0]  arg;
+  logic [63:0]  upd;
+  logic [7:0]   m8;
+  logic [15:0]  m16;
 
   always_comb begin
-    mem_d   = mem_q;
-    rdata_o = '0;
-    old     = '0;
-    arg     = '0;
-    upd     = '0;
-    at      = 0;
-    for (integer p = 0; p < NP; p = p + 1) begin
-      at  = {{(32 - AW){1'b0}}, addr_i[p*AW +: AW]};
-      old = '0;
-      for (integer b = 0; b < 8; b = b + 1) begin
-        if (at + b < BYTES) begin
-          old[8*b +: 8] = mem_d[8*(at + b) +: 8];
-        end
-      end
-      rdata_o[p*64 +: 64] = old;
-      arg = wdata_i[p*64 +: 64];
-      case (op_i[p*3 +: 3])
-        3'd1:    upd = old + arg;
-        3'd2:    upd = old | arg;
-        3'd3:    upd = old & arg;
-        3'd4:    upd = old ^ arg;
-        default: upd = arg;
-      endcase
-      for (integer b = 0; b < 8; b = b + 1) begin
-        if (we_i[p] && wmask_i[p*8 + b] && (at + b < BYTES)) begin
-          mem_d[8*(at + b) +: 8] = upd[8*b +: 8];
-        end
-      end
-    end
+    hot_lo       = '0;
+    hot_hi       = '0;
+    lane_hi      = '0;
+    lane_row     = '0;
+    rot          = '0;
+    rmask        = '0;
+    rdata_o      = '0;
     host_rdata_o = '0;
-    at           = {{(32 - AW){1'b0}}, host_addr_i};
-    for (integer b = 0; b < 8; b = b + 1) begin
-      if (at + b < BYTES) begin
-        host_rdata_o[8*b +: 8] = mem_q[8*(at + b) +: 8];
-        if (host_we_i && host_wmask_i[b]) begin
-          mem_d[8*(at + b) +: 8] = host_wdata_i[8*b +: 8];
+    at           = '0;
+    r            = '0;
+    sh           = '0;
+    lanes        = '0;
+    dbl          = '0;
+    old          = '0;
+    arg          = '0;
+    upd          = '0;
+    m8           = '0;
+    m16          = '0;
+    for (integer p = 0; p < NW; p = p + 1) begin
+      if (p < NP) begin
+        at = {{(32 - AW){1'b0}}, addr_i[p*AW +: AW]};
+      end else begin
+        at = {{(32 - AW){1'b0}}, host_addr_i};
+      end
+      r  = at >> 3;
+      sh = at[2:0];
+      for (integer i = 0; i < ROWS; i = i + 1) begin
+        hot_lo[p*ROWS + i] = (r == i);
+        if (i > 0) begin
+          hot_hi[p*ROWS + i] = hot_lo[p*ROWS + i - 1];
         end
       end
+      for (integer k = 0; k < 8; k = k + 1) begin
+        lane_hi[p*8 + k] = (k < {29'd0, sh});
+        lane_row[(p*8 + k)*32 +: 32] = r + {31'd0, lane_hi[p*8 + k]};
+      end
+      // Each lane from its row as stored (rows past the map read 0) ...
+      lanes = '0;
+      for (integer i = 0; i < ROWS; i = i + 1) begin
+        for (integer k = 0; k < 8; k = k + 1) begin
+          lanes[8*k +: 8] = lanes[8*k +: 8] |
+              ({8{lane_hi[p*8 + k] ? hot_hi[p*ROWS + i] : hot_lo[p*ROWS + i]}} & mem_q[64*i + 8*k +: 8]);
+        end
+      end
+      // ... then the writes of the ports before this one, in order (the host reads before every write).
+      if (p < NP) begin
+        for (integer q = 0; q < p; q = q + 1) begin
+          for (integer k = 0; k < 8; k = k + 1) begin
+            if (rmask[q*8 + k] && lane_row[(q*8 + k)*32 +: 32] == lane_row[(p*8 + k)*32 +: 32]) begin
+              lanes[8*k +: 8] = rot[q*64 + 8*k +: 8];
+            end
+          end
+        end
+      end
+      // Rotate right by the byte offset: byte j of the access is lane (j + offset) mod 8.
+      dbl = {lanes, lanes} >> {sh, 3'b000};
+      old = dbl[63:0];
+      if (p < NP) begin
+        rdata_o[p*64 +: 64] = old;
+        arg = wdata_i[p*64 +: 64];
+        case (op_i[p*3 +: 3])
+          3'd1:    upd = old + arg;
+          3'd2:    upd = old | arg;
+          3'd3:    upd = old & arg;
+          3'd4:    upd = old ^ arg;
+          default: upd = arg;
+        endcase
+        for (integer b = 0; b < 8; b = b + 1) begin
+          m8[b] = we_i[p] & wmask_i[p*8 + b] & (at + b < BYTES);
+        end
+      end else begin
+        host_rdata_o = old;
+        upd          = host_wdata_i;
+        for (integer b = 0; b < 8; b = b + 1) begin
+          m8[b] = host_we_i & host_wmask_i[b] & (at + b < BYTES);
+        end
+      end
+      // Rotate left into the lanes.
+      dbl = {upd, upd} << {sh, 3'b000};
+      rot[p*64 +: 64] = dbl[127:64];
+      m16 = {m8, m8} << sh;
+      rmask[p*8 +: 8] = m16[15:8];
     end
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      // Byte by byte: a single fill constant over a large map trips Verilator's replication check.
-      for (integer i = 0; i < BYTES; i = i + 1) begin
-        mem_q[8*i +: 8] <= 8'd0;
+  // m16's low half is the rotation's overflow.
+  logic unused_m16;
+  assign unused_m16 = ^m16[7:0];
+
+  // Row i's byte k takes the last write of lane k to row i, writers in order.
+  for (genvar i = 0; i < ROWS; i = i + 1) begin : g_row
+    logic [63:0] q;
+    logic [63:0] d;
+    always_comb begin
+      d = q;
+      for (integer p = 0; p < NW; p = p + 1) begin
+        for (integer k = 0; k < 8; k = k + 1) begin
+          if (rmask[p*8 + k] && (lane_hi[p*8 + k] ? hot_hi[p*ROWS + i] : hot_lo[p*ROWS + i])) begin
+            d[8*k +: 8] = rot[p*64 + 8*k +: 8];
+          end
+        end
       end
-    end else begin
-      mem_q <= mem_d;
     end
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        q <= 64'd0;
+      end else begin
+        q <= d;
+      end
+    end
+    assign mem_q[64*i +: 64] = q;
   end
 
 endmodule

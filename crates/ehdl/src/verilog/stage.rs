@@ -1,9 +1,10 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
-use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort, Stall};
+use super::helpers::Call;
+use super::maps::{geometry, HashPort, MapPort, Stall};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
-use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
+use crate::ir::{Label, Op, OpKind, Pipeline};
 use hwxdp_ebpf::{AtomicOp, ByteOrder, InsnKind, Source};
 use hwxdp_object::MapSpec;
 use std::collections::{BTreeMap, BTreeSet};
@@ -11,21 +12,21 @@ use std::fmt::Write as _;
 
 /// The signals of one stage boundary: what the stage reads. Values are signal names or Verilog constants.
 #[derive(Clone, Default)]
-struct Bound {
-    regs: BTreeMap<u8, String>,
+pub(super) struct Bound {
+    pub(super) regs: BTreeMap<u8, String>,
     /// Stack bytes by r10-relative offset.
-    stack: BTreeMap<i64, String>,
-    preds: BTreeMap<u32, String>,
-    conds: BTreeMap<u32, String>,
-    verdict: Option<String>,
+    pub(super) stack: BTreeMap<i64, String>,
+    pub(super) preds: BTreeMap<u32, String>,
+    pub(super) conds: BTreeMap<u32, String>,
+    pub(super) verdict: Option<String>,
     /// Length so far and whether the packet's last frame was seen.
-    len: Option<(String, String)>,
+    pub(super) len: Option<(String, String)>,
     /// Context fields from the packet's sideband (`s_axis_tuser_i` of its first beat), by `xdp_md` offset.
-    ctx: BTreeMap<i64, String>,
+    pub(super) ctx: BTreeMap<i64, String>,
     /// Whether a run-time packet access reached past the frames it could see (the packet is aborted).
-    fault: Option<String>,
+    pub(super) fault: Option<String>,
     /// Where a redirect helper sent the packet: `{valid, is_map, map[7:0], key[31:0]}` (42 bits).
-    redirect: Option<String>,
+    pub(super) redirect: Option<String>,
 }
 
 /// One register of a boundary: name, width, next value, and whether it is a control bit that resets to 0.
@@ -46,7 +47,7 @@ pub(super) struct Gen<'a> {
     pub(super) hash_ports: BTreeMap<u32, Vec<HashPort>>,
     /// Stall checks, and for each early op its address and enable wires once emitted.
     pub(super) stalls: Vec<Stall>,
-    early: BTreeMap<u32, (String, String)>,
+    pub(super) early: BTreeMap<u32, (String, String)>,
     /// Register names of every boundary (index = boundary), for the stall checks.
     bound_regs: Vec<BTreeMap<u8, String>>,
     /// Fault wires of the stage being emitted (run-time checks that abort the packet).
@@ -71,7 +72,7 @@ pub(super) struct Gen<'a> {
     pub(super) state_flops: u64,
 }
 
-fn hex64(v: u64) -> String {
+pub(super) fn hex64(v: u64) -> String {
     format!("64'h{v:016x}")
 }
 
@@ -84,7 +85,7 @@ fn ctx_width(offset: i64) -> u32 {
     }
 }
 
-fn is_signal(s: &str) -> bool {
+pub(super) fn is_signal(s: &str) -> bool {
     s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
 }
 
@@ -148,7 +149,7 @@ impl<'a> Gen<'a> {
     }
 
     /// The advance of stage register `s` (boundary and frame register): `adv`, or `go[s]` with stall checks.
-    fn go(&self, s: u32) -> String {
+    pub(super) fn go(&self, s: u32) -> String {
         if self.stalls.is_empty() {
             "adv".into()
         } else {
@@ -156,7 +157,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn declare(&mut self, name: &str, width: u32) {
+    pub(super) fn declare(&mut self, name: &str, width: u32) {
         if width == 1 {
             let _ = writeln!(self.decls, "  logic {name};");
         } else {
@@ -175,7 +176,7 @@ impl<'a> Gen<'a> {
         expr.to_string()
     }
 
-    fn unsupported(&self, op: &Op, what: impl Into<String>) -> VerilogError {
+    pub(super) fn unsupported(&self, op: &Op, what: impl Into<String>) -> VerilogError {
         VerilogError::Unsupported {
             program: self.p.summary.program.clone(),
             origin: op.origin,
@@ -184,7 +185,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn internal(&self, op: Option<&Op>, what: String) -> VerilogError {
+    pub(super) fn internal(&self, op: Option<&Op>, what: String) -> VerilogError {
         VerilogError::Unsupported {
             program: self.p.summary.program.clone(),
             origin: op.map_or(0, |o| o.origin),
@@ -249,7 +250,7 @@ impl<'a> Gen<'a> {
         Ok(out)
     }
 
-    fn pred_signal(
+    pub(super) fn pred_signal(
         &mut self,
         preds: &BTreeMap<u32, String>,
         id: u32,
@@ -853,269 +854,17 @@ impl<'a> Gen<'a> {
                     );
                     verdict = Some(v);
                 }
-                (
-                    OpKind::Helper {
-                        id: 1,
-                        name: h,
-                        consts,
-                        ..
-                    },
-                    _,
-                ) => {
-                    let map = consts.iter().find_map(|c| match c {
-                        (1, ArgConst::Map(m)) => Some(*m),
-                        _ => None,
-                    });
-                    let key = consts.iter().find_map(|c| match c {
-                        (2, ArgConst::Stack(o)) => Some(*o),
-                        _ => None,
-                    });
-                    let (Some(m), Some(ko)) = (map, key) else {
-                        return Err(self.unsupported(
-                            op,
-                            format!("helper {h} with a map or key pointer known only at run time"),
-                        ));
-                    };
-                    if !self.arrays.contains(&m) {
-                        let spec = self.maps.get(m as usize);
-                        return Err(self.unsupported(
-                            op,
-                            format!(
-                                "helper {h} on map {} of type {} (only ARRAY, HASH and LPM_TRIE maps have blocks yet)",
-                                spec.map_or("?", |s| s.name.as_str()),
-                                spec.map_or(0, |s| s.map_type)
-                            ),
-                        ));
-                    }
-                    if !live_next_reg(0) {
-                        continue;
-                    }
-                    let en = self.pred_signal(&preds, op.pred, op)?;
-                    let spec = &self.maps[m as usize];
-                    let hash = is_cam(spec);
-                    let kbytes = if hash { spec.key_size as i64 } else { 4 };
-                    let bytes: Vec<String> = (0..kbytes)
-                        .rev()
-                        .map(|i| {
-                            b.stack
-                                .get(&(ko + i))
-                                .cloned()
-                                .unwrap_or_else(|| "8'd0".into())
-                        })
-                        .collect();
-                    let mut key = self.read(&format!("{{{}}}", bytes.join(", ")));
-                    if hash {
-                        // The CAM finds the slot; the pointer is the slot's value, as for an ARRAY index.
-                        let sw = slot_width(spec.max_entries);
-                        let (hit, slot, err) = (
-                            format!("{name}_hit"),
-                            format!("{name}_slot"),
-                            format!("{name}_err"),
-                        );
-                        self.declare(&hit, 1);
-                        self.declare(&slot, sw);
-                        self.declare(&err, 8);
-                        self.hash_ports.entry(m).or_default().push(HashPort {
-                            stage: op.stage,
-                            insn: op.insn,
-                            update: false,
-                            en: "1'b0".into(),
-                            key,
-                            flags: 0,
-                            hit: hit.clone(),
-                            slot: slot.clone(),
-                            err,
-                        });
-                        if self.stalls.iter().any(|st| st.early == op.id) {
-                            self.early.insert(op.id, (String::new(), en.clone()));
-                        }
-                        key = self.read(&format!(
-                            "{hit} ? {{{}'d0, {slot}}} : 32'hffff_ffff",
-                            32 - sw
-                        ));
-                    }
-                    let old = regs.get(&0).cloned().unwrap_or_else(|| "64'd0".into());
-                    let old = self.read(&old);
-                    let spec = &self.maps[m as usize];
-                    let (entries, vsize) = (spec.max_entries, spec.value_size);
-                    self.declare(&name, 64);
-                    let _ = writeln!(
-                        self.body,
-                        "  ehdl_array_lookup #(.MAP_ID({m}), .ENTRIES({entries}), .VALUE_SIZE({vsize})) u_{name} \
-                         (.en_i({en}), .key_i({key}), .old_i({old}), .r0_o({name}));  // {}",
-                        op.text
-                    );
-                    regs.insert(0, name.clone());
-                }
-                (
-                    OpKind::Helper {
-                        id: 2,
-                        name: h,
-                        consts,
-                        ..
-                    },
-                    _,
-                ) => {
-                    let c = |r: u8| consts.iter().find(|(x, _)| *x == r).map(|(_, c)| *c);
-                    let (
-                        Some(ArgConst::Map(m)),
-                        Some(ArgConst::Stack(ko)),
-                        Some(ArgConst::Stack(vo)),
-                        Some(ArgConst::Scalar(flags @ 0..=2)),
-                    ) = (c(1), c(2), c(3), c(4))
-                    else {
-                        return Err(self.unsupported(
-                            op,
-                            format!("helper {h} with arguments known only at run time"),
-                        ));
-                    };
-                    let spec = self.maps.get(m as usize);
-                    if !self.arrays.contains(&m) || !spec.is_some_and(is_hash) {
-                        return Err(self.unsupported(
-                            op,
-                            format!(
-                                "helper {h} on map {} (only HASH maps take updates yet)",
-                                spec.map_or("?", |s| s.name.as_str())
-                            ),
-                        ));
-                    }
-                    self.map_update(
+                (OpKind::Helper { .. }, _) => {
+                    let mut cx = Call {
                         op,
-                        &name,
-                        &preds,
-                        &b,
-                        &mut regs,
-                        live_next_reg(0),
-                        (m, ko, vo, flags as u8),
-                    )?;
-                }
-                (
-                    OpKind::Helper {
-                        id: id @ (23 | 51),
-                        name: h,
-                        consts,
-                        ..
-                    },
-                    _,
-                ) => {
-                    let c = |r: u8| consts.iter().find(|(x, _)| *x == r).map(|(_, c)| *c);
-                    let arg = |g: &mut Self, r: u8| match c(r) {
-                        Some(ArgConst::Scalar(v)) => Some(hex64(v as u64)),
-                        Some(_) => None,
-                        None => Some(reg(g, r)),
+                        name: &name,
+                        preds: &preds,
+                        b: &b,
+                        regs: &mut regs,
+                        redirect: &mut redirect,
+                        next,
                     };
-                    let en = self.pred_signal(&preds, op.pred, op)?;
-                    let old = redirect.clone().unwrap_or_else(|| "42'd0".into());
-                    let old = self.read(&old);
-                    let (r0, target) = if *id == 23 {
-                        // bpf_redirect(ifindex, flags): XDP_REDIRECT, or XDP_ABORTED on nonzero flags.
-                        let (Some(ifx), Some(flags)) = (arg(self, 1), arg(self, 2)) else {
-                            return Err(
-                                self.unsupported(op, format!("helper {h} with a pointer argument"))
-                            );
-                        };
-                        if is_signal(&ifx) {
-                            self.unused_ports.push(ifx.clone()); // only its low 32 bits are the ifindex
-                        }
-                        let ok = format!("{name}_ok");
-                        self.declare(&ok, 1);
-                        let _ = writeln!(
-                            self.body,
-                            "  assign {ok} = ({flags} == 64'd0);  // {}",
-                            op.text
-                        );
-                        (
-                            format!("({ok} ? 64'd4 : 64'd0)"),
-                            format!("{ok} ? {{2'b10, 8'd0, {ifx}[31:0]}} : {old}"),
-                        )
-                    } else {
-                        let (Some(ArgConst::Map(m)), Some(key), Some(ArgConst::Scalar(flags))) =
-                            (c(1), arg(self, 2), c(3))
-                        else {
-                            return Err(self.unsupported(
-                                op,
-                                format!("helper {h} with a map or flags known only at run time"),
-                            ));
-                        };
-                        let spec = self.maps.get(m as usize);
-                        if !self.arrays.contains(&m) {
-                            return Err(self.unsupported(
-                                op,
-                                format!(
-                                    "helper {h} on map {} of type {} (only DEVMAP has a block)",
-                                    spec.map_or("?", |s| s.name.as_str()),
-                                    spec.map_or(0, |s| s.map_type)
-                                ),
-                            ));
-                        }
-                        let (entries, vsize) =
-                            spec.map_or((0, 4), |s| (s.max_entries, s.value_size));
-                        let (_, aw) = geometry(&self.maps[m as usize]);
-                        // A read port on the DEVMAP's block: the key's slot holds a nonzero ifindex when present.
-                        let (kw, rd, present) = (
-                            format!("{name}_key"),
-                            format!("{name}_rd{m}"),
-                            format!("{name}_present"),
-                        );
-                        self.declare(&kw, 64);
-                        self.declare(&rd, 64);
-                        self.declare(&present, 1);
-                        let _ = writeln!(self.body, "  assign {kw} = {key};  // {}", op.text);
-                        let _ = writeln!(
-                            self.body,
-                            "  assign {present} = ({kw}[31:0] < 32'd{entries}) & ({rd}[{}:0] != '0);",
-                            8 * vsize.min(8) - 1
-                        );
-                        self.read(&kw);
-                        self.read(&rd);
-                        self.unused_ports.push(rd.clone());
-                        self.unused_ports.push(kw.clone());
-                        self.map_ports.entry(m).or_default().push(MapPort {
-                            stage: op.stage,
-                            insn: op.insn,
-                            we: "1'b0".into(),
-                            op: 0,
-                            addr: format!("{kw}[{}:0] * {aw}'d{vsize}", aw - 1),
-                            wdata: "64'd0".into(),
-                            wmask: "8'h00".into(),
-                            rdata: rd,
-                        });
-                        let bad = flags as u64 & !(3 | 8 | 16) != 0;
-                        let bcast = flags as u64 & 8 != 0;
-                        let go = format!("{name}_go");
-                        self.declare(&go, 1);
-                        let _ = writeln!(
-                            self.body,
-                            "  assign {go} = 1'b{} & ({present} | 1'b{});",
-                            !bad as u8, bcast as u8
-                        );
-                        let fallback = if bad { 0 } else { flags as u64 & 3 };
-                        (
-                            format!("({go} ? 64'd4 : 64'd{fallback})"),
-                            format!("{go} ? {{2'b11, 8'd{m}, {kw}[31:0]}} : {old}"),
-                        )
-                    };
-                    let r = format!("{name}_redirect");
-                    self.declare(&r, 42);
-                    let e = self.read(&format!("{en} ? ({target}) : {old}"));
-                    let _ = writeln!(self.body, "  assign {r} = {e};");
-                    redirect = Some(r);
-                    if live_next_reg(0) {
-                        let r0v = self.read(&r0);
-                        let old0 = regs.get(&0).cloned().unwrap_or_else(|| "64'd0".into());
-                        let old0 = self.read(&old0);
-                        let w = format!("{name}_r0");
-                        self.declare(&w, 64);
-                        let _ = writeln!(
-                            self.body,
-                            "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{w} (.en_i({en}), .a_i(64'd0), .b_i({r0v}), \
-                             .old_i({old0}), .res_o({w}));"
-                        );
-                        regs.insert(0, w);
-                    }
-                }
-                (OpKind::Helper { name: h, id, .. }, _) => {
-                    return Err(self.unsupported(op, format!("helper {h} (call {id})")));
+                    self.helper(&mut cx)?;
                 }
                 (
                     OpKind::Atomic,
@@ -1290,122 +1039,6 @@ impl<'a> Gen<'a> {
             self.early.insert(op.id, (p.clone(), en.to_string()));
         }
         Ok(rd)
-    }
-
-    /// `bpf_map_update_elem` on HASH map `m` with the key at stack offset `ko`, the value at `vo` and `flags`: an
-    /// update port on the map's CAM, value ports writing the slot it gives, and R0 = 0 or -errno.
-    #[allow(clippy::too_many_arguments)]
-    fn map_update(
-        &mut self,
-        op: &Op,
-        name: &str,
-        preds: &BTreeMap<u32, String>,
-        b: &Bound,
-        regs: &mut BTreeMap<u8, String>,
-        r0_live: bool,
-        (m, ko, vo, flags): (u32, i64, i64, u8),
-    ) -> Result<(), VerilogError> {
-        let en = self.pred_signal(preds, op.pred, op)?;
-        let spec = &self.maps[m as usize];
-        let (kb, vsize, entries) = (
-            spec.key_size as i64,
-            spec.value_size as i64,
-            spec.max_entries,
-        );
-        let (_, aw) = geometry(spec);
-        let sw = slot_width(entries);
-        let bytes = |g: &mut Self, at: i64, n: i64| -> String {
-            let v: Vec<String> = (0..n)
-                .rev()
-                .map(|i| {
-                    b.stack
-                        .get(&(at + i))
-                        .cloned()
-                        .unwrap_or_else(|| "8'd0".into())
-                })
-                .collect();
-            g.read(&format!("{{{}}}", v.join(", ")))
-        };
-        let key = bytes(self, ko, kb);
-        let (hit, slot, err) = (
-            format!("{name}_hit"),
-            format!("{name}_slot"),
-            format!("{name}_err"),
-        );
-        self.declare(&hit, 1);
-        self.declare(&slot, sw);
-        self.declare(&err, 8);
-        let we = format!("{} & {en}", self.go(op.stage));
-        self.read(&we);
-        self.hash_ports.entry(m).or_default().push(HashPort {
-            stage: op.stage,
-            insn: op.insn,
-            update: true,
-            en: we,
-            key,
-            flags,
-            hit: hit.clone(),
-            slot: slot.clone(),
-            err: err.clone(),
-        });
-        if self.stalls.iter().any(|st| st.early == op.id) {
-            self.early.insert(op.id, (String::new(), en.clone()));
-        }
-        // The value, 8 bytes per port, at slot * value_size.
-        let base = format!("{name}_vbase");
-        self.declare(&base, aw);
-        let wide_slot = if aw > sw {
-            format!("{{{}'d0, {slot}}}", aw - sw)
-        } else {
-            slot.clone()
-        };
-        let _ = writeln!(
-            self.body,
-            "  assign {base} = {wide_slot} * {aw}'d{vsize};  // {}",
-            op.text
-        );
-        self.read(&slot);
-        self.read(&base);
-        for i in 0..(vsize + 7) / 8 {
-            let n = (vsize - 8 * i).min(8);
-            let chunk = bytes(self, vo + 8 * i, n);
-            let rd = format!("{name}_v{i}_rd");
-            self.declare(&rd, 64);
-            self.unused_ports.push(rd.clone());
-            let mask = if n == 8 { 0xff } else { (1u32 << n) - 1 };
-            self.read(&hit);
-            self.map_ports.entry(m).or_default().push(MapPort {
-                stage: op.stage,
-                insn: op.insn,
-                we: hit.clone(),
-                op: 0,
-                addr: format!("({base} + {aw}'d{})", 8 * i),
-                wdata: if n == 8 {
-                    chunk
-                } else {
-                    format!("{{{}'d0, {chunk}}}", 64 - 8 * n)
-                },
-                wmask: format!("8'h{mask:02x}"),
-                rdata: rd,
-            });
-        }
-        if r0_live {
-            let old = regs.get(&0).cloned().unwrap_or_else(|| "64'd0".into());
-            let old = self.read(&old);
-            let e = self.read(&err);
-            let r0 = format!("{name}_r0");
-            self.declare(&r0, 64);
-            let _ = writeln!(
-                self.body,
-                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{r0} (.en_i({en}), .a_i(64'd0), .b_i(64'd0 - {{56'd0, {e}}}), \
-                 .old_i({old}), .res_o({r0}));  // {}: 0 or -errno",
-                op.text
-            );
-            regs.insert(0, r0);
-        } else {
-            self.unused_ports.push(err);
-        }
-        Ok(())
     }
 
     /// For a packet access at a run-time offset: the byte address wire (from the pointer register, relative to

@@ -1,0 +1,426 @@
+//! Helper blocks: one method per helper family, called from the stage emitter with the stage's state in a [`Call`].
+//! A helper op is alone in its stage (rule 2 of docs/ehdl.md), so its inputs are the stage's input boundary and its
+//! results chain onto the values the next boundary registers.
+
+use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort};
+use super::stage::{hex64, is_signal, Bound, Gen};
+use super::VerilogError;
+use crate::ir::{ArgConst, Op, OpKind, Stage};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The state of the stage a helper op sits in: what it reads, and what it may change for the next boundary.
+pub(super) struct Call<'c> {
+    /// The helper op.
+    pub(super) op: &'c Op,
+    /// The op's signal prefix (`s<stage>_o<id>`).
+    pub(super) name: &'c str,
+    /// The stage's predicates, those formed in it included.
+    pub(super) preds: &'c BTreeMap<u32, String>,
+    /// The stage's input boundary.
+    pub(super) b: &'c Bound,
+    /// Register values for the next boundary (a result chains onto the old value).
+    pub(super) regs: &'c mut BTreeMap<u8, String>,
+    /// The packet's redirect target so far (42 bits, see `Bound::redirect`).
+    pub(super) redirect: &'c mut Option<String>,
+    /// The next stage, whose live sets say which results are worth computing (`None` after the last stage).
+    pub(super) next: Option<&'c Stage>,
+}
+
+impl Call<'_> {
+    /// Whether register `r` is live at the next boundary.
+    pub(super) fn live_reg(&self, r: u8) -> bool {
+        self.next.is_some_and(|s| s.live_regs.contains(r))
+    }
+
+    /// The constant argument in register `r`, if the front end folded one.
+    fn arg_const(&self, r: u8) -> Option<ArgConst> {
+        match &self.op.kind {
+            OpKind::Helper { consts, .. } => consts.iter().find(|(x, _)| *x == r).map(|(_, c)| *c),
+            _ => None,
+        }
+    }
+
+    /// The helper's name.
+    fn helper_name(&self) -> &str {
+        match &self.op.kind {
+            OpKind::Helper { name, .. } => name,
+            _ => "",
+        }
+    }
+}
+
+impl Gen<'_> {
+    /// Emits the block of helper op `cx.op`, or says which helper has none.
+    pub(super) fn helper(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
+        let OpKind::Helper { id, name: h, .. } = &cx.op.kind else {
+            return Err(self.internal(Some(cx.op), "a helper block for a non-helper op".into()));
+        };
+        match *id {
+            1 => self.map_lookup(cx),
+            2 => self.map_update_call(cx),
+            23 | 51 => self.redirect(cx),
+            id => Err(self.unsupported(cx.op, format!("helper {h} (call {id})"))),
+        }
+    }
+
+    /// Register `r` of the stage's input boundary (0 when nothing defined it).
+    pub(super) fn in_reg(&mut self, cx: &Call, r: u8) -> String {
+        match cx.b.regs.get(&r) {
+            Some(s) => self.read(s),
+            None => "64'd0".into(),
+        }
+    }
+
+    /// The value register `r` has so far in the stage (a result's `old`), marked as read.
+    pub(super) fn old_reg(&mut self, cx: &Call, r: u8) -> String {
+        let old = cx.regs.get(&r).cloned().unwrap_or_else(|| "64'd0".into());
+        self.read(&old)
+    }
+
+    /// `n` stack bytes of the input boundary from r10-relative `at`, as a concatenation (highest byte first).
+    pub(super) fn stack_bytes(&mut self, b: &Bound, at: i64, n: i64) -> String {
+        let v: Vec<String> = (0..n)
+            .rev()
+            .map(|i| {
+                b.stack
+                    .get(&(at + i))
+                    .cloned()
+                    .unwrap_or_else(|| "8'd0".into())
+            })
+            .collect();
+        self.read(&format!("{{{}}}", v.join(", ")))
+    }
+
+    /// `bpf_map_lookup_elem` (1): an `ehdl_array_lookup` block, fed by the map's CAM for HASH and LPM_TRIE maps.
+    fn map_lookup(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
+        let (op, name) = (cx.op, cx.name);
+        let h = cx.helper_name().to_string();
+        let map = match cx.arg_const(1) {
+            Some(ArgConst::Map(m)) => Some(m),
+            _ => None,
+        };
+        let key = match cx.arg_const(2) {
+            Some(ArgConst::Stack(o)) => Some(o),
+            _ => None,
+        };
+        let (Some(m), Some(ko)) = (map, key) else {
+            return Err(self.unsupported(
+                op,
+                format!("helper {h} with a map or key pointer known only at run time"),
+            ));
+        };
+        if !self.arrays.contains(&m) {
+            let spec = self.maps.get(m as usize);
+            return Err(self.unsupported(
+                op,
+                format!(
+                    "helper {h} on map {} of type {} (only ARRAY, HASH and LPM_TRIE maps have blocks yet)",
+                    spec.map_or("?", |s| s.name.as_str()),
+                    spec.map_or(0, |s| s.map_type)
+                ),
+            ));
+        }
+        if !cx.live_reg(0) {
+            return Ok(());
+        }
+        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let spec = &self.maps[m as usize];
+        let hash = is_cam(spec);
+        let kbytes = if hash { spec.key_size as i64 } else { 4 };
+        let mut key = self.stack_bytes(cx.b, ko, kbytes);
+        if hash {
+            // The CAM finds the slot; the pointer is the slot's value, as for an ARRAY index.
+            let sw = slot_width(spec.max_entries);
+            let (hit, slot, err) = (
+                format!("{name}_hit"),
+                format!("{name}_slot"),
+                format!("{name}_err"),
+            );
+            self.declare(&hit, 1);
+            self.declare(&slot, sw);
+            self.declare(&err, 8);
+            self.hash_ports.entry(m).or_default().push(HashPort {
+                stage: op.stage,
+                insn: op.insn,
+                update: false,
+                en: "1'b0".into(),
+                key,
+                flags: 0,
+                hit: hit.clone(),
+                slot: slot.clone(),
+                err,
+            });
+            if self.stalls.iter().any(|st| st.early == op.id) {
+                self.early.insert(op.id, (String::new(), en.clone()));
+            }
+            key = self.read(&format!(
+                "{hit} ? {{{}'d0, {slot}}} : 32'hffff_ffff",
+                32 - sw
+            ));
+        }
+        let old = self.old_reg(cx, 0);
+        let spec = &self.maps[m as usize];
+        let (entries, vsize) = (spec.max_entries, spec.value_size);
+        self.declare(name, 64);
+        let _ = writeln!(
+            self.body,
+            "  ehdl_array_lookup #(.MAP_ID({m}), .ENTRIES({entries}), .VALUE_SIZE({vsize})) u_{name} \
+             (.en_i({en}), .key_i({key}), .old_i({old}), .r0_o({name}));  // {}",
+            op.text
+        );
+        cx.regs.insert(0, name.to_string());
+        Ok(())
+    }
+
+    /// `bpf_map_update_elem` (2) with constant map, key and value pointers and flags, on a HASH map.
+    fn map_update_call(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
+        let op = cx.op;
+        let h = cx.helper_name().to_string();
+        let (
+            Some(ArgConst::Map(m)),
+            Some(ArgConst::Stack(ko)),
+            Some(ArgConst::Stack(vo)),
+            Some(ArgConst::Scalar(flags @ 0..=2)),
+        ) = (
+            cx.arg_const(1),
+            cx.arg_const(2),
+            cx.arg_const(3),
+            cx.arg_const(4),
+        )
+        else {
+            return Err(self.unsupported(
+                op,
+                format!("helper {h} with arguments known only at run time"),
+            ));
+        };
+        let spec = self.maps.get(m as usize);
+        if !self.arrays.contains(&m) || !spec.is_some_and(is_hash) {
+            return Err(self.unsupported(
+                op,
+                format!(
+                    "helper {h} on map {} (only HASH maps take updates yet)",
+                    spec.map_or("?", |s| s.name.as_str())
+                ),
+            ));
+        }
+        self.map_update(cx, (m, ko, vo, flags as u8))
+    }
+
+    /// `bpf_map_update_elem` on HASH map `m` with the key at stack offset `ko`, the value at `vo` and `flags`: an
+    /// update port on the map's CAM, value ports writing the slot it gives, and R0 = 0 or -errno.
+    fn map_update(
+        &mut self,
+        cx: &mut Call,
+        (m, ko, vo, flags): (u32, i64, i64, u8),
+    ) -> Result<(), VerilogError> {
+        let (op, name) = (cx.op, cx.name);
+        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let spec = &self.maps[m as usize];
+        let (kb, vsize, entries) = (
+            spec.key_size as i64,
+            spec.value_size as i64,
+            spec.max_entries,
+        );
+        let (_, aw) = geometry(spec);
+        let sw = slot_width(entries);
+        let key = self.stack_bytes(cx.b, ko, kb);
+        let (hit, slot, err) = (
+            format!("{name}_hit"),
+            format!("{name}_slot"),
+            format!("{name}_err"),
+        );
+        self.declare(&hit, 1);
+        self.declare(&slot, sw);
+        self.declare(&err, 8);
+        let we = format!("{} & {en}", self.go(op.stage));
+        self.read(&we);
+        self.hash_ports.entry(m).or_default().push(HashPort {
+            stage: op.stage,
+            insn: op.insn,
+            update: true,
+            en: we,
+            key,
+            flags,
+            hit: hit.clone(),
+            slot: slot.clone(),
+            err: err.clone(),
+        });
+        if self.stalls.iter().any(|st| st.early == op.id) {
+            self.early.insert(op.id, (String::new(), en.clone()));
+        }
+        // The value, 8 bytes per port, at slot * value_size.
+        let base = format!("{name}_vbase");
+        self.declare(&base, aw);
+        let wide_slot = if aw > sw {
+            format!("{{{}'d0, {slot}}}", aw - sw)
+        } else {
+            slot.clone()
+        };
+        let _ = writeln!(
+            self.body,
+            "  assign {base} = {wide_slot} * {aw}'d{vsize};  // {}",
+            op.text
+        );
+        self.read(&slot);
+        self.read(&base);
+        for i in 0..(vsize + 7) / 8 {
+            let n = (vsize - 8 * i).min(8);
+            let chunk = self.stack_bytes(cx.b, vo + 8 * i, n);
+            let rd = format!("{name}_v{i}_rd");
+            self.declare(&rd, 64);
+            self.unused_ports.push(rd.clone());
+            let mask = if n == 8 { 0xff } else { (1u32 << n) - 1 };
+            self.read(&hit);
+            self.map_ports.entry(m).or_default().push(MapPort {
+                stage: op.stage,
+                insn: op.insn,
+                we: hit.clone(),
+                op: 0,
+                addr: format!("({base} + {aw}'d{})", 8 * i),
+                wdata: if n == 8 {
+                    chunk
+                } else {
+                    format!("{{{}'d0, {chunk}}}", 64 - 8 * n)
+                },
+                wmask: format!("8'h{mask:02x}"),
+                rdata: rd,
+            });
+        }
+        if cx.live_reg(0) {
+            let old = self.old_reg(cx, 0);
+            let e = self.read(&err);
+            let r0 = format!("{name}_r0");
+            self.declare(&r0, 64);
+            let _ = writeln!(
+                self.body,
+                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{r0} (.en_i({en}), .a_i(64'd0), .b_i(64'd0 - {{56'd0, {e}}}), \
+                 .old_i({old}), .res_o({r0}));  // {}: 0 or -errno",
+                op.text
+            );
+            cx.regs.insert(0, r0);
+        } else {
+            self.unused_ports.push(err);
+        }
+        Ok(())
+    }
+
+    /// `bpf_redirect` (23) and `bpf_redirect_map` (51) on a DEVMAP: the packet's target and R0's action.
+    fn redirect(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
+        let (op, name) = (cx.op, cx.name);
+        let OpKind::Helper { id, name: h, .. } = &op.kind else {
+            return Err(self.internal(Some(op), "a redirect block for a non-helper op".into()));
+        };
+        let arg = |g: &mut Self, cx: &Call, r: u8| match cx.arg_const(r) {
+            Some(ArgConst::Scalar(v)) => Some(hex64(v as u64)),
+            Some(_) => None,
+            None => Some(g.in_reg(cx, r)),
+        };
+        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let old = cx.redirect.clone().unwrap_or_else(|| "42'd0".into());
+        let old = self.read(&old);
+        let (r0, target) = if *id == 23 {
+            // bpf_redirect(ifindex, flags): XDP_REDIRECT, or XDP_ABORTED on nonzero flags.
+            let (Some(ifx), Some(flags)) = (arg(self, cx, 1), arg(self, cx, 2)) else {
+                return Err(self.unsupported(op, format!("helper {h} with a pointer argument")));
+            };
+            if is_signal(&ifx) {
+                self.unused_ports.push(ifx.clone()); // only its low 32 bits are the ifindex
+            }
+            let ok = format!("{name}_ok");
+            self.declare(&ok, 1);
+            let _ = writeln!(
+                self.body,
+                "  assign {ok} = ({flags} == 64'd0);  // {}",
+                op.text
+            );
+            (
+                format!("({ok} ? 64'd4 : 64'd0)"),
+                format!("{ok} ? {{2'b10, 8'd0, {ifx}[31:0]}} : {old}"),
+            )
+        } else {
+            let (Some(ArgConst::Map(m)), Some(key), Some(ArgConst::Scalar(flags))) =
+                (cx.arg_const(1), arg(self, cx, 2), cx.arg_const(3))
+            else {
+                return Err(self.unsupported(
+                    op,
+                    format!("helper {h} with a map or flags known only at run time"),
+                ));
+            };
+            let spec = self.maps.get(m as usize);
+            if !self.arrays.contains(&m) {
+                return Err(self.unsupported(
+                    op,
+                    format!(
+                        "helper {h} on map {} of type {} (only DEVMAP has a block)",
+                        spec.map_or("?", |s| s.name.as_str()),
+                        spec.map_or(0, |s| s.map_type)
+                    ),
+                ));
+            }
+            let (entries, vsize) = spec.map_or((0, 4), |s| (s.max_entries, s.value_size));
+            let (_, aw) = geometry(&self.maps[m as usize]);
+            // A read port on the DEVMAP's block: the key's slot holds a nonzero ifindex when present.
+            let (kw, rd, present) = (
+                format!("{name}_key"),
+                format!("{name}_rd{m}"),
+                format!("{name}_present"),
+            );
+            self.declare(&kw, 64);
+            self.declare(&rd, 64);
+            self.declare(&present, 1);
+            let _ = writeln!(self.body, "  assign {kw} = {key};  // {}", op.text);
+            let _ = writeln!(
+                self.body,
+                "  assign {present} = ({kw}[31:0] < 32'd{entries}) & ({rd}[{}:0] != '0);",
+                8 * vsize.min(8) - 1
+            );
+            self.read(&kw);
+            self.read(&rd);
+            self.unused_ports.push(rd.clone());
+            self.unused_ports.push(kw.clone());
+            self.map_ports.entry(m).or_default().push(MapPort {
+                stage: op.stage,
+                insn: op.insn,
+                we: "1'b0".into(),
+                op: 0,
+                addr: format!("{kw}[{}:0] * {aw}'d{vsize}", aw - 1),
+                wdata: "64'd0".into(),
+                wmask: "8'h00".into(),
+                rdata: rd,
+            });
+            let bad = flags as u64 & !(3 | 8 | 16) != 0;
+            let bcast = flags as u64 & 8 != 0;
+            let go = format!("{name}_go");
+            self.declare(&go, 1);
+            let _ = writeln!(
+                self.body,
+                "  assign {go} = 1'b{} & ({present} | 1'b{});",
+                !bad as u8, bcast as u8
+            );
+            let fallback = if bad { 0 } else { flags as u64 & 3 };
+            (
+                format!("({go} ? 64'd4 : 64'd{fallback})"),
+                format!("{go} ? {{2'b11, 8'd{m}, {kw}[31:0]}} : {old}"),
+            )
+        };
+        let r = format!("{name}_redirect");
+        self.declare(&r, 42);
+        let e = self.read(&format!("{en} ? ({target}) : {old}"));
+        let _ = writeln!(self.body, "  assign {r} = {e};");
+        *cx.redirect = Some(r);
+        if cx.live_reg(0) {
+            let r0v = self.read(&r0);
+            let old0 = self.old_reg(cx, 0);
+            let w = format!("{name}_r0");
+            self.declare(&w, 64);
+            let _ = writeln!(
+                self.body,
+                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{w} (.en_i({en}), .a_i(64'd0), .b_i({r0v}), \
+                 .old_i({old0}), .res_o({w}));"
+            );
+            cx.regs.insert(0, w);
+        }
+        Ok(())
+    }
+}

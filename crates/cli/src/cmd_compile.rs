@@ -29,6 +29,10 @@ pub struct Args {
     /// eHDL: packet bus width in bits (one frame per cycle).
     #[arg(long = "data-width", default_value_t = 512)]
     data_width: u32,
+    /// eHDL: no state pruning; every stage boundary carries r0-r9 and the whole 512-byte stack (the eHDL paper's
+    /// baseline).
+    #[arg(long = "no-prune")]
+    no_prune: bool,
 }
 
 /// Compile options from `--lanes` and `--disable`.
@@ -72,6 +76,9 @@ pub fn build(
 pub fn run(args: Args) -> Result<ExitCode> {
     if args.target == "ehdl" {
         return run_ehdl(args);
+    }
+    if args.no_prune {
+        bail!("--no-prune turns off the eHDL front end's state pruning: it needs --target ehdl");
     }
     let loaded = common::load_object(&args.program.object)?;
     let options = options(args.lanes, &args.disable)?;
@@ -121,6 +128,7 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
     )?;
     let options = hwxdp_ehdl::Options {
         data_width: args.data_width,
+        prune: !args.no_prune,
         ..hwxdp_ehdl::Options::default()
     };
     let pipeline = hwxdp_ehdl::compile(program, &spec.maps, &options)

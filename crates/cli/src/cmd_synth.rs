@@ -1,5 +1,7 @@
 //! `hwxdp synth --target hxdp`: Yosys `synth_xilinx -family xcup` of the hXDP module (or any module of its unit) at
 //! a chosen lane count and memory sizes; prints the LUT, FF, BRAM, URAM, DSP and carry counts and writes them as JSON.
+//! `hwxdp synth --target ehdl prog.o`: the same for the eHDL pipeline generated from a program (with or without
+//! state pruning), over the primitives of `rtl/ehdl/` built into the binary.
 //!
 //! A target turns the command line into a [`Design`] (sources, top, parameters); everything after that (running
 //! Yosys, counting, printing) is shared, so a target that synthesizes generated sources (an eHDL pipeline built from
@@ -28,34 +30,47 @@ const DEFAULT_LANES: u64 = 4;
 /// Arguments of `hwxdp synth`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// What to synthesize: `hxdp` is the hXDP module of `rtl/sephirot/` (built into this binary).
+    /// What to synthesize: `hxdp` is the hXDP module of `rtl/sephirot/` (built into this binary); `ehdl` is the
+    /// pipeline generated from OBJECT's program.
     #[arg(long, value_enum)]
     target: Target,
+    /// `--target ehdl`: the BPF object (built with `clang -O2 -g -target bpf`) whose program becomes the pipeline.
+    pub(crate) object: Option<PathBuf>,
+    /// `--target ehdl`: the program, by function or section name (needed when the object has several).
+    #[arg(long, short = 'p')]
+    pub(crate) program: Option<String>,
+    /// `--target ehdl`: packet bus width in bits (one frame per cycle).
+    #[arg(long = "data-width")]
+    pub(crate) data_width: Option<u32>,
+    /// `--target ehdl`: no state pruning; every stage boundary carries r0-r9 and the whole 512-byte stack (the eHDL
+    /// paper's baseline).
+    #[arg(long = "no-prune")]
+    pub(crate) no_prune: bool,
     /// The module to synthesize, any module of the target's unit (e.g. sephirot, maps, pkt_buffer, alu); default:
     /// the target's top.
     #[arg(long)]
-    top: Option<String>,
+    pub(crate) top: Option<String>,
     /// Lanes per bundle (1 to 8; default 4), for a top that has lanes.
     #[arg(long)]
-    lanes: Option<u64>,
+    pub(crate) lanes: Option<u64>,
     /// Instruction memory depth in bundles.
     #[arg(long = "imem-bundles")]
-    imem_bundles: Option<u64>,
+    pub(crate) imem_bundles: Option<u64>,
     /// 512-byte stack frames (call depth).
     #[arg(long = "stack-frames")]
-    stack_frames: Option<u64>,
+    pub(crate) stack_frames: Option<u64>,
     /// CAM entries of the maps module (all hash, LRU and LPM maps together; a power of two).
     #[arg(long = "map-entries")]
-    map_entries: Option<u64>,
+    pub(crate) map_entries: Option<u64>,
     /// 8-byte value rows of the maps module (a power of two, at least --map-entries).
     #[arg(long = "map-words")]
-    map_words: Option<u64>,
+    pub(crate) map_words: Option<u64>,
     /// 8-byte words of the packet buffer's difference buffer.
     #[arg(long = "diff-entries")]
-    diff_entries: Option<u64>,
+    pub(crate) diff_entries: Option<u64>,
     /// Any other parameter of the top, NAME=VALUE (repeatable; wins over the options above).
     #[arg(long = "param", value_name = "NAME=VALUE")]
-    params: Vec<String>,
+    pub(crate) params: Vec<String>,
     /// Write the counts here as JSON; Yosys' log goes next to it (`<name>.yosys.log`). Without it the log is kept
     /// only when Yosys fails.
     #[arg(short = 'o', long = "out")]
@@ -70,6 +85,8 @@ pub struct Args {
 enum Target {
     /// The hXDP module (`rtl/sephirot/`).
     Hxdp,
+    /// An eHDL pipeline generated from a program (`rtl/ehdl/` primitives).
+    Ehdl,
 }
 
 impl Target {
@@ -77,26 +94,43 @@ impl Target {
     fn name(self) -> &'static str {
         match self {
             Target::Hxdp => "hxdp",
+            Target::Ehdl => "ehdl",
         }
     }
 
     /// What Yosys is to synthesize for this target.
     fn design(self, args: &Args) -> Result<Design> {
         match self {
-            Target::Hxdp => hxdp_design(args),
+            Target::Hxdp => {
+                let ehdl_only = [
+                    ("OBJECT", args.object.is_some()),
+                    ("--program", args.program.is_some()),
+                    ("--data-width", args.data_width.is_some()),
+                    ("--no-prune", args.no_prune),
+                ];
+                if let Some((flag, _)) = ehdl_only.iter().find(|(_, given)| *given) {
+                    bail!(
+                        "{flag} is for --target ehdl (--target hxdp synthesizes the hXDP module)"
+                    );
+                }
+                hxdp_design(args)
+            }
+            Target::Ehdl => crate::synth_ehdl::design(args),
         }
     }
 }
 
 /// Sources, top and parameters handed to Yosys.
 #[derive(Debug)]
-struct Design {
+pub(crate) struct Design {
     /// Verilog sources as (path shown in Yosys' messages, text).
-    sources: Vec<(String, String)>,
+    pub(crate) sources: Vec<(String, String)>,
     /// The top module.
-    top: String,
+    pub(crate) top: String,
     /// Parameters of the top to override, in order.
-    params: Vec<(String, u64)>,
+    pub(crate) params: Vec<(String, u64)>,
+    /// For a generated design, what it was generated from (e.g. the eHDL pipeline's program and options).
+    pub(crate) source: Option<BTreeMap<String, serde_json::Value>>,
 }
 
 /// The hXDP target: the embedded `rtl/sephirot/` sources the top needs, and the size options turned into the top's
@@ -132,6 +166,7 @@ fn hxdp_design(args: &Args) -> Result<Design> {
         sources,
         top,
         params,
+        source: None,
     })
 }
 
@@ -311,6 +346,10 @@ struct Summary<'a> {
     yosys_version: &'a str,
     /// Every cell type of the netlist and its count.
     cells: &'a BTreeMap<String, u64>,
+    /// For a generated design, what it was generated from (`--target ehdl`: object, program, data width, pruning,
+    /// stages, state flip-flops).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    source: Option<&'a BTreeMap<String, serde_json::Value>>,
 }
 
 /// Runs `hwxdp synth`.
@@ -358,6 +397,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         seconds: (report.seconds * 10.0).round() / 10.0,
         yosys_version: &report.yosys_version,
         cells: &report.cells,
+        source: design.source.as_ref(),
     };
     print!("{}", table(&what, &report));
     match &args.out {

@@ -15,6 +15,7 @@ mod p4build;
 mod pair;
 mod progress;
 mod rss;
+mod synth_ehdl;
 mod under_test;
 
 use clap::{Parser, Subcommand};
@@ -49,7 +50,8 @@ enum Command {
     /// Compile a P4-16 program to XDP and run an STF test script against it (reference machine, kernel or hXDP model).
     Stf(cmd_stf::Args),
     /// Synthesize a hardware target with Yosys for Xilinx UltraScale+ (`--target hxdp`: the hXDP module at chosen
-    /// lanes and memory sizes) and count its LUTs, flip-flops, BRAM, URAM and DSPs.
+    /// lanes and memory sizes; `--target ehdl prog.o`: a program's eHDL pipeline) and count its LUTs, flip-flops,
+    /// BRAM, URAM and DSPs.
     Synth(cmd_synth::Args),
 }
 

@@ -40,6 +40,10 @@ pub struct Options {
     pub data_width: u32,
     /// Most instructions the flattened (inlined and unrolled) program may have.
     pub max_insns: usize,
+    /// State pruning (section 4.3): every boundary carries only its live registers and stack bytes. Off, every
+    /// boundary carries r0-r9 and all 512 stack bytes, the paper's baseline for its resource comparison (r10 is the
+    /// stack's constant base either way).
+    pub prune: bool,
 }
 
 impl Default for Options {
@@ -47,6 +51,7 @@ impl Default for Options {
         Options {
             data_width: 512,
             max_insns: 16384,
+            prune: true,
         }
     }
 }

@@ -6,6 +6,9 @@
 //! stage (from the byte sets of [`hwxdp_analysis::StackLiveness`]). r10 is never carried: the frame pointer is a
 //! constant of the design. A predicate is carried from the stage it becomes ready to its last use, and the output of
 //! a condition op from its stage to the stage where the predicates that use it are formed.
+//!
+//! With [`Options::prune`] off, every boundary carries r0-r9 and the whole 512-byte stack instead (the paper's
+//! unpruned baseline); predicates and conditions stay as above, since the baseline is about program state.
 
 use crate::flatten::Flat;
 use crate::ir::{Label, OpKind, Pipeline, Stage, Summary, UNPRUNED_BOUNDARY_BITS};
@@ -60,6 +63,14 @@ pub fn finish(
                 *live = live.union(bytes);
             }
         }
+    }
+    if !options.prune {
+        let mut all = RegSet::EMPTY;
+        for r in 0..10 {
+            all.insert(r);
+        }
+        regs.fill(all);
+        stack.fill(StackBytes::ALL);
     }
     // Predicates: from ready to last use (their ops, and the predicates formed from them).
     let mut last_use: Vec<Option<u32>> = vec![None; l.preds.len()];

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The eHDL resource table of docs/results.md ("eHDL: resources with and without state pruning"): per example
+# program whose Verilog generates, `hwxdp synth --target ehdl` (Yosys synth_xilinx -family xcup) with state pruning
+# on and off, one run at a time with a time limit, then LUT/FF/BRAM/URAM and the unpruned/pruned ratios.
+# Usage: scripts/ehdl-synth-results.sh [DATA_WIDTH_BITS]   (run `make build examples` first; needs jq)
+# HWXDP overrides the binary (default target/release/hwxdp), LIMIT the seconds per run (default 1200), PROGRAMS the
+# list ("object:program ..."). A run whose JSON is already in build/ehdl-synth/ is not repeated (FORCE=1 repeats
+# it); a run that hits the limit is recorded as such (NAME-VARIANT.timeout) and shown as "timeout" in the table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+width=${1:-512}
+hwxdp=${HWXDP:-target/release/hwxdp}
+limit=${LIMIT:-1200}
+work=build/ehdl-synth
+mkdir -p "$work"
+# Smallest first (pipeline stages and map bytes), so that a long run holds up as little as possible.
+programs=${PROGRAMS:-"tail_dispatch:tail_ipv6 ethertype_counter:ethertype_counter redirect_fwd:redirect_fwd \
+l2_acl:l2_acl tail_dispatch:tail_ipv4 rxq_counter:rxq_counter xdp1_drop:xdp1_drop xdp2_macswap:xdp2_macswap \
+router:router vlan_filter:vlan_filter"}
+
+for item in $programs; do
+  obj=build/examples/xdp/${item%%:*}.o
+  p=${item#*:}
+  for variant in pruned unpruned; do
+    out=$work/$p-$variant-$width.json
+    if [ -s "$out" ] && [ "${FORCE:-0}" != 1 ]; then
+      continue
+    fi
+    rm -f "$work/$p-$variant-$width.timeout" "$work/$p-$variant-$width.failed"
+    flags=()
+    [ "$variant" = unpruned ] && flags+=(--no-prune)
+    echo "synthesizing $p ($variant, $width bits)" >&2
+    status=0
+    timeout "$limit" "$hwxdp" synth --target ehdl "$obj" -p "$p" --data-width "$width" "${flags[@]}" -o "$out" \
+      > "$work/$p-$variant-$width.txt" 2>&1 || status=$?
+    if [ "$status" = 124 ]; then
+      echo "$limit" > "$work/$p-$variant-$width.timeout"
+      rm -f "$out"
+    elif [ "$status" != 0 ]; then
+      cp "$work/$p-$variant-$width.txt" "$work/$p-$variant-$width.failed"
+      rm -f "$out"
+    fi
+  done
+done
+
+# One cell: a field of a run, "timeout" or "failed".
+cell() {
+  local base=$work/$1-$2-$width
+  if [ -s "$base.json" ]; then jq -r ".$3" "$base.json"
+  elif [ -e "$base.timeout" ]; then echo "timeout (${limit} s)"
+  else echo "failed"; fi
+}
+ratio() {
+  if [[ "$1" =~ ^[0-9.]+$ && "$2" =~ ^[0-9.]+$ ]] && [ "$(echo "$1 > 0" | bc)" = 1 ]; then
+    printf "%+.0f%%" "$(echo "($2 / $1 - 1) * 100" | bc -l)"
+  else
+    echo "-"
+  fi
+}
+
+echo "| program | stages | LUT pruned | LUT unpruned | FF pruned | FF unpruned | BRAM36 pruned | BRAM36 unpruned | URAM pruned | URAM unpruned | LUT | FF | BRAM | Yosys s (pruned / unpruned) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for item in $programs; do
+  p=${item#*:}
+  lp=$(cell "$p" pruned lut); lu=$(cell "$p" unpruned lut)
+  fp=$(cell "$p" pruned ff); fu=$(cell "$p" unpruned ff)
+  bp=$(cell "$p" pruned bram36); bu=$(cell "$p" unpruned bram36)
+  up=$(cell "$p" pruned uram); uu=$(cell "$p" unpruned uram)
+  st=$(cell "$p" pruned stages)
+  sp=$(cell "$p" pruned seconds); su=$(cell "$p" unpruned seconds)
+  echo "| $p | $st | $lp | $lu | $fp | $fu | $bp | $bu | $up | $uu | $(ratio "$lp" "$lu") | $(ratio "$fp" "$fu") | $(ratio "$bp" "$bu") | $sp / $su |"
+done

@@ -270,3 +270,148 @@ fn yosys_failing_or_missing_is_reported() {
         "{stderr}"
     );
 }
+
+/// The examples' `tail_dispatch.o` (three programs; `tail_ipv6` is the smallest pipeline, 5 stages, no maps).
+fn tail_dispatch() -> PathBuf {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../build/examples/xdp/tail_dispatch.o");
+    assert!(
+        path.exists(),
+        "{}: missing (run `make examples`)",
+        path.display()
+    );
+    path
+}
+
+/// `--target ehdl`: a program's generated pipeline with the embedded primitives, its figures in the JSON.
+#[test]
+fn an_ehdl_pipeline_synthesizes_with_its_program_figures() {
+    let dir = scratch("ehdl");
+    let object = tail_dispatch().display().to_string();
+    let all = [
+        "synth",
+        "--target",
+        "ehdl",
+        &object,
+        "-p",
+        "tail_ipv6",
+        "-o",
+        "out/synth.json",
+    ];
+    let output = hwxdp(&all, &dir);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "hwxdp {all:?} failed:\n{}{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: Value = serde_json::from_str(
+        &fs::read_to_string(dir.join("out/synth.json")).expect("the JSON is written"),
+    )
+    .expect("valid JSON");
+    assert_eq!(json["target"], "ehdl");
+    assert_eq!(json["top"], "ehdl_tail_ipv6");
+    assert_eq!(json["program"], "tail_ipv6");
+    assert_eq!(json["prune"], true);
+    assert_eq!(json["data_width"], 512);
+    assert_eq!(json["stages"], 5);
+    // The frame chain alone is 3516 flip-flops; no maps, so no block RAM.
+    assert!(count(&json, "ff") >= count(&json, "frame_flops"), "{json}");
+    assert!(count(&json, "lut") > 1000, "{json}");
+    assert_eq!(count(&json, "ramb36") + count(&json, "ramb18"), 0);
+    assert_eq!(count(&json, "latch"), 0, "the RTL has no latches");
+    let log = fs::read_to_string(dir.join("out/synth.yosys.log")).expect("the log is kept");
+    assert!(
+        log.contains("generated/ehdl_tail_ipv6.sv"),
+        "the generated module is read"
+    );
+    assert!(stdout.contains("ehdl_tail_ipv6"), "{stdout}");
+}
+
+/// `--no-prune` hands Yosys a module whose boundaries carry the whole stack (a stand-in for Yosys records it).
+#[test]
+fn ehdl_no_prune_carries_every_register_and_stack_byte() {
+    let dir = scratch("ehdl-no-prune");
+    let object = tail_dispatch().display().to_string();
+    for (flag, name) in [(None, "pruned"), (Some("--no-prune"), "unpruned")] {
+        fake_yosys(
+            &dir.join("fake-yosys"),
+            &format!(
+                "cp generated/ehdl_tail_ipv6.sv {}\nexit 1\n",
+                dir.join(format!("{name}.sv")).display()
+            ),
+        );
+        let mut all = vec![
+            "synth",
+            "--target",
+            "ehdl",
+            &object,
+            "-p",
+            "tail_ipv6",
+            "--yosys",
+            "./fake-yosys",
+        ];
+        all.extend(flag);
+        let output = hwxdp(&all, &dir);
+        assert_eq!(output.status.code(), Some(2), "the stand-in fails");
+    }
+    let stack_regs = |name: &str| {
+        let text = fs::read_to_string(dir.join(format!("{name}.sv"))).expect("recorded");
+        text.lines()
+            .filter(|l| l.trim_start().starts_with("logic [7:0] b1_s"))
+            .count()
+    };
+    assert_eq!(stack_regs("pruned"), 0);
+    assert_eq!(
+        stack_regs("unpruned"),
+        512,
+        "boundary 1 holds the whole stack"
+    );
+}
+
+/// A program the generator refuses, a missing object and options of the other target: exit status 2, named.
+#[test]
+fn ehdl_refusals_are_named() {
+    let dir = scratch("ehdl-errors");
+    let katran = tail_dispatch().with_file_name("katran_lb.o");
+    let tail = tail_dispatch().display().to_string();
+    let katran = katran.display().to_string();
+    let cases: [(Vec<&str>, &[&str]); 5] = [
+        (
+            vec!["--target", "ehdl", &katran],
+            &["no pipeline module to synthesize", "program katran_lb"],
+        ),
+        (
+            vec![
+                "--target",
+                "ehdl",
+                &tail,
+                "-p",
+                "tail_ipv6",
+                "--data-width",
+                "72",
+            ],
+            &["no pipeline module to synthesize", "72"],
+        ),
+        (vec!["--target", "ehdl"], &["needs the program's object"]),
+        (
+            vec!["--target", "ehdl", &tail, "-p", "tail_ipv6", "--lanes", "2"],
+            &["--lanes is for --target hxdp"],
+        ),
+        (
+            vec!["--target", "hxdp", "--no-prune"],
+            &["--no-prune is for --target ehdl"],
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["synth", "-o", "never.json"];
+        all.extend(args.iter().copied());
+        let output = hwxdp(&all, &dir);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        for text in expected {
+            assert!(stderr.contains(text), "{args:?}: {text:?} not in {stderr}");
+        }
+        assert!(!dir.join("never.json").exists());
+    }
+}

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hwxdp_ehdl::verilog::PRIMITIVES;
 
 use super::EhdlRtlError;
+use crate::hash::KeyHasher;
 use crate::{build, rtl_files, BuildSpec, Model, RtlError};
 
 /// The generated module's name in the build (the testbench instantiates `Vehdl_pipe`).
@@ -52,7 +53,7 @@ pub(super) fn build_model(text: &str, paths: &EhdlPaths) -> Result<Model, EhdlRt
         std::process::id(),
         SCRATCH.fetch_add(1, Ordering::Relaxed)
     ));
-    let built = fill(&scratch, text, paths).and_then(|spec| locked_build(&spec));
+    let built = fill(&scratch, text, paths).and_then(|spec| locked_build(&spec, text));
     let _ = std::fs::remove_dir_all(&scratch);
     built
 }
@@ -91,10 +92,11 @@ fn write(path: &Path, text: &str) -> Result<(), RtlError> {
     std::fs::write(path, text).map_err(io("cannot write"))
 }
 
-/// [`build`] under an exclusive lock on a file in the cache directory: `build` serialises builds within one process,
-/// this across processes (test suites start many `hwxdp` processes at once), so the second waits for the first's
-/// build and then finds it cached instead of compiling the same module again on a small machine.
-fn locked_build(spec: &BuildSpec) -> Result<Model, EhdlRtlError> {
+/// [`build`] under an exclusive lock on a file in the cache directory named after the module's text: `build`
+/// serialises builds within one process, this across processes (test suites start many `hwxdp` processes at once), so
+/// a second process asking for the same module waits for the first's build and then finds it cached instead of
+/// compiling it again, while other modules (and cached ones) go ahead.
+fn locked_build(spec: &BuildSpec, text: &str) -> Result<Model, EhdlRtlError> {
     use std::os::fd::AsRawFd;
     let dir = spec.target_dir.join("rtlsim");
     let io = |action: &'static str, path: &Path| {
@@ -106,7 +108,9 @@ fn locked_build(spec: &BuildSpec) -> Result<Model, EhdlRtlError> {
         }
     };
     std::fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
-    let path = dir.join(format!(".{TOP}.lock"));
+    let mut key = KeyHasher::new();
+    key.field(text.as_bytes());
+    let path = dir.join(format!(".{TOP}-{}.lock", key.hex()));
     let file = std::fs::File::create(&path).map_err(io("cannot create", &path))?;
     // SAFETY: flock on a descriptor this function owns; it is released when `file` is closed.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {

@@ -133,18 +133,22 @@ fn adversarial_trace(obj: &str, dir: &str) -> usize {
     found
 }
 
-/// Runs `obj` on `trace` on the reference machine and on the pipeline; `Err` says how they differ. Returns
-/// `ehdl-rtl`'s stats.json.
+/// Runs `obj` on `trace` on the reference machine and on the pipeline (with `ehdl` options); `Err` says how they
+/// differ. Returns `ehdl-rtl`'s stats.json.
 fn differential(
     obj: &str,
     dir: &str,
     name: &str,
     trace: &[String],
+    ehdl: &[&str],
 ) -> Result<serde_json::Value, String> {
     let run = |out: &str, backend: &str| {
         let mut args = vec!["run", obj];
         args.extend(trace.iter().map(String::as_str));
         args.extend(["-o", out, "--dump-maps", "--backend", backend]);
+        if backend == "ehdl-rtl" {
+            args.extend(ehdl);
+        }
         hwxdp(&args)
     };
     let interp_dir = format!("{dir}/{name}-interp");
@@ -239,13 +243,13 @@ fn check(example: &str, extra: &[&str]) {
     }
     let (obj, dir, mut trace) = workload_of(example, "ehdl-rtl", TRACE_PACKETS);
     trace.extend(extra.iter().map(|s| s.to_string()));
-    let stats = differential(&obj, &dir, "trace", &trace)
+    let stats = differential(&obj, &dir, "trace", &trace, &[])
         .unwrap_or_else(|why| panic!("{example} on ehdl-rtl, its generated trace: {why}"));
     let packets = stats["packets"].as_u64().unwrap_or(0);
     assert!(packets >= 200, "{example}: only {packets} packets ran");
     let writers = adversarial_trace(&obj, &dir);
     trace[1] = format!("{dir}/flow.pcap");
-    let stats = differential(&obj, &dir, "flow", &trace)
+    let stats = differential(&obj, &dir, "flow", &trace, &[])
         .unwrap_or_else(|why| panic!("{example} on ehdl-rtl, the single-flow trace: {why}"));
     println!(
         "{example}: {writers} map-changing packets; single-flow trace: {} packets, {} stall cycles",
@@ -357,6 +361,24 @@ fn bench_reports_the_pipeline() {
         (e["cycles"].as_u64(), e["stages"].as_u64()),
         "bench and run --backend ehdl-rtl disagree on the same trace:\n{}",
         bench.all
+    );
+}
+
+/// `--data-width 256`: the pipeline generated for a 256-bit bus (frames of 32 bytes, more of them per packet) agrees
+/// with the reference machine too.
+#[test]
+fn a_256_bit_pipeline_matches_the_reference_machine() {
+    let (obj, dir, trace) = workload_of("redirect_fwd", "ehdl-rtl-256", TRACE_PACKETS);
+    let narrow = differential(&obj, &dir, "trace-256", &trace, &["--data-width", "256"])
+        .unwrap_or_else(|why| panic!("redirect_fwd at 256 bits: {why}"));
+    assert_eq!(narrow["ehdl"]["data_width"].as_u64(), Some(256));
+    let wide = differential(&obj, &dir, "trace-512", &trace, &[])
+        .unwrap_or_else(|why| panic!("redirect_fwd at 512 bits: {why}"));
+    assert!(
+        narrow["ehdl"]["cycles"].as_u64() > wide["ehdl"]["cycles"].as_u64(),
+        "half the bus carries the same trace in more cycles: {} vs {}",
+        narrow["ehdl"],
+        wide["ehdl"]
     );
 }
 

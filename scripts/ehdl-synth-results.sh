@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The eHDL resource table of docs/results.md ("eHDL: resources with and without state pruning"): per example
 # program whose Verilog generates, `hwxdp synth --target ehdl` (Yosys synth_xilinx -family xcup) with state pruning
-# on and off, one run at a time with a time limit, then LUT/FF/BRAM/URAM and the unpruned/pruned ratios.
+# on and off, one run at a time with a time limit, then LUT/FF/BRAM/URAM, the unpruned/pruned ratios, the stage
+# flip-flops the generator wrote (before synthesis removes unread and constant ones) and Yosys' CPU time.
 # Usage: scripts/ehdl-synth-results.sh [DATA_WIDTH_BITS]   (run `make build examples` first; needs jq)
 # HWXDP overrides the binary (default target/release/hwxdp), LIMIT the seconds per run (default 1200), PROGRAMS the
 # list ("object:program ..."). A run whose JSON is already in build/ehdl-synth/ is not repeated (FORCE=1 repeats
@@ -43,12 +44,13 @@ for item in $programs; do
   done
 done
 
-# One cell: a field of a run, "timeout" or "failed".
+# One cell: a field of a run, "timeout", "failed" (the reason in NAME-VARIANT.failed) or "not run".
 cell() {
   local base=$work/$1-$2-$width
   if [ -s "$base.json" ]; then jq -r ".$3" "$base.json"
-  elif [ -e "$base.timeout" ]; then echo "timeout (${limit} s)"
-  else echo "failed"; fi
+  elif [ -e "$base.timeout" ]; then echo "timeout ($(cat "$base.timeout") s)"
+  elif [ -e "$base.failed" ]; then echo "failed"
+  else echo "not run"; fi
 }
 ratio() {
   if [[ "$1" =~ ^[0-9.]+$ && "$2" =~ ^[0-9.]+$ ]] && [ "$(echo "$1 > 0" | bc)" = 1 ]; then
@@ -58,8 +60,16 @@ ratio() {
   fi
 }
 
-echo "| program | stages | LUT pruned | LUT unpruned | FF pruned | FF unpruned | BRAM36 pruned | BRAM36 unpruned | URAM pruned | URAM unpruned | LUT | FF | BRAM | Yosys s (pruned / unpruned) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+# Yosys' CPU time from its log (the wall clock depends on what else the machine runs).
+cpu() {
+  local log=$work/$1-$2-$width.yosys.log
+  if [ -s "$work/$1-$2-$width.json" ]; then
+    sed -n -E 's/.*CPU: user ([0-9.]+)s.*/\1/p' "$log" | tail -1
+  else echo "-"; fi
+}
+
+echo "| program | stages | LUT pruned | LUT unpruned | FF pruned | FF unpruned | BRAM36 pruned | BRAM36 unpruned | URAM pruned | URAM unpruned | LUT | FF | BRAM | state FFs generated (pruned / unpruned) | Yosys CPU s (pruned / unpruned) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for item in $programs; do
   p=${item#*:}
   lp=$(cell "$p" pruned lut); lu=$(cell "$p" unpruned lut)
@@ -67,6 +77,6 @@ for item in $programs; do
   bp=$(cell "$p" pruned bram36); bu=$(cell "$p" unpruned bram36)
   up=$(cell "$p" pruned uram); uu=$(cell "$p" unpruned uram)
   st=$(cell "$p" pruned stages)
-  sp=$(cell "$p" pruned seconds); su=$(cell "$p" unpruned seconds)
-  echo "| $p | $st | $lp | $lu | $fp | $fu | $bp | $bu | $up | $uu | $(ratio "$lp" "$lu") | $(ratio "$fp" "$fu") | $(ratio "$bp" "$bu") | $sp / $su |"
+  gp=$(cell "$p" pruned state_flops); gu=$(cell "$p" unpruned state_flops)
+  echo "| $p | $st | $lp | $lu | $fp | $fu | $bp | $bu | $up | $uu | $(ratio "$lp" "$lu") | $(ratio "$fp" "$fu") | $(ratio "$bp" "$bu") | $gp / $gu | $(cpu "$p" pruned) / $(cpu "$p" unpruned) |"
 done

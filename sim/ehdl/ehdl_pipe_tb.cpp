@@ -2,8 +2,9 @@
 //
 // stdin: a first line "cfg GAP STALL SEED [REPORT]" (percent of cycles with no input beat offered, percent of cycles
 // with m_axis_tready low, a seed for those choices, and REPORT 1 for the longer last line below), then one packet per
-// line, "IFINDEX RXQ BYTES" in hex (the
-// ingress_ifindex and rx_queue_index go with the length on s_axis_tuser_i of the first beat). Lines
+// line, "IFINDEX RXQ BYTES [TIME]" in hex (the
+// ingress_ifindex and rx_queue_index go with the length on s_axis_tuser_i of the first beat; TIME, when given, is the
+// packet's timestamp in ns on tuser bits 143:80 with the valid bit 144, which bpf_ktime_get_ns then reads). Lines
 // "w MAP ADDR DATA MASK" (hex) are host-port writes done before the first packet, and "m MAP BYTES [BASE]" asks for a
 // dump of BYTES bytes from host address BASE (default 0) of a map after the last packet, printed as "map MAP BYTES".
 // stdout: one line per packet
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     auto top = std::make_unique<Vehdl_pipe>(context.get());
     const size_t words = sizeof(top->s_axis_tdata_i) / sizeof(EData);
     const size_t frame_bytes = words * 4;
+    const size_t user_words = sizeof(top->s_axis_tuser_i) / sizeof(EData);
 
     std::string line;
     unsigned gap = 0, stall = 0;
@@ -71,6 +73,8 @@ int main(int argc, char** argv) {
     struct Packet {
         uint32_t ifindex, rxq;
         std::vector<uint8_t> bytes;
+        bool timed;
+        uint64_t time;
     };
     std::deque<Packet> packets;
     struct HostWrite {
@@ -110,10 +114,13 @@ int main(int argc, char** argv) {
             continue;
         }
         unsigned ifindex = 0, rxq = 0;
+        unsigned long long time = 0;
         char hexbytes[20000];
-        if (line.size() >= sizeof hexbytes ||
-            std::sscanf(line.c_str(), "%x %x %19999s", &ifindex, &rxq, hexbytes) != 3) {
-            std::fprintf(stderr, "ehdl_pipe_tb: line %lu: expected \"IFINDEX RXQ BYTES\" in hex\n", line_number);
+        const int fields = line.size() >= sizeof hexbytes
+                               ? 0
+                               : std::sscanf(line.c_str(), "%x %x %19999s %llx", &ifindex, &rxq, hexbytes, &time);
+        if (fields != 3 && fields != 4) {
+            std::fprintf(stderr, "ehdl_pipe_tb: line %lu: expected \"IFINDEX RXQ BYTES [TIME]\" in hex\n", line_number);
             return 2;
         }
         std::string hex(hexbytes);
@@ -130,7 +137,7 @@ int main(int argc, char** argv) {
             }
             bytes[i] = static_cast<uint8_t>(hi * 16 + lo);
         }
-        packets.push_back(Packet{ifindex, rxq, bytes});
+        packets.push_back(Packet{ifindex, rxq, bytes, fields == 4, time});
     }
     const size_t expected = packets.size();
 
@@ -175,7 +182,7 @@ int main(int argc, char** argv) {
         top->s_axis_tkeep_i = 0;
         top->s_axis_tvalid_i = offering;
         top->s_axis_tlast_i = 0;
-        for (size_t w = 0; w < 3; ++w) top->s_axis_tuser_i[w] = 0;
+        for (size_t w = 0; w < user_words; ++w) top->s_axis_tuser_i[w] = 0;
         if (offering) {
             const std::vector<uint8_t>& p = packets.front().bytes;
             if (in_offset == 0) {
@@ -185,6 +192,13 @@ int main(int argc, char** argv) {
                 top->s_axis_tuser_i[0] = len | (ifx << 16);
                 top->s_axis_tuser_i[1] = (ifx >> 16) | (rxq << 16);
                 top->s_axis_tuser_i[2] = rxq >> 16;
+                if (user_words >= 5 && packets.front().timed) {
+                    // {time_valid, time[63:0]} over bits 144:80.
+                    const uint64_t t = packets.front().time;
+                    top->s_axis_tuser_i[2] |= static_cast<uint32_t>(t & 0xffff) << 16;
+                    top->s_axis_tuser_i[3] = static_cast<uint32_t>(t >> 16);
+                    top->s_axis_tuser_i[4] = static_cast<uint32_t>(t >> 48) | (1u << 16);
+                }
             }
             size_t n = std::min(frame_bytes, p.size() - in_offset);
             for (size_t i = 0; i < n; ++i)

@@ -3,7 +3,7 @@
 //! results chain onto the values the next boundary registers.
 
 use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort};
-use super::stage::{hex64, is_signal, Bound, Gen};
+use super::stage::{hex64, is_signal, Bound, Gen, SIDEBAND_TIME};
 use super::VerilogError;
 use crate::ir::{ArgConst, Op, OpKind, Stage};
 use std::collections::BTreeMap;
@@ -50,6 +50,9 @@ impl Call<'_> {
     }
 }
 
+/// Helper id of `bpf_ktime_get_ns`.
+pub(super) const KTIME_GET_NS: i32 = 5;
+
 impl Gen<'_> {
     /// Emits the block of helper op `cx.op`, or says which helper has none.
     pub(super) fn helper(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
@@ -58,6 +61,7 @@ impl Gen<'_> {
         };
         match *id {
             1 => self.map_lookup(cx),
+            KTIME_GET_NS => self.ktime(cx),
             2 => self.map_update_call(cx),
             23 | 51 => self.redirect(cx),
             id => Err(self.unsupported(cx.op, format!("helper {h} (call {id})"))),
@@ -90,6 +94,60 @@ impl Gen<'_> {
             })
             .collect();
         self.read(&format!("{{{}}}", v.join(", ")))
+    }
+
+    /// `bpf_ktime_get_ns` (5): the packet's timestamp when its first beat's sideband has one (a MAC that
+    /// timestamps packets; the differential tests give the reference machine's clock there), else the module's
+    /// nanosecond counter as the packet leaves the helper's stage.
+    fn ktime(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
+        let (op, name) = (cx.op, cx.name);
+        if !cx.live_reg(0) {
+            return Ok(());
+        }
+        let Some(t) = cx.b.ctx.get(&SIDEBAND_TIME).cloned() else {
+            return Err(self.internal(Some(op), format!("no timestamp at stage {}", op.stage)));
+        };
+        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let old = self.old_reg(cx, 0);
+        let now = format!("{name}_now");
+        self.declare(&now, 64);
+        let e = self.read(&format!("{t}[64] ? {t}[63:0] : ktime_q"));
+        let _ = writeln!(self.body, "  assign {now} = {e};  // {}", op.text);
+        self.read(&now);
+        self.declare(name, 64);
+        let _ = writeln!(
+            self.body,
+            "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{name} (.en_i({en}), .a_i(64'd0), .b_i({now}), \
+             .old_i({old}), .res_o({name}));"
+        );
+        cx.regs.insert(0, name.to_string());
+        Ok(())
+    }
+
+    /// The nanosecond counter `bpf_ktime_get_ns` reads when a packet has no timestamp: `NsPerCycle` per clock from
+    /// reset, whether the pipeline moves or not.
+    pub(super) fn clock(&mut self) {
+        let used = self.p.ops.iter().any(|o| {
+            matches!(
+                o.kind,
+                OpKind::Helper {
+                    id: KTIME_GET_NS,
+                    ..
+                }
+            )
+        });
+        if !used {
+            return;
+        }
+        self.declare("ktime_q", 64);
+        self.body += "\n  // ---- nanosecond counter for bpf_ktime_get_ns ----\n\
+                      \x20 always_ff @(posedge clk_i or negedge rst_ni) begin\n\
+                      \x20   if (!rst_ni) begin\n\
+                      \x20     ktime_q <= 64'd0;\n\
+                      \x20   end else begin\n\
+                      \x20     ktime_q <= ktime_q + NsPerCycle;\n\
+                      \x20   end\n\
+                      \x20 end\n";
     }
 
     /// `bpf_map_lookup_elem` (1): an `ehdl_array_lookup` block, fed by the map's CAM for HASH and LPM_TRIE maps.

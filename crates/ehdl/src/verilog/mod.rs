@@ -19,7 +19,8 @@
 //!   becomes a bubble. With stall checks (see `verilog/maps.rs`) each stage register has its own advance (`go`).
 //! - **Context.** `data` and `data_meta` are a constant; `data_end`, `ingress_ifindex` and `rx_queue_index` come from
 //!   the sideband of the packet's first beat (`s_axis_tuser_i`: length in bits 15:0, ingress_ifindex in 47:16,
-//!   rx_queue_index in 79:48) and are carried to the last stage that loads them.
+//!   rx_queue_index in 79:48) and are carried to the last stage that loads them. `bpf_ktime_get_ns` reads the
+//!   packet's timestamp (bits 143:80, valid when bit 144 is set) or else the module's nanosecond counter.
 //! - **Maps.** `bpf_map_lookup_elem` is an `ehdl_array_lookup` helper block (a value pointer `(map + 1) << 32 |
 //!   byte`, or NULL), fed by a CAM (`ehdl_hash_map`) for HASH and LPM_TRIE maps; `bpf_map_update_elem` on a HASH map
 //!   is a CAM update port. Each map is one shared `ehdl_map_mem` value block whose ports are the program's value
@@ -170,6 +171,15 @@ pub fn generate(
 
 fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
     let dw = p.summary.data_width;
+    let ktime = p.ops.iter().any(|o| {
+        matches!(
+            o.kind,
+            crate::ir::OpKind::Helper {
+                id: helpers::KTIME_GET_NS,
+                ..
+            }
+        )
+    });
     let mut s = String::new();
     let _ = write!(
         s,
@@ -179,17 +189,18 @@ fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
          // {stages} stages ({nop} NOP), {ops} ops, one packet per clock{stall}; latency {lat} cycles from a packet's first\n\
          // beat in to its first beat out. Stage registers: {sf} flip-flops of live state; frame chain: {ff}.\n\
          // Packets in on s_axis (tkeep contiguous from byte 0, the frames of one packet back to back; tuser of the\n\
-         // first beat {{rx_queue_index, ingress_ifindex, length[15:0]}}), out on m_axis with the XDP verdict on\n\
+         // first beat {{time_valid, time_ns[63:0], rx_queue_index, ingress_ifindex, length[15:0]}}), out on m_axis\n\
+         // with the XDP verdict on\n\
          // m_axis_tuser_o for every beat. host_*: read (combinational) and write 8 bytes at a byte address of an ARRAY\n\
          // map's values while traffic runs. Needs the primitives in rtl/ehdl/.\n\
-         module {module} (\n\
+         module {module} {params}(\n\
          \x20 input  logic           clk_i,\n\
          \x20 input  logic           rst_ni,\n\
          \x20 input  logic [{dm}:0]   s_axis_tdata_i,\n\
          \x20 input  logic [{km}:0]    s_axis_tkeep_i,\n\
          \x20 input  logic           s_axis_tvalid_i,\n\
          \x20 input  logic           s_axis_tlast_i,\n\
-         \x20 input  logic [79:0]    s_axis_tuser_i,\n\
+         \x20 input  logic [144:0]   s_axis_tuser_i,\n\
          \x20 output logic           s_axis_tready_o,\n\
          \x20 output logic [{dm}:0]   m_axis_tdata_o,\n\
          \x20 output logic [{km}:0]    m_axis_tkeep_o,\n\
@@ -218,6 +229,12 @@ fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
         dm = dw - 1,
         km = dw / 8 - 1,
         fw = FIDX_BITS,
+        params = if ktime {
+            "#(\n  // Nanoseconds per clock of the counter bpf_ktime_get_ns reads (4: 250 MHz).\n  \
+             parameter [63:0] NsPerCycle = 64'd4\n) "
+        } else {
+            ""
+        },
     );
     let len_checks = p
         .ops

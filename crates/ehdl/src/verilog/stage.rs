@@ -1,7 +1,7 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
-use super::helpers::Call;
+use super::helpers::{Call, KTIME_GET_NS};
 use super::maps::{geometry, HashPort, MapPort, Stall};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
 use crate::ir::{Label, Op, OpKind, Pipeline};
@@ -21,7 +21,8 @@ pub(super) struct Bound {
     pub(super) verdict: Option<String>,
     /// Length so far and whether the packet's last frame was seen.
     pub(super) len: Option<(String, String)>,
-    /// Context fields from the packet's sideband (`s_axis_tuser_i` of its first beat), by `xdp_md` offset.
+    /// Context fields from the packet's sideband (`s_axis_tuser_i` of its first beat), by `xdp_md` offset, and the
+    /// packet's timestamp `{valid, ns[63:0]}` under [`SIDEBAND_TIME`].
     pub(super) ctx: BTreeMap<i64, String>,
     /// Whether a run-time packet access reached past the frames it could see (the packet is aborted).
     pub(super) fault: Option<String>,
@@ -39,7 +40,7 @@ struct Reg {
 
 /// The generator's state: declarations and logic as text, which signals are read, where stores write.
 pub(super) struct Gen<'a> {
-    p: &'a Pipeline,
+    pub(super) p: &'a Pipeline,
     /// The object's maps, the ARRAY maps with a block, and each block's ports.
     pub(super) maps: &'a [MapSpec],
     pub(super) arrays: BTreeSet<u32>,
@@ -76,12 +77,24 @@ pub(super) fn hex64(v: u64) -> String {
     format!("64'h{v:016x}")
 }
 
-/// Width of a sideband context field.
+/// The key of the packet's timestamp among the sideband fields (not an `xdp_md` offset).
+pub(super) const SIDEBAND_TIME: i64 = -1;
+
+/// Width of a sideband field.
 fn ctx_width(offset: i64) -> u32 {
-    if offset == 4 {
-        LEN_BITS
+    match offset {
+        4 => LEN_BITS,
+        SIDEBAND_TIME => 65,
+        _ => 32,
+    }
+}
+
+/// The name of a sideband field in signal names.
+fn ctx_tag(offset: i64) -> String {
+    if offset == SIDEBAND_TIME {
+        "time".into()
     } else {
-        32
+        format!("ctx{offset}")
     }
 }
 
@@ -112,6 +125,16 @@ impl<'a> Gen<'a> {
             ) = (&o.kind, o.label)
             {
                 let e = ctx_last.entry(f).or_insert(o.stage);
+                *e = (*e).max(o.stage);
+            }
+            if matches!(
+                o.kind,
+                OpKind::Helper {
+                    id: KTIME_GET_NS,
+                    ..
+                }
+            ) {
+                let e = ctx_last.entry(SIDEBAND_TIME).or_insert(o.stage);
                 *e = (*e).max(o.stage);
             }
         }
@@ -211,7 +234,7 @@ impl<'a> Gen<'a> {
             b.len = Some((format!("{LEN_BITS}'d0"), "1'b0".into()));
         }
         for (&f, _) in self.ctx_last.clone().iter() {
-            let name = format!("b0_ctx{f}_q");
+            let name = format!("b0_{}_q", ctx_tag(f));
             self.declare(&name, ctx_width(f));
             self.state_flops += ctx_width(f) as u64;
             b.ctx.insert(f, name);
@@ -224,6 +247,7 @@ impl<'a> Gen<'a> {
         self.ports(n as u32, &b);
         self.stall_logic(n as u32);
         self.map_blocks();
+        self.clock();
         let mut out = String::new();
         out += "\n  // Flow control: everything advances together.\n  logic adv;\n  logic in_pkt_q;\n  logic out_space;\n  logic [73:0] out_user;\n";
         if !self.stalls.is_empty() {
@@ -1288,7 +1312,7 @@ impl<'a> Gen<'a> {
                             self.internal(None, format!("ctx+{f} lost before boundary {j}"))
                         );
                     };
-                    let name = format!("b{j}_ctx{f}_q");
+                    let name = format!("b{j}_{}_q", ctx_tag(f));
                     list.push(Reg {
                         name: name.clone(),
                         width: ctx_width(f),
@@ -1419,12 +1443,17 @@ impl<'a> Gen<'a> {
             hold0 = if self.stalls.is_empty() { "" } else { " & go[0]" },
             go0 = self.go(0),
         );
-        // The sideband of the first beat: {rx_queue_index, ingress_ifindex, length}.
+        // The sideband of the first beat: {time_valid, time, rx_queue_index, ingress_ifindex, length}.
         let mut captured = Vec::new();
-        for (f, lo) in [(4i64, 0u32), (12, LEN_BITS), (16, LEN_BITS + 32)] {
+        for (f, lo) in [
+            (4i64, 0u32),
+            (12, LEN_BITS),
+            (16, LEN_BITS + 32),
+            (SIDEBAND_TIME, LEN_BITS + 64),
+        ] {
             let bits = format!("s_axis_tuser_i[{}:{lo}]", lo + ctx_width(f) - 1);
             if self.ctx_last.contains_key(&f) {
-                captured.push(format!("      b0_ctx{f}_q <= {bits};"));
+                captured.push(format!("      b0_{}_q <= {bits};", ctx_tag(f)));
             } else {
                 self.unused_ports.push(bits);
             }

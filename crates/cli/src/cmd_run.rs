@@ -58,6 +58,8 @@ struct EhdlStats {
     /// Packets over the cycles from the first beat in to the last beat out, the trace streamed back to back.
     packets_per_cycle: f64,
     cycles: u64,
+    /// Input beats (frames of `data_width` bits): at most one a cycle.
+    beats: u64,
     /// Cycles the stall checks (map hazards between packets in flight) held the input.
     stall_cycles: u64,
     stall_checks: usize,
@@ -75,6 +77,7 @@ impl EhdlStats {
             latency_cycles: t.latency,
             packets_per_cycle: t.packets_per_cycle(),
             cycles: t.cycles,
+            beats: t.beats,
             stall_cycles: t.stall_cycles,
             stall_checks: f.stall_checks,
             state_flops: f.state_flops,

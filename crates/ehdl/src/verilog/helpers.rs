@@ -4,6 +4,7 @@
 
 use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort};
 use super::stage::{hex64, is_signal, Bound, Gen, SIDEBAND_TIME};
+use super::xdp_bytes::{XDP_LOAD_BYTES, XDP_STORE_BYTES};
 use super::VerilogError;
 use crate::ir::{ArgConst, Op, OpKind, Stage};
 use std::collections::BTreeMap;
@@ -21,6 +22,8 @@ pub(super) struct Call<'c> {
     pub(super) b: &'c Bound,
     /// Register values for the next boundary (a result chains onto the old value).
     pub(super) regs: &'c mut BTreeMap<u8, String>,
+    /// Stack bytes for the next boundary, by r10-relative offset.
+    pub(super) stack: &'c mut BTreeMap<i64, String>,
     /// The packet's redirect target so far (42 bits, see `Bound::redirect`).
     pub(super) redirect: &'c mut Option<String>,
     /// The next stage, whose live sets say which results are worth computing (`None` after the last stage).
@@ -33,8 +36,13 @@ impl Call<'_> {
         self.next.is_some_and(|s| s.live_regs.contains(r))
     }
 
+    /// Whether stack byte `o` (r10-relative) is live at the next boundary.
+    pub(super) fn live_byte(&self, o: i64) -> bool {
+        self.next.is_some_and(|s| s.live_stack.contains(o))
+    }
+
     /// The constant argument in register `r`, if the front end folded one.
-    fn arg_const(&self, r: u8) -> Option<ArgConst> {
+    pub(super) fn arg_const(&self, r: u8) -> Option<ArgConst> {
         match &self.op.kind {
             OpKind::Helper { consts, .. } => consts.iter().find(|(x, _)| *x == r).map(|(_, c)| *c),
             _ => None,
@@ -42,7 +50,7 @@ impl Call<'_> {
     }
 
     /// The helper's name.
-    fn helper_name(&self) -> &str {
+    pub(super) fn helper_name(&self) -> &str {
         match &self.op.kind {
             OpKind::Helper { name, .. } => name,
             _ => "",
@@ -53,6 +61,22 @@ impl Call<'_> {
 /// Helper id of `bpf_ktime_get_ns`.
 pub(super) const KTIME_GET_NS: i32 = 5;
 
+/// The sideband fields (`xdp_md` offsets, or [`SIDEBAND_TIME`]) helper op `op` reads in its stage, which the
+/// stage registers carry to it.
+pub(super) fn sideband_reads(op: &Op) -> Vec<i64> {
+    match op.kind {
+        OpKind::Helper {
+            id: KTIME_GET_NS, ..
+        } => vec![SIDEBAND_TIME],
+        // The packet's length bounds the bytes copied.
+        OpKind::Helper {
+            id: XDP_LOAD_BYTES | XDP_STORE_BYTES,
+            ..
+        } => vec![4],
+        _ => Vec::new(),
+    }
+}
+
 impl Gen<'_> {
     /// Emits the block of helper op `cx.op`, or says which helper has none.
     pub(super) fn helper(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
@@ -62,6 +86,7 @@ impl Gen<'_> {
         match *id {
             1 => self.map_lookup(cx),
             KTIME_GET_NS => self.ktime(cx),
+            XDP_LOAD_BYTES | XDP_STORE_BYTES => self.xdp_bytes(cx),
             2 => self.map_update_call(cx),
             23 | 51 => self.redirect(cx),
             id => Err(self.unsupported(cx.op, format!("helper {h} (call {id})"))),

@@ -37,6 +37,7 @@
 mod helpers;
 mod maps;
 mod stage;
+mod xdp_bytes;
 
 use crate::ir::Pipeline;
 use hwxdp_object::MapSpec;

@@ -1,7 +1,7 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
-use super::helpers::{Call, KTIME_GET_NS};
+use super::helpers::{sideband_reads, Call};
 use super::maps::{geometry, HashPort, MapPort, Stall};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
 use crate::ir::{Label, Op, OpKind, Pipeline};
@@ -52,16 +52,16 @@ pub(super) struct Gen<'a> {
     /// Register names of every boundary (index = boundary), for the stall checks.
     bound_regs: Vec<BTreeMap<u8, String>>,
     /// Fault wires of the stage being emitted (run-time checks that abort the packet).
-    faults: Vec<String>,
+    pub(super) faults: Vec<String>,
     /// Frame bytes.
-    fb: i64,
+    pub(super) fb: i64,
     pub(super) decls: String,
     pub(super) body: String,
     /// Signals declared here (in order), and those something reads.
     produced: Vec<String>,
     used: BTreeSet<String>,
     /// Store bytes for each frame register position: (data, mask) signals merged into the next register.
-    writes: BTreeMap<u32, Vec<(String, String)>>,
+    pub(super) writes: BTreeMap<u32, Vec<(String, String)>>,
     /// The last stage that needs the packet length.
     last_len: Option<u32>,
     /// The last stage that loads each sideband context field (`xdp_md` offset: 4 data_end, 12 ingress_ifindex,
@@ -127,14 +127,8 @@ impl<'a> Gen<'a> {
                 let e = ctx_last.entry(f).or_insert(o.stage);
                 *e = (*e).max(o.stage);
             }
-            if matches!(
-                o.kind,
-                OpKind::Helper {
-                    id: KTIME_GET_NS,
-                    ..
-                }
-            ) {
-                let e = ctx_last.entry(SIDEBAND_TIME).or_insert(o.stage);
+            for f in sideband_reads(o) {
+                let e = ctx_last.entry(f).or_insert(o.stage);
                 *e = (*e).max(o.stage);
             }
         }
@@ -885,6 +879,7 @@ impl<'a> Gen<'a> {
                         preds: &preds,
                         b: &b,
                         regs: &mut regs,
+                        stack: &mut stack,
                         redirect: &mut redirect,
                         next,
                     };
@@ -1076,18 +1071,7 @@ impl<'a> Gen<'a> {
         off: i16,
         sig: &str,
     ) -> Result<(String, String, u32), VerilogError> {
-        // Without bpf_xdp_adjust_head, data never moves (the front end leaves the shift of run-time accesses open).
-        let adjusts = self
-            .p
-            .ops
-            .iter()
-            .any(|o| matches!(o.kind, OpKind::Helper { id: 44, .. }));
-        if op.data_shift.or((!adjusts).then_some(0)) != Some(0) {
-            return Err(self.unsupported(op, "a packet access after bpf_xdp_adjust_head"));
-        }
-        let k = op.stage;
-        // The frames a header parser reaches: the first 256 bytes (or one frame), as far as they have arrived.
-        let nf = (k + 1).min((256 / self.fb as u32).max(1));
+        let (vec, nf) = self.frame_vector(op, sig)?;
         let addr = format!("{name}_addr");
         self.declare(&addr, 16);
         let ptr = self.read(&ptr);
@@ -1101,9 +1085,31 @@ impl<'a> Gen<'a> {
         );
         self.unused_ports.push(wide);
         self.read(&addr);
+        Ok((addr, vec, nf))
+    }
+
+    /// For an access at a run-time packet offset by `op`: the vector of the frame registers' `sig` ("data" or
+    /// "fidx") for the frames its stage can see (frame 0 lowest), and how many frames that is.
+    pub(super) fn frame_vector(
+        &mut self,
+        op: &Op,
+        sig: &str,
+    ) -> Result<(String, u32), VerilogError> {
+        // Without bpf_xdp_adjust_head, data never moves (the front end leaves the shift of run-time accesses open).
+        let adjusts = self
+            .p
+            .ops
+            .iter()
+            .any(|o| matches!(o.kind, OpKind::Helper { id: 44, .. }));
+        if op.data_shift.or((!adjusts).then_some(0)) != Some(0) {
+            return Err(self.unsupported(op, "a packet access after bpf_xdp_adjust_head"));
+        }
+        let k = op.stage;
+        // The frames a header parser reaches: the first 256 bytes (or one frame), as far as they have arrived.
+        let nf = (k + 1).min((256 / self.fb as u32).max(1));
         let parts: Vec<String> = (0..nf).rev().map(|f| format!("f{}_{sig}", k - f)).collect();
         let vec = self.read(&format!("{{{}}}", parts.join(", ")));
-        Ok((addr, vec, nf))
+        Ok((vec, nf))
     }
 
     /// The stall checks (see `maps`): a valid bit per boundary, one wire per check, and `go`.

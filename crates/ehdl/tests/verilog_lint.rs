@@ -70,6 +70,7 @@ fn generated_modules_of_the_examples_lint_clean_or_name_what_is_missing() {
         "l2_acl",
         "ethertype_counter",
         "router",
+        "firewall",
     ] {
         assert!(
             linted.iter().any(|l| l.starts_with(&format!("{name} ("))),

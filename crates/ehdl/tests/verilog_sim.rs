@@ -1027,3 +1027,309 @@ fn xdp_load_and_store_bytes_match_the_reference_machine() {
         "copies that fit and copies that do not: {verdicts:?}"
     );
 }
+
+/// Packets whose byte 12 picks a key (16 of them) and byte 13 an action, for the map-operation programs below.
+fn keyed_packets(n: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut rng = seed;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    (0..n)
+        .map(|_| {
+            let mut p: Vec<u8> = (0..60 + next() % 40).map(|_| next() as u8).collect();
+            p[12] = (next() % 16) as u8;
+            p
+        })
+        .collect()
+}
+
+/// Runs `obj` on `pkts` in the generated pipeline (back to back, then with gaps and stalls) and in the reference
+/// machine: verdicts and bytes agree, and map 0's entries read through the host port (valid bits, keys, values)
+/// are the reference's. Returns the reference's verdicts.
+fn keyed_map_agrees(obj: &ObjectSpec, pkts: &[Vec<u8>], tag: &str) -> Vec<u32> {
+    use hwxdp_maps::MapStore as _;
+    let program = &obj.programs[0];
+    let spec = &obj.maps[0];
+    let (entries, kb, vsize) = (spec.max_entries, spec.key_size as usize, spec.value_size);
+    let stride = [8u32, 16, 32, 64]
+        .into_iter()
+        .find(|&k| k >= spec.key_size)
+        .unwrap_or(64);
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, tag);
+    let (want, mut machine, _) = reference(obj, program, pkts, &Host::default());
+    let mut want_map: Vec<(Vec<u8>, Vec<u8>)> = machine.maps_mut().entries(0).expect("entries");
+    want_map.sort();
+    let mut dumps = vec![(0, entries * stride, 0x4000_0000), (0, entries * vsize, 0)];
+    dumps.extend((0..entries).map(|s| (0, 1, 0x8000_0000 + s)));
+    for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
+        let got = run_dumps(&exe, pkts, &dumps, gap, stall, seed);
+        assert_eq!(got.packets.len(), want.len(), "{tag}: packets out");
+        for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
+            assert_eq!(
+                (g.0, hex(&g.1)),
+                (w.0, hex(&w.1)),
+                "{tag}: packet {i}, gap {gap}% stall {stall}%"
+            );
+        }
+        let (keys, values) = (&got.maps[0].1, &got.maps[1].1);
+        let mut got_map: Vec<(Vec<u8>, Vec<u8>)> = (0..entries as usize)
+            .filter(|&s| got.maps[2 + s].1[0] & 1 == 1)
+            .map(|s| {
+                let k = stride as usize * s;
+                let v = vsize as usize * s;
+                (
+                    keys[k..k + kb].to_vec(),
+                    values[v..v + vsize as usize].to_vec(),
+                )
+            })
+            .collect();
+        got_map.sort();
+        assert_eq!(
+            got_map, want_map,
+            "{tag}: entries after the run, gap {gap}% stall {stall}%"
+        );
+        println!(
+            "{tag}: {} stages, {} packets in {} cycles (gap {gap}% stall {stall}%)",
+            p.stages.len(),
+            pkts.len(),
+            got.cycles
+        );
+    }
+    want.iter().map(|(v, _)| *v).collect()
+}
+
+/// Byte 13 of the packet picks lookup-and-count (0), update (1: any, 2: noexist) or delete (3) of the key in byte 12;
+/// the verdict says whether the call succeeded (2) or not (1).
+const KEYED_MAP_OPS: &str = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 14\nif r4 > r3 goto out\n\
+    r5 = *(u8 *)(r2 + 12)\n*(u32 *)(r10 - 4) = r5\nr6 = *(u8 *)(r2 + 13)\nr6 &= 3\nr7 = *(u8 *)(r2 + 14)\n\
+    *(u64 *)(r10 - 16) = r7\nif r6 == 0 goto look\nif r6 == 3 goto del\nr2 = r10\nr2 += -4\nr3 = r10\nr3 += -16\n\
+    ld_pseudo r1, 1, 0\nif r6 == 2 goto noexist\nr4 = 0\ncall 2\ngoto verdict\nnoexist: r4 = 1\ncall 2\ngoto verdict\n\
+    del: r2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 3\ngoto verdict\n\
+    look: r2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\nif r0 == 0 goto out\nr1 = *(u64 *)(r0 + 0)\nr1 += 1\n\
+    *(u64 *)(r0 + 0) = r1\nr0 = 2\nexit\n\
+    verdict: if r0 != 0 goto out\nr0 = 2\nexit\nout: r0 = 1\nexit";
+
+fn keyed_map_object(map_type: u32, entries: u32) -> ObjectSpec {
+    let insns = hwxdp_ebpf::assemble(KEYED_MAP_OPS).expect("assembles");
+    ObjectSpec {
+        programs: vec![ProgramSpec::standalone("t", "xdp", insns)],
+        maps: vec![MapSpec::new("m", map_type, 4, 8, entries)],
+        license: "GPL".into(),
+    }
+}
+
+#[test]
+fn hash_deletes_match_the_reference_machine() {
+    // More keys than entries: updates fail with E2BIG until deletes make room, lookups count into values.
+    let obj = keyed_map_object(1, 6);
+    let verdicts = keyed_map_agrees(&obj, &keyed_packets(400, 0x5eed), "hash_delete");
+    let ok = verdicts.iter().filter(|&&v| v == 2).count();
+    assert!(ok > 50 && ok < 350, "{ok} calls succeeded");
+}
+
+#[test]
+fn lru_hash_updates_evict_like_the_reference_machine() {
+    // An LRU_HASH map of 6 entries and 16 keys: updates evict by the kernel's LRU (lookups mark entries referenced),
+    // deletes free nodes; every update and delete holds its stage while the LRU lists are walked.
+    let obj = keyed_map_object(9, 6);
+    let pkts = keyed_packets(400, 0x1e5);
+    let verdicts = keyed_map_agrees(&obj, &pkts, "lru_hash");
+    let ok = verdicts.iter().filter(|&&v| v == 2).count();
+    assert!(ok > 100, "{ok} calls succeeded");
+    let obj = keyed_map_object(10, 5);
+    keyed_map_agrees(&obj, &keyed_packets(300, 0x1e6), "lru_percpu_hash");
+}
+
+#[test]
+fn ringbuf_output_records_match_the_reference_machine() {
+    // Packets with byte 13 odd log their first 20 bytes (copied to the stack); a 4096-byte ring holds 128 records of
+    // 32 bytes, so later ones fail with -EAGAIN (verdict 1). The host reads the ring after the run and parses the
+    // records from the consumer position, as the reference machine's drain does.
+    let text = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 24\nif r4 > r3 goto out\n\
+                r5 = *(u8 *)(r2 + 13)\nr5 &= 1\nif r5 == 0 goto pass\nr5 = *(u64 *)(r2 + 0)\n*(u64 *)(r10 - 24) = r5\n\
+                r5 = *(u64 *)(r2 + 8)\n*(u64 *)(r10 - 16) = r5\nr5 = *(u32 *)(r2 + 16)\n*(u32 *)(r10 - 8) = r5\n\
+                r2 = r10\nr2 += -24\nld_pseudo r1, 1, 0\nr3 = 20\nr4 = 0\ncall 130\nif r0 != 0 goto out\n\
+                pass: r0 = 2\nexit\nout: r0 = 1\nexit";
+    let insns = hwxdp_ebpf::assemble(text).expect("assembles");
+    let obj = ObjectSpec {
+        programs: vec![ProgramSpec::standalone("t", "xdp", insns)],
+        maps: vec![MapSpec::new("log", 27, 0, 0, 4096)],
+        license: "GPL".into(),
+    };
+    let pkts = keyed_packets(400, 0x7b);
+    let program = &obj.programs[0];
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, "ringbuf");
+    let (want, mut machine, _) = reference(&obj, program, &pkts, &Host::default());
+    let records = machine.maps_mut().ringbuf_drain(0);
+    let lost = want.iter().filter(|(v, _)| *v == 1).count();
+    assert!(
+        records.len() == 127 && lost > 20,
+        "{} records, {lost} lost",
+        records.len()
+    );
+    for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
+        let got = run_dumps(&exe, &pkts, &[(0, 4096 + 16, 0)], gap, stall, seed);
+        let verdicts: Vec<u32> = got.packets.iter().map(|(v, _)| *v).collect();
+        let want_v: Vec<u32> = want.iter().map(|(v, _)| *v).collect();
+        assert_eq!(verdicts, want_v, "verdicts, gap {gap}% stall {stall}%");
+        assert_eq!(
+            ring_records(&got.maps[0].1, 4096),
+            records,
+            "records, gap {gap}% stall {stall}%"
+        );
+    }
+}
+
+/// The records of a ring block's host dump (`size` data bytes, the producer and consumer positions), oldest first.
+fn ring_records(dump: &[u8], size: usize) -> Vec<Vec<u8>> {
+    let word = |at: usize| u64::from_le_bytes(dump[at..at + 8].try_into().expect("8 bytes"));
+    let (prod, mut pos) = (word(size), word(size + 8));
+    let mut out = Vec::new();
+    while pos < prod {
+        let off = pos as usize % size;
+        let len = u32::from_le_bytes(dump[off..off + 4].try_into().expect("header")) as usize;
+        out.push((0..len).map(|i| dump[(off + 8 + i) % size]).collect());
+        pos += (len as u64 + 15) & !7;
+    }
+    out
+}
+
+#[test]
+fn firewall_example_flows_counters_and_drop_log_match_the_reference_machine() {
+    // Outbound packets (10.0.0.0/8 sources) insert or bump flows; inbound ones pass when their flow exists, else
+    // they are logged to the ring buffer (16-byte records; the 4096-byte ring fills up, then FW_LOG_LOST counts) and
+    // dropped. Verdicts, bytes, the flows table, the counters and the drop log agree with the reference machine.
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("firewall.o"))
+        .expect("firewall example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let program = &obj.programs[0];
+    let ring = obj
+        .maps
+        .iter()
+        .position(|s| s.map_type == 27)
+        .expect("drop_log") as u32;
+    let stats = obj
+        .maps
+        .iter()
+        .position(|s| s.name == "fw_stats")
+        .expect("fw_stats") as u32;
+    let flows = obj
+        .maps
+        .iter()
+        .position(|s| s.name == "flows")
+        .expect("flows") as u32;
+    let mut rng = 0x0f1e_2d3c_4b5a_6978u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let pkts: Vec<Vec<u8>> = (0..500)
+        .map(|_| {
+            let inside = [10, 0, 0, 1 + (next() % 4) as u8];
+            let outside = [192, 0, 2, 1 + (next() % 4) as u8];
+            let (sport, dport) = (
+                1000 + (next() % 3) as u16,
+                [53u16, 80][(next() % 2) as usize],
+            );
+            let proto = [6u8, 17][(next() % 2) as usize];
+            let out = next() % 3 == 0;
+            let (src, dst, sp, dp) = if out {
+                (inside, outside, sport, dport)
+            } else {
+                (outside, inside, dport, sport)
+            };
+            let mut p = vec![0u8; 64 + (next() % 30) as usize];
+            p[12..14].copy_from_slice(&[0x08, 0x00]);
+            p[14] = 0x45;
+            let ip_len = (p.len() - 14) as u16;
+            p[16..18].copy_from_slice(&ip_len.to_be_bytes());
+            p[22] = 64;
+            p[23] = proto;
+            p[26..30].copy_from_slice(&src);
+            p[30..34].copy_from_slice(&dst);
+            p[34..36].copy_from_slice(&sp.to_be_bytes());
+            p[36..38].copy_from_slice(&dp.to_be_bytes());
+            p
+        })
+        .collect();
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, "firewall");
+    let (want, mut machine, _) = reference(&obj, program, &pkts, &Host::default());
+    use hwxdp_maps::MapStore as _;
+    let records = machine.maps_mut().ringbuf_drain(ring as usize);
+    let mut want_flows = machine.maps_mut().entries(flows as usize).expect("flows");
+    want_flows.sort();
+    let want_stats: Vec<u8> = machine
+        .maps_mut()
+        .entries(stats as usize)
+        .expect("stats")
+        .into_iter()
+        .flat_map(|(_, v)| v)
+        .collect();
+    assert!(
+        records.len() > 100 && want_stats[16] > 0 && want_flows.len() > 10,
+        "{} records, {} lost, {} flows",
+        records.len(),
+        want_stats[16],
+        want_flows.len()
+    );
+    let fspec = &obj.maps[flows as usize];
+    let (fk, fv) = (fspec.key_size, fspec.value_size);
+    let fe = fspec.max_entries;
+    let mut dumps = vec![
+        (ring, 4096 + 16, 0),
+        (stats, want_stats.len() as u32, 0),
+        (flows, fe * 16, 0x4000_0000),
+        (flows, fe * fv, 0),
+    ];
+    dumps.extend((0..fe).map(|s| (flows, 1, 0x8000_0000 + s)));
+    for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
+        let got = run_dumps(&exe, &pkts, &dumps, gap, stall, seed);
+        assert_eq!(got.packets.len(), want.len(), "packets out");
+        for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
+            assert_eq!(
+                (g.0, hex(&g.1)),
+                (w.0, hex(&w.1)),
+                "packet {i}, gap {gap}% stall {stall}%"
+            );
+        }
+        assert_eq!(
+            ring_records(&got.maps[0].1, 4096),
+            records,
+            "drop log, gap {gap}% stall {stall}%"
+        );
+        assert_eq!(
+            hex(&got.maps[1].1),
+            hex(&want_stats),
+            "counters, gap {gap}% stall {stall}%"
+        );
+        let (keys, values) = (&got.maps[2].1, &got.maps[3].1);
+        let mut got_flows: Vec<(Vec<u8>, Vec<u8>)> = (0..fe as usize)
+            .filter(|&s| got.maps[4 + s].1[0] & 1 == 1)
+            .map(|s| {
+                (
+                    keys[16 * s..16 * s + fk as usize].to_vec(),
+                    values[fv as usize * s..fv as usize * (s + 1)].to_vec(),
+                )
+            })
+            .collect();
+        got_flows.sort();
+        assert_eq!(got_flows, want_flows, "flows, gap {gap}% stall {stall}%");
+        println!(
+            "firewall: {} stages, {} packets in {} cycles (gap {gap}% stall {stall}%), {} records",
+            p.stages.len(),
+            pkts.len(),
+            got.cycles,
+            records.len()
+        );
+    }
+}

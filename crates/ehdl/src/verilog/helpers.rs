@@ -2,6 +2,7 @@
 //! A helper op is alone in its stage (rule 2 of docs/ehdl.md), so its inputs are the stage's input boundary and its
 //! results chain onto the values the next boundary registers.
 
+use super::lru::is_lru;
 use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort};
 use super::stage::{hex64, is_signal, Bound, Gen, SIDEBAND_TIME};
 use super::xdp_bytes::{XDP_LOAD_BYTES, XDP_STORE_BYTES};
@@ -85,6 +86,8 @@ impl Gen<'_> {
         };
         match *id {
             1 => self.map_lookup(cx),
+            3 => self.map_delete(cx),
+            130 => self.ringbuf_output(cx),
             KTIME_GET_NS => self.ktime(cx),
             XDP_LOAD_BYTES | XDP_STORE_BYTES => self.xdp_bytes(cx),
             2 => self.map_update_call(cx),
@@ -204,7 +207,9 @@ impl Gen<'_> {
                 ),
             ));
         }
-        if !cx.live_reg(0) {
+        // An LRU lookup marks its entry referenced, so it acts even when nothing reads R0.
+        let lru = is_lru(&self.maps[m as usize]);
+        if !cx.live_reg(0) && !lru {
             return Ok(());
         }
         let en = self.pred_signal(cx.preds, op.pred, op)?;
@@ -223,11 +228,21 @@ impl Gen<'_> {
             self.declare(&hit, 1);
             self.declare(&slot, sw);
             self.declare(&err, 8);
+            let port_en = if lru {
+                let we = format!("{} & {en}", self.go(op.stage));
+                self.read(&we)
+            } else {
+                "1'b0".into()
+            };
+            self.unused_ports.push(err.clone());
             self.hash_ports.entry(m).or_default().push(HashPort {
                 stage: op.stage,
                 insn: op.insn,
                 update: false,
-                en: "1'b0".into(),
+                del: false,
+                req: "1'b0".into(),
+                busy: None,
+                en: port_en,
                 key,
                 flags: 0,
                 hit: hit.clone(),
@@ -236,6 +251,11 @@ impl Gen<'_> {
             });
             if self.stalls.iter().any(|st| st.early == op.id) {
                 self.early.insert(op.id, (String::new(), en.clone()));
+            }
+            if !cx.live_reg(0) {
+                self.unused_ports.push(hit);
+                self.unused_ports.push(slot);
+                return Ok(());
             }
             key = self.read(&format!(
                 "{hit} ? {{{}'d0, {slot}}} : 32'hffff_ffff",
@@ -278,11 +298,11 @@ impl Gen<'_> {
             ));
         };
         let spec = self.maps.get(m as usize);
-        if !self.arrays.contains(&m) || !spec.is_some_and(is_hash) {
+        if !self.arrays.contains(&m) || !spec.is_some_and(|s| is_hash(s) || is_lru(s)) {
             return Err(self.unsupported(
                 op,
                 format!(
-                    "helper {h} on map {} (only HASH maps take updates yet)",
+                    "helper {h} on map {} (only HASH and LRU_HASH maps take updates yet)",
                     spec.map_or("?", |s| s.name.as_str())
                 ),
             ));
@@ -318,10 +338,19 @@ impl Gen<'_> {
         self.declare(&err, 8);
         let we = format!("{} & {en}", self.go(op.stage));
         self.read(&we);
+        let (req, busy) = if is_lru(spec) {
+            let (r, b) = self.lru_wires(name, &en, op.stage);
+            (r, Some(b))
+        } else {
+            ("1'b0".to_string(), None)
+        };
         self.hash_ports.entry(m).or_default().push(HashPort {
             stage: op.stage,
             insn: op.insn,
             update: true,
+            del: false,
+            req,
+            busy,
             en: we,
             key,
             flags,

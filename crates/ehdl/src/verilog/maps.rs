@@ -13,6 +13,8 @@
 //! base register, or any older packet when that register is not carried yet). A stall costs throughput only when
 //! such packets follow each other closely.
 
+use super::lru::{cam_access, is_lru, pseudo_stalls};
+use super::ringbuf::is_ringbuf;
 use super::stage::Gen;
 use super::VerilogError;
 use crate::ir::{Label, OpKind, Pipeline};
@@ -51,9 +53,9 @@ pub(super) fn is_lpm(spec: &MapSpec) -> bool {
     spec.map_type == MAP_TYPE_LPM_TRIE
 }
 
-/// A map whose keys live in a CAM block: HASH (per-CPU too) and LPM_TRIE.
+/// A map whose keys live in a CAM block: HASH (per-CPU too), LRU_HASH and LPM_TRIE.
 pub(super) fn is_cam(spec: &MapSpec) -> bool {
-    is_hash(spec) || is_lpm(spec)
+    is_hash(spec) || is_lpm(spec) || is_lru(spec)
 }
 
 /// A map with HASH semantics (per-CPU ones included, as for [`is_array`]).
@@ -82,13 +84,15 @@ pub(super) struct MapPort {
     pub(super) rdata: String,
 }
 
-/// The ARRAY and HASH maps the program looks up (the only maps the generator builds blocks for).
+/// The maps the program looks up, updates, deletes from, redirects to or outputs records to, which get blocks:
+/// ARRAY, HASH, LRU_HASH and LPM_TRIE maps (lookups; updates and deletes of CAM maps), DEVMAP (redirects) and RINGBUF
+/// (`bpf_ringbuf_output`).
 pub(super) fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
     p.ops
         .iter()
         .filter_map(|o| match &o.kind {
             OpKind::Helper {
-                id: id @ (1 | 51),
+                id: id @ (1 | 2 | 3 | 51 | 130),
                 consts,
                 ..
             } => consts.iter().find_map(|(r, c)| match (r, c) {
@@ -98,12 +102,11 @@ pub(super) fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
             _ => None,
         })
         .filter(|&(id, m)| {
-            maps.get(m as usize).is_some_and(|s| {
-                if id == 51 {
-                    is_devmap(s)
-                } else {
-                    is_array(s) || is_cam(s)
-                }
+            maps.get(m as usize).is_some_and(|s| match id {
+                51 => is_devmap(s),
+                130 => is_ringbuf(s),
+                2 | 3 => is_cam(s),
+                _ => is_array(s) || is_cam(s),
             })
         })
         .map(|(_, m)| m)
@@ -152,6 +155,12 @@ pub(super) fn check(
             Some(format!(
                 "{bytes} value bytes; the register-based map block takes up to {MAX_MAP_BYTES}"
             ))
+        } else if let Some(why) = super::lru::misfit(spec).or_else(|| {
+            is_ringbuf(spec)
+                .then(|| super::ringbuf::misfit(spec))
+                .flatten()
+        }) {
+            Some(why)
         } else if is_array(spec) && spec.key_size != 4 {
             Some(format!("an ARRAY map with {}-byte keys", spec.key_size))
         } else if is_cam(spec)
@@ -177,25 +186,32 @@ pub(super) fn check(
         let Ok(kind) = hwxdp_ebpf::kind(&p.insns[op.insn as usize]) else {
             continue;
         };
-        // HASH helpers: the CAM is a pseudo-range [-1, 0) of the map; an update also writes the whole value.
-        if let OpKind::Helper {
-            id: id @ (1 | 2),
-            consts,
-            ..
-        } = &op.kind
-        {
+        // CAM helpers: the CAM is a pseudo-range [-1, 0) of the map (written by updates, deletes and LRU lookups);
+        // an update also writes the whole value. A ring buffer's records are its pseudo-range, written in order.
+        if let OpKind::Helper { id, consts, .. } = &op.kind {
             let map = consts.iter().find_map(|c| match c {
                 (1, crate::ArgConst::Map(m)) => Some(*m),
                 _ => None,
             });
-            if let Some(m) = map.filter(|m| maps.get(*m as usize).is_some_and(is_cam)) {
+            let ring = map.filter(|m| *id == 130 && maps.get(*m as usize).is_some_and(is_ringbuf));
+            if let Some(m) = ring {
+                accesses.push(Access {
+                    id: op.id,
+                    stage: op.stage,
+                    maps: vec![m],
+                    range: Some((-1, 0)),
+                    writes: true,
+                    commutes: None,
+                });
+            }
+            if let Some((m, writes)) = cam_access(maps, op) {
                 let update = *id == 2;
                 accesses.push(Access {
                     id: op.id,
                     stage: op.stage,
                     maps: vec![m],
                     range: Some((-1, 0)),
-                    writes: update,
+                    writes,
                     commutes: None,
                 });
                 if update {
@@ -259,6 +275,7 @@ pub(super) fn check(
             }
         }
     }
+    stalls.extend(pseudo_stalls(p, maps));
     Ok(stalls)
 }
 
@@ -270,6 +287,11 @@ impl Gen<'_> {
         let arrays: Vec<u32> = self.arrays.iter().copied().collect();
         for m in arrays {
             let spec = &self.maps[m as usize];
+            if is_ringbuf(spec) {
+                let rd = self.ring_block(&mut s, m);
+                host_reads.push(format!("((host_map_i == 8'd{m}) ? {rd} : 64'd0)"));
+                continue;
+            }
             let (bytes, aw) = geometry(spec);
             let mut ports = self.map_ports.remove(&m).unwrap_or_default();
             ports.sort_by_key(|p| (std::cmp::Reverse(p.stage), p.insn));
@@ -380,6 +402,8 @@ impl Gen<'_> {
             ("slot", np * sw as usize),
             ("err", 8 * np),
             ("busy", np),
+            ("del", np),
+            ("req", np),
         ] {
             let _ = writeln!(self.decls, "  logic [{}:0] {name}_cam_{sig};", w - 1);
         }
@@ -393,16 +417,18 @@ impl Gen<'_> {
             }
         };
         let kind = join(&|p| format!("1'b{}", p.update as u8), "1'b0".into());
+        let del = join(&|p| format!("1'b{}", p.del as u8), "1'b0".into());
+        let req = join(&|p| p.req.clone(), "1'b0".into());
         let en = join(&|p| p.en.clone(), "1'b0".into());
         let keys = join(&|p| p.key.clone(), format!("{}'d0", 8 * kb));
         let flags = join(&|p| format!("2'd{}", p.flags), "2'd0".into());
-        for e in [&en, &keys] {
+        for e in [&en, &keys, &req] {
             self.read(e);
         }
         let _ = writeln!(
             s,
-            "  assign {name}_cam_kind = {kind};\n  assign {name}_cam_en = {en};\n  assign {name}_cam_key = {keys};\n  \
-             assign {name}_cam_flags = {flags};"
+            "  assign {name}_cam_kind = {kind};\n  assign {name}_cam_del = {del};\n  assign {name}_cam_req = {req};\n  \
+             assign {name}_cam_en = {en};\n  assign {name}_cam_key = {keys};\n  assign {name}_cam_flags = {flags};"
         );
         for (i, p) in ports.iter().enumerate() {
             let _ = writeln!(
@@ -414,6 +440,9 @@ impl Gen<'_> {
                 p.err,
                 8 * i
             );
+            if let Some(b) = &p.busy {
+                let _ = writeln!(s, "  assign {b} = {name}_cam_busy[{i}];");
+            }
         }
         if ports.is_empty() {
             for sig in ["hit", "slot", "err"] {
@@ -423,8 +452,10 @@ impl Gen<'_> {
         self.unused_ports.push(format!("{name}_cam_busy"));
         let _ = writeln!(
             s,
-            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw}), .LPM({lpm})) u_{name}_keys (\n    \
-             .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .del_i({np}'d0), .en_i({name}_cam_en), .req_i({np}'d0),\n    \
+            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw}), .LPM({lpm}), .LRU({lru})) \
+             u_{name}_keys (\n    \
+             .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .del_i({name}_cam_del), .en_i({name}_cam_en),\n    \
+             .req_i({name}_cam_req),\n    \
              .key_i({name}_cam_key), .flags_i({name}_cam_flags), .hit_o({name}_cam_hit), .slot_o({name}_cam_slot),\n    \
              .err_o({name}_cam_err), .busy_o({name}_cam_busy),\n    \
              .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
@@ -432,16 +463,21 @@ impl Gen<'_> {
              .host_wmask_i(host_wmask_i), .host_rdata_o({name}_key_rdata)\n  );",
             aw - 1,
             lpm = is_lpm(spec) as u8,
+            lru = is_lru(spec) as u8,
         );
     }
 }
 
-/// One port of a HASH block's CAM: a lookup, or an update (with its enable and flags), ordered like the value
-/// ports; the wires that receive hit (found, or "write the value"), slot and errno.
+/// One port of a HASH block's CAM: a lookup, or an update or delete (with its enable and flags), ordered like the
+/// value ports; the wires that receive hit (found, or "write the value"), slot and errno. LRU updates and deletes
+/// also have a request and a busy wire (see `verilog/lru.rs`).
 pub(super) struct HashPort {
     pub(super) stage: u32,
     pub(super) insn: u32,
     pub(super) update: bool,
+    pub(super) del: bool,
+    pub(super) req: String,
+    pub(super) busy: Option<String>,
     pub(super) en: String,
     pub(super) key: String,
     pub(super) flags: u8,

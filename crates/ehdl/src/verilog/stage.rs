@@ -46,6 +46,9 @@ pub(super) struct Gen<'a> {
     pub(super) arrays: BTreeSet<u32>,
     pub(super) map_ports: BTreeMap<u32, Vec<MapPort>>,
     pub(super) hash_ports: BTreeMap<u32, Vec<HashPort>>,
+    pub(super) ring_ports: BTreeMap<u32, Vec<super::ringbuf::RingPort>>,
+    /// LRU updates and deletes: (stage, free wire, busy wire), see `verilog/lru.rs`.
+    pub(super) lru_ops: Vec<(u32, String, String)>,
     /// Stall checks, and for each early op its address and enable wires once emitted.
     pub(super) stalls: Vec<Stall>,
     pub(super) early: BTreeMap<u32, (String, String)>,
@@ -138,6 +141,8 @@ impl<'a> Gen<'a> {
             arrays,
             map_ports: BTreeMap::new(),
             hash_ports: BTreeMap::new(),
+            ring_ports: BTreeMap::new(),
+            lru_ops: Vec::new(),
             stalls,
             early: BTreeMap::new(),
             bound_regs: Vec::new(),
@@ -1200,6 +1205,7 @@ impl<'a> Gen<'a> {
             );
             holds.push((e, w));
         }
+        self.busy_holds(&mut holds, &mut s);
         for st in 0..=n {
             let h: Vec<&str> = holds
                 .iter()

@@ -26,7 +26,6 @@ use support::*;
 /// so that the differential test covers it.
 const EXPECTED_UNSUPPORTED: &[&str] = &[
     "fib_forward",
-    "icmp_reply",
     "katran_lb",
     "nat",
     "rate_limiter",

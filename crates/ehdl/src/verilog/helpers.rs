@@ -2,6 +2,7 @@
 //! A helper op is alone in its stage (rule 2 of docs/ehdl.md), so its inputs are the stage's input boundary and its
 //! results chain onto the values the next boundary registers.
 
+use super::adjust::XDP_ADJUST_TAIL;
 use super::lru::is_lru;
 use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort};
 use super::stage::{hex64, is_signal, Bound, Gen, SIDEBAND_TIME};
@@ -25,6 +26,8 @@ pub(super) struct Call<'c> {
     pub(super) regs: &'c mut BTreeMap<u8, String>,
     /// Stack bytes for the next boundary, by r10-relative offset.
     pub(super) stack: &'c mut BTreeMap<i64, String>,
+    /// Sideband fields for the next boundary (`Bound::ctx`): `bpf_xdp_adjust_tail` rewrites the length.
+    pub(super) ctx: &'c mut BTreeMap<i64, String>,
     /// The packet's redirect target so far (42 bits, see `Bound::redirect`).
     pub(super) redirect: &'c mut Option<String>,
     /// The next stage, whose live sets say which results are worth computing (`None` after the last stage).
@@ -90,6 +93,7 @@ impl Gen<'_> {
             130 => self.ringbuf_output(cx),
             KTIME_GET_NS => self.ktime(cx),
             XDP_LOAD_BYTES | XDP_STORE_BYTES => self.xdp_bytes(cx),
+            XDP_ADJUST_TAIL => self.adjust_tail(cx),
             2 => self.map_update_call(cx),
             23 | 51 => self.redirect(cx),
             id => Err(self.unsupported(cx.op, format!("helper {h} (call {id})"))),

@@ -34,6 +34,7 @@
 //! Not generated yet (each is a clear [`VerilogError`] naming the instruction): other helpers and map types,
 //! compare-and-exchange, stack accesses at run-time offsets and metadata accesses.
 
+mod adjust;
 mod helpers;
 mod lru;
 mod maps;

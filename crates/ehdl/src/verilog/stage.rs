@@ -1,6 +1,7 @@
 //! Stage-by-stage emission: the predicates, templates and stage registers of every stage, then the frame chain and
 //! the stream ports.
 
+use super::adjust::first_tail_stage;
 use super::helpers::{sideband_reads, Call};
 use super::maps::{geometry, HashPort, MapPort, Stall};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
@@ -134,6 +135,10 @@ impl<'a> Gen<'a> {
                 let e = ctx_last.entry(f).or_insert(o.stage);
                 *e = (*e).max(o.stage);
             }
+        }
+        if first_tail_stage(p).is_some() {
+            // The length reaches the output, which trims the frames to it.
+            ctx_last.insert(4, p.stages.len() as u32);
         }
         Gen {
             p,
@@ -364,6 +369,7 @@ impl<'a> Gen<'a> {
         let mut stack = b.stack.clone();
         let mut verdict = b.verdict.clone();
         let mut redirect = b.redirect.clone();
+        let mut ctx = b.ctx.clone();
         let mut misses: Vec<String> = b.fault.iter().cloned().collect();
         let mut conds: BTreeMap<u32, String> = BTreeMap::new();
         let mut ops: Vec<&Op> = st.ops.iter().map(|&o| &p.ops[o as usize]).collect();
@@ -841,6 +847,8 @@ impl<'a> Gen<'a> {
                         "1'b0".into()
                     } else if *ensured >= 1 << LEN_BITS {
                         "1'b1".into()
+                    } else if let Some(l) = self.adjusted_len(k, &b) {
+                        format!("({l} < {LEN_BITS}'d{ensured})")
                     } else {
                         let Some((l, _)) = &len_now else {
                             return Err(
@@ -885,6 +893,7 @@ impl<'a> Gen<'a> {
                         b: &b,
                         regs: &mut regs,
                         stack: &mut stack,
+                        ctx: &mut ctx,
                         redirect: &mut redirect,
                         next,
                     };
@@ -954,6 +963,7 @@ impl<'a> Gen<'a> {
             let _ = writeln!(self.body, "  assign {f} = {e};");
             Some(f)
         };
+        let b = Bound { ctx, ..b };
         self.boundary(
             k,
             &preds,
@@ -1317,23 +1327,6 @@ impl<'a> Gen<'a> {
                 });
                 out.conds.insert(c, name);
             }
-            for (&f, &last) in &self.ctx_last {
-                if j <= last {
-                    let Some(d) = b.ctx.get(&f).cloned() else {
-                        return Err(
-                            self.internal(None, format!("ctx+{f} lost before boundary {j}"))
-                        );
-                    };
-                    let name = format!("b{j}_{}_q", ctx_tag(f));
-                    list.push(Reg {
-                        name: name.clone(),
-                        width: ctx_width(f),
-                        d,
-                        reset: false,
-                    });
-                    out.ctx.insert(f, name);
-                }
-            }
             if let (Some(last), Some((l, e))) = (self.last_len, &len_now) {
                 if j <= last {
                     let (ln, en) = (format!("b{j}_len_q"), format!("b{j}_ended_q"));
@@ -1351,6 +1344,22 @@ impl<'a> Gen<'a> {
                     });
                     out.len = Some((ln, en));
                 }
+            }
+        }
+        // Sideband fields, to the last boundary when the output needs the packet's length.
+        for (&f, &last) in &self.ctx_last {
+            if j <= last {
+                let Some(d) = b.ctx.get(&f).cloned() else {
+                    return Err(self.internal(None, format!("ctx+{f} lost before boundary {j}")));
+                };
+                let name = format!("b{j}_{}_q", ctx_tag(f));
+                list.push(Reg {
+                    name: name.clone(),
+                    width: ctx_width(f),
+                    d,
+                    reset: false,
+                });
+                out.ctx.insert(f, name);
             }
         }
         if let Some(f) = fault {
@@ -1553,6 +1562,16 @@ impl<'a> Gen<'a> {
         for sig in ["valid", "data", "keep", "last", "fidx"] {
             self.read(&format!("f{n}_{sig}"));
         }
+        let push0 = format!("{} & f{n}_valid", self.go(n));
+        let (push, odata, okeep, olast) = match (first_tail_stage(self.p), last.ctx.get(&4)) {
+            (Some(_), Some(l)) => self.trimmed_output(n, &l.clone(), &push0),
+            _ => (
+                push0,
+                format!("f{n}_data"),
+                format!("f{n}_keep"),
+                format!("f{n}_last"),
+            ),
+        };
         let redirect = last.redirect.clone().unwrap_or_else(|| "42'd0".into());
         let verdict = format!("{{{redirect}, {verdict}}}");
         self.read(&verdict);
@@ -1571,8 +1590,8 @@ impl<'a> Gen<'a> {
              \x20 end\n\
              \x20 assign out_user = (f{n}_fidx == '0) ? {verdict} : verdict_hold_q;\n\
              \x20 ehdl_axis_out #(.DW(DataWidth), .UW(74)) u_out (\n\
-             \x20   .clk_i(clk_i), .rst_ni(rst_ni), .push_i({gon} & f{n}_valid), .data_i(f{n}_data),\n\
-             \x20   .keep_i(f{n}_keep), .last_i(f{n}_last), .user_i(out_user), .space_o(out_space),\n\
+             \x20   .clk_i(clk_i), .rst_ni(rst_ni), .push_i({push}), .data_i({odata}),\n\
+             \x20   .keep_i({okeep}), .last_i({olast}), .user_i(out_user), .space_o(out_space),\n\
              \x20   .m_axis_tvalid_o(m_axis_tvalid_o), .m_axis_tdata_o(m_axis_tdata_o), .m_axis_tkeep_o(m_axis_tkeep_o),\n\
              \x20   .m_axis_tlast_o(m_axis_tlast_o), .m_axis_tuser_o({{m_axis_tdest_o, m_axis_tuser_o}}),\n\
              \x20   .m_axis_tready_i(m_axis_tready_i)\n\

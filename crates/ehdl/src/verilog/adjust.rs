@@ -1,0 +1,185 @@
+//! `bpf_xdp_adjust_tail`: the packet's length is the sideband's (`xdp_md` field 4, carried to the end of the
+//! pipeline in programs that adjust the tail), the helper block rewrites it, later length checks and `data_end`
+//! loads read it, and the output trims the frames to it (or zero-fills up to it).
+
+use super::helpers::Call;
+use super::stage::{Bound, Gen};
+use super::{VerilogError, LEN_BITS};
+use crate::ir::{ArgConst, OpKind, Pipeline};
+use std::fmt::Write as _;
+
+/// Helper id of `bpf_xdp_adjust_tail(ctx, delta)`.
+pub(super) const XDP_ADJUST_TAIL: i32 = 65;
+
+/// The linear packet room of the reference machine's buffer (`FRAME_SIZE - HEADROOM - TAILROOM`): the longest
+/// packet `data_end` may move to while `data` is where the packet arrived.
+const MAX_LINEAR: u32 = 3520;
+/// The shortest packet: an Ethernet header.
+const ETH_HLEN: u32 = 14;
+const EINVAL: u64 = 22;
+
+/// The first stage with an `bpf_xdp_adjust_tail` block, if the program has one.
+pub(super) fn first_tail_stage(p: &Pipeline) -> Option<u32> {
+    p.ops
+        .iter()
+        .filter(|o| {
+            matches!(
+                o.kind,
+                OpKind::Helper {
+                    id: XDP_ADJUST_TAIL,
+                    ..
+                }
+            )
+        })
+        .map(|o| o.stage)
+        .min()
+}
+
+impl Gen<'_> {
+    /// The packet's length as stage `k` must see it when a tail adjustment may have run before it: the carried
+    /// sideband length, which the blocks rewrite. `None` when no adjustment comes before stage `k`.
+    pub(super) fn adjusted_len(&mut self, k: u32, b: &Bound) -> Option<String> {
+        if first_tail_stage(self.p).is_none_or(|t| t >= k) {
+            return None;
+        }
+        let l = b.ctx.get(&4)?.clone();
+        Some(self.read(&l))
+    }
+
+    /// `bpf_xdp_adjust_tail` (65): the new length `len + delta` when it lies in `[14, 3520]` (R0 = 0), else
+    /// -EINVAL and no change, as the reference machine's buffer. Bytes a packet grows by are zero. Growing past
+    /// the packet's last frame would need beats the stream does not have: such a packet is aborted (a fault).
+    pub(super) fn adjust_tail(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
+        let (op, name) = (cx.op, cx.name);
+        if self
+            .p
+            .ops
+            .iter()
+            .any(|o| matches!(o.kind, OpKind::Helper { id: 44, .. }))
+        {
+            return Err(self.unsupported(
+                op,
+                "bpf_xdp_adjust_tail in a program that also moves its head",
+            ));
+        }
+        let delta = match cx.arg_const(2) {
+            Some(ArgConst::Scalar(v)) => format!("64'h{:016x}", v as i32 as i64 as u64),
+            None => {
+                let r = self.in_reg(cx, 2);
+                self.unused_ports.push(r.clone()); // the helper takes delta as an int
+                format!("{{{{32{{{r}[31]}}}}, {r}[31:0]}}")
+            }
+            Some(_) => {
+                return Err(self.unsupported(op, "bpf_xdp_adjust_tail with a pointer as delta"))
+            }
+        };
+        let Some(len) = cx.b.ctx.get(&4).cloned() else {
+            return Err(self.internal(Some(op), format!("no packet length at stage {}", op.stage)));
+        };
+        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let fb = self.fb;
+        let (nl, ok, far, nlen) = (
+            format!("{name}_nl"),
+            format!("{name}_ok"),
+            format!("{name}_far"),
+            format!("{name}_len"),
+        );
+        self.declare(&nl, 64);
+        self.declare(&ok, 1);
+        self.declare(&far, 1);
+        self.declare(&nlen, LEN_BITS);
+        let (delta, len) = (self.read(&delta), self.read(&len));
+        let pad = 64 - LEN_BITS;
+        let _ = writeln!(
+            self.body,
+            "  assign {nl} = {{{pad}'d0, {len}}} + {delta};  // {}\n  \
+             assign {ok} = ~{nl}[63] & ({nl} >= 64'd{ETH_HLEN}) & ({nl} <= 64'd{MAX_LINEAR});\n  \
+             assign {far} = {en} & {ok} & ({nl}[{lm}:0] > {len}) & \
+             ((({nl}[{lm}:0] - {LEN_BITS}'d1) / {LEN_BITS}'d{fb}) != (({len} - {LEN_BITS}'d1) / {LEN_BITS}'d{fb}));\n  \
+             assign {nlen} = ({en} & {ok}) ? {nl}[{lm}:0] : {len};",
+            op.text,
+            lm = LEN_BITS - 1,
+        );
+        self.read(&nl);
+        self.read(&ok);
+        self.read(&nlen);
+        self.unused_ports.push(format!("{nl}[63:{LEN_BITS}]"));
+        self.faults.push(far.clone());
+        self.read(&far);
+        cx.ctx.insert(4, nlen);
+        if cx.live_reg(0) {
+            let old = self.old_reg(cx, 0);
+            self.declare(name, 64);
+            let _ = writeln!(
+                self.body,
+                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{name} (.en_i({en}), .a_i(64'd0), \
+                 .b_i({ok} ? 64'd0 : 64'd0 - 64'd{EINVAL}), .old_i({old}), .res_o({name}));  // 0 or -EINVAL"
+            );
+            cx.regs.insert(0, name.to_string());
+        }
+        Ok(())
+    }
+
+    /// In programs that adjust their tail, the last frame register's beat as the output takes it: beats past the
+    /// packet's length `len` (held from the head for the later beats) dropped, the last one's `tkeep` cut to the
+    /// length and `tlast` set, bytes beyond the arrived ones zero. Returns the (push, data, keep, last) signals.
+    pub(super) fn trimmed_output(
+        &mut self,
+        n: u32,
+        len: &str,
+        push: &str,
+    ) -> (String, String, String, String) {
+        let fb = self.fb;
+        let fbits = fb * 8;
+        let len = self.read(len);
+        for f in ["data", "keep", "last", "fidx", "valid"] {
+            self.read(&format!("f{n}_{f}"));
+        }
+        let _ = write!(
+            self.body,
+            "\n  // bpf_xdp_adjust_tail: the output cut (or zero-filled) to the packet's length, held from its head.\n\
+             \x20 logic [{lm}:0] tail_len_hold_q;\n\
+             \x20 logic [{lm}:0] tail_len;\n\
+             \x20 logic [31:0]   tail_pos;\n\
+             \x20 logic [31:0]   tail_left;\n\
+             \x20 logic [{km}:0] tail_keep;\n\
+             \x20 logic [{dm}:0] tail_data;\n\
+             \x20 logic          tail_push;\n\
+             \x20 logic          tail_last;\n\
+             \x20 always_ff @(posedge clk_i or negedge rst_ni) begin\n\
+             \x20   if (!rst_ni) begin\n\
+             \x20     tail_len_hold_q <= '0;\n\
+             \x20   end else if ({push} & (f{n}_fidx == '0)) begin\n\
+             \x20     tail_len_hold_q <= {len};\n\
+             \x20   end\n\
+             \x20 end\n\
+             \x20 assign tail_len  = (f{n}_fidx == '0) ? {len} : tail_len_hold_q;\n\
+             \x20 assign tail_pos  = {{{fp}'d0, f{n}_fidx}} * 32'd{fb};\n\
+             \x20 assign tail_left = {{{lp}'d0, tail_len}} - tail_pos;\n\
+             \x20 assign tail_push = {push} & ({{{lp}'d0, tail_len}} > tail_pos);\n\
+             \x20 assign tail_last = f{n}_last | (tail_left <= 32'd{fb});\n",
+            lm = LEN_BITS - 1,
+            km = fb - 1,
+            dm = fbits - 1,
+            fp = 32 - super::FIDX_BITS,
+            lp = 32 - LEN_BITS,
+        );
+        for i in 0..fb {
+            let _ = writeln!(
+                self.body,
+                "  assign tail_keep[{i}] = (tail_left > 32'd{i});\n  \
+                 assign tail_data[{}:{}] = f{n}_keep[{i}] ? f{n}_data[{}:{}] : 8'd0;",
+                8 * i + 7,
+                8 * i,
+                8 * i + 7,
+                8 * i
+            );
+        }
+        (
+            "tail_push".into(),
+            "tail_data".into(),
+            "tail_keep".into(),
+            "tail_last".into(),
+        )
+    }
+}

@@ -92,6 +92,30 @@ fn a_helper_call_is_refused_with_its_name_and_instruction() {
 }
 
 #[test]
+fn a_tail_call_is_refused_saying_why() {
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("tail_dispatch.o"))
+        .expect("tail_dispatch example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let program = obj
+        .programs
+        .iter()
+        .find(|p| p.name == "tail_dispatch")
+        .expect("tail_dispatch");
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let err = generate(&p, &obj.maps, "ehdl_t").expect_err("tail calls have no block");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("program tail_dispatch: instruction ")
+            && msg.contains(
+                "(call 12 [r1=ctx r2=map0]): bpf_tail_call (a pipeline is one program's;"
+            ),
+        "{msg}"
+    );
+}
+
+#[test]
 fn bad_module_names_and_data_widths_are_refused() {
     let p = common::pipeline("r0 = 2\nexit");
     assert!(matches!(

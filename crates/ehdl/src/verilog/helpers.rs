@@ -64,6 +64,8 @@ impl Call<'_> {
 
 /// Helper id of `bpf_ktime_get_ns`.
 pub(super) const KTIME_GET_NS: i32 = 5;
+/// Helper id of `bpf_tail_call`.
+const TAIL_CALL: i32 = 12;
 
 /// The sideband fields (`xdp_md` offsets, or [`SIDEBAND_TIME`]) helper op `op` reads in its stage, which the
 /// stage registers carry to it.
@@ -94,6 +96,12 @@ impl Gen<'_> {
             KTIME_GET_NS => self.ktime(cx),
             XDP_LOAD_BYTES | XDP_STORE_BYTES => self.xdp_bytes(cx),
             XDP_ADJUST_TAIL => self.adjust_tail(cx),
+            TAIL_CALL => Err(self.unsupported(
+                cx.op,
+                "bpf_tail_call (a pipeline is one program's; the program a PROG_ARRAY slot names is set by the \
+                 host at run time, so a tail call would need every candidate program's pipeline chained after this \
+                 one)",
+            )),
             2 => self.map_update_call(cx),
             23 | 51 => self.redirect(cx),
             id => Err(self.unsupported(cx.op, format!("helper {h} (call {id})"))),

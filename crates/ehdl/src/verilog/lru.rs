@@ -34,7 +34,7 @@ pub(super) fn misfit(spec: &MapSpec) -> Option<String> {
 }
 
 /// The map of a map helper op whose CAM block takes several cycles for it: updates and deletes of LRU maps.
-fn lru_op_map(p: &Pipeline, maps: &[MapSpec], op: &crate::ir::Op) -> Option<u32> {
+fn lru_op_map(maps: &[MapSpec], op: &crate::ir::Op) -> Option<u32> {
     let OpKind::Helper {
         id: 2 | 3, consts, ..
     } = &op.kind
@@ -45,7 +45,6 @@ fn lru_op_map(p: &Pipeline, maps: &[MapSpec], op: &crate::ir::Op) -> Option<u32>
         (1, ArgConst::Map(m)) => Some(*m),
         _ => None,
     })?;
-    let _ = p;
     maps.get(m as usize).filter(|s| is_lru(s)).map(|_| m)
 }
 
@@ -53,7 +52,7 @@ fn lru_op_map(p: &Pipeline, maps: &[MapSpec], op: &crate::ir::Op) -> Option<u32>
 pub(super) fn pseudo_stalls(p: &Pipeline, maps: &[MapSpec]) -> Vec<Stall> {
     p.ops
         .iter()
-        .filter(|o| lru_op_map(p, maps, o).is_some())
+        .filter(|o| lru_op_map(maps, o).is_some())
         .map(|o| Stall {
             early: o.id,
             late: o.id,

@@ -290,14 +290,15 @@ fn redirect(dest: u64) -> Option<(Option<usize>, u64)> {
     Some((map, dest & 0xffff_ffff))
 }
 
-/// The maps the generator builds blocks for: ARRAY, HASH and LPM_TRIE maps the program looks up, DEVMAPs it
-/// redirects through (as `hwxdp_ehdl::verilog` chooses them; a map without a block cannot change in the pipeline).
+/// The maps the generator builds blocks for, as `hwxdp_ehdl::verilog` chooses them: ARRAY, HASH, LRU_HASH and
+/// LPM_TRIE maps the program looks up, CAM maps it updates or deletes from, DEVMAPs it redirects through and ring
+/// buffers it writes. A map without a block cannot change in the pipeline.
 fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
     p.ops
         .iter()
         .filter_map(|o| match &o.kind {
             OpKind::Helper {
-                id: id @ (1 | 51),
+                id: id @ (1 | 2 | 3 | 51 | 130),
                 consts,
                 ..
             } => consts.iter().find_map(|(r, c)| match (r, c) {
@@ -307,9 +308,15 @@ fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
             _ => None,
         })
         .filter(|&(id, m)| {
-            maps.get(m as usize)
-                .and_then(host::kind)
-                .is_some_and(|k| (id == 51) == (k == host::Kind::Devmap))
+            let Some(spec) = maps.get(m as usize) else {
+                return false;
+            };
+            match (id, host::kind(spec)) {
+                (130, _) => spec.map_type == hwxdp_maps::abi::map_type::RINGBUF,
+                (51, k) => k == Some(host::Kind::Devmap),
+                (2 | 3, k) => k == Some(host::Kind::Cam),
+                (_, k) => matches!(k, Some(host::Kind::Array | host::Kind::Cam)),
+            }
         })
         .map(|(_, m)| m)
         .collect()

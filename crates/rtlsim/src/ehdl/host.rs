@@ -40,9 +40,21 @@ pub(super) fn kind(spec: &MapSpec) -> Option<Kind> {
     match spec.map_type {
         map_type::ARRAY | map_type::PERCPU_ARRAY => Some(Kind::Array),
         map_type::DEVMAP => Some(Kind::Devmap),
-        map_type::HASH | map_type::PERCPU_HASH | map_type::LPM_TRIE => Some(Kind::Cam),
+        map_type::HASH
+        | map_type::PERCPU_HASH
+        | map_type::LRU_HASH
+        | map_type::LRU_PERCPU_HASH
+        | map_type::LPM_TRIE => Some(Kind::Cam),
         _ => None,
     }
+}
+
+/// An LRU_HASH or LRU_PERCPU_HASH map.
+fn is_lru(spec: &MapSpec) -> bool {
+    matches!(
+        spec.map_type,
+        map_type::LRU_HASH | map_type::LRU_PERCPU_HASH
+    )
 }
 
 /// The key stride of a CAM block.
@@ -99,7 +111,16 @@ pub(super) fn load(
         let spec = maps.specs()[m as usize].clone();
         let Some(kind) = kind(&spec) else { continue };
         let vsize = spec.value_size;
-        for (slot, (key, value)) in maps.entries(m as usize)?.into_iter().enumerate() {
+        let entries = maps.entries(m as usize)?;
+        if is_lru(&spec) && !entries.is_empty() {
+            // The LRU block keeps the reference's lists of nodes; a key written into a slot would be missing there.
+            return Err(EhdlRtlError::Program(format!(
+                "map {}: an LRU map cannot be loaded through the eHDL pipeline's host port ({} entries to load)",
+                spec.name,
+                entries.len()
+            )));
+        }
+        for (slot, (key, value)) in entries.into_iter().enumerate() {
             let value = view.hardware(&spec, &value);
             match kind {
                 Kind::Array | Kind::Devmap => {

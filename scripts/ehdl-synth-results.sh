@@ -5,8 +5,8 @@
 # flip-flops the generator wrote (before synthesis removes unread and constant ones) and Yosys' CPU time.
 # Usage: scripts/ehdl-synth-results.sh [DATA_WIDTH_BITS]   (run `make build examples` first; needs jq)
 # HWXDP overrides the binary (default target/release/hwxdp), LIMIT the seconds per run (default 1200), PROGRAMS the
-# list ("object:program ..."). A run whose JSON is already in build/ehdl-synth/ is not repeated (FORCE=1 repeats
-# it); a run that hits the limit is recorded as such (NAME-VARIANT.timeout) and shown as "timeout" in the table.
+# list ("object:program ..."). A run whose JSON is already in build/ehdl-synth/, or that hit the limit (recorded in
+# NAME-VARIANT-WIDTH.timeout, "timeout" in the table), is not repeated (FORCE=1 repeats it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 width=${1:-512}
@@ -24,7 +24,7 @@ for item in $programs; do
   p=${item#*:}
   for variant in pruned unpruned; do
     out=$work/$p-$variant-$width.json
-    if [ -s "$out" ] && [ "${FORCE:-0}" != 1 ]; then
+    if { [ -s "$out" ] || [ -e "$work/$p-$variant-$width.timeout" ]; } && [ "${FORCE:-0}" != 1 ]; then
       continue
     fi
     rm -f "$work/$p-$variant-$width.timeout" "$work/$p-$variant-$width.failed"

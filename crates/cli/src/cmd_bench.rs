@@ -249,10 +249,14 @@ fn time_ehdl(
     metadata: &[XdpMd],
     min_ms: u64,
 ) -> Result<(f64, hwxdp_rtlsim::ehdl::Batch)> {
-    let batch: Vec<(Vec<u8>, XdpMd)> = packets
+    let batch: Vec<hwxdp_rtlsim::ehdl::PacketIn> = packets
         .iter()
         .zip(metadata)
-        .map(|(p, md)| (p.data.clone(), *md))
+        .map(|(p, md)| hwxdp_rtlsim::ehdl::PacketIn {
+            bytes: p.data.clone(),
+            md: *md,
+            time_ns: p.time_ns,
+        })
         .collect();
     let (mut runs, mut elapsed, mut first) = (0u64, Duration::ZERO, None);
     while elapsed < Duration::from_millis(min_ms) || runs == 0 {

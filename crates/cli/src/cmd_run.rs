@@ -5,6 +5,7 @@ use crate::common::{self, ProgramArgs, TraceArgs};
 use crate::under_test::{self, BackendArgs};
 use crate::{progress, trace};
 use anyhow::{Context, Result};
+use hwxdp_rtlsim::ehdl::PacketIn;
 use hwxdp_xdp::{Clock, Config, Machine, Verdict, XdpBuff};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
@@ -175,9 +176,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(c) = core.as_mut().filter(|c| c.ehdl().is_some()) {
         // The pipeline takes the whole trace back to back; the loop below then hands out its results in order.
         let mut batch = Vec::new();
-        trace::for_each(&args.trace.pcap, |_, data| {
+        trace::for_each(&args.trace.pcap, |time_ns, data| {
             if XdpBuff::new(data).is_ok() {
-                batch.push((data.to_vec(), common::metadata(&args.trace, data)));
+                batch.push(PacketIn {
+                    bytes: data.to_vec(),
+                    md: common::metadata(&args.trace, data),
+                    time_ns,
+                });
             }
             Ok(())
         })?;

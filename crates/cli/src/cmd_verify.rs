@@ -12,6 +12,7 @@ use crate::under_test::{chosen, BackendArgs, Tested};
 use anyhow::{Context, Result};
 use hwxdp_kernel::KernelRun;
 use hwxdp_maps::MapStore;
+use hwxdp_rtlsim::ehdl::PacketIn;
 use hwxdp_xdp::{Clock, Verdict, XdpBuff};
 use std::process::ExitCode;
 
@@ -46,11 +47,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Clock::Monotonic,
     )?;
     if let Some(c) = core.as_deref_mut() {
+        // The kernel's bpf_ktime_get_ns reads CLOCK_MONOTONIC while the packets run right after: the batch gets now.
+        let now = monotonic_ns();
         c.queue(
             packets
                 .iter()
                 .filter(|p| XdpBuff::new(&p.data).is_ok())
-                .map(|p| (p.data.clone(), common::metadata(&args.trace, &p.data)))
+                .map(|p| PacketIn {
+                    bytes: p.data.clone(),
+                    md: common::metadata(&args.trace, &p.data),
+                    time_ns: now,
+                })
                 .collect(),
         )?;
     }
@@ -143,6 +150,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cycles.unwrap_or_default()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds, what the kernel's `bpf_ktime_get_ns` reads.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec to a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// How one packet's run on `side` differs from the kernel's: verdict, a fault, packet bytes (`ours` is the packet as

@@ -11,7 +11,7 @@ use hwxdp_hxdp::isa::Image;
 use hwxdp_hxdp::{CoreStats, HxdpCore};
 use hwxdp_maps::MapStore;
 use hwxdp_object::ObjectSpec;
-use hwxdp_rtlsim::ehdl::{EhdlPaths, EhdlRtl};
+use hwxdp_rtlsim::ehdl::{EhdlPaths, EhdlRtl, PacketIn};
 use hwxdp_rtlsim::hxdp::{parse_packet_range, HxdpRtl, RtlPaths, VcdRequest};
 use hwxdp_xdp::{Backend, Config, Machine, Verdict, XdpBuff, XdpMd};
 use std::ops::Range;
@@ -136,7 +136,7 @@ impl Hardware {
 
     /// With `--backend ehdl-rtl`, streams `packets` (those [`Hardware::run_packet`] will then be given, in order)
     /// through the pipeline back to back; the other backends run packet by packet and need nothing here.
-    pub fn queue(&mut self, packets: Vec<(Vec<u8>, XdpMd)>) -> Result<()> {
+    pub fn queue(&mut self, packets: Vec<PacketIn>) -> Result<()> {
         if let Hardware::Ehdl(e) = self {
             e.queue(packets)?;
         }

@@ -36,6 +36,19 @@ use hwxdp_xdp::{Config, Verdict, XdpBuff, XdpMd};
 /// The largest packet the testbench's input line takes.
 pub const MAX_PACKET: usize = 9000;
 
+/// One packet of a batch: its bytes, the context it arrives with and its arrival time (what `bpf_ktime_get_ns`
+/// reads, from the first beat's sideband; the reference machine's virtual clock adds the instructions run before the
+/// call, a few nanoseconds).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PacketIn {
+    /// The packet.
+    pub bytes: Vec<u8>,
+    /// `ingress_ifindex` and `rx_queue_index`.
+    pub md: XdpMd,
+    /// Arrival time in nanoseconds.
+    pub time_ns: u64,
+}
+
 /// What happened to one packet in the pipeline.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PacketOut {
@@ -102,7 +115,7 @@ pub struct EhdlRtl {
     figures: Figures,
     pipeline: Pipeline,
     /// Results of a batch not handed out yet by [`EhdlRtl::run_packet`], with the packet and context they belong to.
-    queued: VecDeque<(Vec<u8>, XdpMd, PacketOut)>,
+    queued: VecDeque<(PacketIn, PacketOut)>,
     handed: usize,
     totals: Totals,
     last_redirect: Option<(Option<usize>, u64)>,
@@ -181,11 +194,11 @@ impl EhdlRtl {
 
     /// Streams `packets` (each with its `ingress_ifindex` and `rx_queue_index`) back to back through the pipeline:
     /// the map blocks loaded from the userspace view first, read back into it after the last packet.
-    pub fn run_batch(&mut self, packets: &[(Vec<u8>, XdpMd)]) -> Result<Batch, EhdlRtlError> {
+    pub fn run_batch(&mut self, packets: &[PacketIn]) -> Result<Batch, EhdlRtlError> {
         if packets.is_empty() {
             return Ok(Batch::default());
         }
-        for (index, (bytes, _)) in packets.iter().enumerate() {
+        for (index, PacketIn { bytes, .. }) in packets.iter().enumerate() {
             if bytes.is_empty() || bytes.len() > MAX_PACKET {
                 return Err(EhdlRtlError::Packet {
                     index,
@@ -243,14 +256,9 @@ impl EhdlRtl {
 
     /// Runs `packets` as one batch and keeps the results for [`EhdlRtl::run_packet`], which must then be given the
     /// same packets in the same order.
-    pub fn queue(&mut self, packets: Vec<(Vec<u8>, XdpMd)>) -> Result<(), EhdlRtlError> {
+    pub fn queue(&mut self, packets: Vec<PacketIn>) -> Result<(), EhdlRtlError> {
         let batch = self.run_batch(&packets)?;
-        self.queued.extend(
-            packets
-                .into_iter()
-                .zip(batch.packets)
-                .map(|((bytes, md), out)| (bytes, md, out)),
-        );
+        self.queued.extend(packets.into_iter().zip(batch.packets));
         Ok(())
     }
 
@@ -258,13 +266,13 @@ impl EhdlRtl {
     /// context): `buff` holds the packet as the pipeline left it afterwards.
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Result<Verdict, EhdlRtlError> {
         let index = self.handed;
-        let Some((bytes, queued_md, out)) = self.queued.pop_front() else {
+        let Some((queued, out)) = self.queued.pop_front() else {
             return Err(EhdlRtlError::Queue {
                 index,
                 why: "no packet is queued: the eHDL pipeline runs batches, queue them first".into(),
             });
         };
-        if bytes != buff.data() || queued_md != *md {
+        if queued.bytes != buff.data() || queued.md != *md {
             return Err(EhdlRtlError::Queue {
                 index,
                 why: "its bytes or context differ".into(),

@@ -7,9 +7,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use hwxdp_xdp::XdpMd;
-
-use super::EhdlRtlError;
+use super::{EhdlRtlError, PacketIn};
 
 /// One host-port write: 8 bytes (`data`, little-endian) at a byte address of map `map`, bytes chosen by `mask`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +66,7 @@ pub(super) fn write_bytes(
 }
 
 /// The input of one run: back to back, no output back-pressure, the stall count reported.
-pub(super) fn input(writes: &[HostWrite], dumps: &[Dump], packets: &[(Vec<u8>, XdpMd)]) -> String {
+pub(super) fn input(writes: &[HostWrite], dumps: &[Dump], packets: &[PacketIn]) -> String {
     let mut s = String::from("cfg 0 0 1 1\n");
     for w in writes {
         let _ = writeln!(s, "w {:x} {:x} {:x} {:x}", w.map, w.addr, w.data, w.mask);
@@ -76,12 +74,12 @@ pub(super) fn input(writes: &[HostWrite], dumps: &[Dump], packets: &[(Vec<u8>, X
     for d in dumps {
         let _ = writeln!(s, "m {:x} {:x} {:x}", d.map, d.bytes, d.base);
     }
-    for (bytes, md) in packets {
-        let _ = write!(s, "{:x} {:x} ", md.ingress_ifindex, md.rx_queue_index);
-        for b in bytes {
+    for p in packets {
+        let _ = write!(s, "{:x} {:x} ", p.md.ingress_ifindex, p.md.rx_queue_index);
+        for b in &p.bytes {
             let _ = write!(s, "{b:02x}");
         }
-        s.push('\n');
+        let _ = writeln!(s, " {:x}", p.time_ns);
     }
     s
 }
@@ -197,7 +195,7 @@ mod tests {
                 }
             ]
         );
-        let md = XdpMd {
+        let md = hwxdp_xdp::XdpMd {
             ingress_ifindex: 5,
             rx_queue_index: 17,
         };
@@ -208,11 +206,15 @@ mod tests {
                 bytes: 24,
                 base: 0x4000_0000,
             }],
-            &[(vec![0xab, 0x01], md)],
+            &[PacketIn {
+                bytes: vec![0xab, 0x01],
+                md,
+                time_ns: 300,
+            }],
         );
         assert_eq!(
             text,
-            "cfg 0 0 1 1\nw 2 10 201 ff\nw 2 20 9 1\nm 2 18 40000000\n5 11 ab01\n"
+            "cfg 0 0 1 1\nw 2 10 201 ff\nw 2 20 9 1\nm 2 18 40000000\n5 11 ab01 12c\n"
         );
     }
 

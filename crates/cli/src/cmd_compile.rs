@@ -131,7 +131,7 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
         prune: !args.no_prune,
         ..hwxdp_ehdl::Options::default()
     };
-    let pipeline = hwxdp_ehdl::compile(program, &spec.maps, &options)
+    let pipeline = hwxdp_ehdl::compile_object(program, &spec.programs, &spec.maps, &options)
         .with_context(|| args.program.object.display().to_string())?;
     common::create_dir(&args.out)?;
     let name = &program.name;

@@ -43,7 +43,7 @@ pub(crate) fn design(args: &Args) -> Result<Design> {
         prune: !args.no_prune,
         ..hwxdp_ehdl::Options::default()
     };
-    let pipeline = hwxdp_ehdl::compile(program, &spec.maps, &options)
+    let pipeline = hwxdp_ehdl::compile_object(program, &spec.programs, &spec.maps, &options)
         .with_context(|| object.display().to_string())?;
     let top = hwxdp_ehdl::verilog::module_name(&program.name);
     let (text, figures) = hwxdp_ehdl::verilog::generate(&pipeline, &spec.maps, &top)

@@ -29,7 +29,6 @@ const EXPECTED_UNSUPPORTED: &[&str] = &[
     "katran_lb",
     "nat",
     "rate_limiter",
-    "tail_dispatch",
     "tunnel",
 ];
 
@@ -202,8 +201,13 @@ fn generated(example: &str) -> Result<(), VerilogError> {
     let spec = hwxdp_object::parse(&std::fs::read(&obj).expect("object")).expect("parses");
     let name = program_of(&spec, &obj);
     let program = spec.program(Some(&name)).expect("program");
-    let p = hwxdp_ehdl::compile(program, &spec.maps, &hwxdp_ehdl::Options::default())
-        .unwrap_or_else(|e| panic!("{example}: the front end refuses it: {e}"));
+    let p = hwxdp_ehdl::compile_object(
+        program,
+        &spec.programs,
+        &spec.maps,
+        &hwxdp_ehdl::Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{example}: the front end refuses it: {e}"));
     hwxdp_ehdl::verilog::generate(&p, &spec.maps, "ehdl_pipe").map(|_| ())
 }
 

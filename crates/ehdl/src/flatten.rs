@@ -40,17 +40,21 @@ pub struct Flat {
     pub origin: Vec<u32>,
     /// Loops unrolled, innermost first.
     pub loops: Vec<Unrolled>,
-    /// bpf-to-bpf calls inlined: the call's original index and the callee's name.
+    /// bpf-to-bpf calls inlined: the call's original index and the callee's name (tail calls too, once per call
+    /// site and candidate program, see [`crate::tailcall`]).
     pub inlined: Vec<(u32, String)>,
+    /// The programs (indices in the object's program list) inlined as tail-call targets; a PROG_ARRAY slot may name
+    /// only these.
+    pub tail_targets: Vec<u32>,
 }
 
 /// An instruction whose jump target is symbolic until encoding.
 #[derive(Clone, Copy, Debug)]
-struct Item {
-    kind: InsnKind,
+pub(crate) struct Item {
+    pub(crate) kind: InsnKind,
     /// Index of the target item (after resolution) for jumps.
-    target: Option<usize>,
-    origin: u32,
+    pub(crate) target: Option<usize>,
+    pub(crate) origin: u32,
 }
 
 /// Inlines calls and unrolls loops of `spec`.
@@ -79,6 +83,7 @@ pub fn flatten(spec: &ProgramSpec, maps: &[MapSpec], max_insns: usize) -> Result
                 origin: origin_out,
                 loops,
                 inlined,
+                tail_targets: Vec::new(),
             });
         }
         let dom = DomTree::dominators(cfg);
@@ -160,7 +165,7 @@ fn natural_loop(
 }
 
 /// Encodes items into a single-function program named like `like`.
-fn encode(
+pub(crate) fn encode(
     like: &ProgramSpec,
     items: &[Item],
     max_insns: usize,

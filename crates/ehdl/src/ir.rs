@@ -303,6 +303,9 @@ pub struct Pipeline {
     pub removed: Vec<(u32, String)>,
     /// Loops unrolled.
     pub loops: Vec<crate::flatten::Unrolled>,
+    /// The programs (indices in the object's program list) inlined as tail-call targets: the host may put only these
+    /// in a PROG_ARRAY slot.
+    pub tail_targets: Vec<u32>,
     /// The flattened program's instructions, which [`Op::insn`] indexes (the Verilog generator decodes them).
     #[serde(skip)]
     pub insns: Vec<hwxdp_ebpf::Insn>,

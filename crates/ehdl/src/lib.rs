@@ -23,6 +23,7 @@ pub mod model;
 pub mod prune;
 pub mod render;
 pub mod sched;
+pub mod tailcall;
 pub mod verilog;
 
 pub use flatten::{flatten, Flat};
@@ -104,14 +105,36 @@ pub enum EhdlError {
         /// The limit.
         limit: usize,
     },
+    /// A `bpf_tail_call` the front end cannot inline.
+    #[error("program {program}: instruction {insn}: cannot inline the tail call: {why}")]
+    TailCall {
+        /// The program's name.
+        program: String,
+        /// The call (index in the original program).
+        insn: usize,
+        /// What prevents inlining.
+        why: String,
+    },
     /// The data width is not a positive multiple of 8 bits.
     #[error("data width {0} bits is not a positive multiple of 8")]
     DataWidth(u32),
 }
 
-/// Compiles one program of an object (its maps give key and value sizes) into a pipeline.
+/// Compiles one program of an object (its maps give key and value sizes) into a pipeline. A program with tail calls
+/// needs the object's other programs: see [`compile_object`].
 pub fn compile(
     spec: &ProgramSpec,
+    maps: &[MapSpec],
+    options: &Options,
+) -> Result<Pipeline, EhdlError> {
+    compile_object(spec, &[], maps, options)
+}
+
+/// Compiles one program of an object whose program list is `programs` (the indices PROG_ARRAY values name): the
+/// programs its tail calls may reach are inlined ([`tailcall`]).
+pub fn compile_object(
+    spec: &ProgramSpec,
+    programs: &[ProgramSpec],
     maps: &[MapSpec],
     options: &Options,
 ) -> Result<Pipeline, EhdlError> {
@@ -119,6 +142,7 @@ pub fn compile(
         return Err(EhdlError::DataWidth(options.data_width));
     }
     let flat = flatten(spec, maps, options.max_insns)?;
+    let flat = tailcall::inline(spec, flat, programs, maps, options.max_insns)?;
     let lowered = lower::lower(&flat, maps, options.data_width / 8)?;
     let scheduled = sched::schedule(&lowered);
     debug_assert_eq!(

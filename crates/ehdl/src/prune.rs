@@ -169,6 +169,7 @@ pub fn finish(
         stages,
         removed: l.removed,
         loops: flat.loops.clone(),
+        tail_targets: flat.tail_targets.clone(),
         insns: flat.spec.insns.clone(),
     }
 }

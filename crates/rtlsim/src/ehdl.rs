@@ -142,7 +142,7 @@ impl EhdlRtl {
         if !(128..=512).contains(&dw) || !dw.is_multiple_of(64) {
             return Err(EhdlRtlError::DataWidth(dw));
         }
-        let pipeline = hwxdp_ehdl::compile(chosen, &spec.maps, options)?;
+        let pipeline = hwxdp_ehdl::compile_object(chosen, &spec.programs, &spec.maps, options)?;
         let (text, figures) = generate(&pipeline, &spec.maps, TOP)?;
         let mut maps = Maps::new(&spec.maps, config.possible_cpus)?;
         maps.set_cpu(config.cpu);
@@ -209,7 +209,12 @@ impl EhdlRtl {
                 });
             }
         }
-        let writes = host::load(&mut self.maps, &self.blocks, self.cpu)?;
+        let writes = host::load(
+            &mut self.maps,
+            &self.blocks,
+            self.cpu,
+            &self.pipeline.tail_targets,
+        )?;
         let dumps = host::dumps(self.maps.specs(), &self.blocks);
         let printed = tb::run(
             &self.executable,
@@ -300,8 +305,22 @@ fn redirect(dest: u64) -> Option<(Option<usize>, u64)> {
 
 /// The maps the generator builds blocks for, as `hwxdp_ehdl::verilog` chooses them: ARRAY, HASH, LRU_HASH and
 /// LPM_TRIE maps the program looks up, CAM maps it updates or deletes from, DEVMAPs it redirects through and ring
-/// buffers it writes. A map without a block cannot change in the pipeline.
+/// buffers it writes, PROG_ARRAYs its inlined tail calls read. A map without a block cannot change in the pipeline.
 fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
+    let slots = p.ops.iter().filter_map(|o| match &o.kind {
+        OpKind::Helper {
+            id: hwxdp_ehdl::tailcall::TAIL_SLOT,
+            consts,
+            ..
+        } => consts.iter().find_map(|c| match c {
+            (2, ArgConst::Map(m)) => Some(*m),
+            _ => None,
+        }),
+        _ => None,
+    });
+    let slots: Vec<u32> = slots
+        .filter(|&m| maps.get(m as usize).and_then(host::kind) == Some(host::Kind::ProgArray))
+        .collect();
     p.ops
         .iter()
         .filter_map(|o| match &o.kind {
@@ -327,6 +346,7 @@ fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
             }
         })
         .map(|(_, m)| m)
+        .chain(slots)
         .collect()
 }
 

@@ -9,6 +9,7 @@ use super::stage::{hex64, is_signal, Bound, Gen, SIDEBAND_TIME};
 use super::xdp_bytes::{XDP_LOAD_BYTES, XDP_STORE_BYTES};
 use super::VerilogError;
 use crate::ir::{ArgConst, Op, OpKind, Stage};
+use crate::tailcall::TAIL_SLOT;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -96,12 +97,12 @@ impl Gen<'_> {
             KTIME_GET_NS => self.ktime(cx),
             XDP_LOAD_BYTES | XDP_STORE_BYTES => self.xdp_bytes(cx),
             XDP_ADJUST_TAIL => self.adjust_tail(cx),
+            // The front end inlines tail calls (crate::tailcall); one left here had no object to take callees from.
             TAIL_CALL => Err(self.unsupported(
                 cx.op,
-                "bpf_tail_call (a pipeline is one program's; the program a PROG_ARRAY slot names is set by the \
-                 host at run time, so a tail call would need every candidate program's pipeline chained after this \
-                 one)",
+                "bpf_tail_call not inlined (compile the program with hwxdp_ehdl::compile_object)",
             )),
+            TAIL_SLOT => self.tail_slot(cx),
             2 => self.map_update_call(cx),
             23 | 51 => self.redirect(cx),
             id => Err(self.unsupported(cx.op, format!("helper {h} (call {id})"))),

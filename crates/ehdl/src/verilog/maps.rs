@@ -85,32 +85,35 @@ pub(super) struct MapPort {
 }
 
 /// The maps the program looks up, updates, deletes from, redirects to or outputs records to, which get blocks:
-/// ARRAY, HASH, LRU_HASH and LPM_TRIE maps (lookups; updates and deletes of CAM maps), DEVMAP (redirects) and RINGBUF
-/// (`bpf_ringbuf_output`).
+/// ARRAY, HASH, LRU_HASH and LPM_TRIE maps (lookups; updates and deletes of CAM maps), DEVMAP (redirects), RINGBUF
+/// (`bpf_ringbuf_output`) and PROG_ARRAY (inlined tail calls, `verilog/tailcall.rs`).
 pub(super) fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
-    p.ops
-        .iter()
-        .filter_map(|o| match &o.kind {
-            OpKind::Helper {
-                id: id @ (1 | 2 | 3 | 51 | 130),
-                consts,
-                ..
-            } => consts.iter().find_map(|(r, c)| match (r, c) {
-                (1, crate::ArgConst::Map(m)) => Some((*id, *m)),
+    let mut blocks: BTreeSet<u32> = super::tailcall::slot_maps(p, maps).collect();
+    blocks.extend(
+        p.ops
+            .iter()
+            .filter_map(|o| match &o.kind {
+                OpKind::Helper {
+                    id: id @ (1 | 2 | 3 | 51 | 130),
+                    consts,
+                    ..
+                } => consts.iter().find_map(|(r, c)| match (r, c) {
+                    (1, crate::ArgConst::Map(m)) => Some((*id, *m)),
+                    _ => None,
+                }),
                 _ => None,
-            }),
-            _ => None,
-        })
-        .filter(|&(id, m)| {
-            maps.get(m as usize).is_some_and(|s| match id {
-                51 => is_devmap(s),
-                130 => is_ringbuf(s),
-                2 | 3 => is_cam(s),
-                _ => is_array(s) || is_cam(s),
             })
-        })
-        .map(|(_, m)| m)
-        .collect()
+            .filter(|&(id, m)| {
+                maps.get(m as usize).is_some_and(|s| match id {
+                    51 => is_devmap(s),
+                    130 => is_ringbuf(s),
+                    2 | 3 => is_cam(s),
+                    _ => is_array(s) || is_cam(s),
+                })
+            })
+            .map(|(_, m)| m),
+    );
+    blocks
 }
 
 /// Bytes of map `m`'s values, and the address width of its block.

@@ -38,6 +38,7 @@ mod adjust;
 mod helpers;
 mod lru;
 mod maps;
+mod tailcall;
 mod ringbuf;
 mod stage;
 mod xdp_bytes;

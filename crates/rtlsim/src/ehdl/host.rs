@@ -4,7 +4,9 @@
 //! - ARRAY (and DEVMAP) values at byte `index * value_size`;
 //! - HASH and LPM_TRIE entries in CAM slots: the key at `0x4000_0000 + slot * stride` (stride: the key size rounded up
 //!   to 8, 16, 32 or 64; an LPM key is `{prefixlen, data}` as userspace gives it), the value at `slot * value_size`
-//!   and the valid bit at `0x8000_0000 + slot`.
+//!   and the valid bit at `0x8000_0000 + slot`;
+//! - PROG_ARRAY slots as 4-byte words at `index * 4`: 1 + the program's index in the object's program list, 0 for an
+//!   empty slot (the pipeline only reads them, so they are not read back).
 //!
 //! The pipeline is one CPU: a per-CPU map's block holds the copy of the CPU the reference machine runs on
 //! (`Config::cpu`); read back, that copy replaces the CPU's in the syscall view and the other CPUs keep what userspace
@@ -33,6 +35,8 @@ pub(super) enum Kind {
     Devmap,
     /// Keys in a CAM, values by slot (HASH, PERCPU_HASH, LPM_TRIE).
     Cam,
+    /// Program words by slot, 1 + the program index, 0 when empty (PROG_ARRAY, read by inlined tail calls).
+    ProgArray,
 }
 
 /// The block layout of a map type the generator builds blocks for.
@@ -40,6 +44,7 @@ pub(super) fn kind(spec: &MapSpec) -> Option<Kind> {
     match spec.map_type {
         map_type::ARRAY | map_type::PERCPU_ARRAY => Some(Kind::Array),
         map_type::DEVMAP => Some(Kind::Devmap),
+        map_type::PROG_ARRAY => Some(Kind::ProgArray),
         map_type::HASH
         | map_type::PERCPU_HASH
         | map_type::LRU_HASH
@@ -96,11 +101,13 @@ impl View {
     }
 }
 
-/// The host-port writes that give the blocks of `blocks` the contents `maps` holds.
+/// The host-port writes that give the blocks of `blocks` the contents `maps` holds; a PROG_ARRAY slot may name only
+/// the programs the pipeline inlined as tail-call targets (`targets`).
 pub(super) fn load(
     maps: &mut Maps,
     blocks: &BTreeSet<u32>,
     cpu: usize,
+    targets: &[u32],
 ) -> Result<Vec<HostWrite>, EhdlRtlError> {
     let view = View {
         cpu,
@@ -126,6 +133,19 @@ pub(super) fn load(
                 Kind::Array | Kind::Devmap => {
                     let index = index_of(&key);
                     write_bytes(&mut out, m, index * vsize, value, false);
+                }
+                Kind::ProgArray => {
+                    let prog = index_of(value);
+                    if !targets.contains(&prog) {
+                        return Err(EhdlRtlError::Program(format!(
+                            "map {}: slot {} holds program {prog}, which the pipeline did not inline as a tail-call \
+                             target (it inlined {targets:?}: programs without tail calls of their own)",
+                            spec.name,
+                            index_of(&key)
+                        )));
+                    }
+                    let word = (prog + 1).to_le_bytes();
+                    write_bytes(&mut out, m, index_of(&key) * 4, &word, false);
                 }
                 Kind::Cam => {
                     let slot = slot as u32;
@@ -156,7 +176,9 @@ pub(super) fn dumps(specs: &[MapSpec], blocks: &BTreeSet<u32>) -> Vec<Dump> {
     let mut out = Vec::new();
     for &m in blocks {
         let spec = &specs[m as usize];
-        let Some(kind) = kind(spec) else { continue };
+        let Some(kind) = kind(spec).filter(|k| *k != Kind::ProgArray) else {
+            continue;
+        };
         out.push(Dump {
             map: m,
             bytes: spec.max_entries * spec.value_size,
@@ -199,7 +221,9 @@ pub(super) fn store(
     };
     for &m in blocks {
         let spec = maps.specs()[m as usize].clone();
-        let Some(kind) = kind(&spec) else { continue };
+        let Some(kind) = kind(&spec).filter(|k| *k != Kind::ProgArray) else {
+            continue;
+        };
         let (n, vsize) = (spec.max_entries as usize, spec.value_size as usize);
         let values = take(&spec.name, n * vsize)?.to_vec();
         let fail = |e: hwxdp_maps::MapError| e.to_string();
@@ -221,6 +245,7 @@ pub(super) fn store(
                     }
                 }
             }
+            Kind::ProgArray => {}
             Kind::Cam => {
                 let ks = stride(&spec) as usize;
                 let keys = take(&spec.name, n * ks)?.to_vec();
@@ -277,7 +302,7 @@ mod tests {
         m.update(1, &[5, 0], &[1, 2, 3, 4], 0).expect("hash");
         m.update(1, &[6, 0], &[9, 9, 9, 9], 0).expect("hash");
         let blocks: BTreeSet<u32> = [0, 1].into();
-        let writes = load(&mut m, &blocks, 1).expect("load");
+        let writes = load(&mut m, &blocks, 1, &[]).expect("load");
         // CPU 1's copy of index 1 at 12..24; the two hash entries in slots 0 and 1.
         assert!(writes.contains(&HostWrite {
             map: 0,

@@ -54,7 +54,7 @@ cell() {
 }
 ratio() {
   if [[ "$1" =~ ^[0-9.]+$ && "$2" =~ ^[0-9.]+$ ]] && [ "$(echo "$1 > 0" | bc)" = 1 ]; then
-    printf "%+.0f%%" "$(echo "($2 / $1 - 1) * 100" | bc -l)"
+    printf "%+.1f%%" "$(echo "($2 / $1 - 1) * 100" | bc -l)"
   else
     echo "-"
   fi
@@ -76,7 +76,8 @@ for item in $programs; do
   fp=$(cell "$p" pruned ff); fu=$(cell "$p" unpruned ff)
   bp=$(cell "$p" pruned bram36); bu=$(cell "$p" unpruned bram36)
   up=$(cell "$p" pruned uram); uu=$(cell "$p" unpruned uram)
-  st=$(cell "$p" pruned stages)
+  st=$(cat "$work/$p-pruned-$width.json" "$work/$p-unpruned-$width.json" 2>/dev/null | jq -r .stages | head -1 || true)
+  st=${st:--}
   gp=$(cell "$p" pruned state_flops); gu=$(cell "$p" unpruned state_flops)
   echo "| $p | $st | $lp | $lu | $fp | $fu | $bp | $bu | $up | $uu | $(ratio "$lp" "$lu") | $(ratio "$fp" "$fu") | $(ratio "$bp" "$bu") | $gp / $gu | $(cpu "$p" pruned) / $(cpu "$p" unpruned) |"
 done

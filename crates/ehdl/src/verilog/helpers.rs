@@ -3,6 +3,7 @@
 //! results chain onto the values the next boundary registers.
 
 use super::adjust::XDP_ADJUST_TAIL;
+use super::fib::FIB_LOOKUP;
 use super::lru::is_lru;
 use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort};
 use super::stage::{hex64, is_signal, Bound, Gen, SIDEBAND_TIME};
@@ -105,6 +106,7 @@ impl Gen<'_> {
             TAIL_SLOT => self.tail_slot(cx),
             2 => self.map_update_call(cx),
             23 | 51 => self.redirect(cx),
+            FIB_LOOKUP => self.fib_lookup(cx),
             id => Err(self.unsupported(cx.op, format!("helper {h} (call {id})"))),
         }
     }

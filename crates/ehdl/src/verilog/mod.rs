@@ -35,6 +35,7 @@
 //! compare-and-exchange, stack accesses at run-time offsets and metadata accesses.
 
 mod adjust;
+mod fib;
 mod helpers;
 mod lru;
 mod maps;
@@ -42,6 +43,10 @@ mod tailcall;
 mod ringbuf;
 mod stage;
 mod xdp_bytes;
+
+pub use fib::{
+    DEVICES as FIB_DEVICES, FIB_BLOCK, NEIGHBORS as FIB_NEIGHBORS, ROUTES as FIB_ROUTES,
+};
 
 use crate::ir::Pipeline;
 use hwxdp_object::MapSpec;
@@ -55,6 +60,7 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_axis_out.sv",
     "ehdl_cond.sv",
     "ehdl_exit.sv",
+    "ehdl_fib.sv",
     "ehdl_frame_stage.sv",
     "ehdl_hash_map.sv",
     "ehdl_lru.sv",

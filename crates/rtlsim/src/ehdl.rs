@@ -19,10 +19,12 @@
 mod error;
 mod host;
 mod model;
+mod routes;
 mod tb;
 
 pub use error::EhdlRtlError;
 pub use model::{EhdlPaths, TOP};
+pub use routes::{fib_block, fib_table_writes, FibWrite};
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
@@ -119,6 +121,8 @@ pub struct EhdlRtl {
     handed: usize,
     totals: Totals,
     last_redirect: Option<(Option<usize>, u64)>,
+    /// The route table (`Config::routes`) as host-port writes, for a program that calls `bpf_fib_lookup`.
+    fib: Vec<tb::HostWrite>,
 }
 
 impl EhdlRtl {
@@ -146,6 +150,20 @@ impl EhdlRtl {
         let (text, figures) = generate(&pipeline, &spec.maps, TOP)?;
         let mut maps = Maps::new(&spec.maps, config.possible_cpus)?;
         maps.set_cpu(config.cpu);
+        let fib = if calls_fib(&pipeline) {
+            fib_table_writes(&config.routes)
+                .map_err(|why| EhdlRtlError::Program(format!("{}: {why}", chosen.name)))?
+                .into_iter()
+                .map(|(addr, data, mask)| tb::HostWrite {
+                    map: fib_block(),
+                    addr,
+                    data,
+                    mask,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let model = model::build_model(&text, paths)?;
         Ok(EhdlRtl {
             program: chosen.name.clone(),
@@ -159,6 +177,7 @@ impl EhdlRtl {
             handed: 0,
             totals: Totals::default(),
             last_redirect: None,
+            fib,
         })
     }
 
@@ -209,12 +228,13 @@ impl EhdlRtl {
                 });
             }
         }
-        let writes = host::load(
+        let mut writes = self.fib.clone();
+        writes.extend(host::load(
             &mut self.maps,
             &self.blocks,
             self.cpu,
             &self.pipeline.tail_targets,
-        )?;
+        )?);
         let dumps = host::dumps(self.maps.specs(), &self.blocks);
         let printed = tb::run(
             &self.executable,
@@ -292,6 +312,13 @@ impl EhdlRtl {
         self.last_redirect = out.redirect;
         Ok(Verdict::from_retval(out.verdict))
     }
+}
+
+/// Whether the pipeline calls `bpf_fib_lookup`, whose block takes the route table.
+fn calls_fib(p: &Pipeline) -> bool {
+    p.ops
+        .iter()
+        .any(|o| matches!(o.kind, OpKind::Helper { id: 69, .. }))
 }
 
 /// `m_axis_tdest_o` `{valid, is_map, map[7:0], key or ifindex[31:0]}` as the reference machine's redirect.

@@ -27,7 +27,6 @@ use support::*;
 const EXPECTED_UNSUPPORTED: &[&str] = &[
     "fib_forward",
     "katran_lb",
-    "nat",
     "rate_limiter",
     "tunnel",
 ];

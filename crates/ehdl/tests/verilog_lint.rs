@@ -72,6 +72,7 @@ fn generated_modules_of_the_examples_lint_clean_or_name_what_is_missing() {
         "router",
         "firewall",
         "icmp_reply",
+        "nat",
     ] {
         assert!(
             linted.iter().any(|l| l.starts_with(&format!("{name} ("))),

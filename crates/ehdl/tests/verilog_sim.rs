@@ -1458,3 +1458,22 @@ fn icmp_reply_example_matches_the_reference_machine() {
         .count();
     assert!(trimmed >= 8, "{trimmed} replies trimmed to 98 bytes");
 }
+
+#[test]
+fn csum_diff_matches_the_reference_machine() {
+    // bpf_csum_diff over packet words copied to the stack: from and to, only to, only from (an odd number of
+    // words), a zero seed, the seed alone, and a size that is not a multiple of 4 (-EINVAL); results in the packet.
+    let text = "r6 = r1\nr2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 64\nif r4 > r3 goto out\n\
+        r7 = r2\nr5 = *(u64 *)(r7 + 0)\n*(u64 *)(r10 - 16) = r5\nr5 = *(u64 *)(r7 + 8)\n*(u64 *)(r10 - 8) = r5\n\
+        r5 = *(u64 *)(r7 + 16)\n*(u64 *)(r10 - 32) = r5\nr5 = *(u64 *)(r7 + 24)\n*(u64 *)(r10 - 24) = r5\n\
+        r8 = *(u32 *)(r7 + 32)\n\
+        r1 = r10\nr1 += -16\nr2 = 4\nr3 = r10\nr3 += -32\nr4 = 4\nr5 = r8\ncall 28\n*(u16 *)(r7 + 40) = r0\n\
+        r1 = 0\nr2 = 0\nr3 = r10\nr3 += -32\nr4 = 12\nr5 = r8\ncall 28\n*(u16 *)(r7 + 42) = r0\n\
+        r1 = r10\nr1 += -16\nr2 = 12\nr3 = 0\nr4 = 0\nr5 = r8\ncall 28\n*(u16 *)(r7 + 44) = r0\n\
+        r1 = r10\nr1 += -16\nr2 = 16\nr3 = r10\nr3 += -32\nr4 = 8\nr5 = 0\ncall 28\n*(u16 *)(r7 + 46) = r0\n\
+        r1 = 0\nr2 = 0\nr3 = 0\nr4 = 0\nr5 = r8\ncall 28\n*(u16 *)(r7 + 48) = r0\n\
+        r1 = r10\nr1 += -16\nr2 = 6\nr3 = r10\nr3 += -32\nr4 = 4\nr5 = 0\ncall 28\n*(u32 *)(r7 + 50) = r0\n\
+        r0 = 3\nexit\nout: r0 = 1\nexit";
+    let obj = object(text);
+    agree(&obj, &obj.programs[0], "csum_diff", &Host::default());
+}

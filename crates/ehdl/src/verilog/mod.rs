@@ -35,13 +35,14 @@
 //! compare-and-exchange, stack accesses at run-time offsets and metadata accesses.
 
 mod adjust;
+mod csum;
 mod fib;
 mod helpers;
 mod lru;
 mod maps;
-mod tailcall;
 mod ringbuf;
 mod stage;
+mod tailcall;
 mod xdp_bytes;
 
 pub use fib::{

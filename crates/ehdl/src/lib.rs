@@ -5,6 +5,8 @@
 //!
 //! 1. [`flatten`]: bpf-to-bpf calls inlined and bounded loops unrolled, so that the program is one function whose
 //!    jumps all go forward (laid out in reverse post-order).
+//!    [`tailcall`]: given the object's programs ([`compile_object`]), the programs a `bpf_tail_call` may reach are
+//!    appended and the call becomes a PROG_ARRAY slot read and a dispatch.
 //! 2. [`lower`]: every instruction labelled with its memory region (from [`hwxdp_analysis::Regions`]), control flow
 //!    turned into predicates (if-conversion), and instructions fused (constant addresses, bounds checks to length
 //!    compares, three-operand ALU operations, dead address arithmetic removed).

@@ -4,12 +4,15 @@
 //! form at their `ready` boundary from the carried predicates and condition outputs. At every boundary whatever the
 //! pruning says is dead is overwritten with poison (registers, stack bytes) or dropped (predicates, conditions, which
 //! then fail loudly when read), so a schedule that reads a value too early or a live set that misses a value gives a
-//! different verdict or packet. Programs without helper calls only: helper blocks are the Verilog session's.
+//! different verdict or packet. Programs without helper calls only (helper blocks are the Verilog session's), except
+//! the PROG_ARRAY slot read of inlined tail calls, which the simulator answers from the slots the test gives.
 
 mod common;
 
 use hwxdp_ebpf::{AluOp, ByteOrder, InsnKind, Source, ALU_MOV, ALU_NEG};
-use hwxdp_ehdl::{Label, OpKind, Pipeline};
+use hwxdp_ehdl::tailcall::TAIL_SLOT;
+use hwxdp_ehdl::{ArgConst, Label, OpKind, Pipeline};
+use hwxdp_maps::MapStore;
 use hwxdp_object::{ObjectSpec, ProgramSpec};
 use hwxdp_xdp::alu::{alu32, alu64, condition, endian};
 use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
@@ -32,6 +35,8 @@ struct Sim<'a> {
     p: &'a Pipeline,
     flat: &'a ProgramSpec,
     pkt: Vec<u8>,
+    /// The PROG_ARRAY's slots (program indices) the tail-call slot read sees.
+    slots: &'a [Option<u32>],
 }
 
 impl Sim<'_> {
@@ -314,6 +319,31 @@ impl Sim<'_> {
                     }
                 }
             }
+            (
+                OpKind::Helper {
+                    id: TAIL_SLOT,
+                    consts,
+                    ..
+                },
+                _,
+            ) => {
+                let index = consts
+                    .iter()
+                    .find_map(|c| match c {
+                        (3, ArgConst::Scalar(v)) => Some(*v as u64),
+                        _ => None,
+                    })
+                    .unwrap_or(r(3));
+                // 1 + the program index, 0 for an empty slot or an index out of range.
+                let word = usize::try_from(index)
+                    .ok()
+                    .and_then(|i| self.slots.get(i).copied().flatten())
+                    .map_or(0, |p| p as u64 + 1);
+                next.regs[0] = word;
+                for x in 1..=5 {
+                    next.regs[x] = POISON;
+                }
+            }
             (k, i) => panic!("the simulator does not run {k:?} ({i:?})"),
         }
     }
@@ -384,6 +414,7 @@ fn agree(object: &ObjectSpec, program: &ProgramSpec) {
             p: &p,
             flat: &flat.spec,
             pkt: packet.clone(),
+            slots: &[],
         };
         let (verdict, bytes) = sim.run();
         assert_eq!(
@@ -442,4 +473,81 @@ fn example_pipelines_without_helpers_agree_with_the_reference_machine() {
         }
     }
     assert_eq!(ran, 2, "tail_ipv4 and tail_ipv6 have no helper calls");
+}
+
+/// tail_dispatch with its callees inlined (the PROG_ARRAY slot read answered from the slots) against the reference
+/// machine making real tail calls, with the table as the workload fills it, empty, full, and with the ARP slot
+/// filled; the 802.1Q slot (9) is always beyond the table.
+#[test]
+fn inlined_tail_calls_agree_with_the_reference_machine() {
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("tail_dispatch.o"))
+        .expect("tail_dispatch example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let index = |name: &str| {
+        obj.programs
+            .iter()
+            .position(|p| p.name == name)
+            .expect("program") as u32
+    };
+    let (v4, v6) = (Some(index("tail_ipv4")), Some(index("tail_ipv6")));
+    let program = &obj.programs[index("tail_dispatch") as usize];
+    let p = hwxdp_ehdl::compile_object(
+        program,
+        &obj.programs,
+        &obj.maps,
+        &hwxdp_ehdl::Options::default(),
+    )
+    .expect("compiles");
+    assert_eq!(p.tail_targets, [index("tail_ipv4"), index("tail_ipv6")]);
+    let flat = {
+        let f = hwxdp_ehdl::flatten(program, &obj.maps, 16384).expect("flattens");
+        hwxdp_ehdl::tailcall::inline(program, f, &obj.programs, &obj.maps, 16384).expect("inlines")
+    };
+    let mut packets = packets();
+    for (ethertype, ttl_at) in [([0x08, 0x00], 22), ([0x86, 0xdd], 21), ([0x08, 0x06], 20)] {
+        for ttl in [0u8, 1, 2, 64] {
+            let mut p: Vec<u8> = (0..80).map(|i| (i * 5 + 1) as u8).collect();
+            p[12] = ethertype[0];
+            p[13] = ethertype[1];
+            p[14] = 0x45;
+            p[ttl_at] = ttl;
+            packets.push(p);
+        }
+    }
+    for slots in [
+        [v4, v6, None, None],
+        [None, None, None, None],
+        [v6, v4, v4, v6],
+        [v4, v6, v4, None],
+    ] {
+        for packet in &packets {
+            let mut machine =
+                Machine::new(&obj, Some(&program.name), &Config::default()).expect("loads");
+            for (i, s) in slots.iter().enumerate() {
+                if let Some(prog) = s {
+                    machine
+                        .maps_mut()
+                        .update(0, &(i as u32).to_le_bytes(), &prog.to_le_bytes(), 0)
+                        .expect("slot");
+                }
+            }
+            let mut buff = XdpBuff::new(packet).expect("fits");
+            let want = machine.run_packet(&mut buff, &XdpMd::default());
+            let mut sim = Sim {
+                p: &p,
+                flat: &flat.spec,
+                pkt: packet.clone(),
+                slots: &slots,
+            };
+            let (verdict, bytes) = sim.run();
+            assert_eq!(
+                (verdict as u32, bytes.as_slice()),
+                (want.retval, buff.data()),
+                "slots {slots:?}: packet of {} bytes",
+                packet.len(),
+            );
+        }
+    }
 }

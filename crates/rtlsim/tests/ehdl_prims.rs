@@ -1618,3 +1618,211 @@ fn ringbuf_block_keeps_the_reference_records_and_space() {
         "{total} records drained, {full} refused"
     );
 }
+
+/// A random route table that fits the eHDL block, its addresses drawn from small pools so that lookups hit nested
+/// prefixes, equal prefixes of different metrics, gateways with and without neighbours and the loopback device.
+fn random_route_table(rng: &mut Rng) -> hwxdp_xdp::fib::RouteTable {
+    use hwxdp_ehdl::verilog::{FIB_DEVICES, FIB_NEIGHBORS, FIB_ROUTES};
+    use hwxdp_xdp::fib::{Device, Neighbor, Route, RouteKind, RouteTable};
+    use std::net::IpAddr;
+    let ifx = |rng: &mut Rng| [1u32, 2, 3, 4, 9][rng.below_usize(5)];
+    let mut t = RouteTable::default();
+    for _ in 0..rng.below_usize(FIB_DEVICES + 1) {
+        t.devices.push(Device {
+            ifindex: [1u32, 2, 3, 4][rng.below_usize(4)],
+            mac: [2, 0, 0, 0, rng.below(256) as u8, rng.below(256) as u8],
+            mtu: [1500u32, 1400, 100, 9000, 70000, 1280, 1000][rng.below_usize(7)],
+        });
+    }
+    for _ in 0..rng.below_usize(FIB_ROUTES + 1) {
+        let v6 = rng.below(2) == 1;
+        let prefix = pool_addr(rng, v6);
+        let len = if v6 {
+            [0u8, 16, 32, 48, 64, 120, 128, 200][rng.below_usize(8)]
+        } else {
+            [0u8, 8, 16, 24, 28, 32, 40][rng.below_usize(7)]
+        };
+        let gw_v6 = v6 || rng.below(5) == 0;
+        let gateway = (rng.below(2) == 1).then(|| pool_addr(rng, gw_v6));
+        let kind = match rng.below(6) {
+            0 => RouteKind::Blackhole,
+            1 => RouteKind::Unreachable,
+            2 => RouteKind::Prohibit,
+            _ => RouteKind::Unicast {
+                ifindex: ifx(rng),
+                gateway,
+            },
+        };
+        t.routes.push(Route {
+            prefix,
+            len,
+            kind,
+            metric: [0u32, 5, 100, 1024][rng.below_usize(4)],
+        });
+    }
+    for _ in 0..rng.below_usize(FIB_NEIGHBORS + 1) {
+        let v6 = rng.below(2) == 1;
+        let ip: IpAddr = if rng.below(6) == 0 {
+            IpAddr::from([0u8; 4])
+        } else {
+            pool_addr(rng, v6)
+        };
+        t.neighbors.push(Neighbor {
+            ip,
+            ifindex: ifx(rng),
+            mac: [2, 0, 0, 1, rng.below(256) as u8, rng.below(256) as u8],
+        });
+    }
+    t
+}
+
+/// An address from a small pool of the family (the last bytes sometimes random).
+fn pool_addr(rng: &mut Rng, v6: bool) -> std::net::IpAddr {
+    if v6 {
+        let mut b = [
+            0x20,
+            0x01,
+            0x0d,
+            0xb8,
+            0,
+            rng.below(3) as u8,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            1,
+        ];
+        match rng.below(6) {
+            0 => b[0] = 0xfe,
+            1 => b[15] = rng.below(256) as u8,
+            2 => b[7] = rng.below(2) as u8,
+            3 => b = [0xff, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            _ => {}
+        }
+        std::net::IpAddr::from(b)
+    } else {
+        let a = [
+            [10u8, rng.below(3) as u8, 0, 5],
+            [10, 0, rng.below(2) as u8, rng.below(256) as u8],
+            [127, 0, 0, 1],
+            [127, 255, 255, 255],
+            [127, 3, 0, 0],
+            [192, 168, 0, 1],
+            [0, 0, 0, 0],
+        ][rng.below_usize(7)];
+        std::net::IpAddr::from(a)
+    }
+}
+
+/// `ehdl_fib` against `RouteTable::lookup`: random tables written through the host port (every slot, so each table
+/// replaces the last), then random lookups (families, ingress devices, OUTPUT/SKIP_NEIGH/DIRECT flags, tot_len
+/// around the MTUs, bad plen and flags), each compared in its cycle: the return value and all 64 bytes written back.
+#[test]
+fn fib_block_answers_as_the_reference_route_table() {
+    use hwxdp_rtlsim::ehdl::fib_table_writes;
+    use hwxdp_xdp::fib::{check_call, PARAMS_SIZE};
+    let mut w = Wrapper::default();
+    w.input("hwe", 1);
+    w.input("haddr", 16);
+    w.input("hwdata", 64);
+    w.input("hwmask", 8);
+    w.input("params", 512);
+    w.input("plen", 64);
+    w.input("flags", 64);
+    w.body += "  logic [63:0] ret;\n  logic [511:0] params_out;\n  ehdl_fib u_f (.clk_i(clk_i), .rst_ni(rst_ni), \
+               .host_we_i(hwe), .host_addr_i(haddr), .host_wdata_i(hwdata), .host_wmask_i(hwmask), \
+               .params_i(params), .plen_i(plen), .flags_i(flags), .ret_o(ret), .params_o(params_out));\n";
+    w.output("ret".into(), 64);
+    w.output("params_out".into(), 512);
+    let mut rng = Rng(0x6669_625f_6568_646c);
+    let mut vectors = Vec::new();
+    // (vector index, expected return value, expected struct)
+    let mut checks: Vec<(usize, i64, [u8; PARAMS_SIZE])> = Vec::new();
+    let mut answers = std::collections::BTreeMap::new();
+    for _ in 0..12 {
+        let table = random_route_table(&mut rng);
+        for (addr, data, mask) in fib_table_writes(&table).expect("fits") {
+            let mut v = Bits::default();
+            v.push(1, 1);
+            v.push(16, addr as u64);
+            v.push(64, data);
+            v.push(8, mask as u64);
+            v.push_bytes(&[0; 64]);
+            v.push(64, 64);
+            v.push(64, 0);
+            vectors.push(v);
+        }
+        for _ in 0..300 {
+            let mut p: [u8; PARAMS_SIZE] = rng.bytes(PARAMS_SIZE).try_into().expect("64 bytes");
+            let v6 = rng.below(2) == 1;
+            p[0] = match rng.below(10) {
+                0 => rng.below(256) as u8,
+                _ if v6 => 10,
+                _ => 2,
+            };
+            let mtu_like =
+                [64u16, 1000, 1280, 1400, 1401, 1500, 1501, 9000, 65535][rng.below_usize(9)];
+            p[6..8].copy_from_slice(&mtu_like.to_le_bytes());
+            let ifx = [1u32, 2, 3, 4, 9][rng.below_usize(5)];
+            p[8..12].copy_from_slice(&ifx.to_le_bytes());
+            for (at, n) in [(16usize, 16usize), (32, 16)] {
+                let a = pool_addr(&mut rng, v6);
+                p[at..at + n].fill(0);
+                match a {
+                    std::net::IpAddr::V4(a) => p[at..at + 4].copy_from_slice(&a.octets()),
+                    std::net::IpAddr::V6(a) => p[at..at + 16].copy_from_slice(&a.octets()),
+                }
+            }
+            let flags: u64 = match rng.below(12) {
+                0 => 1 << rng.below(40) | rng.below(8),
+                1 => 0xffff_ffff_0000_0000 | rng.below(8),
+                _ => rng.below(8),
+            };
+            let plen: u64 = match rng.below(12) {
+                0 => 63,
+                1 => 0xffff_ffff,
+                2 => 0x1_0000_0000 | 64,
+                _ => 64,
+            };
+            let mut want = p;
+            let ret = match check_call(plen as i32 as i64, flags as u32) {
+                Some(e) => e,
+                None => {
+                    let r = table.lookup(&mut want, flags as u32);
+                    *answers.entry(r).or_insert(0usize) += 1;
+                    r
+                }
+            };
+            let mut v = Bits::default();
+            v.push(1, 0);
+            v.push(16, 0);
+            v.push(64, 0);
+            v.push(8, 0);
+            v.push_bytes(&p);
+            v.push(64, plen);
+            v.push(64, flags);
+            checks.push((vectors.len(), ret, want));
+            vectors.push(v);
+        }
+    }
+    // Every answer of the reference occurs (FWD_DISABLED cannot).
+    for r in [0i64, 1, 2, 3, 4, 7, 8, -19, -97] {
+        assert!(
+            answers.get(&r).copied().unwrap_or(0) > 0,
+            "no lookup answered {r}: {answers:?}"
+        );
+    }
+    let out = w.run("fib", &vectors);
+    for (i, ret, want) in checks {
+        assert_eq!(
+            (out[i].get(0, 64) as i64, out[i].bytes(64, 64)),
+            (ret, want.to_vec()),
+            "vector {i}"
+        );
+    }
+}

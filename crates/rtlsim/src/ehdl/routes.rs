@@ -1,7 +1,8 @@
 //! The reference machine's route table ([`RouteTable`], `--routes`) as host-port writes of the generated module's
 //! `bpf_fib_lookup` table (block [`FIB_BLOCK`], layout in `rtl/ehdl/ehdl_fib.sv` and docs/ehdl.md "Ports"): devices
 //! at `0x0000 + 16 d`, routes at `0x1000 + 64 r`, neighbours at `0x2000 + 32 n`, each in the reference's list order
-//! (which breaks ties), every entry written whole so a table written over an older one leaves nothing of it.
+//! (which breaks ties), every slot written (empty ones with zeros) so a table written over an older one leaves
+//! nothing of it.
 
 use std::net::IpAddr;
 
@@ -43,6 +44,9 @@ pub fn fib_table_writes(table: &RouteTable) -> Result<Vec<FibWrite>, String> {
         e[14] = 1;
         entry(16 * d as u32, &e);
     }
+    for d in table.devices.len()..FIB_DEVICES {
+        entry(16 * d as u32, &[0; 16]);
+    }
     for (r, route) in table.routes.iter().enumerate() {
         let mut e = [0u8; 64];
         let v6 = put_addr(&mut e[0..16], route.prefix);
@@ -63,6 +67,9 @@ pub fn fib_table_writes(table: &RouteTable) -> Result<Vec<FibWrite>, String> {
         e[42] = flags;
         entry(0x1000 + 64 * r as u32, &e);
     }
+    for r in table.routes.len()..FIB_ROUTES {
+        entry(0x1000 + 64 * r as u32, &[0; 64]);
+    }
     for (n, neigh) in table.neighbors.iter().enumerate() {
         let mut e = [0u8; 32];
         let v6 = put_addr(&mut e[0..16], neigh.ip);
@@ -70,6 +77,9 @@ pub fn fib_table_writes(table: &RouteTable) -> Result<Vec<FibWrite>, String> {
         e[20..26].copy_from_slice(&neigh.mac);
         e[26] = 1 | u8::from(v6) << 1;
         entry(0x2000 + 32 * n as u32, &e);
+    }
+    for n in table.neighbors.len()..FIB_NEIGHBORS {
+        entry(0x2000 + 32 * n as u32, &[0; 32]);
     }
     Ok(out)
 }
@@ -118,12 +128,16 @@ mod tests {
             neighbors: Vec::new(),
         };
         let w = fib_table_writes(&table).expect("fits");
-        assert_eq!(w.len(), 2 + 8);
+        // Every slot is written, the empty ones with zeros (not valid).
+        let r0 = 2 * FIB_DEVICES;
+        assert_eq!(w.len(), r0 + 8 * FIB_ROUTES + 4 * FIB_NEIGHBORS);
         assert_eq!(w[0], (0, 2 | 1500 << 32, 0xff));
         assert_eq!(w[1], (8, 0x0202_0000_0002 | 1 << 48, 0xff));
+        assert_eq!(w[2], (16, 0, 0xff));
         // Route 0, bytes 40..48: length 32, unicast, flags valid | IPv6 prefix | gateway (IPv4); metric 0 -> 1024.
-        assert_eq!(w[2 + 4], (0x1020, 2 | 1024 << 32, 0xff));
-        assert_eq!(w[2 + 5], (0x1028, 32 | 0b0111 << 16, 0xff));
+        assert_eq!(w[r0 + 4], (0x1020, 2 | 1024 << 32, 0xff));
+        assert_eq!(w[r0 + 5], (0x1028, 32 | 0b0111 << 16, 0xff));
+        assert_eq!(w[r0 + 8], (0x1040, 0, 0xff));
         let big = RouteTable {
             routes: vec![table.routes[0].clone(); FIB_ROUTES + 1],
             ..RouteTable::default()

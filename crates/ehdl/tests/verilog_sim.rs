@@ -1477,3 +1477,97 @@ fn csum_diff_matches_the_reference_machine() {
     let obj = object(text);
     agree(&obj, &obj.programs[0], "csum_diff", &Host::default());
 }
+
+#[test]
+fn tail_dispatch_with_a_host_filled_prog_array_matches_the_reference_machine() {
+    // The tail calls inlined (tailcall.rs), the PROG_ARRAY slots written through the host port as 1 + the program
+    // index: first as crates/gen's tail_dispatch workload fills them (slot 0 tail_ipv4, slot 1 tail_ipv6; ARP's slot
+    // 2 empty, 802.1Q's slot 9 beyond the table), then swapped with slot 2 filled, then empty. Verdicts and bytes as the
+    // reference machine's real tail calls give them, back to back and with gaps and stalls.
+    use hwxdp_maps::MapStore;
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("tail_dispatch.o"))
+        .expect("tail_dispatch example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let index = |name: &str| {
+        obj.programs
+            .iter()
+            .position(|p| p.name == name)
+            .expect("program") as u32
+    };
+    let program = &obj.programs[index("tail_dispatch") as usize];
+    let table = obj
+        .maps
+        .iter()
+        .position(|m| m.name == "jump_table")
+        .expect("jump_table") as u32;
+    let p = hwxdp_ehdl::compile_object(program, &obj.programs, &obj.maps, &Options::default())
+        .expect("compiles");
+    let exe = model(&p, &obj.maps, "tail_dispatch");
+    let mut pkts = Vec::new();
+    for i in 0..96usize {
+        let mut p: Vec<u8> = (0..60 + (i % 3) * 40).map(|b| (b * 3 + i) as u8).collect();
+        let ty: [u8; 2] = [
+            [0x08, 0x00],
+            [0x86, 0xdd],
+            [0x08, 0x06],
+            [0x81, 0x00],
+            [0x88, 0xcc],
+        ][i % 5];
+        p[12..14].copy_from_slice(&ty);
+        p[14] = if i % 7 == 0 { 0x46 } else { 0x45 };
+        p[21] = [0u8, 1, 2, 64][i / 5 % 4]; // IPv6 hop limit
+        p[22] = [0u8, 1, 2, 64][i / 3 % 4]; // IPv4 TTL
+        pkts.push(p);
+    }
+    pkts.push(vec![0x02; 14]);
+    pkts.push({
+        let mut p = vec![0x02; 20];
+        p[12..14].copy_from_slice(&[0x08, 0x00]);
+        p
+    });
+    let (v4, v6) = (index("tail_ipv4"), index("tail_ipv6"));
+    let mut verdicts = std::collections::BTreeSet::new();
+    for slots in [
+        vec![(0u32, v4), (1, v6)],
+        vec![(0, v6), (1, v4), (2, v4)],
+        vec![],
+    ] {
+        let host = Host {
+            writes: slots
+                .iter()
+                .map(|&(s, prog)| (table, 4 * s, prog as u64 + 1, 0x0f))
+                .collect(),
+            ..Host::default()
+        };
+        let mut machine =
+            Machine::new(&obj, Some(&program.name), &Config::default()).expect("loads");
+        for &(s, prog) in &slots {
+            machine
+                .maps_mut()
+                .update(table as usize, &s.to_le_bytes(), &prog.to_le_bytes(), 0)
+                .expect("prog_array update");
+        }
+        let mut want = Vec::new();
+        for (i, packet) in pkts.iter().enumerate() {
+            let mut buff = XdpBuff::new(packet).expect("fits");
+            let r = machine.run_packet(&mut buff, &md(i));
+            verdicts.insert(r.retval);
+            want.push((r.retval, hex(buff.data())));
+        }
+        for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
+            let got = run(&exe, &pkts, &host, gap, stall, seed);
+            let got: Vec<(u32, String)> = got.packets.iter().map(|(v, b)| (*v, hex(b))).collect();
+            assert_eq!(
+                got, want,
+                "tail_dispatch, slots {slots:?}, gap {gap}% stall {stall}%"
+            );
+        }
+    }
+    assert_eq!(
+        verdicts,
+        [0, 1, 2, 3].into(),
+        "aborted (failed tail call), drop, pass and tx all occur"
+    );
+}

@@ -353,4 +353,37 @@ mod tests {
             "a dump missing"
         );
     }
+
+    #[test]
+    fn prog_array_slots_load_as_program_index_plus_one_and_only_inlined_targets() {
+        let specs = [MapSpec::new("jt", map_type::PROG_ARRAY, 4, 4, 4)];
+        let mut m = Maps::new(&specs, 1).expect("maps");
+        m.update(0, &1u32.to_le_bytes(), &0u32.to_le_bytes(), 0)
+            .expect("slot 1");
+        m.update(0, &3u32.to_le_bytes(), &2u32.to_le_bytes(), 0)
+            .expect("slot 3");
+        let blocks: BTreeSet<u32> = [0].into();
+        let writes = load(&mut m, &blocks, 0, &[0, 2]).expect("load");
+        // Empty slots 0 and 2 stay 0 (the block resets to zero); slot 1 holds program 0, slot 3 program 2.
+        assert_eq!(
+            writes,
+            [
+                HostWrite {
+                    map: 0,
+                    addr: 4,
+                    data: 1,
+                    mask: 0x0f
+                },
+                HostWrite {
+                    map: 0,
+                    addr: 12,
+                    data: 3,
+                    mask: 0x0f
+                }
+            ]
+        );
+        assert!(dumps(m.specs(), &blocks).is_empty(), "not read back");
+        let err = load(&mut m, &blocks, 0, &[0]).expect_err("program 2 is not inlined");
+        assert!(err.to_string().contains("slot 3 holds program 2"), "{err}");
+    }
 }

@@ -75,6 +75,7 @@ fn generated_modules_of_the_examples_lint_clean_or_name_what_is_missing() {
         "firewall",
         "icmp_reply",
         "tail_dispatch",
+        "fib_forward",
         "nat",
     ] {
         assert!(

@@ -1571,3 +1571,153 @@ fn tail_dispatch_with_a_host_filled_prog_array_matches_the_reference_machine() {
         "aborted (failed tail call), drop, pass and tx all occur"
     );
 }
+
+/// fib_forward's route table as the trace generator writes it (`routes.json`, docs/routes.md).
+fn generated_routes(json: &str) -> hwxdp_xdp::fib::RouteTable {
+    use hwxdp_xdp::fib::{Device, Neighbor, Route, RouteKind, RouteTable};
+    use std::net::IpAddr;
+    let v: serde_json::Value = serde_json::from_str(json).expect("routes JSON");
+    let list = |k: &str| v[k].as_array().cloned().unwrap_or_default();
+    let mac = |m: &serde_json::Value| -> [u8; 6] {
+        let b: Vec<u8> = m
+            .as_str()
+            .expect("mac")
+            .split(':')
+            .map(|x| u8::from_str_radix(x, 16).expect("mac byte"))
+            .collect();
+        b.try_into().expect("6 bytes")
+    };
+    let ip = |a: &serde_json::Value| {
+        a.as_str()
+            .expect("address")
+            .parse::<IpAddr>()
+            .expect("address")
+    };
+    let num = |n: &serde_json::Value| n.as_u64().map(|n| n as u32);
+    let mut t = RouteTable::default();
+    for d in list("devices") {
+        t.devices.push(Device {
+            ifindex: num(&d["ifindex"]).expect("ifindex"),
+            mac: mac(&d["mac"]),
+            mtu: num(&d["mtu"]).unwrap_or(1500),
+        });
+    }
+    for r in list("routes") {
+        let dst = r["dst"].as_str().expect("dst");
+        let (prefix, len) = match dst.split_once('/') {
+            Some((a, l)) => (
+                a.parse::<IpAddr>().expect("prefix"),
+                l.parse().expect("length"),
+            ),
+            None => {
+                let a = dst.parse::<IpAddr>().expect("prefix");
+                (a, if a.is_ipv4() { 32 } else { 128 })
+            }
+        };
+        let kind = match r["type"].as_str().unwrap_or("unicast") {
+            "blackhole" => RouteKind::Blackhole,
+            "unreachable" => RouteKind::Unreachable,
+            "prohibit" => RouteKind::Prohibit,
+            _ => RouteKind::Unicast {
+                ifindex: num(&r["dev"]).expect("dev"),
+                gateway: r.get("via").map(ip),
+            },
+        };
+        t.routes.push(Route {
+            prefix,
+            len,
+            kind,
+            metric: num(&r["metric"]).unwrap_or(0),
+        });
+    }
+    for n in list("neighbors") {
+        t.neighbors.push(Neighbor {
+            ip: ip(&n["ip"]),
+            ifindex: num(&n["dev"]).expect("dev"),
+            mac: mac(&n["mac"]),
+        });
+    }
+    t
+}
+
+/// fib_forward with the generator's routes written into its `bpf_fib_lookup` block through the host port and its
+/// generated trace (every answer of the helper): verdicts, bytes, redirect targets and the per-answer records of
+/// `fib_results` agree with the reference machine given the same table, back to back and with gaps and stalls.
+#[test]
+fn fib_forward_with_the_generated_routes_matches_the_reference_machine() {
+    let path = common::example_objects()
+        .into_iter()
+        .find(|p| p.ends_with("fib_forward.o"))
+        .expect("fib_forward example");
+    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let program = &obj.programs[0];
+    let work = hwxdp_gen::workload(&obj, program, 300, 11).expect("workload");
+    let routes = generated_routes(work.routes.as_deref().expect("fib_forward has routes"));
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, "fib_forward");
+    let results = obj
+        .maps
+        .iter()
+        .position(|m| m.name == "fib_results")
+        .expect("fib_results") as u32;
+    let rspec = &obj.maps[results as usize];
+    let mut host = Host::default();
+    for (addr, data, mask) in hwxdp_rtlsim::ehdl::fib_table_writes(&routes).expect("fits") {
+        host.writes
+            .push((hwxdp_rtlsim::ehdl::fib_block(), addr, data, mask));
+    }
+    host.dumps
+        .push((results, rspec.max_entries * rspec.value_size));
+    let config = Config {
+        routes,
+        ..Config::default()
+    };
+    let mut machine = Machine::new(&obj, Some(&program.name), &config).expect("loads");
+    let mut want_redirects = Vec::new();
+    let want: Vec<(u32, Vec<u8>)> = work
+        .packets
+        .iter()
+        .enumerate()
+        .map(|(i, packet)| {
+            let mut buff = XdpBuff::new(packet).expect("fits");
+            let r = machine.run_packet(&mut buff, &md(i));
+            want_redirects.push(match r.redirect {
+                Some((map, key)) => {
+                    1 << 41
+                        | (map.is_some() as u64) << 40
+                        | (map.unwrap_or(0) as u64) << 32
+                        | (key & 0xffff_ffff)
+                }
+                None => 0,
+            });
+            (r.retval, buff.data().to_vec())
+        })
+        .collect();
+    let mut want_results = Vec::new();
+    for key in 0..rspec.max_entries {
+        let slot = machine
+            .maps_mut()
+            .lookup_slot(results as usize, &key.to_le_bytes())
+            .expect("array slot");
+        want_results.extend_from_slice(machine.maps_mut().value(results as usize, slot));
+    }
+    // The trace reaches forwarding (redirects) and at least one other answer (drops or passes).
+    assert!(want.iter().any(|w| w.0 == 4) && want.iter().any(|w| w.0 != 4));
+    for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
+        let got = run(&exe, &work.packets, &host, gap, stall, seed);
+        assert_eq!(got.packets.len(), want.len(), "fib_forward: packets out");
+        for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
+            assert_eq!(
+                (g.0, hex(&g.1)),
+                (w.0, hex(&w.1)),
+                "fib_forward: packet {i}, gap {gap}% stall {stall}%"
+            );
+        }
+        assert_eq!(got.redirects, want_redirects, "fib_forward: redirects");
+        assert_eq!(
+            got.maps,
+            vec![(results, want_results.clone())],
+            "fib_forward: fib_results, gap {gap}% stall {stall}%"
+        );
+    }
+}

@@ -40,7 +40,7 @@ module ehdl_map_mem #(
   // Ports 0 .. NP-1, then the host as writer NP (it writes last and reads the stored rows).
   localparam integer NW = NP + 1;
 
-  logic [64*ROWS-1:0] mem_q;      // row i at [64*i +: 64]
+  logic [64*ROWS-1:0] mem_q;      // row i at [64*i +: 64], each row its own next-value logic
   // Per writer: one-hot row r and r+1, which lanes lie in row r+1 (those below the address's byte offset), each
   // lane's row, the bytes written rotated into their lanes, and the lanes written (enable, mask and "inside the
   // map" folded in).
@@ -63,8 +63,11 @@ module ehdl_map_mem #(
   logic [15:0]  m16;
 
   always_comb begin
-    hot_lo       = '0;
-    hot_hi       = '0;
+    // Bit by bit: a single fill constant over a large map trips Verilator's replication check.
+    for (integer i = 0; i < NW*ROWS; i = i + 1) begin
+      hot_lo[i] = 1'b0;
+      hot_hi[i] = 1'b0;
+    end
     lane_hi      = '0;
     lane_row     = '0;
     rot          = '0;
@@ -152,28 +155,30 @@ module ehdl_map_mem #(
   logic unused_m16;
   assign unused_m16 = ^m16[7:0];
 
-  // Row i's byte k takes the last write of lane k to row i, writers in order.
-  for (genvar i = 0; i < ROWS; i = i + 1) begin : g_row
-    logic [63:0] q;
-    logic [63:0] d;
-    always_comb begin
-      d = q;
+  // Row i's byte k takes the last write of lane k to row i, writers in order. (Loops rather than a generate block
+  // per row: Verilator refuses to unroll a generate loop over thousands of rows.)
+  logic [64*ROWS-1:0] mem_d;
+  always_comb begin
+    mem_d = mem_q;
+    for (integer i = 0; i < ROWS; i = i + 1) begin
       for (integer p = 0; p < NW; p = p + 1) begin
         for (integer k = 0; k < 8; k = k + 1) begin
           if (rmask[p*8 + k] && (lane_hi[p*8 + k] ? hot_hi[p*ROWS + i] : hot_lo[p*ROWS + i])) begin
-            d[8*k +: 8] = rot[p*64 + 8*k +: 8];
+            mem_d[64*i + 8*k +: 8] = rot[p*64 + 8*k +: 8];
           end
         end
       end
     end
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        q <= 64'd0;
-      end else begin
-        q <= d;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (integer i = 0; i < ROWS; i = i + 1) begin
+        mem_q[64*i +: 64] <= 64'd0;
       end
+    end else begin
+      mem_q <= mem_d;
     end
-    assign mem_q[64*i +: 64] = q;
   end
 
 endmodule

@@ -25,7 +25,6 @@ use support::*;
 /// generator's `Unsupported` or `Map` error; when one starts generating, its test fails: remove it from this list
 /// so that the differential test covers it.
 const EXPECTED_UNSUPPORTED: &[&str] = &[
-    "fib_forward",
     "katran_lb",
     "rate_limiter",
     "tunnel",

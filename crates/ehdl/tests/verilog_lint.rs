@@ -74,9 +74,10 @@ fn generated_modules_of_the_examples_lint_clean_or_name_what_is_missing() {
         "router",
         "firewall",
         "icmp_reply",
-        "tail_dispatch",
         "fib_forward",
+        "tail_dispatch",
         "nat",
+        "rate_limiter",
     ] {
         assert!(
             linted.iter().any(|l| l.starts_with(&format!("{name} ("))),

@@ -65,6 +65,10 @@ impl Call<'_> {
     }
 }
 
+/// Helper id of `bpf_spin_lock`.
+const SPIN_LOCK: i32 = 93;
+/// Helper id of `bpf_spin_unlock`.
+const SPIN_UNLOCK: i32 = 94;
 /// Helper id of `bpf_ktime_get_ns`.
 pub(super) const KTIME_GET_NS: i32 = 5;
 /// Helper id of `bpf_tail_call`.
@@ -109,6 +113,7 @@ impl Gen<'_> {
             2 => self.map_update_call(cx),
             23 | 51 => self.redirect(cx),
             FIB_LOOKUP => self.fib_lookup(cx),
+            SPIN_LOCK | SPIN_UNLOCK => self.spin_lock(cx),
             id => Err(self.unsupported(cx.op, format!("helper {h} (call {id})"))),
         }
     }
@@ -139,6 +144,28 @@ impl Gen<'_> {
             })
             .collect();
         self.read(&format!("{{{}}}", v.join(", ")))
+    }
+
+    /// `bpf_spin_lock` / `bpf_spin_unlock` (93, 94): R0 = 0 and nothing else. The pipeline already runs the
+    /// accesses a lock guards in packet order (ports of one block act in stage order, stall checks hold a packet
+    /// whose read could pass an older packet's write), which is what the lock buys on a CPU; the lock word itself
+    /// is never written, as on the reference machine.
+    fn spin_lock(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
+        let (op, name) = (cx.op, cx.name);
+        if !cx.live_reg(0) {
+            return Ok(());
+        }
+        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let old = self.old_reg(cx, 0);
+        self.declare(name, 64);
+        let _ = writeln!(
+            self.body,
+            "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{name} (.en_i({en}), .a_i(64'd0), .b_i(64'd0), \
+             .old_i({old}), .res_o({name}));  // {}",
+            op.text
+        );
+        cx.regs.insert(0, name.to_string());
+        Ok(())
     }
 
     /// `bpf_ktime_get_ns` (5): the packet's timestamp when its first beat's sideband has one (a MAC that

@@ -183,8 +183,67 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
                 f.frame_flops,
                 path.display()
             );
+            if f.hazard_distance > 0 {
+                let model = hazard_model(&f);
+                write(
+                    &base("hazards.json"),
+                    serde_json::to_string_pretty(&model)?.as_bytes(),
+                )?;
+                println!(
+                    "{}: hazards: L = {} stages, first read at stage {}; with {MODEL_FLOWS} Zipf flows P_f = {:.2}%: \
+                     the paper's flush (K = {}) {:.0} Mpps, our stall checks {:.0} Mpps at 250 MHz; wrote {}",
+                    s.program,
+                    f.hazard_distance,
+                    f.hazard_stage,
+                    model["zipf"]["flush_probability"].as_f64().unwrap_or(0.0) * 100.0,
+                    model["paper_flushed_stages"],
+                    model["zipf"]["flush_mpps"].as_f64().unwrap_or(0.0),
+                    model["zipf"]["stall_mpps"].as_f64().unwrap_or(0.0),
+                    base("hazards.json").display()
+                );
+            }
         }
         Err(e) => eprintln!("warning: no Verilog for {}: {e}", s.program),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Flows of the appendix-A model figures (the paper's "at least 50K flows").
+const MODEL_FLOWS: u64 = 50_000;
+/// The pipeline clock of the model figures, MHz.
+const MODEL_CLOCK_MHZ: f64 = 250.0;
+
+/// The eHDL paper's appendix-A model for a pipeline with stall checks: the flush probability with [`MODEL_FLOWS`]
+/// Zipf (s = 1) and uniform flows at its largest read-to-write distance `L`, the throughput the paper's flush and
+/// replay would give (`K` = the first checked read's stage + 4), and the throughput our stall checks give, one flow
+/// included (every packet waits `L - 1` cycles).
+fn hazard_model(f: &hwxdp_ehdl::verilog::Figures) -> serde_json::Value {
+    use hwxdp_ehdl::model::*;
+    let l = f.hazard_distance;
+    let k = (f.hazard_stage + FLUSH_RELOAD_CYCLES) as f64;
+    let case = |pf: f64, stall_cycles: f64| {
+        serde_json::json!({
+            "flush_probability": pf,
+            "flush_mpps": pipeline_throughput(MODEL_CLOCK_MHZ, k, pf),
+            "stall_cycles_per_packet": stall_cycles,
+            "stall_mpps": MODEL_CLOCK_MHZ / stall_cycles,
+        })
+    };
+    let uniform = std::iter::repeat_n(1.0 / MODEL_FLOWS as f64, MODEL_FLOWS as usize);
+    serde_json::json!({
+        "hazard_distance": l,
+        "hazard_stage": f.hazard_stage,
+        "paper_flushed_stages": k,
+        "flows": MODEL_FLOWS,
+        "clock_mhz": MODEL_CLOCK_MHZ,
+        "zipf": case(
+            flush_probability_zipf(MODEL_FLOWS, 1.0, l),
+            stall_cycles_per_packet(zipf_probabilities(MODEL_FLOWS, 1.0), l),
+        ),
+        "uniform": case(
+            flush_probability_uniform(MODEL_FLOWS, l),
+            stall_cycles_per_packet(uniform, l),
+        ),
+        "single_flow": case(1.0, stall_cycles_per_packet([1.0], l)),
+    })
 }

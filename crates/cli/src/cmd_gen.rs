@@ -34,6 +34,10 @@ pub struct Args {
     /// The Zipf exponent s of `--popularity zipf` (1.0 as in the eHDL paper's appendix A).
     #[arg(long, default_value_t = 1.0, requires = "flows")]
     zipf_exponent: f64,
+    /// With `--flows`: make flows only from frames of at most this many bytes (64: every packet one beat of a
+    /// 512-bit bus, the minimum-size traffic that stresses a pipeline's hazards most).
+    #[arg(long, requires = "flows")]
+    max_frame_bytes: Option<usize>,
 }
 
 /// Nanoseconds between generated packets (one million packets per second).
@@ -62,6 +66,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             popularity,
             args.packets,
             args.seed,
+            args.max_frame_bytes,
         )
         .with_context(|| format!("{object}: program {}", program.name))?;
         workload.packets = packets;

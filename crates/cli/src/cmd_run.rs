@@ -64,6 +64,10 @@ struct EhdlStats {
     /// Cycles the stall checks (map hazards between packets in flight) held the input.
     stall_cycles: u64,
     stall_checks: usize,
+    /// The largest read-to-write distance of a stall check, in stages (the paper's `L`).
+    hazard_distance: u32,
+    /// The earliest stage of a stall check's first access (the paper's `K` is this plus 4).
+    hazard_stage: u32,
     state_flops: u64,
     frame_flops: u64,
 }
@@ -81,6 +85,8 @@ impl EhdlStats {
             beats: t.beats,
             stall_cycles: t.stall_cycles,
             stall_checks: f.stall_checks,
+            hazard_distance: f.hazard_distance,
+            hazard_stage: f.hazard_stage,
             state_flops: f.state_flops,
             frame_flops: f.frame_flops,
         }

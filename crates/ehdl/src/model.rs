@@ -21,16 +21,18 @@ pub fn flush_probability_uniform(flows: u64, distance: u32) -> f64 {
 }
 
 /// The Zipf flush probability: flow `i` has probability `p_i = 1 / (i^s H)`, and flushes when it occurs at least
-/// twice among `L` consecutive packets, `P_f(i) ≈ L(L-1)/2 · p_i² · (1 - p_i)^(L-2)`; `P_f = sum P_f(i)`.
+/// twice among `L` consecutive packets, `P_f(i) ≈ L(L-1)/2 · p_i² · (1 - p_i)^(L-2)`; `P_f = sum P_f(i)`, at most 1
+/// (for large `L` the approximation's sum passes 1: then nearly every packet meets one of its flow).
 pub fn flush_probability_zipf(flows: u64, exponent: f64, distance: u32) -> f64 {
     let h = harmonic(flows, exponent);
     let l = distance as f64;
-    (1..=flows)
+    let sum: f64 = (1..=flows)
         .map(|i| {
             let p = (i as f64).powf(-exponent) / h;
             l * (l - 1.0) / 2.0 * p * p * (1.0 - p).powf(l - 2.0)
         })
-        .sum()
+        .sum();
+    sum.min(1.0)
 }
 
 /// Equation 2: `T_p = T / ((1 - P_f) + K P_f)`.
@@ -117,6 +119,7 @@ mod tests {
         assert_eq!(stall_cycles_per_packet([1.0], 1), 1.0);
         // Two equally likely flows, L = 2: half the packets follow one of their own flow.
         assert!((stall_cycles_per_packet([0.5, 0.5], 2) - 1.5).abs() < 1e-12);
+        assert_eq!(flush_probability_zipf(50_000, 1.0, 30), 1.0);
         let zipf = stall_cycles_per_packet(zipf_probabilities(50_000, 1.0), 2);
         let pf = flush_probability_zipf(50_000, 1.0, 2);
         assert!((zipf - 1.0 - pf).abs() < 1e-3, "{zipf} vs 1 + {pf}");

@@ -24,11 +24,12 @@ pub enum Popularity {
 /// A flow trace cannot be made.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum FlowError {
-    /// No packet of the workload is a well-formed IPv4/IPv6 TCP/UDP frame.
+    /// No packet of the workload is a well-formed IPv4/IPv6 TCP/UDP frame (of at most the given bytes).
     #[error(
-        "no packet of the trace is a well-formed IPv4 or IPv6 TCP/UDP frame to make flows from"
+        "no packet of the trace is a well-formed IPv4 or IPv6 TCP/UDP frame{} to make flows from",
+        .0.map(|n| format!(" of at most {n} bytes")).unwrap_or_default()
     )]
-    NoTemplate,
+    NoTemplate(Option<usize>),
     /// Zero flows asked for.
     #[error("a flow trace needs at least one flow")]
     NoFlows,
@@ -176,15 +177,17 @@ fn cdf(flows: usize, popularity: Popularity) -> Vec<f64> {
     out
 }
 
-/// `packets` frames over `flows` flows made from the well-formed TCP/UDP frames of `workload`: flow `i` is template
-/// `i mod T`, rewritten; each frame's flow is drawn by `popularity` (flow 0 the most popular), deterministic from
-/// `seed`. Also returns how many distinct flows the frames hold.
+/// `packets` frames over `flows` flows made from the well-formed TCP/UDP frames of `workload` (of at most
+/// `max_bytes` bytes, when given: 64 keeps every packet in one 512-bit beat): flow `i` is template `i mod T`,
+/// rewritten; each frame's flow is drawn by `popularity` (flow 0 the most popular), deterministic from `seed`. Also
+/// returns how many distinct flows the frames hold.
 pub fn flow_trace(
     workload: &[Vec<u8>],
     flows: usize,
     popularity: Popularity,
     packets: usize,
     seed: u64,
+    max_bytes: Option<usize>,
 ) -> Result<(Vec<Vec<u8>>, usize), FlowError> {
     if flows == 0 {
         return Err(FlowError::NoFlows);
@@ -194,10 +197,11 @@ pub fn flow_trace(
     }
     let templates: Vec<(&Vec<u8>, Layout)> = workload
         .iter()
+        .filter(|f| max_bytes.is_none_or(|n| f.len() <= n))
         .filter_map(|f| layout(f).map(|l| (f, l)))
         .collect();
     if templates.is_empty() {
-        return Err(FlowError::NoTemplate);
+        return Err(FlowError::NoTemplate(max_bytes));
     }
     let cdf = cdf(flows, popularity);
     let mut rng = Rng::new(seed);
@@ -305,7 +309,7 @@ mod tests {
     #[test]
     fn flows_are_distinct_tuples_with_valid_checksums() {
         let (frames, distinct) =
-            flow_trace(&templates(), 1000, Popularity::Uniform, 3000, 7).unwrap();
+            flow_trace(&templates(), 1000, Popularity::Uniform, 3000, 7, None).unwrap();
         assert_eq!(frames.len(), 3000);
         let mut tuples = std::collections::HashSet::new();
         for f in &frames {
@@ -327,14 +331,16 @@ mod tests {
             Popularity::Zipf { exponent: 1.0 },
             20_000,
             1,
+            None,
         )
         .unwrap();
         let top = frames.iter().filter(|f| **f == frames_of(0)).count();
         // P(flow 0) = 1 / H(50000) ≈ 0.088.
         assert!((1400..2100).contains(&top), "flow 0 drawn {top} times");
-        let (single, distinct) = flow_trace(&templates(), 1, Popularity::Uniform, 50, 1).unwrap();
+        let (single, distinct) =
+            flow_trace(&templates(), 1, Popularity::Uniform, 50, 1, Some(64)).unwrap();
         assert_eq!(distinct, 1);
-        assert!(single.iter().all(|f| *f == single[0]));
+        assert!(single.iter().all(|f| *f == single[0] && f.len() <= 64));
     }
 
     fn frames_of(id: u32) -> Vec<u8> {
@@ -347,11 +353,14 @@ mod tests {
     #[test]
     fn bad_requests_are_errors() {
         assert_eq!(
-            flow_trace(&[vec![0; 60]], 10, Popularity::Uniform, 5, 1),
-            Err(FlowError::NoTemplate)
+            flow_trace(&[vec![0; 60]], 10, Popularity::Uniform, 5, 1, None),
+            Err(FlowError::NoTemplate(None))
         );
+        let err = flow_trace(&templates(), 10, Popularity::Uniform, 5, 1, Some(40)).unwrap_err();
+        assert_eq!(err, FlowError::NoTemplate(Some(40)));
+        assert!(err.to_string().contains("of at most 40 bytes"), "{err}");
         assert_eq!(
-            flow_trace(&templates(), 0, Popularity::Uniform, 5, 1),
+            flow_trace(&templates(), 0, Popularity::Uniform, 5, 1, None),
             Err(FlowError::NoFlows)
         );
     }

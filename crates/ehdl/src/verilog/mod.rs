@@ -139,6 +139,13 @@ pub struct Figures {
     pub state_flops: u64,
     /// Flip-flops of the frame chain (data, keep, last, frame index and valid of every frame register).
     pub frame_flops: u64,
+    /// The largest distance `L` in stages between the two accesses of a stall check (0: none): the eHDL paper's
+    /// read-to-write distance of appendix A. A packet that follows one of its flow back to back waits up to `L - 1`
+    /// cycles.
+    pub hazard_distance: u32,
+    /// The earliest stage holding a stall check's first access: what the paper's pipeline would flush and reload
+    /// on a hazard is this many stages plus 4 cycles (its `K`).
+    pub hazard_stage: u32,
 }
 
 /// Generates module `module` for pipeline `p` of a program whose object has `maps`; returns the Verilog text and its
@@ -168,13 +175,16 @@ pub fn generate(
     let body = g.stages()?;
     let n = p.stages.len();
     let frame_flops = (n as u64 + 1) * (dw as u64 + dw as u64 / 8 + 2 + FIDX_BITS as u64);
+    // LRU operations' pseudo checks (early = late) hold the pipeline through the block's busy signal instead.
+    let real = g.stalls.iter().filter(|s| s.l > s.e);
     let figures = Figures {
-        // LRU operations' pseudo checks (early = late) hold the pipeline through the block's busy signal instead.
-        stall_checks: g.stalls.iter().filter(|s| s.l > s.e).count(),
+        stall_checks: real.clone().count(),
         stages: n,
         latency: n + 2,
         state_flops: g.state_flops,
         frame_flops,
+        hazard_distance: real.clone().map(|s| s.l - s.e).max().unwrap_or(0),
+        hazard_stage: real.map(|s| s.e).min().unwrap_or(0),
     };
     Ok((
         header(p, module, &figures) + &body + "\nendmodule\n",

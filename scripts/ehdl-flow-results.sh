@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The eHDL hazard table of docs/results.md: each stateful example's generated pipeline (512 bits) under Verilator
+# (`hwxdp run --backend ehdl-rtl`) on minimum-size traffic (frames of at most 64 bytes: one beat each) over 50,000
+# Zipf-popular flows and over a single flow, beside the eHDL paper's appendix-A model for the same pipeline
+# (`hwxdp compile --target ehdl` writes it as <program>.hazards.json).
+# Usage: scripts/ehdl-flow-results.sh [PACKETS]   (run `make build examples` first; needs jq; HWXDP=path overrides
+# the binary, default target/release/hwxdp)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packets=${1:-2000}
+hwxdp=${HWXDP:-target/release/hwxdp}
+work=build/ehdl-flow-results
+mkdir -p "$work"
+
+echo "| program | L | K (paper) | trace | packets per cycle | stall cycles per packet | Mpps @250 MHz | model: our stalls | model: paper's flush |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for p in ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewall rate_limiter nat; do
+  obj=build/examples/xdp/$p.o
+  "$hwxdp" compile --target ehdl "$obj" -o "$work/compile" > /dev/null 2>&1 || { echo "| $p | refused by the generator | | | | | | | |"; continue; }
+  model="$work/compile/$p.hazards.json"
+  [ -f "$model" ] || { echo "| $p | no stall check | | | | | | | |"; continue; }
+  for trace in zipf one; do
+    flows=$([ $trace = zipf ] && echo 50000 || echo 1)
+    dir="$work/$p-$trace"
+    "$hwxdp" gen "$obj" --flows "$flows" -n "$packets" --max-frame-bytes 64 -o "$dir" > /dev/null
+    maps=()
+    [ -f "$dir/maps.json" ] && maps=(--maps "$dir/maps.json")
+    "$hwxdp" run "$obj" --backend ehdl-rtl --pcap "$dir/trace.pcap" "${maps[@]}" -o "$dir/run" > /dev/null
+    case_key=$([ $trace = zipf ] && echo zipf || echo single_flow)
+    label=$([ $trace = zipf ] && echo "50k Zipf flows" || echo "1 flow")
+    jq -r --slurpfile m "$model" --arg p "$p" --arg tr "$label" --arg k "$case_key" '
+      .ehdl as $e | $m[0] as $h | $h[$k] as $c |
+      "| \($p) | \($h.hazard_distance) | \($h.paper_flushed_stages) | \($tr) | \($e.packets_per_cycle * 1000 | round / 1000) | \(($e.stall_cycles / .packets) * 100 | round / 100) | \($e.packets_per_cycle * 250 | round) | \($c.stall_mpps | round) Mpps | \($c.flush_mpps | round) Mpps |"' \
+      "$dir/run/stats.json"
+  done
+done

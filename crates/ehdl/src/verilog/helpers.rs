@@ -156,16 +156,73 @@ impl Gen<'_> {
             return Ok(());
         }
         let en = self.pred_signal(cx.preds, op.pred, op)?;
+        self.set_r0(cx, name, &en, "64'd0", &format!("  // {}", op.text));
+        Ok(())
+    }
+
+    /// R0 = `value` under `en`, through a move in `ehdl_alu` so that a disabled op keeps R0 (the result of most
+    /// helper blocks); `wire` names the result, `comment` ends the line.
+    pub(super) fn set_r0(
+        &mut self,
+        cx: &mut Call,
+        wire: &str,
+        en: &str,
+        value: &str,
+        comment: &str,
+    ) {
         let old = self.old_reg(cx, 0);
-        self.declare(name, 64);
+        self.declare(wire, 64);
         let _ = writeln!(
             self.body,
-            "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{name} (.en_i({en}), .a_i(64'd0), .b_i(64'd0), \
-             .old_i({old}), .res_o({name}));  // {}",
-            op.text
+            "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{wire} (.en_i({en}), .a_i(64'd0), .b_i({value}), \
+             .old_i({old}), .res_o({wire}));{comment}"
         );
-        cx.regs.insert(0, name.to_string());
-        Ok(())
+        cx.regs.insert(0, wire.to_string());
+    }
+
+    /// A read port on map `m`'s value block at slot `kw` (a 64-bit wire whose low `aw` bits index `vsize`-byte
+    /// slots), its data on `rd`: DEVMAP and PROG_ARRAY slots, which only the host writes.
+    pub(super) fn slot_read_port(
+        &mut self,
+        op: &Op,
+        m: u32,
+        kw: &str,
+        rd: String,
+        (vsize, aw): (u32, u32),
+    ) {
+        self.read(kw);
+        self.read(&rd);
+        self.unused_ports.push(rd.clone());
+        self.unused_ports.push(kw.to_string());
+        self.map_ports.entry(m).or_default().push(MapPort {
+            stage: op.stage,
+            insn: op.insn,
+            we: "1'b0".into(),
+            op: 0,
+            addr: format!("{kw}[{}:0] * {aw}'d{vsize}", aw - 1),
+            wdata: "64'd0".into(),
+            wmask: "8'h00".into(),
+            rdata: rd,
+        });
+    }
+
+    /// R0 = 0 or `-errno` from the 8-bit error wire `err` of a map block (`what` names the error in the comment),
+    /// or `err` left unused when R0 is dead.
+    pub(super) fn set_r0_errno(&mut self, cx: &mut Call, en: &str, err: String, what: &str) {
+        if cx.live_reg(0) {
+            let e = self.read(&err);
+            let r0 = format!("{}_r0", cx.name);
+            let text = &cx.op.text;
+            self.set_r0(
+                cx,
+                &r0,
+                en,
+                &format!("64'd0 - {{56'd0, {e}}}"),
+                &format!("  // {text}: 0 or {what}"),
+            );
+        } else {
+            self.unused_ports.push(err);
+        }
     }
 
     /// `bpf_ktime_get_ns` (5): the packet's timestamp when its first beat's sideband has one (a MAC that
@@ -180,19 +237,12 @@ impl Gen<'_> {
             return Err(self.internal(Some(op), format!("no timestamp at stage {}", op.stage)));
         };
         let en = self.pred_signal(cx.preds, op.pred, op)?;
-        let old = self.old_reg(cx, 0);
         let now = format!("{name}_now");
         self.declare(&now, 64);
         let e = self.read(&format!("{t}[64] ? {t}[63:0] : ktime_q"));
         let _ = writeln!(self.body, "  assign {now} = {e};  // {}", op.text);
         self.read(&now);
-        self.declare(name, 64);
-        let _ = writeln!(
-            self.body,
-            "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{name} (.en_i({en}), .a_i(64'd0), .b_i({now}), \
-             .old_i({old}), .res_o({name}));"
-        );
-        cx.regs.insert(0, name.to_string());
+        self.set_r0(cx, name, &en, &now, "");
         Ok(())
     }
 
@@ -443,21 +493,7 @@ impl Gen<'_> {
                 rdata: rd,
             });
         }
-        if cx.live_reg(0) {
-            let old = self.old_reg(cx, 0);
-            let e = self.read(&err);
-            let r0 = format!("{name}_r0");
-            self.declare(&r0, 64);
-            let _ = writeln!(
-                self.body,
-                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{r0} (.en_i({en}), .a_i(64'd0), .b_i(64'd0 - {{56'd0, {e}}}), \
-                 .old_i({old}), .res_o({r0}));  // {}: 0 or -errno",
-                op.text
-            );
-            cx.regs.insert(0, r0);
-        } else {
-            self.unused_ports.push(err);
-        }
+        self.set_r0_errno(cx, &en, err, "-errno");
         Ok(())
     }
 
@@ -531,20 +567,7 @@ impl Gen<'_> {
                 "  assign {present} = ({kw}[31:0] < 32'd{entries}) & ({rd}[{}:0] != '0);",
                 8 * vsize.min(8) - 1
             );
-            self.read(&kw);
-            self.read(&rd);
-            self.unused_ports.push(rd.clone());
-            self.unused_ports.push(kw.clone());
-            self.map_ports.entry(m).or_default().push(MapPort {
-                stage: op.stage,
-                insn: op.insn,
-                we: "1'b0".into(),
-                op: 0,
-                addr: format!("{kw}[{}:0] * {aw}'d{vsize}", aw - 1),
-                wdata: "64'd0".into(),
-                wmask: "8'h00".into(),
-                rdata: rd,
-            });
+            self.slot_read_port(op, m, &kw, rd, (vsize, aw));
             let bad = flags as u64 & !(3 | 8 | 16) != 0;
             let bcast = flags as u64 & 8 != 0;
             let go = format!("{name}_go");

@@ -184,21 +184,7 @@ impl Gen<'_> {
         if self.stalls.iter().any(|st| st.early == op.id) {
             self.early.insert(op.id, (String::new(), en.clone()));
         }
-        if cx.live_reg(0) {
-            let old = self.old_reg(cx, 0);
-            let e = self.read(&err);
-            let r0 = format!("{name}_r0");
-            self.declare(&r0, 64);
-            let _ = writeln!(
-                self.body,
-                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{r0} (.en_i({en}), .a_i(64'd0), .b_i(64'd0 - {{56'd0, {e}}}), \
-                 .old_i({old}), .res_o({r0}));  // {}: 0 or -ENOENT",
-                op.text
-            );
-            cx.regs.insert(0, r0);
-        } else {
-            self.unused_ports.push(err);
-        }
+        self.set_r0_errno(cx, &en, err, "-ENOENT");
         Ok(())
     }
 }

@@ -4,7 +4,7 @@
 //! the dispatch on R0 is ordinary predicated code.
 
 use super::helpers::Call;
-use super::maps::{geometry, MapPort};
+use super::maps::geometry;
 use super::stage::{hex64, Gen};
 use super::VerilogError;
 use crate::ir::{ArgConst, OpKind, Pipeline};
@@ -74,30 +74,9 @@ impl Gen<'_> {
              assign {word} = ({kw} < 64'd{entries}) ? {{32'd0, {rd}[31:0]}} : 64'd0;",
             op.text
         );
-        self.read(&kw);
-        self.read(&rd);
-        self.unused_ports.push(rd.clone());
-        self.unused_ports.push(kw.clone());
-        self.map_ports.entry(m).or_default().push(MapPort {
-            stage: op.stage,
-            insn: op.insn,
-            we: "1'b0".into(),
-            op: 0,
-            addr: format!("{kw}[{}:0] * {aw}'d{vsize}", aw - 1),
-            wdata: "64'd0".into(),
-            wmask: "8'h00".into(),
-            rdata: rd,
-        });
-        let old = self.old_reg(cx, 0);
-        let w = format!("{name}_r0");
-        self.declare(&w, 64);
+        self.slot_read_port(op, m, &kw, rd, (vsize, aw));
         let word = self.read(&word);
-        let _ = writeln!(
-            self.body,
-            "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{w} (.en_i({en}), .a_i(64'd0), .b_i({word}), \
-             .old_i({old}), .res_o({w}));"
-        );
-        cx.regs.insert(0, w);
+        self.set_r0(cx, &format!("{name}_r0"), &en, &word, "");
         Ok(())
     }
 }

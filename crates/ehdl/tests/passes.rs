@@ -5,7 +5,7 @@ mod common;
 use common::{pipeline, pipeline_with_maps, spec, stage_of, try_pipeline};
 use hwxdp_analysis::RegSet;
 use hwxdp_ehdl::{flatten, ArgConst, EhdlError, Label, OpKind};
-use hwxdp_object::MapSpec;
+use hwxdp_object::{MapSpec, ProgramSpec};
 
 #[test]
 fn independent_alu_ops_share_one_stage() {
@@ -470,4 +470,78 @@ fn the_verdict_move_fuses_into_the_exit() {
     assert_eq!(drop.stage, 2);
     assert_eq!(pass.stage, 2);
     assert!(p.stages.iter().all(|s| !s.live_regs.contains(0)), "{text}");
+}
+
+/// A caller tail-calling through map 0, with r6-r9 set before the call and `after` run when it fails; an XDP
+/// callee; a program of another type.
+fn tail_call_object(after: &str) -> Vec<ProgramSpec> {
+    let caller = spec(&format!(
+        "r6 = 1\nr7 = 2\nr8 = 3\nr9 = 4\nld_pseudo r2, 1, 0\nr3 = 0\ncall 12\n{after}"
+    ));
+    let mut callee = spec("r0 = 3\nexit");
+    callee.name = "callee".into();
+    let mut other = spec("r0 = 1\nexit");
+    other.name = "not_xdp".into();
+    other.section = "tc".into();
+    vec![caller, callee, other]
+}
+
+fn tail_call_compile(map_type: u32, after: &str) -> Result<hwxdp_ehdl::Pipeline, EhdlError> {
+    let programs = tail_call_object(after);
+    let maps = [MapSpec::new("m", map_type, 4, 4, 4)];
+    hwxdp_ehdl::compile_object(
+        &programs[0],
+        &programs,
+        &maps,
+        &hwxdp_ehdl::Options::default(),
+    )
+}
+
+#[test]
+fn tail_calls_inline_the_xdp_programs_without_tail_calls_of_their_own() {
+    // The caller (which tail-calls) and the non-XDP program are no candidates; r6 stays live across the call, so
+    // the context is kept in r7.
+    let p = tail_call_compile(3, "r0 = r6\nexit").expect("inlines");
+    assert_eq!(p.tail_targets, [1]);
+    let text = hwxdp_ehdl::text(&p);
+    assert!(
+        text.contains("call 239927314") && text.contains("if r0 == 2 goto"),
+        "{text}"
+    );
+    let programs = tail_call_object("r0 = r6\nexit");
+    let maps = [MapSpec::new("m", 3, 4, 4, 4)];
+    let flat = flatten(&programs[0], &maps, 1000).expect("flattens");
+    let merged =
+        hwxdp_ehdl::tailcall::inline(&programs[0], flat, &programs, &maps, 1000).expect("inlines");
+    let mov = |dst: u8, src: u8| hwxdp_ebpf::InsnKind::Alu {
+        wide: true,
+        op: hwxdp_ebpf::AluOp::Mov,
+        dst,
+        src: hwxdp_ebpf::Source::Reg(src),
+    };
+    let kinds: Vec<_> = merged
+        .spec
+        .insns
+        .iter()
+        .map(|i| hwxdp_ebpf::kind(i).expect("valid"))
+        .collect();
+    assert!(
+        kinds.contains(&mov(7, 1)) && kinds.contains(&mov(1, 7)),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn tail_calls_that_cannot_be_inlined_are_refused_naming_the_call() {
+    let err = tail_call_compile(2, "r0 = 2\nexit").expect_err("an ARRAY, not a PROG_ARRAY");
+    assert_eq!(
+        err.to_string(),
+        "program test: instruction 6: cannot inline the tail call: r2 is not a constant PROG_ARRAY"
+    );
+    let err = tail_call_compile(3, "r0 = r6\nr0 += r7\nr0 += r8\nr0 += r9\nexit")
+        .expect_err("r6-r9 all live");
+    assert!(
+        matches!(&err, EhdlError::TailCall { insn: 6, why, .. } if why.contains("r6-r9 are all live")),
+        "{err}"
+    );
 }

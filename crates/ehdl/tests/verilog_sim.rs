@@ -909,176 +909,6 @@ fn redirect_fwd_matches_the_reference_machine_redirects_included() {
     );
 }
 
-/// The slots (as the reference machine's trace counts them: `lddw` takes two) of `program`'s `call 5`
-/// (`bpf_ktime_get_ns`).
-fn ktime_slots(program: &ProgramSpec) -> Vec<u32> {
-    let mut slot = 0u32;
-    let mut out = Vec::new();
-    for insn in &program.insns {
-        if insn.code == 0x85 && insn.src == 0 && insn.imm == 5 {
-            out.push(slot);
-        }
-        slot += if insn.code == 0x18 { 2 } else { 1 };
-    }
-    out
-}
-
-/// The reference machine's verdict and bytes per packet with its virtual clock at `times[i]` when packet `i`
-/// arrives, the machine afterwards, and per packet the time its `bpf_ktime_get_ns` read: `times[i]` plus the
-/// instructions run up to the call (the reference machine's clock model). The pipeline gets that time as the
-/// packet's timestamp; a packet may call the helper at most once, since one timestamp serves the whole packet.
-fn timed_reference(
-    object: &ObjectSpec,
-    program: &ProgramSpec,
-    packets: &[Vec<u8>],
-    times: &[u64],
-) -> Reference {
-    let config = Config {
-        record_trace: true,
-        ..Config::default()
-    };
-    let mut machine = Machine::new(object, Some(&program.name), &config).expect("loads");
-    let calls = ktime_slots(program);
-    let mut stamps = Vec::new();
-    let out = packets
-        .iter()
-        .zip(times)
-        .enumerate()
-        .map(|(i, (packet, &t))| {
-            machine.set_time(t);
-            let mut buff = XdpBuff::new(packet).expect("fits");
-            let r = machine.run_packet(&mut buff, &md(i));
-            assert!(r.fault.is_none(), "packet {i}: {:?}", r.fault);
-            let at: Vec<usize> = r
-                .trace
-                .iter()
-                .enumerate()
-                .filter(|(_, (prog, slot))| *prog == 0 && calls.contains(slot))
-                .map(|(n, _)| n)
-                .collect();
-            assert!(
-                at.len() <= 1,
-                "packet {i} reads the clock {} times",
-                at.len()
-            );
-            // The count includes the call itself when the helper reads it.
-            stamps.push(t + at.first().map_or(0, |&n| n as u64 + 1));
-            (r.retval, buff.data().to_vec())
-        })
-        .collect();
-    (out, machine, stamps)
-}
-
-/// `run` with a timestamp for every packet (`None`: the pipeline's own clock).
-#[allow(clippy::too_many_arguments)]
-fn run_timed(
-    exe: &PathBuf,
-    packets: &[Vec<u8>],
-    times: &[Option<u64>],
-    host: &Host,
-    dumps: &[(u32, u32, u32)],
-    gap: u32,
-    stall: u32,
-    seed: u64,
-) -> Run {
-    let mut input = format!("cfg {gap} {stall} {seed}\n");
-    for (m, a, d, k) in &host.writes {
-        input += &format!("w {m:x} {a:x} {d:x} {k:x}\n");
-    }
-    for (m, n, base) in dumps {
-        input += &format!("m {m:x} {n:x} {base:x}\n");
-    }
-    for (i, (p, t)) in packets.iter().zip(times).enumerate() {
-        let m = md(i);
-        input += &format!("{:x} {:x} {}", m.ingress_ifindex, m.rx_queue_index, hex(p));
-        if let Some(t) = t {
-            input += &format!(" {t:x}");
-        }
-        input += "\n";
-    }
-    run_input(exe, input)
-}
-
-/// Reads the clock on one of three paths (so after a different number of instructions), stores it in the packet
-/// and derives the verdict from it.
-const KTIME: &str =
-    "r6 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r6\nr4 += 16\nif r4 > r3 goto out\n\
-    r5 = *(u8 *)(r6 + 12)\nif r5 == 8 goto late\ncall 5\ngoto store\n\
-    late: r7 = *(u8 *)(r6 + 13)\nr7 += 1\ncall 5\nr0 += r7\n\
-    store: *(u64 *)(r6 + 0) = r0\nr0 &= 3\nexit\nout: call 5\nr0 &= 1\nr0 += 1\nexit";
-
-#[test]
-fn ktime_reads_the_packet_timestamp_as_the_reference_clock_and_else_the_counter() {
-    let obj = object(KTIME);
-    let program = &obj.programs[0];
-    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
-    assert_eq!(p.summary.helper_stages, 3, "one block per call site");
-    let exe = model(&p, &obj.maps, "ktime");
-    let pkts = packets();
-    let times: Vec<u64> = (0..pkts.len() as u64)
-        .map(|i| 0x0123_4567_89ab_0000 + i * 1_000_003)
-        .collect();
-    let (want, _, stamps) = timed_reference(&obj, program, &pkts, &times);
-    let stamps: Vec<Option<u64>> = stamps.into_iter().map(Some).collect();
-    for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
-        let got = run_timed(
-            &exe,
-            &pkts,
-            &stamps,
-            &Host::default(),
-            &[],
-            gap,
-            stall,
-            seed,
-        );
-        assert_eq!(got.packets.len(), want.len());
-        for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
-            assert_eq!(
-                (g.0, hex(&g.1)),
-                (w.0, hex(&w.1)),
-                "ktime: packet {i}, gap {gap}% stall {stall}%"
-            );
-        }
-    }
-    // Without timestamps the module's counter runs NsPerCycle = 4 ns per clock: back-to-back one-frame packets
-    // read it one clock apart.
-    let small: Vec<Vec<u8>> = (0..200).map(|i| vec![i as u8 | 1; 64]).collect();
-    let got = run_timed(&exe, &small, &[None; 200], &Host::default(), &[], 0, 0, 1);
-    let read: Vec<u64> = got
-        .packets
-        .iter()
-        .map(|(_, b)| u64::from_le_bytes(b[..8].try_into().expect("8 bytes")))
-        .collect();
-    assert!(read[0] > 0, "the counter runs from reset");
-    for w in read.windows(2) {
-        assert_eq!(w[1] - w[0], 4, "one clock apart: {read:?}");
-    }
-    assert_eq!(got.cycles, 200 + got.latency, "one packet per clock");
-}
-
-#[test]
-fn xdp_load_and_store_bytes_match_the_reference_machine() {
-    // bpf_xdp_load_bytes at a constant and at a run-time offset into the stack, bpf_xdp_store_bytes of those bytes
-    // back at a run-time and at a constant offset, with the statuses (0, or -EINVAL past the packet's end) stored
-    // in the packet too: short packets fail some copies and keep their bytes.
-    let text = "r6 = r1\nr7 = *(u32 *)(r1 + 0)\nr8 = *(u32 *)(r1 + 4)\nr4 = r7\nr4 += 1\nif r4 > r8 goto short\n\
-        r9 = *(u8 *)(r7 + 0)\nr9 &= 63\n\
-        r1 = r6\nr2 = 20\nr3 = r10\nr3 += -16\nr4 = 12\ncall 189\n*(u64 *)(r10 - 40) = r0\n\
-        r1 = r6\nr2 = r9\nr2 += 10\nr3 = r10\nr3 += -32\nr4 = 6\ncall 189\n*(u64 *)(r10 - 48) = r0\n\
-        r1 = r6\nr2 = r9\nr3 = r10\nr3 += -16\nr4 = 12\ncall 190\n*(u64 *)(r10 - 56) = r0\n\
-        r1 = r6\nr2 = 2\nr3 = r10\nr3 += -56\nr4 = 30\ncall 190\nr0 &= 7\nexit\nshort: r0 = 1\nexit";
-    let obj = object(text);
-    let p =
-        hwxdp_ehdl::compile(&obj.programs[0], &obj.maps, &Options::default()).expect("compiles");
-    assert_eq!(p.summary.helper_stages, 4);
-    let r = agree(&obj, &obj.programs[0], "xdp_bytes", &Host::default());
-    let verdicts: std::collections::BTreeSet<u32> = r.packets.iter().map(|(v, _)| *v).collect();
-    assert!(
-        verdicts.len() >= 2,
-        "copies that fit and copies that do not: {verdicts:?}"
-    );
-}
-
 /// Packets whose byte 12 picks a key (16 of them) and byte 13 an action, for the map-operation programs below.
 fn keyed_packets(n: usize, seed: u64) -> Vec<Vec<u8>> {
     let mut rng = seed;
@@ -1383,6 +1213,176 @@ fn firewall_example_flows_counters_and_drop_log_match_the_reference_machine() {
             records.len()
         );
     }
+}
+
+/// The slots (as the reference machine's trace counts them: `lddw` takes two) of `program`'s `call 5`
+/// (`bpf_ktime_get_ns`).
+fn ktime_slots(program: &ProgramSpec) -> Vec<u32> {
+    let mut slot = 0u32;
+    let mut out = Vec::new();
+    for insn in &program.insns {
+        if insn.code == 0x85 && insn.src == 0 && insn.imm == 5 {
+            out.push(slot);
+        }
+        slot += if insn.code == 0x18 { 2 } else { 1 };
+    }
+    out
+}
+
+/// The reference machine's verdict and bytes per packet with its virtual clock at `times[i]` when packet `i`
+/// arrives, the machine afterwards, and per packet the time its `bpf_ktime_get_ns` read: `times[i]` plus the
+/// instructions run up to the call (the reference machine's clock model). The pipeline gets that time as the
+/// packet's timestamp; a packet may call the helper at most once, since one timestamp serves the whole packet.
+fn timed_reference(
+    object: &ObjectSpec,
+    program: &ProgramSpec,
+    packets: &[Vec<u8>],
+    times: &[u64],
+) -> Reference {
+    let config = Config {
+        record_trace: true,
+        ..Config::default()
+    };
+    let mut machine = Machine::new(object, Some(&program.name), &config).expect("loads");
+    let calls = ktime_slots(program);
+    let mut stamps = Vec::new();
+    let out = packets
+        .iter()
+        .zip(times)
+        .enumerate()
+        .map(|(i, (packet, &t))| {
+            machine.set_time(t);
+            let mut buff = XdpBuff::new(packet).expect("fits");
+            let r = machine.run_packet(&mut buff, &md(i));
+            assert!(r.fault.is_none(), "packet {i}: {:?}", r.fault);
+            let at: Vec<usize> = r
+                .trace
+                .iter()
+                .enumerate()
+                .filter(|(_, (prog, slot))| *prog == 0 && calls.contains(slot))
+                .map(|(n, _)| n)
+                .collect();
+            assert!(
+                at.len() <= 1,
+                "packet {i} reads the clock {} times",
+                at.len()
+            );
+            // The count includes the call itself when the helper reads it.
+            stamps.push(t + at.first().map_or(0, |&n| n as u64 + 1));
+            (r.retval, buff.data().to_vec())
+        })
+        .collect();
+    (out, machine, stamps)
+}
+
+/// `run` with a timestamp for every packet (`None`: the pipeline's own clock).
+#[allow(clippy::too_many_arguments)]
+fn run_timed(
+    exe: &PathBuf,
+    packets: &[Vec<u8>],
+    times: &[Option<u64>],
+    host: &Host,
+    dumps: &[(u32, u32, u32)],
+    gap: u32,
+    stall: u32,
+    seed: u64,
+) -> Run {
+    let mut input = format!("cfg {gap} {stall} {seed}\n");
+    for (m, a, d, k) in &host.writes {
+        input += &format!("w {m:x} {a:x} {d:x} {k:x}\n");
+    }
+    for (m, n, base) in dumps {
+        input += &format!("m {m:x} {n:x} {base:x}\n");
+    }
+    for (i, (p, t)) in packets.iter().zip(times).enumerate() {
+        let m = md(i);
+        input += &format!("{:x} {:x} {}", m.ingress_ifindex, m.rx_queue_index, hex(p));
+        if let Some(t) = t {
+            input += &format!(" {t:x}");
+        }
+        input += "\n";
+    }
+    run_input(exe, input)
+}
+
+/// Reads the clock on one of three paths (so after a different number of instructions), stores it in the packet
+/// and derives the verdict from it.
+const KTIME: &str =
+    "r6 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r6\nr4 += 16\nif r4 > r3 goto out\n\
+    r5 = *(u8 *)(r6 + 12)\nif r5 == 8 goto late\ncall 5\ngoto store\n\
+    late: r7 = *(u8 *)(r6 + 13)\nr7 += 1\ncall 5\nr0 += r7\n\
+    store: *(u64 *)(r6 + 0) = r0\nr0 &= 3\nexit\nout: call 5\nr0 &= 1\nr0 += 1\nexit";
+
+#[test]
+fn ktime_reads_the_packet_timestamp_as_the_reference_clock_and_else_the_counter() {
+    let obj = object(KTIME);
+    let program = &obj.programs[0];
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    assert_eq!(p.summary.helper_stages, 3, "one block per call site");
+    let exe = model(&p, &obj.maps, "ktime");
+    let pkts = packets();
+    let times: Vec<u64> = (0..pkts.len() as u64)
+        .map(|i| 0x0123_4567_89ab_0000 + i * 1_000_003)
+        .collect();
+    let (want, _, stamps) = timed_reference(&obj, program, &pkts, &times);
+    let stamps: Vec<Option<u64>> = stamps.into_iter().map(Some).collect();
+    for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
+        let got = run_timed(
+            &exe,
+            &pkts,
+            &stamps,
+            &Host::default(),
+            &[],
+            gap,
+            stall,
+            seed,
+        );
+        assert_eq!(got.packets.len(), want.len());
+        for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
+            assert_eq!(
+                (g.0, hex(&g.1)),
+                (w.0, hex(&w.1)),
+                "ktime: packet {i}, gap {gap}% stall {stall}%"
+            );
+        }
+    }
+    // Without timestamps the module's counter runs NsPerCycle = 4 ns per clock: back-to-back one-frame packets
+    // read it one clock apart.
+    let small: Vec<Vec<u8>> = (0..200).map(|i| vec![i as u8 | 1; 64]).collect();
+    let got = run_timed(&exe, &small, &[None; 200], &Host::default(), &[], 0, 0, 1);
+    let read: Vec<u64> = got
+        .packets
+        .iter()
+        .map(|(_, b)| u64::from_le_bytes(b[..8].try_into().expect("8 bytes")))
+        .collect();
+    assert!(read[0] > 0, "the counter runs from reset");
+    for w in read.windows(2) {
+        assert_eq!(w[1] - w[0], 4, "one clock apart: {read:?}");
+    }
+    assert_eq!(got.cycles, 200 + got.latency, "one packet per clock");
+}
+
+#[test]
+fn xdp_load_and_store_bytes_match_the_reference_machine() {
+    // bpf_xdp_load_bytes at a constant and at a run-time offset into the stack, bpf_xdp_store_bytes of those bytes
+    // back at a run-time and at a constant offset, with the statuses (0, or -EINVAL past the packet's end) stored
+    // in the packet too: short packets fail some copies and keep their bytes.
+    let text = "r6 = r1\nr7 = *(u32 *)(r1 + 0)\nr8 = *(u32 *)(r1 + 4)\nr4 = r7\nr4 += 1\nif r4 > r8 goto short\n\
+        r9 = *(u8 *)(r7 + 0)\nr9 &= 63\n\
+        r1 = r6\nr2 = 20\nr3 = r10\nr3 += -16\nr4 = 12\ncall 189\n*(u64 *)(r10 - 40) = r0\n\
+        r1 = r6\nr2 = r9\nr2 += 10\nr3 = r10\nr3 += -32\nr4 = 6\ncall 189\n*(u64 *)(r10 - 48) = r0\n\
+        r1 = r6\nr2 = r9\nr3 = r10\nr3 += -16\nr4 = 12\ncall 190\n*(u64 *)(r10 - 56) = r0\n\
+        r1 = r6\nr2 = 2\nr3 = r10\nr3 += -56\nr4 = 30\ncall 190\nr0 &= 7\nexit\nshort: r0 = 1\nexit";
+    let obj = object(text);
+    let p =
+        hwxdp_ehdl::compile(&obj.programs[0], &obj.maps, &Options::default()).expect("compiles");
+    assert_eq!(p.summary.helper_stages, 4);
+    let r = agree(&obj, &obj.programs[0], "xdp_bytes", &Host::default());
+    let verdicts: std::collections::BTreeSet<u32> = r.packets.iter().map(|(v, _)| *v).collect();
+    assert!(
+        verdicts.len() >= 2,
+        "copies that fit and copies that do not: {verdicts:?}"
+    );
 }
 
 #[test]

@@ -112,6 +112,11 @@ pub const PACKETS: usize = 1200;
 /// Generates `example`'s trace in a fresh scratch directory named after `tag`; returns the object, the directory and
 /// the trace arguments (`--pcap`, and `--maps`/`--routes` when gen wrote them).
 pub fn workload(example: &str, tag: &str) -> (String, String, Vec<String>) {
+    workload_n(example, tag, PACKETS)
+}
+
+/// [`workload`] with `packets` packets.
+pub fn workload_n(example: &str, tag: &str, packets: usize) -> (String, String, Vec<String>) {
     let obj = example_object(example);
     let dir = scratch_dir(&format!("{tag}-{example}"));
     let gen = hwxdp(&[
@@ -120,7 +125,7 @@ pub fn workload(example: &str, tag: &str) -> (String, String, Vec<String>) {
         "-o",
         dir.as_str(),
         "-n",
-        &PACKETS.to_string(),
+        &packets.to_string(),
     ]);
     assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
     let mut args = vec!["--pcap".to_string(), format!("{dir}/trace.pcap")];
@@ -147,4 +152,24 @@ pub fn require_kernel() {
         kernel_available(),
         "bpf() is not available (not root?): comparing with the kernel needs it"
     );
+}
+
+/// `hwxdp bench OBJ TRACE --backend BACKEND --json` with few repetitions, asserted to succeed; its report.
+pub fn bench_json(obj: &str, trace: &[String], backend: &str) -> serde_json::Value {
+    let mut args = vec!["bench", obj];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend([
+        "--backend",
+        backend,
+        "--json",
+        "--min-ms",
+        "1",
+        "--repeat",
+        "20",
+        "--kernel-samples",
+        "4",
+    ]);
+    let bench = hwxdp(&args);
+    assert!(bench.ok, "bench failed:\n{}", bench.all);
+    serde_json::from_str(&bench.stdout).expect("bench --json is JSON")
 }

@@ -35,23 +35,6 @@ const OTHERS: usize = 16;
 /// ... each this many times in a row.
 const RUN: usize = 8;
 
-/// `example`'s generated trace in a fresh scratch directory: the object, the directory and the trace arguments.
-fn workload_of(example: &str, tag: &str, packets: usize) -> (String, String, Vec<String>) {
-    let obj = example_object(example);
-    let dir = scratch_dir(&format!("{tag}-{example}"));
-    let n = packets.to_string();
-    let gen = hwxdp(&["gen", obj.as_str(), "-o", dir.as_str(), "-n", n.as_str()]);
-    assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
-    let mut args = vec!["--pcap".to_string(), format!("{dir}/trace.pcap")];
-    for (flag, file) in [("--maps", "maps.json"), ("--routes", "routes.json")] {
-        let path = format!("{dir}/{file}");
-        if Path::new(&path).exists() {
-            args.extend([flag.to_string(), path]);
-        }
-    }
-    (obj, dir, args)
-}
-
 /// The program `hwxdp` picks in `obj` when none is named: the only XDP program, else the one named like the file.
 fn program_of(spec: &hwxdp_object::ObjectSpec, obj: &str) -> String {
     let xdp: Vec<_> = spec
@@ -215,7 +198,7 @@ fn check(example: &str, extra: &[&str]) {
             ),
             Err(e @ (VerilogError::Unsupported { .. } | VerilogError::Map { .. })) => {
                 // The command line refuses it too, with the generator's error on one line and no simulation.
-                let (obj, dir, trace) = workload_of(example, "ehdl-rtl-refused", 4);
+                let (obj, dir, trace) = workload_n(example, "ehdl-rtl-refused", 4);
                 let mut args = vec!["run", obj.as_str()];
                 args.extend(trace.iter().map(String::as_str));
                 let out = format!("{dir}/out");
@@ -237,7 +220,7 @@ fn check(example: &str, extra: &[&str]) {
     if let Err(e) = generated(example) {
         panic!("{example}: the generator refuses it ({e}); if that is expected, list it in EXPECTED_UNSUPPORTED");
     }
-    let (obj, dir, mut trace) = workload_of(example, "ehdl-rtl", TRACE_PACKETS);
+    let (obj, dir, mut trace) = workload_n(example, "ehdl-rtl", TRACE_PACKETS);
     trace.extend(extra.iter().map(|s| s.to_string()));
     let stats = differential(&obj, &dir, "trace", &trace, &[])
         .unwrap_or_else(|why| panic!("{example} on ehdl-rtl, its generated trace: {why}"));
@@ -291,7 +274,7 @@ mod run_matches_interp {
 fn verify_matches_the_kernel() {
     require_kernel();
     for example in ["xdp2_macswap", "ethertype_counter"] {
-        let (obj, _dir, trace) = workload_of(example, "ehdl-rtl-verify", TRACE_PACKETS);
+        let (obj, _dir, trace) = workload_n(example, "ehdl-rtl-verify", TRACE_PACKETS);
         let mut args = vec!["verify", obj.as_str()];
         args.extend(trace.iter().map(String::as_str));
         args.extend(["--backend", "ehdl-rtl"]);
@@ -318,29 +301,13 @@ fn verify_matches_the_kernel() {
 #[test]
 fn bench_reports_the_pipeline() {
     require_kernel();
-    let (obj, dir, trace) = workload_of("rxq_counter", "ehdl-rtl-bench", 64);
-    let mut args = vec!["bench", obj.as_str()];
-    args.extend(trace.iter().map(String::as_str));
-    args.extend([
-        "--backend",
-        "ehdl-rtl",
-        "--json",
-        "--min-ms",
-        "1",
-        "--repeat",
-        "20",
-        "--kernel-samples",
-        "4",
-    ]);
-    let bench = hwxdp(&args);
-    assert!(bench.ok, "bench failed:\n{}", bench.all);
-    let report: serde_json::Value =
-        serde_json::from_str(&bench.stdout).expect("bench --json is JSON");
+    let (obj, dir, trace) = workload_n("rxq_counter", "ehdl-rtl-bench", 64);
+    let report = bench_json(&obj, &trace, "ehdl-rtl");
     let e = &report["backends"]["ehdl-rtl"];
     assert!(
         e["ns_per_packet"].as_f64().unwrap_or(0.0) > 0.0,
         "{}",
-        bench.all
+        report
     );
     let mut run_args = vec!["run", obj.as_str()];
     run_args.extend(trace.iter().map(String::as_str));
@@ -356,7 +323,7 @@ fn bench_reports_the_pipeline() {
         ),
         (e["cycles"].as_u64(), e["stages"].as_u64()),
         "bench and run --backend ehdl-rtl disagree on the same trace:\n{}",
-        bench.all
+        report
     );
 }
 
@@ -364,7 +331,7 @@ fn bench_reports_the_pipeline() {
 /// with the reference machine too.
 #[test]
 fn a_256_bit_pipeline_matches_the_reference_machine() {
-    let (obj, dir, trace) = workload_of("redirect_fwd", "ehdl-rtl-256", TRACE_PACKETS);
+    let (obj, dir, trace) = workload_n("redirect_fwd", "ehdl-rtl-256", TRACE_PACKETS);
     let narrow = differential(&obj, &dir, "trace-256", &trace, &["--data-width", "256"])
         .unwrap_or_else(|why| panic!("redirect_fwd at 256 bits: {why}"));
     assert_eq!(narrow["ehdl"]["data_width"].as_u64(), Some(256));
@@ -382,7 +349,7 @@ fn a_256_bit_pipeline_matches_the_reference_machine() {
 /// cannot drive is refused with the range it takes.
 #[test]
 fn data_width_needs_the_ehdl_backend_and_a_width_it_takes() {
-    let (obj, dir, trace) = workload_of("xdp1_drop", "ehdl-rtl-width", 4);
+    let (obj, dir, trace) = workload_n("xdp1_drop", "ehdl-rtl-width", 4);
     for (backend, width, message) in [
         (
             "interp",

@@ -10,7 +10,6 @@
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
-use std::path::Path;
 use std::sync::OnceLock;
 
 use hwxdp_rtlsim::hxdp::{Needs, Params, RtlPaths};
@@ -59,24 +58,7 @@ fn model() {
 /// `example`'s trace of [`rtl_packets`] packets in a fresh scratch directory named after `tag`: the object, the
 /// directory and the trace arguments (`--pcap`, and `--maps`/`--routes` when gen wrote them).
 fn rtl_workload(example: &str, tag: &str) -> (String, String, Vec<String>) {
-    workload_of(example, tag, rtl_packets())
-}
-
-/// [`rtl_workload`] with `packets` packets.
-fn workload_of(example: &str, tag: &str, packets: usize) -> (String, String, Vec<String>) {
-    let obj = example_object(example);
-    let dir = scratch_dir(&format!("{tag}-{example}"));
-    let n = packets.to_string();
-    let gen = hwxdp(&["gen", obj.as_str(), "-o", dir.as_str(), "-n", n.as_str()]);
-    assert!(gen.ok, "hwxdp gen failed for {example}:\n{}", gen.all);
-    let mut args = vec!["--pcap".to_string(), format!("{dir}/trace.pcap")];
-    for (flag, file) in [("--maps", "maps.json"), ("--routes", "routes.json")] {
-        let path = format!("{dir}/{file}");
-        if Path::new(&path).exists() {
-            args.extend([flag.to_string(), path]);
-        }
-    }
-    (obj, dir, args)
+    workload_n(example, tag, rtl_packets())
 }
 
 /// Runs `example` on the reference machine and on the RTL; `Err` says how they differ (or why the RTL run failed).
@@ -296,7 +278,7 @@ fn vcd_needs_the_rtl_backend() {
 
 /// A few packets of `example`, for the error tests.
 fn workload_small(example: &str, tag: &str) -> (String, String, Vec<String>) {
-    workload_of(example, tag, 4)
+    workload_n(example, tag, 4)
 }
 
 /// Without Verilator the RTL backend says what to install, and runs nothing.
@@ -412,31 +394,15 @@ fn verify_matches_the_kernel() {
 fn bench_reports_the_module() {
     require_kernel();
     model();
-    let (obj, dir, trace) = workload_of("xdp2_macswap", "hxdp-rtl-bench", 24);
-    let mut args = vec!["bench", obj.as_str()];
-    args.extend(trace.iter().map(String::as_str));
-    args.extend([
-        "--backend",
-        "hxdp-rtl",
-        "--json",
-        "--min-ms",
-        "1",
-        "--repeat",
-        "20",
-        "--kernel-samples",
-        "4",
-    ]);
-    let bench = hwxdp(&args);
-    assert!(bench.ok, "bench failed:\n{}", bench.all);
-    let report: serde_json::Value =
-        serde_json::from_str(&bench.stdout).expect("bench --json is JSON");
+    let (obj, dir, trace) = workload_n("xdp2_macswap", "hxdp-rtl-bench", 24);
+    let report = bench_json(&obj, &trace, "hxdp-rtl");
     let h = &report["backends"]["hxdp-rtl"];
     let cycles = h["cycles_per_packet"].as_f64().unwrap_or(0.0);
-    assert!(cycles >= 2.0, "no cycles:\n{}", bench.all);
+    assert!(cycles >= 2.0, "no cycles:\n{report}");
     assert!(
         h["ns_per_packet"].as_f64().unwrap_or(0.0) > 0.0,
         "{}",
-        bench.all
+        report
     );
     let mut run_args = vec!["run", obj.as_str()];
     run_args.extend(trace.iter().map(String::as_str));

@@ -173,3 +173,52 @@ pub fn bench_json(obj: &str, trace: &[String], backend: &str) -> serde_json::Val
     assert!(bench.ok, "bench failed:\n{}", bench.all);
     serde_json::from_str(&bench.stdout).expect("bench --json is JSON")
 }
+
+/// `hwxdp run OBJ ARGS --dump-maps` on the reference machine into `interp_dir` and on `backend` (with
+/// `backend_args`) into `backend_dir`; `Err` says how they differ (verdict counts, a verdict's pcap, maps.json) or
+/// why the backend failed; `Ok` is the backend's stats.json.
+pub fn run_beside_interp(
+    obj: &str,
+    args: &[&str],
+    (backend, backend_args): (&str, &[&str]),
+    interp_dir: &str,
+    backend_dir: &str,
+) -> Result<serde_json::Value, String> {
+    let run = |out: &str, name: &str, extra: &[&str]| {
+        let mut all = vec!["run", obj];
+        all.extend(args);
+        all.extend(["-o", out, "--dump-maps", "--backend", name]);
+        all.extend(extra);
+        hwxdp(&all)
+    };
+    let interp = run(interp_dir, "interp", &[]);
+    assert!(interp.ok, "the reference machine failed:\n{}", interp.all);
+    let hw = run(backend_dir, backend, backend_args);
+    if !hw.ok {
+        return Err(format!("run --backend {backend} failed:\n{}", hw.all));
+    }
+    let (a, b) = (read_stats(interp_dir), read_stats(backend_dir));
+    if a["verdicts"] != b["verdicts"] {
+        return Err(format!(
+            "verdict counts differ: interp {}, {backend} {}",
+            a["verdicts"], b["verdicts"]
+        ));
+    }
+    for file in [
+        "aborted.pcap",
+        "drop.pcap",
+        "pass.pcap",
+        "tx.pcap",
+        "redirect.pcap",
+        "maps.json",
+    ] {
+        let x = std::fs::read(format!("{interp_dir}/{file}")).unwrap_or_default();
+        let y = std::fs::read(format!("{backend_dir}/{file}")).unwrap_or_default();
+        if x != y {
+            return Err(format!(
+                "{file} differs between interp ({interp_dir}) and {backend} ({backend_dir})"
+            ));
+        }
+    }
+    Ok(b)
+}

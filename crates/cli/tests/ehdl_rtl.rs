@@ -116,59 +116,17 @@ fn differential(
     trace: &[String],
     ehdl: &[&str],
 ) -> Result<serde_json::Value, String> {
-    let run = |out: &str, backend: &str| {
-        let mut args = vec!["run", obj];
-        args.extend(trace.iter().map(String::as_str));
-        args.extend(["-o", out, "--dump-maps", "--backend", backend]);
-        if backend == "ehdl-rtl" {
-            args.extend(ehdl);
-        }
-        hwxdp(&args)
-    };
     let interp_dir = format!("{dir}/{name}-interp");
     let rtl_dir = format!("{dir}/{name}-ehdl");
-    let interp = run(&interp_dir, "interp");
-    assert!(interp.ok, "the reference machine failed:\n{}", interp.all);
-    let rtl = run(&rtl_dir, "ehdl-rtl");
-    if !rtl.ok {
-        return Err(format!("run --backend ehdl-rtl failed:\n{}", rtl.all));
-    }
-    let (a, b) = (read_stats(&interp_dir), read_stats(&rtl_dir));
-    if a["verdicts"] != b["verdicts"] {
-        return Err(format!(
-            "verdict counts differ: interp {}, ehdl-rtl {}",
-            a["verdicts"], b["verdicts"]
-        ));
-    }
-    for file in [
-        "aborted.pcap",
-        "drop.pcap",
-        "pass.pcap",
-        "tx.pcap",
-        "redirect.pcap",
-        "maps.json",
-    ] {
-        let x = std::fs::read(format!("{interp_dir}/{file}")).unwrap_or_default();
-        let y = std::fs::read(format!("{rtl_dir}/{file}")).unwrap_or_default();
-        if x != y {
-            return Err(format!(
-                "{file} differs between interp ({interp_dir}) and ehdl-rtl ({rtl_dir})"
-            ));
-        }
-    }
+    let args: Vec<&str> = trace.iter().map(String::as_str).collect();
+    let b = run_beside_interp(obj, &args, ("ehdl-rtl", ehdl), &interp_dir, &rtl_dir)?;
     let e = &b["ehdl"];
     if e["stages"].as_u64().unwrap_or(0) == 0
         || e["packets_per_cycle"].as_f64().unwrap_or(0.0) <= 0.0
     {
-        return Err(format!("no pipeline figures in stats.json:\n{}", rtl.all));
+        return Err(format!("no pipeline figures in stats.json:\n{b}"));
     }
-    println!(
-        "{}",
-        rtl.stdout
-            .lines()
-            .filter(|l| l.starts_with("ehdl-rtl:"))
-            .collect::<String>()
-    );
+    println!("{name}: ehdl-rtl {e}");
     Ok(b)
 }
 

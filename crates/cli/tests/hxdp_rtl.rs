@@ -67,46 +67,12 @@ fn differential(example: &str, extra: &[&str]) -> Result<u64, String> {
     let (obj, dir, trace) = rtl_workload(example, "hxdp-rtl");
     let mut common: Vec<&str> = trace.iter().map(String::as_str).collect();
     common.extend(extra);
-    let run = |out: &str, backend: &str| {
-        let mut args = vec!["run", obj.as_str()];
-        args.extend(&common);
-        args.extend(["-o", out, "--dump-maps", "--backend", backend]);
-        hwxdp(&args)
-    };
     let interp_dir = format!("{dir}/interp");
     let rtl_dir = format!("{dir}/rtl");
-    let interp = run(&interp_dir, "interp");
-    assert!(interp.ok, "the reference machine failed:\n{}", interp.all);
-    let rtl = run(&rtl_dir, "hxdp-rtl");
-    if !rtl.ok {
-        return Err(format!("run --backend hxdp-rtl failed:\n{}", rtl.all));
-    }
-    let (a, b) = (read_stats(&interp_dir), read_stats(&rtl_dir));
-    if a["verdicts"] != b["verdicts"] {
-        return Err(format!(
-            "verdict counts differ: interp {}, hxdp-rtl {}",
-            a["verdicts"], b["verdicts"]
-        ));
-    }
+    let b = run_beside_interp(&obj, &common, ("hxdp-rtl", &[]), &interp_dir, &rtl_dir)?;
     let packets = b["packets"].as_u64().unwrap_or(0);
     if packets < 200 {
         return Err(format!("only {packets} packets ran"));
-    }
-    for name in [
-        "aborted.pcap",
-        "drop.pcap",
-        "pass.pcap",
-        "tx.pcap",
-        "redirect.pcap",
-        "maps.json",
-    ] {
-        let x = std::fs::read(format!("{interp_dir}/{name}")).unwrap_or_default();
-        let y = std::fs::read(format!("{rtl_dir}/{name}")).unwrap_or_default();
-        if x != y {
-            return Err(format!(
-                "{name} differs between interp ({interp_dir}) and hxdp-rtl ({rtl_dir})"
-            ));
-        }
     }
     let cycles = b["hxdp"]["cycles_per_packet"]["mean"]
         .as_f64()

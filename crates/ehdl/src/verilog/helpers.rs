@@ -206,6 +206,55 @@ impl Gen<'_> {
         });
     }
 
+    /// A write port on map `m`'s CAM for `key` under `en` (an update with `flags`, or a delete with `del`), held by
+    /// the block's busy signal on LRU maps; returns the port's hit, slot and error wires.
+    pub(super) fn cam_write_port(
+        &mut self,
+        op: &Op,
+        name: &str,
+        m: u32,
+        en: &str,
+        key: String,
+        (flags, del): (u8, bool),
+    ) -> (String, String, String) {
+        let spec = &self.maps[m as usize];
+        let (sw, lru) = (slot_width(spec.max_entries), is_lru(spec));
+        let (hit, slot, err) = (
+            format!("{name}_hit"),
+            format!("{name}_slot"),
+            format!("{name}_err"),
+        );
+        self.declare(&hit, 1);
+        self.declare(&slot, sw);
+        self.declare(&err, 8);
+        let we = format!("{} & {en}", self.go(op.stage));
+        self.read(&we);
+        let (req, busy) = if lru {
+            let (r, b) = self.lru_wires(name, en, op.stage);
+            (r, Some(b))
+        } else {
+            ("1'b0".to_string(), None)
+        };
+        self.hash_ports.entry(m).or_default().push(HashPort {
+            stage: op.stage,
+            insn: op.insn,
+            update: true,
+            del,
+            req,
+            busy,
+            en: we,
+            key,
+            flags,
+            hit: hit.clone(),
+            slot: slot.clone(),
+            err: err.clone(),
+        });
+        if self.stalls.iter().any(|st| st.early == op.id) {
+            self.early.insert(op.id, (String::new(), en.to_string()));
+        }
+        (hit, slot, err)
+    }
+
     /// R0 = 0 or `-errno` from the 8-bit error wire `err` of a map block (`what` names the error in the comment),
     /// or `err` left unused when R0 is dead.
     pub(super) fn set_r0_errno(&mut self, cx: &mut Call, en: &str, err: String, what: &str) {
@@ -422,39 +471,7 @@ impl Gen<'_> {
         let (_, aw) = geometry(spec);
         let sw = slot_width(entries);
         let key = self.stack_bytes(cx.b, ko, kb);
-        let (hit, slot, err) = (
-            format!("{name}_hit"),
-            format!("{name}_slot"),
-            format!("{name}_err"),
-        );
-        self.declare(&hit, 1);
-        self.declare(&slot, sw);
-        self.declare(&err, 8);
-        let we = format!("{} & {en}", self.go(op.stage));
-        self.read(&we);
-        let (req, busy) = if is_lru(spec) {
-            let (r, b) = self.lru_wires(name, &en, op.stage);
-            (r, Some(b))
-        } else {
-            ("1'b0".to_string(), None)
-        };
-        self.hash_ports.entry(m).or_default().push(HashPort {
-            stage: op.stage,
-            insn: op.insn,
-            update: true,
-            del: false,
-            req,
-            busy,
-            en: we,
-            key,
-            flags,
-            hit: hit.clone(),
-            slot: slot.clone(),
-            err: err.clone(),
-        });
-        if self.stalls.iter().any(|st| st.early == op.id) {
-            self.early.insert(op.id, (String::new(), en.clone()));
-        }
+        let (hit, slot, err) = self.cam_write_port(op, name, m, &en, key, (flags, false));
         // The value, 8 bytes per port, at slot * value_size.
         let base = format!("{name}_vbase");
         self.declare(&base, aw);

@@ -8,7 +8,7 @@
 //! the entry referenced, which changes later evictions: they are writes of the CAM for the hazard check.
 
 use super::helpers::Call;
-use super::maps::{is_cam, slot_width, HashPort, Stall};
+use super::maps::{is_cam, Stall};
 use super::stage::Gen;
 use super::VerilogError;
 use crate::ir::{ArgConst, OpKind, Pipeline};
@@ -142,48 +142,12 @@ impl Gen<'_> {
             ));
         }
         let spec = &self.maps[m as usize];
-        let (kb, sw, lru) = (
-            spec.key_size as i64,
-            slot_width(spec.max_entries),
-            is_lru(spec),
-        );
+        let kb = spec.key_size as i64;
         let en = self.pred_signal(cx.preds, op.pred, op)?;
         let key = self.stack_bytes(cx.b, ko, kb);
-        let (hit, slot, err) = (
-            format!("{name}_hit"),
-            format!("{name}_slot"),
-            format!("{name}_err"),
-        );
-        self.declare(&hit, 1);
-        self.declare(&slot, sw);
-        self.declare(&err, 8);
-        self.unused_ports.push(hit.clone());
-        self.unused_ports.push(slot.clone());
-        let we = format!("{} & {en}", self.go(op.stage));
-        self.read(&we);
-        let (req, busy) = if lru {
-            let (r, b) = self.lru_wires(name, &en, op.stage);
-            (r, Some(b))
-        } else {
-            ("1'b0".to_string(), None)
-        };
-        self.hash_ports.entry(m).or_default().push(HashPort {
-            stage: op.stage,
-            insn: op.insn,
-            update: true,
-            del: true,
-            en: we,
-            req,
-            busy,
-            key,
-            flags: 0,
-            hit,
-            slot,
-            err: err.clone(),
-        });
-        if self.stalls.iter().any(|st| st.early == op.id) {
-            self.early.insert(op.id, (String::new(), en.clone()));
-        }
+        let (hit, slot, err) = self.cam_write_port(op, name, m, &en, key, (0, true));
+        self.unused_ports.push(hit);
+        self.unused_ports.push(slot);
         self.set_r0_errno(cx, &en, err, "-ENOENT");
         Ok(())
     }

@@ -1826,3 +1826,330 @@ fn fib_block_answers_as_the_reference_route_table() {
         );
     }
 }
+
+/// A packet for `ehdl_head_realign`: its input frames and sideband, and the beats it must leave as.
+struct RealignPacket {
+    in_len: usize,
+    frames: Vec<Vec<u8>>,
+    shift: i64,
+    len: usize,
+    ext: Vec<u8>,
+    user: (u64, u64),
+    /// Per input frame, the beat (bytes under keep, last) that leaves in the cycle it is pushed.
+    beat_at: Vec<Option<(Vec<u8>, bool)>>,
+    /// The beat left after the last frame, which leaves under hold.
+    held: Option<(Vec<u8>, bool)>,
+    /// Every output byte, in order.
+    out: Vec<u8>,
+    passthrough: bool,
+}
+
+impl RealignPacket {
+    /// A random packet of 14..300 bytes at `fb` bytes per frame with `ext` extension bytes; shift 0 and the whole
+    /// packet when `passthrough`, else a shift in [-ext, in_len - 14] (often 0, negative, or past a frame) and
+    /// mostly the bytes to the packet's end, sometimes fewer.
+    fn random(rng: &mut Rng, fb: usize, ext: usize, passthrough: bool) -> RealignPacket {
+        let in_len = 14 + rng.below_usize(287);
+        let max = in_len as i64 - 14;
+        let shift = match (passthrough, rng.below(5)) {
+            (true, _) | (false, 0) => 0,
+            (false, 1) => -1 - rng.below(ext as u64) as i64,
+            (false, 2) => (1 + rng.below(2 * fb as u64 + 3) as i64).min(max),
+            (false, 3) => [-(ext as i64), fb as i64, 2 * fb as i64][rng.below_usize(3)].min(max),
+            _ => -(ext as i64) + rng.below((max + ext as i64 + 1) as u64) as i64,
+        };
+        let room = (in_len as i64 - shift) as usize;
+        // Fewer bytes: often within one beat, so that one-beat packets leave before the frame after the shift.
+        let len = match (passthrough, rng.below(8)) {
+            (true, _) | (false, 2..) => room,
+            (false, 0) => 1 + rng.below_usize(room.min(fb)),
+            (false, 1) => 1 + rng.below_usize(room),
+        };
+        // The last frame's bytes past the packet are garbage: the realigner must not emit them.
+        let nf = in_len.div_ceil(fb);
+        let frames: Vec<Vec<u8>> = (0..nf).map(|_| rng.bytes(fb)).collect();
+        let ext_bytes = rng.bytes(ext);
+        let user = (rng.next(), rng.next() & 0x3ff);
+        let v: Vec<u8> = ext_bytes
+            .iter()
+            .chain(frames.iter().flatten())
+            .copied()
+            .collect();
+        let start = (ext as i64 + shift) as usize;
+        let out = v[start..start + len].to_vec();
+        // Beat k leaves with the frame holding its last byte (frame -1, the extension, counts as frame 0), but
+        // never in the cycle of beat k - 1; one that falls after the last frame leaves under hold.
+        let mut beat_at = vec![None; nf];
+        let mut held = None;
+        let mut next = 0usize;
+        for (k, chunk) in out.chunks(fb).enumerate() {
+            let end = shift + (k * fb + chunk.len()) as i64 - 1;
+            let ready = end.div_euclid(fb as i64).max(0) as usize;
+            let at = ready.max(next);
+            let beat = (chunk.to_vec(), (k + 1) * fb >= len);
+            if at < nf {
+                beat_at[at] = Some(beat);
+            } else {
+                assert!(at == nf && held.is_none(), "two beats after the last frame");
+                held = Some(beat);
+            }
+            next = at + 1;
+        }
+        RealignPacket {
+            in_len,
+            frames,
+            shift,
+            len,
+            ext: ext_bytes,
+            user,
+            beat_at,
+            held,
+            out,
+            passthrough,
+        }
+    }
+}
+
+/// The driver and model of one `ehdl_head_realign` instance in the head_realign test.
+struct RealignLane {
+    fb: usize,
+    ext: usize,
+    rng: Rng,
+    cur: Option<RealignPacket>,
+    frame: usize,
+    /// The beat the model holds for, from the cycle after the last frame until it is pushed.
+    held: Option<(Vec<u8>, bool, (u64, u64))>,
+    /// Packets started, their output bytes in order.
+    sent: Vec<Vec<u8>>,
+    /// Coverage: negative shifts, shifts of a frame or more, fewer bytes than the packet has, holds, one-beat
+    /// packets that leave before the frame their beat would start in.
+    counts: [usize; 5],
+}
+
+/// What one lane must show in one cycle.
+struct RealignExpect {
+    hold: bool,
+    beat: Option<(Vec<u8>, bool, (u64, u64))>,
+    /// A frame of a pass-through packet was pushed: its beat must leave in this very cycle.
+    passthrough: bool,
+}
+
+impl RealignLane {
+    /// Appends this cycle's inputs (push, first, last, space, shift, len, user, data, ext) to `v` and returns the
+    /// outputs the model expects; `steady` drives pass-through packets with no gaps and the FIFO always free.
+    fn cycle(&mut self, v: &mut Bits, steady: bool) -> RealignExpect {
+        let space = steady || self.rng.below(4) != 0;
+        let want = steady || self.rng.below(4) != 0;
+        if self.held.is_none() && self.cur.is_none() {
+            let p = RealignPacket::random(&mut self.rng, self.fb, self.ext, steady);
+            let fb = self.fb as i64;
+            // The frame a beat starting at the shift would leave with; a one-beat packet may leave earlier.
+            let steady_frame = (p.shift + fb - 1).div_euclid(fb);
+            let first_beat = p.beat_at.iter().position(Option::is_some);
+            for (c, hit) in [
+                p.shift < 0,
+                p.shift >= fb,
+                (p.len as i64) < p.in_len as i64 - p.shift,
+                p.held.is_some(),
+                p.shift > 0 && first_beat.is_some_and(|f| (f as i64) < steady_frame),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                self.counts[c] += hit as usize;
+            }
+            self.sent.push(p.out.clone());
+            self.cur = Some(p);
+            self.frame = 0;
+        }
+        let mut expect = RealignExpect {
+            hold: self.held.is_some(),
+            beat: None,
+            passthrough: false,
+        };
+        // Garbage in the sideband of frames other than the first, and in the frame of idle cycles.
+        let (mut first, mut last) = (false, false);
+        let mut shift = self.rng.next() & 0xffff;
+        let mut len = self.rng.next() & 0xffff;
+        let mut user = (self.rng.next(), self.rng.next() & 0x3ff);
+        let mut data = self.rng.bytes(self.fb);
+        let mut ext = self.rng.bytes(self.ext);
+        if self.held.is_some() {
+            if space {
+                expect.beat = self.held.take();
+            }
+        } else if let Some(p) = &self.cur {
+            let f = self.frame;
+            first = f == 0;
+            last = f + 1 == p.frames.len();
+            data = p.frames[f].clone();
+            if first {
+                shift = p.shift as u64 & 0xffff;
+                len = p.len as u64;
+                user = p.user;
+                ext = p.ext.clone();
+            }
+            if want && space {
+                expect.beat = p.beat_at[f].clone().map(|(b, l)| (b, l, p.user));
+                expect.passthrough = p.passthrough;
+                self.frame += 1;
+                if last {
+                    self.held = p.held.clone().map(|(b, l)| (b, l, p.user));
+                    self.cur = None;
+                }
+            }
+        }
+        v.push(1, want as u64);
+        v.push(1, first as u64);
+        v.push(1, last as u64);
+        v.push(1, space as u64);
+        v.push(16, shift);
+        v.push(16, len);
+        v.push(64, user.0);
+        v.push(10, user.1);
+        v.push_bytes(&data);
+        v.push_bytes(&ext);
+        expect
+    }
+}
+
+#[test]
+fn head_realign_emits_the_moved_packet_in_aligned_beats() {
+    // (DW, EXT): every bus width the generator uses, the extension a whole frame or less.
+    const LANES: [(usize, usize); 5] = [(64, 8), (128, 16), (128, 8), (512, 64), (512, 40)];
+    const CYCLES: usize = 12000;
+    // The cycles in which every lane sends pass-through packets back to back into a free FIFO.
+    const STEADY: std::ops::Range<usize> = 3000..3400;
+    let mut w = Wrapper::default();
+    for (i, (dw, ext)) in LANES.iter().enumerate() {
+        for (name, width) in [
+            ("push", 1),
+            ("first", 1),
+            ("last", 1),
+            ("space", 1),
+            ("shift", 16),
+            ("len", 16),
+            ("user", 74),
+            ("data", *dw),
+            ("ext", 8 * ext),
+        ] {
+            w.input(&format!("{name}{i}"), width);
+        }
+        // The pipeline pushes only while space_i and not hold_o; the model must agree on hold_o anyway.
+        writeln!(
+            w.body,
+            "  logic hold{i}, pusho{i}, lasto{i};\n  logic [{k}:0] keepo{i};\n  logic [73:0] usero{i};\n  \
+             logic [{m}:0] datao{i};\n  \
+             ehdl_head_realign #(.DW({dw}), .EXT({ext}), .LW(16), .UW(74)) u_r{i} (.clk_i(clk_i), .rst_ni(rst_ni), \
+             .push_i(push{i}[0] & space{i}[0] & ~hold{i}), .data_i(data{i}), .first_i(first{i}[0]), \
+             .last_i(last{i}[0]), .shift_i(shift{i}), .len_i(len{i}), .ext_i(ext{i}), .user_i(user{i}), \
+             .space_i(space{i}[0]), .hold_o(hold{i}), .push_o(pusho{i}), .data_o(datao{i}), .keep_o(keepo{i}), \
+             .last_o(lasto{i}), .user_o(usero{i}));",
+            k = dw / 8 - 1,
+            m = dw - 1
+        )
+        .expect("string");
+        for (e, wd) in [
+            (format!("hold{i}"), 1),
+            (format!("pusho{i}"), 1),
+            (format!("lasto{i}"), 1),
+            (format!("keepo{i}"), dw / 8),
+            (format!("usero{i}"), 74),
+            (format!("datao{i}"), *dw),
+        ] {
+            w.output(e, wd);
+        }
+    }
+    let mut lanes: Vec<RealignLane> = LANES
+        .iter()
+        .enumerate()
+        .map(|(i, (dw, ext))| RealignLane {
+            fb: dw / 8,
+            ext: *ext,
+            rng: Rng(0x4ead_0000 + i as u64),
+            cur: None,
+            frame: 0,
+            held: None,
+            sent: Vec::new(),
+            counts: [0; 5],
+        })
+        .collect();
+    let mut vectors = Vec::new();
+    let mut expected = Vec::new();
+    for cycle in 0..CYCLES {
+        let mut v = Bits::default();
+        let steady = STEADY.contains(&cycle);
+        expected.push(
+            lanes
+                .iter_mut()
+                .map(|l| l.cycle(&mut v, steady))
+                .collect::<Vec<_>>(),
+        );
+        vectors.push(v);
+    }
+    let out = w.run("head_realign", &vectors);
+    let mut at = 0;
+    for (i, lane) in lanes.iter().enumerate() {
+        let fb = lane.fb;
+        let mut got_packets: Vec<Vec<u8>> = Vec::new();
+        let mut bytes = Vec::new();
+        let mut steady_from = None;
+        for (cycle, (want, got)) in expected.iter().map(|e| &e[i]).zip(&out).enumerate() {
+            let what = format!("lane {i} (DW {}, EXT {}) cycle {cycle}", 8 * fb, lane.ext);
+            assert_eq!(got.get(at, 1) == 1, want.hold, "{what}: hold_o");
+            assert_eq!(
+                got.get(at + 1, 1) == 1,
+                want.beat.is_some(),
+                "{what}: push_o"
+            );
+            let Some((beat, last, user)) = &want.beat else {
+                continue;
+            };
+            let keep: Vec<bool> = (0..fb).map(|b| got.get(at + 3 + b, 1) == 1).collect();
+            let want_keep: Vec<bool> = (0..fb).map(|b| b < beat.len()).collect();
+            assert_eq!(keep, want_keep, "{what}: keep_o");
+            assert_eq!(got.get(at + 2, 1) == 1, *last, "{what}: last_o");
+            let u = at + 3 + fb;
+            assert_eq!(
+                (got.get(u, 64), got.get(u + 64, 10)),
+                *user,
+                "{what}: user_o"
+            );
+            let data = got.bytes(u + 74, beat.len());
+            assert_eq!(&data, beat, "{what}: data_o");
+            bytes.extend_from_slice(&data);
+            if *last {
+                got_packets.push(std::mem::take(&mut bytes));
+            }
+            if STEADY.contains(&cycle) && want.passthrough && steady_from.is_none() {
+                steady_from = Some(cycle);
+            }
+        }
+        // Back to back with shift 0: a beat out in every cycle a frame comes in, with no hold.
+        let from = steady_from.expect("pass-through packets in the steady cycles");
+        for cycle in from..STEADY.end {
+            let what = format!("lane {i} steady cycle {cycle}");
+            assert!(expected[cycle][i].passthrough, "{what}: a frame pushed");
+            assert_eq!(out[cycle].get(at, 2), 2, "{what}: push_o without hold_o");
+        }
+        // Whole packets in order: every one sent but the last (maybe still in flight when the run ends).
+        assert!(
+            got_packets.len() + 1 >= lane.sent.len(),
+            "lane {i}: packets lost"
+        );
+        assert_eq!(
+            got_packets[..],
+            lane.sent[..got_packets.len()],
+            "lane {i}: packets"
+        );
+        assert!(
+            got_packets.len() > 100,
+            "lane {i}: {} packets",
+            got_packets.len()
+        );
+        for (c, n) in lane.counts.iter().enumerate() {
+            assert!(*n > 0, "lane {i}: coverage {c} {:?}", lane.counts);
+        }
+        at += 3 + fb + 74 + 8 * fb;
+    }
+}

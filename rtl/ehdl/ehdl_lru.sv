@@ -103,9 +103,11 @@ module ehdl_lru #(
   localparam [2:0] APending     = 3'd4;  // __local_list_add_pending
   localparam [2:0] APushFree    = 3'd5;  // bpf_lru_push_free
 
-  logic [LW-1:0]      lnext_q [LN];
-  logic [LW-1:0]      lprev_q [LN];
-  logic [2:0]         lkind_q [ENTRIES];
+  // Flat vectors (node i at [i*W +: W]): Verilator cannot reset a long unpacked array in a loop of delayed
+  // assignments, and Yosys 0.23 reads no multi-dimensional packed arrays.
+  logic [LN*LW-1:0]      lnext_q;
+  logic [LN*LW-1:0]      lprev_q;
+  logic [ENTRIES*3-1:0]  lkind_q;
   logic [ENTRIES-1:0] lref_q;
   logic [CW-1:0]      lact_q;
   logic [CW-1:0]      linact_q;
@@ -200,7 +202,7 @@ module ehdl_lru #(
         end
       end
       LStart, LPop: begin
-        n = lnext_q[HLFree];
+        n = lnext_q[(HLFree)*LW +: LW];
         if (n != HLFree) begin
           a_op     = APending;
           a_node   = n[SW-1:0];
@@ -217,7 +219,7 @@ module ehdl_lru #(
         end
       end
       LFlush: begin
-        n = lprev_q[HLPend];
+        n = lprev_q[(HLPend)*LW +: LW];
         if (n != HLPend) begin
           a_op   = AMoveIn;
           a_node = n[SW-1:0];
@@ -228,8 +230,8 @@ module ehdl_lru #(
       end
       LRot: begin
         if (linact_q < lact_q) begin
-          lfirst_d = lnext_q[HAct];
-          lnode_d  = lprev_q[HAct];
+          lfirst_d = lnext_q[(HAct)*LW +: LW];
+          lnode_d  = lprev_q[(HAct)*LW +: LW];
           li_d     = 8'd0;
           lst_d    = LRotA;
         end else begin
@@ -243,16 +245,16 @@ module ehdl_lru #(
           a_op    = AMove;
           a_to    = lref_q[e] ? KActive : KInactive;
           li_d    = li_q + 8'd1;
-          lnode_d = lprev_q[lnode_q];
+          lnode_d = lprev_q[(lnode_q)*LW +: LW];
           if (li_q + 8'd1 == NrScans || lnode_q == lfirst_q) lst_d = LRotIInit;
         end
       end
       LRotIInit: begin
-        if (lnext_q[HInact] == HInact) begin
+        if (lnext_q[(HInact)*LW +: LW] == HInact) begin
           lst_d = LFill;
         end else begin
-          n1      = lnext_q[lcur_q];
-          llast_d = (n1 == HInact) ? lnext_q[n1] : n1;
+          n1      = lnext_q[(lcur_q)*LW +: LW];
+          llast_d = (n1 == HInact) ? lnext_q[(n1)*LW +: LW] : n1;
           lnode_d = lcur_q;
           lnxt_d  = HInact;
           li_d    = 8'd0;
@@ -265,25 +267,25 @@ module ehdl_lru #(
           l_cur     = lnxt_q;
           lst_d     = LFill;
         end else if (lnode_q == HInact) begin
-          lnode_d = lprev_q[lnode_q];
+          lnode_d = lprev_q[(lnode_q)*LW +: LW];
         end else begin
-          lnxt_d = lprev_q[lnode_q];
+          lnxt_d = lprev_q[(lnode_q)*LW +: LW];
           if (lref_q[e]) begin
             a_op = AMove;
             a_to = KActive;
           end
           if (lnode_q == llast_q) begin
             l_cur_set = 1'b1;
-            l_cur     = lprev_q[lnode_q];
+            l_cur     = lprev_q[(lnode_q)*LW +: LW];
             lst_d     = LFill;
           end else begin
-            lnode_d = lprev_q[lnode_q];
+            lnode_d = lprev_q[(lnode_q)*LW +: LW];
             li_d    = li_q + 8'd1;
           end
         end
       end
       LFill: begin
-        n = lnext_q[HFree];
+        n = lnext_q[(HFree)*LW +: LW];
         if (n == HFree) begin
           lst_d = (lmoved_q < Target) ? LShrinkInit : LPop;
         end else begin
@@ -294,7 +296,7 @@ module ehdl_lru #(
         end
       end
       LShrinkInit: begin
-        lnode_d   = lprev_q[HInact];
+        lnode_d   = lprev_q[(HInact)*LW +: LW];
         lshrunk_d = 8'd0;
         li_d      = 8'd0;
         lst_d     = LShrink;
@@ -303,7 +305,7 @@ module ehdl_lru #(
         if (lnode_q == HInact) begin
           lst_d = LShrinkDone;
         end else begin
-          lnode_d = lprev_q[lnode_q];
+          lnode_d = lprev_q[(lnode_q)*LW +: LW];
           li_d    = li_q + 8'd1;
           if (li_q + 8'd1 == NrScans) lst_d = LShrinkDone;
           if (lref_q[e]) begin
@@ -321,8 +323,8 @@ module ehdl_lru #(
         if (lshrunk_q != 8'd0) begin
           lst_d = LPop;
         end else begin
-          llist_d = (lnext_q[HInact] == HInact) ? HAct : HInact;
-          lnode_d = (lnext_q[HInact] == HInact) ? lprev_q[HAct] : lprev_q[HInact];
+          llist_d = (lnext_q[(HInact)*LW +: LW] == HInact) ? HAct : HInact;
+          lnode_d = (lnext_q[(HInact)*LW +: LW] == HInact) ? lprev_q[(HAct)*LW +: LW] : lprev_q[(HInact)*LW +: LW];
           lst_d   = LForce;
         end
       end
@@ -334,7 +336,7 @@ module ehdl_lru #(
           a_op      = AToLocalFree;
           lst_d     = LPop;
         end else begin
-          lnode_d = lprev_q[lnode_q];
+          lnode_d = lprev_q[(lnode_q)*LW +: LW];
         end
       end
       LDecide: begin
@@ -408,7 +410,7 @@ module ehdl_lru #(
   logic [2:0]    to;
 
   always_comb begin : lru_apply
-    from      = lkind_q[a_node];
+    from      = lkind_q[(a_node)*3 +: 3];
     to        = (a_op == APushFree) ? KFree : a_to;
     mv_en     = 1'b0;
     mv_x      = LW'(a_node);
@@ -473,7 +475,7 @@ module ehdl_lru #(
       end
     endcase
     // list_move(x, h): list_del then list_add right after h; when x already follows h it stays put.
-    mv_n = (mv_h == lprev_q[mv_x]) ? lnext_q[mv_x] : lnext_q[mv_h];
+    mv_n = (mv_h == lprev_q[(mv_x)*LW +: LW]) ? lnext_q[(mv_x)*LW +: LW] : lnext_q[(mv_h)*LW +: LW];
     lref_d = lref_q;
     if (r_clr) lref_d[a_node] = 1'b0;
     if (l_ref) lref_d[l_ref_node] = 1'b1;
@@ -484,16 +486,16 @@ module ehdl_lru #(
     if (!rst_ni) begin
       // bpf_lru_populate: every node added at the head of the free list in turn (node 0 ends up last)
       for (integer i = 0; i < LN; i = i + 1) begin
-        lnext_q[i] <= LW'(i);
-        lprev_q[i] <= LW'(i);
+        lnext_q[(i)*LW +: LW] <= LW'(i);
+        lprev_q[(i)*LW +: LW] <= LW'(i);
       end
       for (integer i = 0; i < ENTRIES; i = i + 1) begin
-        lnext_q[i]  <= (i == 0) ? HFree : LW'(i - 1);
-        lprev_q[i]  <= (i == ENTRIES - 1) ? HFree : LW'(i + 1);
-        lkind_q[i]  <= KFree;
+        lnext_q[(i)*LW +: LW]  <= (i == 0) ? HFree : LW'(i - 1);
+        lprev_q[(i)*LW +: LW]  <= (i == ENTRIES - 1) ? HFree : LW'(i + 1);
+        lkind_q[(i)*3 +: 3]  <= KFree;
       end
-      lnext_q[HFree] <= LW'(ENTRIES - 1);
-      lprev_q[HFree] <= LW'(0);
+      lnext_q[(HFree)*LW +: LW] <= LW'(ENTRIES - 1);
+      lprev_q[(HFree)*LW +: LW] <= LW'(0);
       lref_q    <= '0;
       lact_q    <= '0;
       linact_q  <= '0;
@@ -534,20 +536,20 @@ module ehdl_lru #(
         err_q  <= l_err;
       end
       if (mv_en) begin
-        lnext_q[lprev_q[mv_x]] <= lnext_q[mv_x];
-        lprev_q[lnext_q[mv_x]] <= lprev_q[mv_x];
-        lprev_q[mv_x]          <= mv_h;
-        lnext_q[mv_x]          <= mv_n;
-        lprev_q[mv_n]          <= mv_x;
-        lnext_q[mv_h]          <= mv_x;
+        lnext_q[(lprev_q[(mv_x)*LW +: LW])*LW +: LW] <= lnext_q[(mv_x)*LW +: LW];
+        lprev_q[(lnext_q[(mv_x)*LW +: LW])*LW +: LW] <= lprev_q[(mv_x)*LW +: LW];
+        lprev_q[(mv_x)*LW +: LW]          <= mv_h;
+        lnext_q[(mv_x)*LW +: LW]          <= mv_n;
+        lprev_q[(mv_n)*LW +: LW]          <= mv_x;
+        lnext_q[(mv_h)*LW +: LW]          <= mv_x;
       end
-      if (k_en) lkind_q[a_node] <= k_val;
+      if (k_en) lkind_q[(a_node)*3 +: 3] <= k_val;
       lref_q <= lref_d;
       if (inc_act) lact_q <= lact_q + CW'(1);
       if (dec_act && lact_q != '0) lact_q <= lact_q - CW'(1);
       if (inc_inact) linact_q <= linact_q + CW'(1);
       if (dec_inact && linact_q != '0) linact_q <= linact_q - CW'(1);
-      if (c_step && lcur_q == mv_x) lcur_q <= lprev_q[mv_x];
+      if (c_step && lcur_q == mv_x) lcur_q <= lprev_q[(mv_x)*LW +: LW];
       if (l_cur_set) lcur_q <= l_cur;
     end
   end

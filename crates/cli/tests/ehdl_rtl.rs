@@ -24,7 +24,7 @@ use support::*;
 /// Examples the generator refuses today (other engineers are adding what they lack). Each must still fail with the
 /// generator's `Unsupported` or `Map` error; when one starts generating, its test fails: remove it from this list
 /// so that the differential test covers it.
-const EXPECTED_UNSUPPORTED: &[&str] = &["katran_lb", "tunnel"];
+const EXPECTED_UNSUPPORTED: &[&str] = &[];
 
 /// Packets of each generated trace.
 const TRACE_PACKETS: usize = 240;

@@ -30,7 +30,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
 
 use hwxdp_ehdl::verilog::{generate, Figures};
-use hwxdp_ehdl::{ArgConst, OpKind, Options, Pipeline};
+use hwxdp_ehdl::{OpKind, Options, Pipeline};
 use hwxdp_maps::{Entries, MapError, MapStore, Maps};
 use hwxdp_object::{MapSpec, ObjectSpec};
 use hwxdp_xdp::{Config, Verdict, XdpBuff, XdpMd};
@@ -164,11 +164,20 @@ impl EhdlRtl {
         } else {
             Vec::new()
         };
-        let model = model::build_model(&text, paths)?;
+        // LRU blocks size their eviction batches for the possible CPUs, as the kernel's maps on this machine do.
+        let params: Vec<(&str, u64)> = if text.contains(hwxdp_ehdl::verilog::POSSIBLE_CPUS) {
+            vec![(
+                hwxdp_ehdl::verilog::POSSIBLE_CPUS,
+                config.possible_cpus as u64,
+            )]
+        } else {
+            Vec::new()
+        };
+        let model = model::build_model(&text, paths, &params)?;
         Ok(EhdlRtl {
             program: chosen.name.clone(),
             executable: model.executable,
-            blocks: block_maps(&pipeline, &spec.maps),
+            blocks: hwxdp_ehdl::verilog::block_maps(&pipeline, &spec.maps),
             maps,
             cpu: config.cpu,
             figures,
@@ -328,53 +337,6 @@ fn redirect(dest: u64) -> Option<(Option<usize>, u64)> {
     }
     let map = (dest >> 40 & 1 == 1).then_some((dest >> 32 & 0xff) as usize);
     Some((map, dest & 0xffff_ffff))
-}
-
-/// The maps the generator builds blocks for, as `hwxdp_ehdl::verilog` chooses them: ARRAY, HASH, LRU_HASH and
-/// LPM_TRIE maps the program looks up, CAM maps it updates or deletes from, DEVMAPs it redirects through and ring
-/// buffers it writes, PROG_ARRAYs its inlined tail calls read. A map without a block cannot change in the pipeline.
-fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
-    let slots = p.ops.iter().filter_map(|o| match &o.kind {
-        OpKind::Helper {
-            id: hwxdp_ehdl::tailcall::TAIL_SLOT,
-            consts,
-            ..
-        } => consts.iter().find_map(|c| match c {
-            (2, ArgConst::Map(m)) => Some(*m),
-            _ => None,
-        }),
-        _ => None,
-    });
-    let slots: Vec<u32> = slots
-        .filter(|&m| maps.get(m as usize).and_then(host::kind) == Some(host::Kind::ProgArray))
-        .collect();
-    p.ops
-        .iter()
-        .filter_map(|o| match &o.kind {
-            OpKind::Helper {
-                id: id @ (1 | 2 | 3 | 51 | 130),
-                consts,
-                ..
-            } => consts.iter().find_map(|(r, c)| match (r, c) {
-                (1, ArgConst::Map(m)) => Some((*id, *m)),
-                _ => None,
-            }),
-            _ => None,
-        })
-        .filter(|&(id, m)| {
-            let Some(spec) = maps.get(m as usize) else {
-                return false;
-            };
-            match (id, host::kind(spec)) {
-                (130, _) => spec.map_type == hwxdp_maps::abi::map_type::RINGBUF,
-                (51, k) => k == Some(host::Kind::Devmap),
-                (2 | 3, k) => k == Some(host::Kind::Cam),
-                (_, k) => matches!(k, Some(host::Kind::Array | host::Kind::Cam)),
-            }
-        })
-        .map(|(_, m)| m)
-        .chain(slots)
-        .collect()
 }
 
 impl MapStore for EhdlRtl {

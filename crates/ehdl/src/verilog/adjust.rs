@@ -2,6 +2,7 @@
 //! pipeline in programs that adjust the tail), the helper block rewrites it, later length checks and `data_end`
 //! loads read it, and the output trims the frames to it (or zero-fills up to it).
 
+use super::head::XDP_ADJUST_HEAD;
 use super::helpers::Call;
 use super::stage::{Bound, Gen};
 use super::{VerilogError, LEN_BITS};
@@ -20,26 +21,23 @@ const EINVAL: u64 = 22;
 
 /// The first stage with an `bpf_xdp_adjust_tail` block, if the program has one.
 pub(super) fn first_tail_stage(p: &Pipeline) -> Option<u32> {
+    first_stage_of(p, &[XDP_ADJUST_TAIL])
+}
+
+/// The first stage with a block of one of the helpers `ids`.
+fn first_stage_of(p: &Pipeline, ids: &[i32]) -> Option<u32> {
     p.ops
         .iter()
-        .filter(|o| {
-            matches!(
-                o.kind,
-                OpKind::Helper {
-                    id: XDP_ADJUST_TAIL,
-                    ..
-                }
-            )
-        })
+        .filter(|o| matches!(o.kind, OpKind::Helper { id, .. } if ids.contains(&id)))
         .map(|o| o.stage)
         .min()
 }
 
 impl Gen<'_> {
-    /// The packet's length as stage `k` must see it when a tail adjustment may have run before it: the carried
-    /// sideband length, which the blocks rewrite. `None` when no adjustment comes before stage `k`.
+    /// The packet's length as stage `k` must see it when a tail or head adjustment may have run before it: the
+    /// carried sideband length, which the blocks rewrite. `None` when no adjustment comes before stage `k`.
     pub(super) fn adjusted_len(&mut self, k: u32, b: &Bound) -> Option<String> {
-        if first_tail_stage(self.p).is_none_or(|t| t >= k) {
+        if first_stage_of(self.p, &[XDP_ADJUST_TAIL, XDP_ADJUST_HEAD]).is_none_or(|t| t >= k) {
             return None;
         }
         let l = b.ctx.get(&4)?.clone();
@@ -51,12 +49,15 @@ impl Gen<'_> {
     /// the packet's last frame would need beats the stream does not have: such a packet is aborted (a fault).
     pub(super) fn adjust_tail(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
-        if self
-            .p
-            .ops
-            .iter()
-            .any(|o| matches!(o.kind, OpKind::Helper { id: 44, .. }))
-        {
+        if self.p.ops.iter().any(|o| {
+            matches!(
+                o.kind,
+                OpKind::Helper {
+                    id: XDP_ADJUST_HEAD,
+                    ..
+                }
+            )
+        }) {
             return Err(self.unsupported(
                 op,
                 "bpf_xdp_adjust_tail in a program that also moves its head",

@@ -5,6 +5,7 @@
 use super::adjust::XDP_ADJUST_TAIL;
 use super::csum::CSUM_DIFF;
 use super::fib::FIB_LOOKUP;
+use super::head::XDP_ADJUST_HEAD;
 use super::lru::is_lru;
 use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort};
 use super::stage::{hex64, is_signal, Bound, Gen, SIDEBAND_TIME};
@@ -103,6 +104,7 @@ impl Gen<'_> {
             KTIME_GET_NS => self.ktime(cx),
             XDP_LOAD_BYTES | XDP_STORE_BYTES => self.xdp_bytes(cx),
             XDP_ADJUST_TAIL => self.adjust_tail(cx),
+            XDP_ADJUST_HEAD => self.adjust_head(cx),
             CSUM_DIFF => self.csum_diff(cx),
             // The front end inlines tail calls (crate::tailcall); one left here had no object to take callees from.
             TAIL_CALL => Err(self.unsupported(

@@ -26,6 +26,16 @@ pub(super) fn is_lru(spec: &MapSpec) -> bool {
     spec.map_type == MAP_TYPE_LRU_HASH || spec.map_type == MAP_TYPE_LRU_PERCPU_HASH
 }
 
+/// `BPF_MAP_TYPE_LRU_PERCPU_HASH`.
+pub(super) fn is_lru_percpu(spec: &MapSpec) -> bool {
+    spec.map_type == MAP_TYPE_LRU_PERCPU_HASH
+}
+
+/// Whether `spec`'s block takes the module's possible CPUs (an LRU_HASH: its eviction batch depends on them).
+pub(super) fn sized_by_cpus(spec: &MapSpec) -> bool {
+    is_lru(spec) && !is_lru_percpu(spec)
+}
+
 /// Why an LRU block cannot be built for `spec`, if it cannot.
 pub(super) fn misfit(spec: &MapSpec) -> Option<String> {
     (is_lru(spec) && spec.map_flags & NO_COMMON_LRU != 0).then(|| {

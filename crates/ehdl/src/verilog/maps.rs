@@ -86,9 +86,26 @@ pub(super) struct MapPort {
 
 /// The maps the program looks up, updates, deletes from, redirects to or outputs records to, which get blocks:
 /// ARRAY, HASH, LRU_HASH and LPM_TRIE maps (lookups; updates and deletes of CAM maps), DEVMAP (redirects), RINGBUF
-/// (`bpf_ringbuf_output`) and PROG_ARRAY (inlined tail calls, `verilog/tailcall.rs`).
-pub(super) fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
+/// (`bpf_ringbuf_output`), PROG_ARRAY (inlined tail calls, `verilog/tailcall.rs`) and writable global data. A map
+/// without a block cannot change in the pipeline; the host port loads and reads back exactly these.
+pub fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
     let mut blocks: BTreeSet<u32> = super::tailcall::slot_maps(p, maps).collect();
+    // Writable global data (`.bss`, `.data`): an ARRAY map of one value the program addresses directly.
+    const BPF_F_RDONLY_PROG: u32 = 0x80;
+    blocks.extend(p.ops.iter().filter_map(|o| {
+        match hwxdp_ebpf::kind(p.insns.get(o.insn as usize)?) {
+            Ok(hwxdp_ebpf::InsnKind::LoadImm64 {
+                pseudo: hwxdp_ebpf::PSEUDO_MAP_VALUE,
+                imm,
+                ..
+            }) => {
+                let m = (imm as u64 & 0xffff_ffff) as u32;
+                let spec = maps.get(m as usize)?;
+                (is_array(spec) && spec.map_flags & BPF_F_RDONLY_PROG == 0).then_some(m)
+            }
+            _ => None,
+        }
+    }));
     blocks.extend(
         p.ops
             .iter()
@@ -455,7 +472,7 @@ impl Gen<'_> {
         self.unused_ports.push(format!("{name}_cam_busy"));
         let _ = writeln!(
             s,
-            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw}), .LPM({lpm}), .LRU({lru})) \
+            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw}), .LPM({lpm}), .LRU({lru}){cpus}) \
              u_{name}_keys (\n    \
              .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .del_i({name}_cam_del), .en_i({name}_cam_en),\n    \
              .req_i({name}_cam_req),\n    \
@@ -467,6 +484,12 @@ impl Gen<'_> {
             aw - 1,
             lpm = is_lpm(spec) as u8,
             lru = is_lru(spec) as u8,
+            // A per-CPU LRU's values are one copy per CPU in the kernel; the block keeps one (a one-CPU pipeline).
+            cpus = if super::lru::sized_by_cpus(spec) {
+                format!(", .CPUS({})", super::POSSIBLE_CPUS)
+            } else {
+                String::new()
+            },
         );
     }
 }

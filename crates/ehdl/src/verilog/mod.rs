@@ -37,6 +37,7 @@
 mod adjust;
 mod csum;
 mod fib;
+mod head;
 mod helpers;
 mod lru;
 mod maps;
@@ -44,6 +45,8 @@ mod ringbuf;
 mod stage;
 mod tailcall;
 mod xdp_bytes;
+
+pub use maps::block_maps;
 
 pub use fib::{
     DEVICES as FIB_DEVICES, FIB_BLOCK, NEIGHBORS as FIB_NEIGHBORS, ROUTES as FIB_ROUTES,
@@ -64,6 +67,7 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_fib.sv",
     "ehdl_frame_stage.sv",
     "ehdl_hash_map.sv",
+    "ehdl_head_realign.sv",
     "ehdl_lru.sv",
     "ehdl_map_mem.sv",
     "ehdl_pkt_len.sv",
@@ -75,6 +79,10 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_stack_load.sv",
     "ehdl_stack_store.sv",
 ];
+
+/// The top parameter of a module with LRU blocks: the possible CPUs their eviction batches are sized for (the
+/// kernel's `target_free`), 1 unless set.
+pub const POSSIBLE_CPUS: &str = "PossibleCpus";
 
 /// Frame index width: frames of one packet are numbered up to 255 (saturating).
 const FIDX_BITS: u32 = 8;
@@ -187,12 +195,15 @@ pub fn generate(
         hazard_stage: real.map(|s| s.e).min().unwrap_or(0),
     };
     Ok((
-        header(p, module, &figures) + &body + "\nendmodule\n",
+        header(p, maps, module, &figures) + &body + "\nendmodule\n",
         figures,
     ))
 }
 
-fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
+fn header(p: &Pipeline, maps: &[MapSpec], module: &str, f: &Figures) -> String {
+    let lru = block_maps(p, maps)
+        .iter()
+        .any(|&m| maps.get(m as usize).is_some_and(lru::sized_by_cpus));
     let dw = p.summary.data_width;
     let ktime = p.ops.iter().any(|o| {
         matches!(
@@ -252,11 +263,19 @@ fn header(p: &Pipeline, module: &str, f: &Figures) -> String {
         dm = dw - 1,
         km = dw / 8 - 1,
         fw = FIDX_BITS,
-        params = if ktime {
-            "#(\n  // Nanoseconds per clock of the counter bpf_ktime_get_ns reads (4: 250 MHz).\n  \
-             parameter [63:0] NsPerCycle = 64'd4\n) "
-        } else {
-            ""
+        params = {
+            let mut ps = Vec::new();
+            if ktime {
+                ps.push("  // Nanoseconds per clock of the counter bpf_ktime_get_ns reads (4: 250 MHz).\n  parameter [63:0] NsPerCycle = 64'd4".to_string());
+            }
+            if lru {
+                ps.push(format!("  // Possible CPUs the LRU maps' eviction batches are sized for, as the kernel's.\n  parameter integer {POSSIBLE_CPUS} = 1"));
+            }
+            if ps.is_empty() {
+                String::new()
+            } else {
+                format!("#(\n{}\n) ", ps.join(",\n"))
+            }
         },
     );
     let len_checks = p

@@ -2,6 +2,7 @@
 //! the stream ports.
 
 use super::adjust::first_tail_stage;
+use super::head::{head_room, moves_head, shift64, HEAD_EXT, HEAD_SHIFT};
 use super::helpers::{sideband_reads, Call};
 use super::maps::{geometry, HashPort, MapPort, Stall};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
@@ -75,6 +76,8 @@ pub(super) struct Gen<'a> {
     pub(super) unused_ports: Vec<String>,
     /// Flip-flops of the stage registers.
     pub(super) state_flops: u64,
+    /// Bytes of head extension when the program calls `bpf_xdp_adjust_head` (see `verilog/head.rs`).
+    pub(super) head_ext: Option<u32>,
 }
 
 pub(super) fn hex64(v: u64) -> String {
@@ -136,8 +139,8 @@ impl<'a> Gen<'a> {
                 *e = (*e).max(o.stage);
             }
         }
-        if first_tail_stage(p).is_some() {
-            // The length reaches the output, which trims the frames to it.
+        if first_tail_stage(p).is_some() || moves_head(p) {
+            // The length reaches the output, which trims or realigns the frames to it.
             ctx_last.insert(4, p.stages.len() as u32);
         }
         Gen {
@@ -162,6 +165,7 @@ impl<'a> Gen<'a> {
             ctx_last,
             unused_ports: Vec::new(),
             state_flops: 0,
+            head_ext: head_room(p),
         }
     }
 
@@ -243,6 +247,7 @@ impl<'a> Gen<'a> {
             self.state_flops += ctx_width(f) as u64;
             b.ctx.insert(f, name);
         }
+        self.head_init(&mut b.ctx);
         self.bound_regs.push(b.regs.clone());
         for k in 0..n {
             b = self.stage(k as u32, b)?;
@@ -567,14 +572,23 @@ impl<'a> Gen<'a> {
                             );
                             regs.insert(dst, name.clone());
                         }
-                        Label::Packet { offset: None } => {
+                        Label::Packet { offset } if offset.is_none() || op.data_shift.is_none() => {
                             if !live_next_reg(dst) {
                                 continue;
                             }
                             let en = self.pred_signal(&preds, op.pred, op)?;
-                            let ptr = reg(self, base);
+                            let rel = match offset {
+                                Some(o) => hex64(o as u64),
+                                None => format!(
+                                    "{} + {} - {}",
+                                    reg(self, base),
+                                    hex64(moff as i64 as u64),
+                                    hex64(DATA_BASE)
+                                ),
+                            };
+                            let shift = self.run_time_shift(&ctx);
                             let (addr, frames, nf) =
-                                self.dyn_frames(op, &name, ptr, moff, "data")?;
+                                self.dyn_frames(op, &name, rel, shift, "data")?;
                             let old = regs.get(&dst).cloned().unwrap_or_else(|| "64'd0".into());
                             let old = self.read(&old);
                             let miss = format!("{name}_miss");
@@ -591,11 +605,20 @@ impl<'a> Gen<'a> {
                             regs.insert(dst, name.clone());
                         }
                         Label::Packet { offset: Some(o) } => {
-                            let (pos, off, span) = self.packet_at(op, o, size)?;
                             if !live_next_reg(dst) {
                                 continue;
                             }
                             let en = self.pred_signal(&preds, op.pred, op)?;
+                            let (o, shifted) = self.static_position(op, o, &en, &ctx)?;
+                            misses.extend(shifted);
+                            if o < 0 {
+                                let ext = ctx.get(&HEAD_EXT).cloned().unwrap_or_default();
+                                let old = regs.get(&dst).cloned().unwrap_or_else(|| "64'd0".into());
+                                self.head_load(op, &name, &en, o, size, signed, &ext, &old)?;
+                                regs.insert(dst, name.clone());
+                                continue;
+                            }
+                            let (pos, off, span) = self.packet_at(op, o, size)?;
                             let lo = self.read(&format!("f{pos}_data"));
                             let hi = if span {
                                 self.read(&format!("f{}_data", pos - 1))
@@ -697,11 +720,21 @@ impl<'a> Gen<'a> {
                             let val = src(self, s);
                             self.map_port(op, &name, &en, ptr, moff, size as u32, Some(val), 0)?;
                         }
-                        Label::Packet { offset: None } => {
+                        Label::Packet { offset } if offset.is_none() || op.data_shift.is_none() => {
                             let en = self.pred_signal(&preds, op.pred, op)?;
-                            let ptr = reg(self, base);
+                            let rel = match offset {
+                                Some(o) => hex64(o as u64),
+                                None => format!(
+                                    "{} + {} - {}",
+                                    reg(self, base),
+                                    hex64(moff as i64 as u64),
+                                    hex64(DATA_BASE)
+                                ),
+                            };
                             let val = src(self, s);
-                            let (addr, fidx, nf) = self.dyn_frames(op, &name, ptr, moff, "fidx")?;
+                            let shift = self.run_time_shift(&ctx);
+                            let (addr, fidx, nf) =
+                                self.dyn_frames(op, &name, rel, shift, "fidx")?;
                             let fb = self.fb as u32;
                             let (sd, sk, miss) = (
                                 format!("{name}_sd"),
@@ -729,9 +762,17 @@ impl<'a> Gen<'a> {
                             misses.push(miss);
                         }
                         Label::Packet { offset: Some(o) } => {
-                            let (pos, off, span) = self.packet_at(op, o, size)?;
                             let en = self.pred_signal(&preds, op.pred, op)?;
                             let val = src(self, s);
+                            let (o, shifted) = self.static_position(op, o, &en, &ctx)?;
+                            misses.extend(shifted);
+                            if o < 0 {
+                                let ext = ctx.get(&HEAD_EXT).cloned().unwrap_or_default();
+                                let nx = self.head_store(op, &name, &en, o, size, &val, &ext)?;
+                                ctx.insert(HEAD_EXT, nx);
+                                continue;
+                            }
+                            let (pos, off, span) = self.packet_at(op, o, size)?;
                             let lo_fidx = self.read(&format!("f{pos}_fidx"));
                             let hi_fidx = if span {
                                 self.read(&format!("f{}_fidx", pos - 1))
@@ -1082,21 +1123,22 @@ impl<'a> Gen<'a> {
         &mut self,
         op: &Op,
         name: &str,
-        ptr: String,
-        off: i16,
+        rel: String,
+        shift: Option<String>,
         sig: &str,
     ) -> Result<(String, String, u32), VerilogError> {
         let (vec, nf) = self.frame_vector(op, sig)?;
         let addr = format!("{name}_addr");
         self.declare(&addr, 16);
-        let ptr = self.read(&ptr);
+        let rel = self.read(&rel);
         let wide = format!("{name}_off");
         self.declare(&wide, 64);
+        // After bpf_xdp_adjust_head the frames are where the bytes arrived: add the carried shift. A position before
+        // the first arrived byte wraps far past the frames and misses.
+        let shifted = shift.map_or_else(String::new, |s| format!(" + {}", shift64(&s)));
         let _ = writeln!(
             self.body,
-            "  assign {wide} = {ptr} + {} - {};\n  assign {addr} = {wide}[15:0];",
-            hex64(off as i64 as u64),
-            hex64(DATA_BASE)
+            "  assign {wide} = {rel}{shifted};\n  assign {addr} = {wide}[15:0];"
         );
         self.unused_ports.push(wide);
         self.read(&addr);
@@ -1110,15 +1152,6 @@ impl<'a> Gen<'a> {
         op: &Op,
         sig: &str,
     ) -> Result<(String, u32), VerilogError> {
-        // Without bpf_xdp_adjust_head, data never moves (the front end leaves the shift of run-time accesses open).
-        let adjusts = self
-            .p
-            .ops
-            .iter()
-            .any(|o| matches!(o.kind, OpKind::Helper { id: 44, .. }));
-        if op.data_shift.or((!adjusts).then_some(0)) != Some(0) {
-            return Err(self.unsupported(op, "a packet access after bpf_xdp_adjust_head"));
-        }
         let k = op.stage;
         // The frames a header parser reaches: the first 256 bytes (or one frame), as far as they have arrived.
         let nf = (k + 1).min((256 / self.fb as u32).max(1));
@@ -1232,11 +1265,8 @@ impl<'a> Gen<'a> {
     }
 
     /// Frame register position, offset in the frame and whether the access crosses into the next frame, for a
-    /// packet access at `o` of `size` bytes by `op`.
+    /// packet access at position `o` (from the first arrived byte) of `size` bytes by `op`.
     fn packet_at(&self, op: &Op, o: i64, size: i64) -> Result<(u32, i64, bool), VerilogError> {
-        if op.data_shift != Some(0) {
-            return Err(self.unsupported(op, "a packet access after bpf_xdp_adjust_head"));
-        }
         if o < 0 {
             return Err(self.unsupported(op, "a packet access before data"));
         }
@@ -1362,6 +1392,29 @@ impl<'a> Gen<'a> {
                 out.ctx.insert(f, name);
             }
         }
+        // The head state (verilog/head.rs), registered once an adjustment made it a signal.
+        for (f, tag) in [(HEAD_SHIFT, "shift"), (HEAD_EXT, "ext")] {
+            let Some(d) = b.ctx.get(&f).cloned() else {
+                continue;
+            };
+            if !is_signal(&d) {
+                out.ctx.insert(f, d);
+                continue;
+            }
+            let width = if f == HEAD_SHIFT {
+                LEN_BITS
+            } else {
+                8 * self.head_ext.unwrap_or(0)
+            };
+            let name = format!("b{j}_{tag}_q");
+            list.push(Reg {
+                name: name.clone(),
+                width,
+                d,
+                reset: false,
+            });
+            out.ctx.insert(f, name);
+        }
         if let Some(f) = fault {
             let name = format!("b{j}_fault_q");
             list.push(Reg {
@@ -1446,8 +1499,8 @@ impl<'a> Gen<'a> {
             "\n  // ---- stream ports and frame chain ----\n\
              \x20 // Everything moves while the output FIFO has space; a packet's frames stay adjacent, so a missing\n\
              \x20 // beat inside a packet holds the pipeline, and between packets it is a bubble.\n\
-             \x20 assign s_axis_tready_o = out_space{hold0};\n\
-             \x20 assign adv = out_space & (s_axis_tvalid_i | ~in_pkt_q);\n\
+             \x20 assign s_axis_tready_o = out_space{head}{hold0};\n\
+             \x20 assign adv = out_space{head} & (s_axis_tvalid_i | ~in_pkt_q);\n\
              \x20 always_ff @(posedge clk_i or negedge rst_ni) begin\n\
              \x20   if (!rst_ni) begin\n\
              \x20     in_pkt_q   <= 1'b0;\n\
@@ -1462,6 +1515,11 @@ impl<'a> Gen<'a> {
              \x20   end\n\
              \x20 end\n",
             hold0 = if self.stalls.is_empty() { "" } else { " & go[0]" },
+            head = if self.head_ext.is_some() {
+                " & ~head_hold"
+            } else {
+                ""
+            },
             go0 = self.go(0),
         );
         // The sideband of the first beat: {time_valid, time, rx_queue_index, ingress_ifindex, length}.
@@ -1572,6 +1630,10 @@ impl<'a> Gen<'a> {
                 format!("f{n}_last"),
             ),
         };
+        let (push, odata, okeep, olast, ouser) = match self.head_ext {
+            Some(_) => self.realigned_output(n, last, &push, &mut s),
+            None => (push, odata, okeep, olast, "out_user".to_string()),
+        };
         let redirect = last.redirect.clone().unwrap_or_else(|| "42'd0".into());
         let verdict = format!("{{{redirect}, {verdict}}}");
         self.read(&verdict);
@@ -1591,7 +1653,7 @@ impl<'a> Gen<'a> {
              \x20 assign out_user = (f{n}_fidx == '0) ? {verdict} : verdict_hold_q;\n\
              \x20 ehdl_axis_out #(.DW(DataWidth), .UW(74)) u_out (\n\
              \x20   .clk_i(clk_i), .rst_ni(rst_ni), .push_i({push}), .data_i({odata}),\n\
-             \x20   .keep_i({okeep}), .last_i({olast}), .user_i(out_user), .space_o(out_space),\n\
+             \x20   .keep_i({okeep}), .last_i({olast}), .user_i({ouser}), .space_o(out_space),\n\
              \x20   .m_axis_tvalid_o(m_axis_tvalid_o), .m_axis_tdata_o(m_axis_tdata_o), .m_axis_tkeep_o(m_axis_tkeep_o),\n\
              \x20   .m_axis_tlast_o(m_axis_tlast_o), .m_axis_tuser_o({{m_axis_tdest_o, m_axis_tuser_o}}),\n\
              \x20   .m_axis_tready_i(m_axis_tready_i)\n\

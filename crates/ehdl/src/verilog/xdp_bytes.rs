@@ -32,6 +32,12 @@ impl Gen<'_> {
                 ..
             }
         );
+        if super::head::moves_head(self.p) {
+            return Err(self.unsupported(
+                op,
+                format!("helper {h} in a program that calls bpf_xdp_adjust_head"),
+            ));
+        }
         let (Some(ArgConst::Stack(buf)), Some(ArgConst::Scalar(len))) =
             (cx.arg_const(3), cx.arg_const(4))
         else {

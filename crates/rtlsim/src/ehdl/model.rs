@@ -45,15 +45,24 @@ impl EhdlPaths {
     }
 }
 
-/// Builds (or finds in the cache) the model of generated module `text`, whose module name is [`TOP`].
-pub(super) fn build_model(text: &str, paths: &EhdlPaths) -> Result<Model, EhdlRtlError> {
+/// Builds (or finds in the cache) the model of generated module `text`, whose module name is [`TOP`], with its top
+/// parameters `params` set (`-G`).
+pub(super) fn build_model(
+    text: &str,
+    paths: &EhdlPaths,
+    params: &[(&str, u64)],
+) -> Result<Model, EhdlRtlError> {
     let cache = paths.target_dir.join("rtlsim");
     let scratch = cache.join(format!(
         ".ehdl-src-{}-{}",
         std::process::id(),
         SCRATCH.fetch_add(1, Ordering::Relaxed)
     ));
-    let built = fill(&scratch, text, paths).and_then(|spec| locked_build(&spec, text));
+    let built = fill(&scratch, text, paths).and_then(|mut spec| {
+        spec.flags
+            .extend(params.iter().map(|(name, v)| format!("-G{name}={v}")));
+        locked_build(&spec, text)
+    });
     let _ = std::fs::remove_dir_all(&scratch);
     built
 }

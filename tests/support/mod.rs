@@ -63,6 +63,29 @@ pub fn scratch_dir(name: &str) -> String {
     dir.display().to_string()
 }
 
+/// Compiles the XDP program `source` (C) with `clang -O2 -g -target bpf` into `<dir>/<name>.o`, as the examples are
+/// built; returns the object's path.
+pub fn compile_c(dir: &str, name: &str, source: &str) -> String {
+    let c = format!("{dir}/{name}.c");
+    std::fs::write(&c, source).expect("write source");
+    let obj = format!("{dir}/{name}.o");
+    let clang = std::process::Command::new("clang")
+        .args(["-O2", "-g", "-target", "bpf", "-c", &c, "-o", &obj])
+        // As examples/xdp/Makefile: the uapi headers include <asm/types.h> from the host's multiarch directory.
+        .arg(format!(
+            "-I/usr/include/{}-linux-gnu",
+            std::env::consts::ARCH
+        ))
+        .output()
+        .expect("clang runs (make examples needs it too)");
+    assert!(
+        clang.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clang.stderr)
+    );
+    obj
+}
+
 /// True where the kernel can load and run BPF programs.
 pub fn kernel_available() -> bool {
     hwxdp_kernel::bpf_available().is_ok()

@@ -4,10 +4,9 @@
 //! repeated back to back, so that consecutive packets in flight hit the same map entries: the hazards the stall checks
 //! exist for), with identical verdicts (one pcap per verdict, in order), packet bytes and final maps required.
 //!
-//! Examples whose Verilog the generator refuses today are listed in [`EXPECTED_UNSUPPORTED`]: each must still be
-//! refused with the generator's error (naming the program and the instruction or map), so the list can only shrink.
-//! Also: `verify --backend ehdl-rtl` agrees with the kernel, `bench --backend ehdl-rtl` reports the pipeline beside
-//! the kernel, and `--data-width` is refused without the eHDL backend.
+//! Every example must generate. Also: a program the generator refuses is refused on the command line with the
+//! generator's error, `verify --backend ehdl-rtl` agrees with the kernel, `bench --backend ehdl-rtl` reports the
+//! pipeline beside the kernel, and `--data-width` is refused without the eHDL backend.
 //!
 //! Needs the examples built (`make examples`) and Verilator; each example's module is built once and cached.
 
@@ -20,11 +19,6 @@ use hwxdp_ehdl::verilog::VerilogError;
 use hwxdp_maps::MapStore;
 use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
 use support::*;
-
-/// Examples the generator refuses today (other engineers are adding what they lack). Each must still fail with the
-/// generator's `Unsupported` or `Map` error; when one starts generating, its test fails: remove it from this list
-/// so that the differential test covers it.
-const EXPECTED_UNSUPPORTED: &[&str] = &[];
 
 /// Packets of each generated trace.
 const TRACE_PACKETS: usize = 240;
@@ -146,37 +140,10 @@ fn generated(example: &str) -> Result<(), VerilogError> {
     hwxdp_ehdl::verilog::generate(&p, &spec.maps, "ehdl_pipe").map(|_| ())
 }
 
-/// Checks one example: identical results on both traces, or the generator's refusal when it is listed.
+/// Checks one example: identical results on both traces.
 fn check(example: &str, extra: &[&str]) {
-    if EXPECTED_UNSUPPORTED.contains(&example) {
-        match generated(example) {
-            Ok(()) => panic!(
-                "{example} is in EXPECTED_UNSUPPORTED but the generator now makes its Verilog: remove it from the \
-                 list so that this test runs it against the reference machine"
-            ),
-            Err(e @ (VerilogError::Unsupported { .. } | VerilogError::Map { .. })) => {
-                // The command line refuses it too, with the generator's error on one line and no simulation.
-                let (obj, dir, trace) = workload_n(example, "ehdl-rtl-refused", 4);
-                let mut args = vec!["run", obj.as_str()];
-                args.extend(trace.iter().map(String::as_str));
-                let out = format!("{dir}/out");
-                args.extend(["-o", out.as_str(), "--backend", "ehdl-rtl"]);
-                let r = hwxdp(&args);
-                assert!(!r.ok, "{example}: run --backend ehdl-rtl succeeded:\n{}", r.all);
-                let line = format!("{obj}: --backend ehdl-rtl: {e}");
-                assert!(
-                    r.stderr.trim_end() == format!("hwxdp: {line}"),
-                    "{example}: not the generator's error on one line ({line}):\n{}",
-                    r.all
-                );
-                eprintln!("{example}: refused as expected: {e}");
-            }
-            Err(e) => panic!("{example}: refused, but not for a missing template or map block: {e}"),
-        }
-        return;
-    }
     if let Err(e) = generated(example) {
-        panic!("{example}: the generator refuses it ({e}); if that is expected, list it in EXPECTED_UNSUPPORTED");
+        panic!("{example}: the generator refuses it ({e})");
     }
     let (obj, dir, mut trace) = workload_n(example, "ehdl-rtl", TRACE_PACKETS);
     trace.extend(extra.iter().map(|s| s.to_string()));
@@ -209,15 +176,6 @@ macro_rules! ehdl_tests {
                 check(stringify!($name), &[$($arg),*]);
             }
         )*
-
-        /// Every name in the expected-unsupported list is a bundled example (a typo would hide nothing).
-        #[test]
-        fn expected_unsupported_are_examples() {
-            let examples = [$(stringify!($name)),*];
-            for e in EXPECTED_UNSUPPORTED {
-                assert!(examples.contains(e), "{e} in EXPECTED_UNSUPPORTED is not an example");
-            }
-        }
     };
 }
 
@@ -225,6 +183,42 @@ mod run_matches_interp {
     use super::*;
 
     with_examples!(ehdl_tests);
+}
+
+/// A program the generator has no template for (here `bpf_get_prandom_u32`) is refused before any simulation, with
+/// the generator's error naming the program and the instruction on one line.
+#[test]
+fn a_program_the_generator_refuses_is_refused_on_the_command_line() {
+    let dir = scratch_dir("ehdl-rtl-refused");
+    let obj = compile_c(
+        &dir,
+        "coin",
+        r#"#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+SEC("xdp")
+int coin(struct xdp_md *ctx)
+{
+	return bpf_get_prandom_u32() & 1 ? XDP_DROP : XDP_PASS;
+}
+char _license[] SEC("license") = "GPL";
+"#,
+    );
+    let (_, _, trace) = workload_n("xdp1_drop", "ehdl-rtl-refused-trace", 4);
+    let mut args = vec!["run", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    let out = format!("{dir}/out");
+    args.extend(["-o", out.as_str(), "--backend", "ehdl-rtl"]);
+    let r = hwxdp(&args);
+    assert!(!r.ok, "run --backend ehdl-rtl succeeded:\n{}", r.all);
+    let want = format!(
+        "hwxdp: {obj}: --backend ehdl-rtl: program coin: instruction 0 (call 7): helper bpf_get_prandom_u32 (call 7) \
+         is not supported by the eHDL Verilog generator yet"
+    );
+    assert_eq!(r.stderr.trim_end(), want, "{}", r.all);
+    assert!(
+        !Path::new(&out).join("stats.json").exists(),
+        "a refused program wrote results"
+    );
 }
 
 /// `verify --backend ehdl-rtl`: the pipeline against the Linux kernel, packet by packet and map by map.

@@ -273,9 +273,9 @@ fn missing_verilator_is_a_clear_error() {
 #[test]
 fn a_program_too_big_for_the_hardware_is_refused() {
     let dir = scratch_dir("hxdp-rtl-too-big");
-    let source = format!("{dir}/big.c");
-    std::fs::write(
-        &source,
+    let obj = compile_c(
+        &dir,
+        "big",
         r#"#include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 struct {
@@ -293,22 +293,6 @@ int big_prog(struct xdp_md *ctx)
 }
 char _license[] SEC("license") = "GPL";
 "#,
-    )
-    .expect("write source");
-    let obj = format!("{dir}/big.o");
-    let clang = std::process::Command::new("clang")
-        .args(["-O2", "-g", "-target", "bpf", "-c", &source, "-o", &obj])
-        // As examples/xdp/Makefile: the uapi headers include <asm/types.h> from the host's multiarch directory.
-        .arg(format!(
-            "-I/usr/include/{}-linux-gnu",
-            std::env::consts::ARCH
-        ))
-        .output()
-        .expect("clang runs (make examples needs it too)");
-    assert!(
-        clang.status.success(),
-        "{}",
-        String::from_utf8_lossy(&clang.stderr)
     );
     let (_, _, trace) = workload_small("xdp1_drop", "hxdp-rtl-too-big-trace");
     let mut args = vec!["run", obj.as_str()];

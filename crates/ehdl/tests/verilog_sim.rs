@@ -1029,7 +1029,12 @@ const KEYED_MAP_OPS: &str = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = 
     verdict: if r0 != 0 goto out\nr0 = 2\nexit\nout: r0 = 1\nexit";
 
 fn keyed_map_object(map_type: u32, entries: u32) -> ObjectSpec {
-    let insns = hwxdp_ebpf::assemble(KEYED_MAP_OPS).expect("assembles");
+    keyed_object(KEYED_MAP_OPS, map_type, entries)
+}
+
+/// `text` with one map (4-byte keys, 8-byte values) of `map_type`.
+fn keyed_object(text: &str, map_type: u32, entries: u32) -> ObjectSpec {
+    let insns = hwxdp_ebpf::assemble(text).expect("assembles");
     ObjectSpec {
         programs: vec![ProgramSpec::standalone("t", "xdp", insns)],
         maps: vec![MapSpec::new("m", map_type, 4, 8, entries)],
@@ -1044,6 +1049,50 @@ fn hash_deletes_match_the_reference_machine() {
     let verdicts = keyed_map_agrees(&obj, &keyed_packets(400, 0x5eed), "hash_delete");
     let ok = verdicts.iter().filter(|&&v| v == 2).count();
     assert!(ok > 50 && ok < 350, "{ok} calls succeeded");
+}
+
+/// A NAT binding: the first packet of a flow (byte 12) finds no entry and inserts its bytes 14..22 as the binding
+/// (XDP_PASS); every later packet of the flow finds it and writes it into bytes 20..28 (XDP_TX).
+const NAT_BINDING: &str = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 28\nif r4 > r3 goto out\n\
+    r6 = r2\nr5 = *(u8 *)(r2 + 12)\n*(u32 *)(r10 - 4) = r5\nr7 = *(u64 *)(r2 + 14)\n*(u64 *)(r10 - 16) = r7\n\
+    r2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\nif r0 == 0 goto create\nr1 = *(u64 *)(r0 + 0)\n\
+    *(u64 *)(r6 + 20) = r1\nr0 = 3\nexit\n\
+    create: r2 = r10\nr2 += -4\nr3 = r10\nr3 += -16\nld_pseudo r1, 1, 0\nr4 = 1\ncall 2\nr0 = 2\nexit\n\
+    out: r0 = 1\nexit";
+
+#[test]
+fn a_nat_binding_created_by_one_packet_is_read_by_the_next() {
+    // Flows arrive as back-to-back pairs (then again later): the second packet of a pair looks the flow up while the
+    // first's insert is still ahead of it in the pipeline, so it must wait for it rather than miss and insert again.
+    let obj = keyed_object(NAT_BINDING, 1, 32);
+    let p =
+        hwxdp_ehdl::compile(&obj.programs[0], &obj.maps, &Options::default()).expect("compiles");
+    let (_, figures) = generate(&p, &obj.maps, "ehdl_nat_binding").expect("generates");
+    assert!(
+        figures.stall_checks >= 1,
+        "no stall check between lookup and insert"
+    );
+    let base = keyed_packets(48, 0xb1d);
+    let mut pkts = Vec::new();
+    for (i, p) in base.iter().enumerate() {
+        let mut p = p.clone();
+        p[12] = (i % 24) as u8;
+        pkts.push(p.clone());
+        p[15] ^= 0x5a; // the second packet carries other bytes: only the binding may appear at 20..28
+        pkts.push(p);
+    }
+    let verdicts = keyed_map_agrees(&obj, &pkts, "nat_binding");
+    // 24 flows: 24 inserts, and every other packet reads a binding.
+    assert_eq!(
+        verdicts.iter().filter(|&&v| v == 2).count(),
+        24,
+        "{verdicts:?}"
+    );
+    assert_eq!(
+        verdicts.iter().filter(|&&v| v == 3).count(),
+        72,
+        "{verdicts:?}"
+    );
 }
 
 #[test]

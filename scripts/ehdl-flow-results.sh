@@ -14,7 +14,7 @@ mkdir -p "$work"
 
 echo "| program | L | K (paper) | trace | packets per cycle | stall cycles per packet | Mpps @250 MHz | model: our stalls | model: paper's flush |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for p in ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewall rate_limiter nat; do
+for p in ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewall rate_limiter nat katran_lb; do
   obj=build/examples/xdp/$p.o
   "$hwxdp" compile --target ehdl "$obj" -o "$work/compile" > /dev/null 2>&1 || { echo "| $p | refused by the generator | | | | | | | |"; continue; }
   model="$work/compile/$p.hazards.json"

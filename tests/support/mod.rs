@@ -86,6 +86,24 @@ pub fn compile_c(dir: &str, name: &str, source: &str) -> String {
     obj
 }
 
+/// Compiles `coin` into `<dir>/coin.o`: an XDP program whose helper (`bpf_get_prandom_u32`, call 7, its first
+/// instruction) the eHDL generator has no block for, now that every example generates.
+pub fn ehdl_refused_object(dir: &str) -> String {
+    compile_c(
+        dir,
+        "coin",
+        r#"#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+SEC("xdp")
+int coin(struct xdp_md *ctx)
+{
+	return bpf_get_prandom_u32() & 1 ? XDP_DROP : XDP_PASS;
+}
+char _license[] SEC("license") = "GPL";
+"#,
+    )
+}
+
 /// True where the kernel can load and run BPF programs.
 pub fn kernel_available() -> bool {
     hwxdp_kernel::bpf_available().is_ok()

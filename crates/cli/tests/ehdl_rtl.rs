@@ -190,19 +190,7 @@ mod run_matches_interp {
 #[test]
 fn a_program_the_generator_refuses_is_refused_on_the_command_line() {
     let dir = scratch_dir("ehdl-rtl-refused");
-    let obj = compile_c(
-        &dir,
-        "coin",
-        r#"#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-SEC("xdp")
-int coin(struct xdp_md *ctx)
-{
-	return bpf_get_prandom_u32() & 1 ? XDP_DROP : XDP_PASS;
-}
-char _license[] SEC("license") = "GPL";
-"#,
-    );
+    let obj = ehdl_refused_object(&dir);
     let (_, _, trace) = workload_n("xdp1_drop", "ehdl-rtl-refused-trace", 4);
     let mut args = vec!["run", obj.as_str()];
     args.extend(trace.iter().map(String::as_str));

@@ -1,6 +1,9 @@
 //! `hwxdp synth`: Yosys synthesis of modules of the hXDP unit from the sources built into the binary, the JSON it
 //! writes, and its errors (an unknown module, an option the module has no parameter for, Yosys failing or missing).
 
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -373,13 +376,13 @@ fn ehdl_no_prune_carries_every_register_and_stack_byte() {
 #[test]
 fn ehdl_refusals_are_named() {
     let dir = scratch("ehdl-errors");
-    let katran = tail_dispatch().with_file_name("katran_lb.o");
+    // Every example generates: a program with a helper the generator has no block for.
+    let coin = support::ehdl_refused_object(&dir.display().to_string());
     let tail = tail_dispatch().display().to_string();
-    let katran = katran.display().to_string();
     let cases: [(Vec<&str>, &[&str]); 5] = [
         (
-            vec!["--target", "ehdl", &katran],
-            &["no pipeline module to synthesize", "program katran_lb"],
+            vec!["--target", "ehdl", &coin],
+            &["no pipeline module to synthesize", "program coin"],
         ),
         (
             vec![

@@ -6,7 +6,7 @@ use super::head::XDP_ADJUST_HEAD;
 use super::helpers::Call;
 use super::stage::{Bound, Gen};
 use super::{VerilogError, LEN_BITS};
-use crate::ir::{ArgConst, OpKind, Pipeline};
+use crate::ir::{OpKind, Pipeline};
 use std::fmt::Write as _;
 
 /// Helper id of `bpf_xdp_adjust_tail(ctx, delta)`.
@@ -63,17 +63,7 @@ impl Gen<'_> {
                 "bpf_xdp_adjust_tail in a program that also moves its head",
             ));
         }
-        let delta = match cx.arg_const(2) {
-            Some(ArgConst::Scalar(v)) => format!("64'h{:016x}", v as i32 as i64 as u64),
-            None => {
-                let r = self.in_reg(cx, 2);
-                self.unused_ports.push(r.clone()); // the helper takes delta as an int
-                format!("{{{{32{{{r}[31]}}}}, {r}[31:0]}}")
-            }
-            Some(_) => {
-                return Err(self.unsupported(op, "bpf_xdp_adjust_tail with a pointer as delta"))
-            }
-        };
+        let delta = self.int_arg(cx, 2)?;
         let Some(len) = cx.b.ctx.get(&4).cloned() else {
             return Err(self.internal(Some(op), format!("no packet length at stage {}", op.stage)));
         };

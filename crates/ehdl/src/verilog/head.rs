@@ -131,7 +131,7 @@ impl Gen<'_> {
     }
 
     /// A load of `size` bytes at position `at < 0` (it may reach into frame 0, which stage `k` finds in frame
-    /// register `k`): returns the 64-bit result wire.
+    /// register `k`) into the 64-bit wire `name`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn head_load(
         &mut self,
@@ -257,17 +257,7 @@ impl Gen<'_> {
     pub(super) fn adjust_head(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
         let e = self.ext_bytes(op)?;
-        let delta = match cx.arg_const(2) {
-            Some(ArgConst::Scalar(v)) => format!("64'h{:016x}", v as i32 as i64 as u64),
-            None => {
-                let r = self.in_reg(cx, 2);
-                self.unused_ports.push(r.clone()); // the helper takes delta as an int
-                format!("{{{{32{{{r}[31]}}}}, {r}[31:0]}}")
-            }
-            Some(_) => {
-                return Err(self.unsupported(op, "bpf_xdp_adjust_head with a pointer as delta"))
-            }
-        };
+        let delta = self.int_arg(cx, 2)?;
         let (Some(len), Some(sh)) = (
             cx.b.ctx.get(&4).cloned(),
             cx.b.ctx.get(&HEAD_SHIFT).cloned(),

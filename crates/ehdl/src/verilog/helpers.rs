@@ -120,6 +120,26 @@ impl Gen<'_> {
         }
     }
 
+    /// The helper's `int` argument in register `r`, sign-extended to 64 bits: a constant the front end folded, or
+    /// the low half of the register.
+    pub(super) fn int_arg(&mut self, cx: &Call, r: u8) -> Result<String, VerilogError> {
+        match cx.arg_const(r) {
+            Some(ArgConst::Scalar(v)) => Ok(format!("64'h{:016x}", v as i32 as i64 as u64)),
+            None => {
+                let reg = self.in_reg(cx, r);
+                self.unused_ports.push(reg.clone()); // only the low 32 bits count
+                Ok(format!("{{{{32{{{reg}[31]}}}}, {reg}[31:0]}}"))
+            }
+            Some(_) => Err(self.unsupported(
+                cx.op,
+                format!(
+                    "{} with a pointer as its int argument r{r}",
+                    cx.helper_name()
+                ),
+            )),
+        }
+    }
+
     /// Register `r` of the stage's input boundary (0 when nothing defined it).
     pub(super) fn in_reg(&mut self, cx: &Call, r: u8) -> String {
         match cx.b.regs.get(&r) {

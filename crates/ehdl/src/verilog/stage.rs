@@ -105,6 +105,20 @@ fn ctx_tag(offset: i64) -> String {
     }
 }
 
+/// A packet access's offset from `data` as a 64-bit expression: the constant `offset`, or the pointer register's
+/// value `ptr` plus the instruction's `off`.
+fn packet_rel(offset: Option<i64>, ptr: Option<String>, off: i16) -> String {
+    match (offset, ptr) {
+        (Some(o), _) => hex64(o as u64),
+        (None, p) => format!(
+            "{} + {} - {}",
+            p.unwrap_or_else(|| "64'd0".into()),
+            hex64(off as i64 as u64),
+            hex64(DATA_BASE)
+        ),
+    }
+}
+
 pub(super) fn is_signal(s: &str) -> bool {
     s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
 }
@@ -577,15 +591,8 @@ impl<'a> Gen<'a> {
                                 continue;
                             }
                             let en = self.pred_signal(&preds, op.pred, op)?;
-                            let rel = match offset {
-                                Some(o) => hex64(o as u64),
-                                None => format!(
-                                    "{} + {} - {}",
-                                    reg(self, base),
-                                    hex64(moff as i64 as u64),
-                                    hex64(DATA_BASE)
-                                ),
-                            };
+                            let ptr = offset.is_none().then(|| reg(self, base));
+                            let rel = packet_rel(offset, ptr, moff);
                             let shift = self.run_time_shift(&ctx);
                             let (addr, frames, nf) =
                                 self.dyn_frames(op, &name, rel, shift, "data")?;
@@ -722,15 +729,8 @@ impl<'a> Gen<'a> {
                         }
                         Label::Packet { offset } if offset.is_none() || op.data_shift.is_none() => {
                             let en = self.pred_signal(&preds, op.pred, op)?;
-                            let rel = match offset {
-                                Some(o) => hex64(o as u64),
-                                None => format!(
-                                    "{} + {} - {}",
-                                    reg(self, base),
-                                    hex64(moff as i64 as u64),
-                                    hex64(DATA_BASE)
-                                ),
-                            };
+                            let ptr = offset.is_none().then(|| reg(self, base));
+                            let rel = packet_rel(offset, ptr, moff);
                             let val = src(self, s);
                             let shift = self.run_time_shift(&ctx);
                             let (addr, fidx, nf) =

@@ -99,14 +99,8 @@ impl Gen<'_> {
         self.read(&far);
         cx.ctx.insert(4, nlen);
         if cx.live_reg(0) {
-            let old = self.old_reg(cx, 0);
-            self.declare(name, 64);
-            let _ = writeln!(
-                self.body,
-                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{name} (.en_i({en}), .a_i(64'd0), \
-                 .b_i({ok} ? 64'd0 : 64'd0 - 64'd{EINVAL}), .old_i({old}), .res_o({name}));  // 0 or -EINVAL"
-            );
-            cx.regs.insert(0, name.to_string());
+            let value = format!("{ok} ? 64'd0 : 64'd0 - 64'd{EINVAL}");
+            self.set_r0(cx, name, &en, &value, "  // 0 or -EINVAL");
         }
         Ok(())
     }

@@ -89,15 +89,7 @@ impl Gen<'_> {
             self.unused_ports.push(format!("{fold}[15:0]"));
             format!("{{48'd0, {fold}[31:16]}}")
         };
-        let old = self.old_reg(cx, 0);
-        self.declare(name, 64);
-        let _ = writeln!(
-            self.body,
-            "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{name} (.en_i({en}), .a_i(64'd0), .b_i({value}), \
-             .old_i({old}), .res_o({name}));  // {}",
-            op.text
-        );
-        cx.regs.insert(0, name.to_string());
+        self.set_r0(cx, name, &en, &value, &format!("  // {}", op.text));
         Ok(())
     }
 

@@ -113,15 +113,7 @@ impl Gen<'_> {
             cx.stack.insert(at + i, byte);
         }
         if cx.live_reg(0) {
-            let old = self.old_reg(cx, 0);
-            let r0 = format!("{name}_r0");
-            self.declare(&r0, 64);
-            let _ = writeln!(
-                self.body,
-                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{r0} (.en_i({en}), .a_i(64'd0), .b_i({ret}), \
-                 .old_i({old}), .res_o({r0}));"
-            );
-            cx.regs.insert(0, r0);
+            self.set_r0(cx, &format!("{name}_r0"), &en, &ret, "");
         }
         Ok(())
     }

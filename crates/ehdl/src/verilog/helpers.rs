@@ -629,15 +629,7 @@ impl Gen<'_> {
         *cx.redirect = Some(r);
         if cx.live_reg(0) {
             let r0v = self.read(&r0);
-            let old0 = self.old_reg(cx, 0);
-            let w = format!("{name}_r0");
-            self.declare(&w, 64);
-            let _ = writeln!(
-                self.body,
-                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{w} (.en_i({en}), .a_i(64'd0), .b_i({r0v}), \
-                 .old_i({old0}), .res_o({w}));"
-            );
-            cx.regs.insert(0, w);
+            self.set_r0(cx, &format!("{name}_r0"), &en, &r0v, "");
         }
         Ok(())
     }

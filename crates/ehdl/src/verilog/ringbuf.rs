@@ -119,16 +119,8 @@ impl Gen<'_> {
             format!("({ok} ? 64'd0 : 64'd0 - 64'd{EAGAIN})")
         };
         if cx.live_reg(0) {
-            let old = self.old_reg(cx, 0);
-            let w = format!("{name}_r0");
-            self.declare(&w, 64);
-            let _ = writeln!(
-                self.body,
-                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{w} (.en_i({en}), .a_i(64'd0), .b_i({r0}), \
-                 .old_i({old}), .res_o({w}));  // {}: 0 or -errno",
-                op.text
-            );
-            cx.regs.insert(0, w);
+            let comment = format!("  // {}: 0 or -errno", op.text);
+            self.set_r0(cx, &format!("{name}_r0"), &en, &r0, &comment);
         }
         Ok(())
     }

@@ -108,15 +108,8 @@ impl Gen<'_> {
             }
         }
         if cx.live_reg(0) {
-            let old = self.old_reg(cx, 0);
             let st = self.read(&status);
-            self.declare(name, 64);
-            let _ = writeln!(
-                self.body,
-                "  ehdl_alu #(.OP(11), .WIDE(1), .OFF(0)) u_{name} (.en_i({en}), .a_i(64'd0), .b_i({st}), \
-                 .old_i({old}), .res_o({name}));  // 0 or -errno"
-            );
-            cx.regs.insert(0, name.to_string());
+            self.set_r0(cx, name, &en, &st, "  // 0 or -errno");
         } else {
             self.unused_ports.push(status);
         }

@@ -1096,6 +1096,38 @@ fn a_nat_binding_created_by_one_packet_is_read_by_the_next() {
 }
 
 #[test]
+fn the_binding_check_holds_a_packet_only_for_its_own_flow() {
+    // The same packets in two orders: flows cycling (a packet's neighbours are other flows) and flows in back-to-back
+    // pairs. The check between the lookup and the insert compares keys, so only the pairs wait; a check blind to
+    // flows would hold every packet behind any older one in its window, and both orders would take as long.
+    let obj = keyed_object(NAT_BINDING, 1, 32);
+    let p =
+        hwxdp_ehdl::compile(&obj.programs[0], &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, "nat_flows");
+    let base = keyed_packets(96, 0xf10);
+    let keyed = |key: &dyn Fn(usize) -> u8| -> Vec<Vec<u8>> {
+        base.iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut p = p.clone();
+                p[12] = key(i);
+                p
+            })
+            .collect()
+    };
+    let cycling = keyed(&|i| (i % 24) as u8);
+    let pairs = keyed(&|i| ((i / 2) % 24) as u8);
+    keyed_map_agrees(&obj, &cycling, "nat_flows");
+    keyed_map_agrees(&obj, &pairs, "nat_flows");
+    let cycles = |pkts: &[Vec<u8>]| run(&exe, pkts, &Host::default(), 0, 0, 1).cycles;
+    let (c, pr) = (cycles(&cycling), cycles(&pairs));
+    assert!(
+        c < pr,
+        "cycling flows took {c} cycles, back-to-back pairs {pr}"
+    );
+}
+
+#[test]
 fn lru_hash_updates_evict_like_the_reference_machine() {
     // An LRU_HASH map of 6 entries and 16 keys: updates evict by the kernel's LRU (lookups mark entries referenced),
     // deletes free nodes; every update and delete holds its stage while the LRU lists are walked.

@@ -408,7 +408,7 @@ impl Gen<'_> {
                 req: "1'b0".into(),
                 busy: None,
                 en: port_en,
-                key,
+                key: key.clone(),
                 flags: 0,
                 hit: hit.clone(),
                 slot: slot.clone(),
@@ -416,6 +416,7 @@ impl Gen<'_> {
             });
             if self.stalls.iter().any(|st| st.early == op.id) {
                 self.early.insert(op.id, (String::new(), en.clone()));
+                self.early_keys.insert(op.id, key.clone());
             }
             if !cx.live_reg(0) {
                 self.unused_ports.push(hit);

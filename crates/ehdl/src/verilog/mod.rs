@@ -37,6 +37,7 @@
 mod adjust;
 mod csum;
 mod fib;
+mod flowkey;
 mod head;
 mod helpers;
 mod lru;

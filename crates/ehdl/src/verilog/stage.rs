@@ -56,6 +56,10 @@ pub(super) struct Gen<'a> {
     pub(super) early: BTreeMap<u32, (String, String)>,
     /// Register names of every boundary (index = boundary), for the stall checks.
     bound_regs: Vec<BTreeMap<u8, String>>,
+    /// Stack byte registers of every boundary, for the checks that compare keys (`verilog/flowkey.rs`).
+    pub(super) bound_stack: Vec<BTreeMap<i64, String>>,
+    /// The key bytes (a concatenation) each early HASH lookup of a stall check reads.
+    pub(super) early_keys: BTreeMap<u32, String>,
     /// Fault wires of the stage being emitted (run-time checks that abort the packet).
     pub(super) faults: Vec<String>,
     /// Frame bytes.
@@ -168,6 +172,8 @@ impl<'a> Gen<'a> {
             stalls,
             early: BTreeMap::new(),
             bound_regs: Vec::new(),
+            bound_stack: Vec::new(),
+            early_keys: BTreeMap::new(),
             faults: Vec::new(),
             fb: p.summary.data_width as i64 / 8,
             decls: String::new(),
@@ -263,9 +269,11 @@ impl<'a> Gen<'a> {
         }
         self.head_init(&mut b.ctx);
         self.bound_regs.push(b.regs.clone());
+        self.bound_stack.push(b.stack.clone());
         for k in 0..n {
             b = self.stage(k as u32, b)?;
             self.bound_regs.push(b.regs.clone());
+            self.bound_stack.push(b.stack.clone());
         }
         self.ports(n as u32, &b);
         self.stall_logic(n as u32);
@@ -1230,7 +1238,10 @@ impl<'a> Gen<'a> {
                         terms.push(format!("({v} & (({d} + 64'd7) < 64'd15))"));
                         self.read(&d);
                     }
-                    None => terms.push(v),
+                    None => match self.same_flow(i, early, late, (j, l), &mut s) {
+                        Some(same) => terms.push(format!("({v} & {same})")),
+                        None => terms.push(v),
+                    },
                 }
             }
             if terms.is_empty() {

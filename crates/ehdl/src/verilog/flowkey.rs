@@ -1,0 +1,102 @@
+//! Stall checks that tell flows apart by key: a lookup in a HASH map (the early access) and an older packet's later
+//! update or delete of the same map (the late access) touch the same entry only when their keys are equal. Both keys
+//! are on the stack, so the check compares the younger packet's key bytes, as its lookup reads them, with the key
+//! bytes each older packet in the window carries to its update; a younger packet then waits only for older packets
+//! of its own flow, as the eHDL paper's flush evaluation does for per-flow state.
+//!
+//! Sound for plain HASH maps only: a lookup changes nothing, and an update or delete of another key changes neither
+//! whether the lookup's key is present nor its slot. An LRU update may evict any entry, and an LPM lookup may match
+//! another key's prefix, so their checks stay conservative; so do updates against updates (their order decides
+//! which one a full map refuses).
+
+use super::maps::is_hash;
+use super::stage::Gen;
+use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
+use std::fmt::Write as _;
+
+/// The map and stack key offset of a CAM helper op `id` (1 lookup, 2 update, 3 delete) with constant arguments.
+fn keyed_call(op: &Op, ids: &[i32]) -> Option<(u32, i64)> {
+    let OpKind::Helper { id, consts, .. } = &op.kind else {
+        return None;
+    };
+    if !ids.contains(id) {
+        return None;
+    }
+    let map = consts.iter().find_map(|c| match c {
+        (1, ArgConst::Map(m)) => Some(*m),
+        _ => None,
+    })?;
+    let key = consts.iter().find_map(|c| match c {
+        (2, ArgConst::Stack(k)) => Some(*k),
+        _ => None,
+    })?;
+    Some((map, key))
+}
+
+/// Whether an op may write stack bytes `[at, at + n)`: stores and atomics there (or at unknown offsets), and helpers
+/// given a stack pointer, except the map helpers, which only read their key and value.
+fn writes_stack(p: &Pipeline, op: &Op, at: i64, n: i64) -> bool {
+    match &op.kind {
+        OpKind::Store | OpKind::Atomic => match op.label {
+            Label::Stack { offset: Some(o) } => {
+                let size =
+                    hwxdp_ebpf::kind(&p.insns[op.insn as usize])
+                        .ok()
+                        .map_or(8, |k| match k {
+                            hwxdp_ebpf::InsnKind::Store { size, .. }
+                            | hwxdp_ebpf::InsnKind::Atomic { size, .. } => size.bytes() as i64,
+                            _ => 8,
+                        });
+                o < at + n && at < o + size
+            }
+            Label::Stack { offset: None } => true,
+            _ => false,
+        },
+        OpKind::Helper { id, consts, .. } => {
+            !matches!(id, 1..=3) && consts.iter().any(|(_, c)| matches!(c, ArgConst::Stack(_)))
+        }
+        _ => false,
+    }
+}
+
+impl Gen<'_> {
+    /// For stall check `i` between a HASH lookup `early` and an older packet's update or delete `late` (stage
+    /// `l`) of the same map: a wire that is 1 when the packet at boundary `j` has the younger packet's key, or `None`
+    /// when the check cannot compare keys there (then any older packet in the window holds the younger one).
+    pub(super) fn same_flow(
+        &mut self,
+        i: usize,
+        early: u32,
+        late: u32,
+        (j, l): (u32, u32),
+        s: &mut String,
+    ) -> Option<String> {
+        let p = self.p;
+        let (m, _) = keyed_call(&p.ops[early as usize], &[1])?;
+        let (lm, k2) = keyed_call(&p.ops[late as usize], &[2, 3])?;
+        let spec = self.maps.get(m as usize)?;
+        if lm != m || !is_hash(spec) {
+            return None;
+        }
+        let ks = spec.key_size as i64;
+        // The older packet's key must be final at boundary j: nothing between j and its update rewrites it.
+        if p.ops
+            .iter()
+            .any(|o| (j..l).contains(&o.stage) && writes_stack(p, o, k2, ks))
+        {
+            return None;
+        }
+        let younger = self.early_keys.get(&early)?.clone();
+        let carried = self.bound_stack.get(j as usize)?;
+        let older: Option<Vec<String>> = (0..ks)
+            .rev()
+            .map(|b| carried.get(&(k2 + b)).cloned())
+            .collect();
+        let older = self.read(&format!("{{{}}}", older?.join(", ")));
+        let w = format!("stall{i}_key{j}");
+        self.declare(&w, 1);
+        let _ = writeln!(s, "  assign {w} = ({younger} == {older});");
+        self.read(&w);
+        Some(w)
+    }
+}

@@ -70,6 +70,16 @@ pub(super) fn head_room(p: &Pipeline) -> Option<u32> {
     Some(((need + 7) / 8 * 8) as u32)
 }
 
+/// A packet access at a position before the first arrived byte: the op, its signal prefix, its enable, the position
+/// and the size in bytes.
+pub(super) struct HeadAccess<'a> {
+    pub(super) op: &'a Op,
+    pub(super) name: &'a str,
+    pub(super) en: &'a str,
+    pub(super) at: i64,
+    pub(super) size: i64,
+}
+
 /// Sign-extends a `LEN_BITS` shift to 64 bits (the only constant shift is boundary 0's zero).
 pub(super) fn shift64(shift: &str) -> String {
     if !is_signal(shift) {
@@ -132,18 +142,20 @@ impl Gen<'_> {
 
     /// A load of `size` bytes at position `at < 0` (it may reach into frame 0, which stage `k` finds in frame
     /// register `k`) into the 64-bit wire `name`.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn head_load(
         &mut self,
-        op: &Op,
-        name: &str,
-        en: &str,
-        at: i64,
-        size: i64,
+        a: HeadAccess,
         signed: bool,
         ext: &str,
         old: &str,
     ) -> Result<(), VerilogError> {
+        let HeadAccess {
+            op,
+            name,
+            en,
+            at,
+            size,
+        } = a;
         let e = self.ext_bytes(op)?;
         let (ext, old) = (self.read(ext), self.read(old));
         let hi = if at + size > 0 {
@@ -166,17 +178,19 @@ impl Gen<'_> {
 
     /// A store of `size` bytes of `val` at position `at < 0`: the extension bytes it covers change in the returned
     /// extension signal, and the bytes it writes at non-negative positions go into frame 0 (frame register `k`).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn head_store(
         &mut self,
-        op: &Op,
-        name: &str,
-        en: &str,
-        at: i64,
-        size: i64,
+        a: HeadAccess,
         val: &str,
         ext: &str,
     ) -> Result<String, VerilogError> {
+        let HeadAccess {
+            op,
+            name,
+            en,
+            at,
+            size,
+        } = a;
         let e = self.ext_bytes(op)? as i64;
         let k = op.stage;
         let (v, nx) = (format!("{name}_v"), format!("{name}_ext"));

@@ -2,7 +2,7 @@
 //! the stream ports.
 
 use super::adjust::first_tail_stage;
-use super::head::{head_room, moves_head, shift64, HEAD_EXT, HEAD_SHIFT};
+use super::head::{head_room, moves_head, shift64, HeadAccess, HEAD_EXT, HEAD_SHIFT};
 use super::helpers::{sideband_reads, Call};
 use super::maps::{geometry, HashPort, MapPort, Stall};
 use super::{VerilogError, DATA_BASE, FIDX_BITS, LEN_BITS};
@@ -629,7 +629,14 @@ impl<'a> Gen<'a> {
                             if o < 0 {
                                 let ext = ctx.get(&HEAD_EXT).cloned().unwrap_or_default();
                                 let old = regs.get(&dst).cloned().unwrap_or_else(|| "64'd0".into());
-                                self.head_load(op, &name, &en, o, size, signed, &ext, &old)?;
+                                let a = HeadAccess {
+                                    op,
+                                    name: &name,
+                                    en: &en,
+                                    at: o,
+                                    size,
+                                };
+                                self.head_load(a, signed, &ext, &old)?;
                                 regs.insert(dst, name.clone());
                                 continue;
                             }
@@ -776,7 +783,14 @@ impl<'a> Gen<'a> {
                             misses.extend(shifted);
                             if o < 0 {
                                 let ext = ctx.get(&HEAD_EXT).cloned().unwrap_or_default();
-                                let nx = self.head_store(op, &name, &en, o, size, &val, &ext)?;
+                                let a = HeadAccess {
+                                    op,
+                                    name: &name,
+                                    en: &en,
+                                    at: o,
+                                    size,
+                                };
+                                let nx = self.head_store(a, &val, &ext)?;
                                 ctx.insert(HEAD_EXT, nx);
                                 continue;
                             }

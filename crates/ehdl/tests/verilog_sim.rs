@@ -1127,6 +1127,37 @@ fn the_binding_check_holds_a_packet_only_for_its_own_flow() {
     );
 }
 
+/// Looks up the key in byte 12 (a hit gives XDP_TX, a miss XDP_PASS), then rewrites the key on the stack with byte 13
+/// and inserts that: the key an older packet carries past its lookup is not the one it inserts.
+const REKEYED_INSERT: &str = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 14\nif r4 > r3 goto out\n\
+    r5 = *(u8 *)(r2 + 12)\n*(u32 *)(r10 - 4) = r5\nr7 = *(u8 *)(r2 + 13)\nr6 = 2\nr2 = r10\nr2 += -4\n\
+    ld_pseudo r1, 1, 0\ncall 1\nif r0 == 0 goto miss\nr6 = 3\nmiss: *(u32 *)(r10 - 4) = r7\nr8 = 0\n\
+    *(u64 *)(r10 - 16) = r8\nr2 = r10\nr2 += -4\nr3 = r10\nr3 += -16\nld_pseudo r1, 1, 0\nr4 = 0\ncall 2\n\
+    r0 = r6\nexit\nout: r0 = 1\nexit";
+
+#[test]
+fn a_key_rewritten_after_the_lookup_keeps_the_check_blind() {
+    // Each packet looks up the key its predecessor inserts, one clock behind it: the predecessor's carried key bytes
+    // are still the old key while it travels to its insert, so the check must not trust them.
+    let obj = keyed_object(REKEYED_INSERT, 1, 32);
+    let pkts: Vec<Vec<u8>> = keyed_packets(60, 0x4e7)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut p)| {
+            p[12] = (i % 30) as u8;
+            p[13] = ((i + 1) % 30) as u8;
+            p
+        })
+        .collect();
+    let verdicts = keyed_map_agrees(&obj, &pkts, "rekeyed");
+    // Every packet after the first finds the key its predecessor inserted.
+    assert_eq!(
+        verdicts.iter().filter(|&&v| v == 3).count(),
+        59,
+        "{verdicts:?}"
+    );
+}
+
 #[test]
 fn lru_hash_updates_evict_like_the_reference_machine() {
     // An LRU_HASH map of 6 entries and 16 keys: updates evict by the kernel's LRU (lookups mark entries referenced),

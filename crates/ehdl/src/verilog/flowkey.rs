@@ -7,7 +7,8 @@
 //! Sound for plain HASH maps only: a lookup changes nothing, and an update or delete of another key changes neither
 //! whether the lookup's key is present nor its slot. An LRU update may evict any entry, and an LPM lookup may match
 //! another key's prefix, so their checks stay conservative; so do updates against updates (their order decides
-//! which one a full map refuses).
+//! which one a full map refuses). An older packet that may still rewrite its key before its update (an op on its
+//! path between the boundary and the update, by the predicates it carries) is waited for whatever its key.
 
 use super::maps::is_hash;
 use super::stage::Gen;
@@ -79,12 +80,15 @@ impl Gen<'_> {
             return None;
         }
         let ks = spec.key_size as i64;
-        // The older packet's key must be final at boundary j: nothing between j and its update rewrites it.
-        if p.ops
+        // The older packet's key is final at boundary j unless an op between j and its update rewrites it: such an op
+        // must be off for that packet (its predicate, carried to boundary j, false), else the check stays blind.
+        let mut rewrites = Vec::new();
+        for o in p
+            .ops
             .iter()
-            .any(|o| (j..l).contains(&o.stage) && writes_stack(p, o, k2, ks))
+            .filter(|o| (j..l).contains(&o.stage) && writes_stack(p, o, k2, ks))
         {
-            return None;
+            rewrites.push(self.bound_preds.get(j as usize)?.get(&o.pred)?.clone());
         }
         let younger = self.early_keys.get(&early)?.clone();
         let carried = self.bound_stack.get(j as usize)?;
@@ -95,7 +99,13 @@ impl Gen<'_> {
         let older = self.read(&format!("{{{}}}", older?.join(", ")));
         let w = format!("stall{i}_key{j}");
         self.declare(&w, 1);
-        let _ = writeln!(s, "  assign {w} = ({younger} == {older});");
+        rewrites.sort();
+        rewrites.dedup();
+        let blind: String = rewrites
+            .iter()
+            .map(|r| format!(" | {}", self.read(r)))
+            .collect();
+        let _ = writeln!(s, "  assign {w} = ({younger} == {older}){blind};");
         self.read(&w);
         Some(w)
     }

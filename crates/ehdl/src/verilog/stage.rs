@@ -58,6 +58,8 @@ pub(super) struct Gen<'a> {
     bound_regs: Vec<BTreeMap<u8, String>>,
     /// Stack byte registers of every boundary, for the checks that compare keys (`verilog/flowkey.rs`).
     pub(super) bound_stack: Vec<BTreeMap<i64, String>>,
+    /// Predicate registers of every boundary, for the same checks.
+    pub(super) bound_preds: Vec<BTreeMap<u32, String>>,
     /// The key bytes (a concatenation) each early HASH lookup of a stall check reads.
     pub(super) early_keys: BTreeMap<u32, String>,
     /// Fault wires of the stage being emitted (run-time checks that abort the packet).
@@ -173,6 +175,7 @@ impl<'a> Gen<'a> {
             early: BTreeMap::new(),
             bound_regs: Vec::new(),
             bound_stack: Vec::new(),
+            bound_preds: Vec::new(),
             early_keys: BTreeMap::new(),
             faults: Vec::new(),
             fb: p.summary.data_width as i64 / 8,
@@ -270,10 +273,12 @@ impl<'a> Gen<'a> {
         self.head_init(&mut b.ctx);
         self.bound_regs.push(b.regs.clone());
         self.bound_stack.push(b.stack.clone());
+        self.bound_preds.push(b.preds.clone());
         for k in 0..n {
             b = self.stage(k as u32, b)?;
             self.bound_regs.push(b.regs.clone());
             self.bound_stack.push(b.stack.clone());
+            self.bound_preds.push(b.preds.clone());
         }
         self.ports(n as u32, &b);
         self.stall_logic(n as u32);

@@ -457,12 +457,7 @@ fn hand_written_pipelines_agree_with_the_reference_machine() {
 
 #[test]
 fn example_pipelines_without_helpers_agree_with_the_reference_machine() {
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("tail_dispatch.o"))
-        .expect("tail_dispatch example");
-    let bytes = std::fs::read(&path).expect("readable");
-    let obj = hwxdp_object::parse(&bytes).expect("parses");
+    let obj = common::example_object("tail_dispatch");
     let mut ran = 0;
     for program in &obj.programs {
         let p = hwxdp_ehdl::compile(program, &obj.maps, &hwxdp_ehdl::Options::default())
@@ -480,11 +475,7 @@ fn example_pipelines_without_helpers_agree_with_the_reference_machine() {
 /// filled; the 802.1Q slot (9) is always beyond the table.
 #[test]
 fn inlined_tail_calls_agree_with_the_reference_machine() {
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("tail_dispatch.o"))
-        .expect("tail_dispatch example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("tail_dispatch");
     let index = |name: &str| {
         obj.programs
             .iter()

@@ -100,11 +100,7 @@ fn a_helper_call_is_refused_with_its_name_and_instruction() {
 /// Compiled without its object's programs, a tail call is not inlined, and the generator says how to get it inlined.
 #[test]
 fn a_tail_call_is_refused_saying_why() {
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("tail_dispatch.o"))
-        .expect("tail_dispatch example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("tail_dispatch");
     let program = obj
         .programs
         .iter()
@@ -150,11 +146,7 @@ fn bad_module_names_and_data_widths_are_refused() {
 fn a_generated_module_synthesizes_for_ultrascale_plus() {
     // tail_ipv6 is the smallest generated example (5 stages): about half a minute of Yosys.
     let root = common::root();
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("tail_dispatch.o"))
-        .expect("tail_dispatch example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("tail_dispatch");
     let program = obj
         .programs
         .iter()

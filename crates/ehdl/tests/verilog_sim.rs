@@ -397,11 +397,7 @@ fn head_moves_match_the_reference_machine() {
 
 #[test]
 fn helper_free_examples_match_the_reference_machine_one_packet_per_clock() {
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("tail_dispatch.o"))
-        .expect("tail_dispatch example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("tail_dispatch");
     let mut ran = 0;
     for program in &obj.programs {
         let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
@@ -461,11 +457,7 @@ fn unpruned_pipelines_match_the_reference_machine() {
         ..Options::default()
     };
     array_map_counters(&unpruned, "maps_unpruned");
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("tail_dispatch.o"))
-        .expect("tail_dispatch example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("tail_dispatch");
     let program = obj
         .programs
         .iter()
@@ -522,11 +514,7 @@ fn array_map_counters(options: &Options, tag: &str) {
 fn rxq_counter_example_matches_the_reference_machine_one_packet_per_clock() {
     // Three ARRAY maps, counters through atomics whose pointer may name two maps (decoded at run time), and the
     // context's data_end, rx_queue_index and ingress_ifindex from the sideband.
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("rxq_counter.o"))
-        .expect("rxq_counter example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("rxq_counter");
     let program = &obj.programs[0];
     let host = Host {
         writes: Vec::new(),
@@ -559,11 +547,7 @@ fn rxq_counter_example_matches_the_reference_machine_one_packet_per_clock() {
 #[test]
 fn l2_acl_example_with_host_inserted_entries_matches_the_reference_machine() {
     // A HASH map as a CAM: the host inserts the source MACs of some packets before the traffic; the others drop.
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("l2_acl.o"))
-        .expect("l2_acl example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("l2_acl");
     let pkts = packets();
     let inserts = [60usize, 64, 128, 1500]
         .iter()
@@ -660,11 +644,7 @@ fn examples_with_run_time_packet_offsets_match_the_reference_machine() {
     // xdp1_drop and xdp2_macswap parse VLAN tags before the IP header (run-time offsets) and count per protocol
     // with `load; add; store` (stall checks); vlan_filter looks its flows up in per-CPU HASH maps (all miss here).
     for name in ["xdp1_drop", "xdp2_macswap", "vlan_filter"] {
-        let path = common::example_objects()
-            .into_iter()
-            .find(|p| p.ends_with(format!("{name}.o")))
-            .expect("example");
-        let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+        let obj = common::example_object(name);
         let dumps = obj
             .maps
             .iter()
@@ -692,11 +672,7 @@ fn examples_with_run_time_packet_offsets_match_the_reference_machine() {
 fn ethertype_counter_inserts_and_counts_like_the_reference_machine() {
     // Listing 1 of the eHDL paper: a HASH entry created by one packet (bpf_map_update_elem, NOEXIST) and found and
     // bumped (atomic add) by the next ones, back to back; more ethertypes than max_entries, so inserts fail too.
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("ethertype_counter.o"))
-        .expect("ethertype_counter example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("ethertype_counter");
     let program = &obj.programs[0];
     let spec = &obj.maps[0];
     let (entries, vsize) = (spec.max_entries, spec.value_size);
@@ -788,11 +764,7 @@ fn run_dumps(
 fn router_with_host_and_prefix_tables_matches_the_reference_machine() {
     // An exact-match HASH table and an LPM_TRIE table (nested prefixes, so the longest match matters), both filled
     // by the host; hits rewrite the MACs and decrement the TTL, misses drop, TTL 1 passes.
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("router.o"))
-        .expect("router example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("router");
     let map = |name: &str| obj.maps.iter().position(|m| m.name == name).expect("map") as u32;
     let (hosts, routes) = (map("hosts"), map("routes"));
     let hop = |n: u8| {
@@ -869,11 +841,7 @@ fn redirect_fwd_matches_the_reference_machine_redirects_included() {
     // bpf_redirect_map through a DEVMAP the host fills (present and missing ports, XDP_PASS/XDP_DROP fallbacks),
     // bpf_redirect to a `.rodata` constant for ARP: verdicts, bytes and redirect targets (m_axis_tdest_o).
     use hwxdp_maps::MapStore;
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("redirect_fwd.o"))
-        .expect("redirect_fwd example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("redirect_fwd");
     let program = &obj.programs[0];
     let tx = obj
         .maps
@@ -1231,11 +1199,7 @@ fn firewall_example_flows_counters_and_drop_log_match_the_reference_machine() {
     // Outbound packets (10.0.0.0/8 sources) insert or bump flows; inbound ones pass when their flow exists, else
     // they are logged to the ring buffer (16-byte records; the 4096-byte ring fills up, then FW_LOG_LOST counts) and
     // dropped. Verdicts, bytes, the flows table, the counters and the drop log agree with the reference machine.
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("firewall.o"))
-        .expect("firewall example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("firewall");
     let program = &obj.programs[0];
     let ring = obj
         .maps
@@ -1554,11 +1518,7 @@ fn adjust_tail_matches_the_reference_machine() {
 fn icmp_reply_example_matches_the_reference_machine() {
     // Echo requests below, at and above 98 bytes (trimmed by bpf_xdp_adjust_tail), with a matching or wrong IP
     // total length, other ICMP types, fragments, IP options and non-IPv4 frames.
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("icmp_reply.o"))
-        .expect("icmp_reply example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("icmp_reply");
     let mut pkts = Vec::new();
     for (i, len) in [
         42usize, 60, 97, 98, 99, 100, 127, 128, 129, 150, 200, 555, 1000, 1500,
@@ -1631,11 +1591,7 @@ fn tail_dispatch_with_a_host_filled_prog_array_matches_the_reference_machine() {
     // 2 empty, 802.1Q's slot 9 beyond the table), then swapped with slot 2 filled, then empty. Verdicts and bytes as the
     // reference machine's real tail calls give them, back to back and with gaps and stalls.
     use hwxdp_maps::MapStore;
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("tail_dispatch.o"))
-        .expect("tail_dispatch example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("tail_dispatch");
     let index = |name: &str| {
         obj.programs
             .iter()
@@ -1791,11 +1747,7 @@ fn generated_routes(json: &str) -> hwxdp_xdp::fib::RouteTable {
 /// `fib_results` agree with the reference machine given the same table, back to back and with gaps and stalls.
 #[test]
 fn fib_forward_with_the_generated_routes_matches_the_reference_machine() {
-    let path = common::example_objects()
-        .into_iter()
-        .find(|p| p.ends_with("fib_forward.o"))
-        .expect("fib_forward example");
-    let obj = hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses");
+    let obj = common::example_object("fib_forward");
     let program = &obj.programs[0];
     let work = hwxdp_gen::workload(&obj, program, 300, 11).expect("workload");
     let routes = generated_routes(work.routes.as_deref().expect("fib_forward has routes"));

@@ -41,3 +41,13 @@ mod examples;
 // Each test file includes this module and uses only part of it.
 #[allow(unused_imports)]
 pub use examples::{example_objects, root};
+
+/// The bundled example object `<name>.o`, parsed.
+pub fn example_object(name: &str) -> hwxdp_object::ObjectSpec {
+    let file = format!("{name}.o");
+    let path = example_objects()
+        .into_iter()
+        .find(|p| p.ends_with(&file))
+        .unwrap_or_else(|| panic!("no example {file}"));
+    hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses")
+}

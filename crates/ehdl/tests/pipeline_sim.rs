@@ -476,12 +476,7 @@ fn example_pipelines_without_helpers_agree_with_the_reference_machine() {
 #[test]
 fn inlined_tail_calls_agree_with_the_reference_machine() {
     let obj = common::example_object("tail_dispatch");
-    let index = |name: &str| {
-        obj.programs
-            .iter()
-            .position(|p| p.name == name)
-            .expect("program") as u32
-    };
+    let index = |name: &str| common::program_index(&obj, name);
     let (v4, v6) = (Some(index("tail_ipv4")), Some(index("tail_ipv6")));
     let program = &obj.programs[index("tail_dispatch") as usize];
     let p = hwxdp_ehdl::compile_object(

@@ -212,6 +212,13 @@ fn reference(
             }
         }
     }
+    let (out, redirects) = run_reference(&mut machine, packets);
+    (out, machine, redirects)
+}
+
+/// Runs `packets` in order on `machine`: each packet's verdict and bytes, and its redirect as the module's
+/// `m_axis_tdest_o` gives it (`{valid, is_map, map[7:0], key[31:0]}`, 0 without a redirect).
+fn run_reference(machine: &mut Machine, packets: &[Vec<u8>]) -> (Vec<(u32, Vec<u8>)>, Vec<u64>) {
     let mut redirects = Vec::new();
     let out = packets
         .iter()
@@ -219,7 +226,6 @@ fn reference(
         .map(|(i, packet)| {
             let mut buff = XdpBuff::new(packet).expect("fits");
             let r = machine.run_packet(&mut buff, &md(i));
-            // As m_axis_tdest_o: {valid, is_map, map[7:0], key[31:0]}.
             redirects.push(match r.redirect {
                 Some((map, key)) => {
                     1 << 41
@@ -232,7 +238,7 @@ fn reference(
             (r.retval, buff.data().to_vec())
         })
         .collect();
-    (out, machine, redirects)
+    (out, redirects)
 }
 
 fn packets() -> Vec<Vec<u8>> {
@@ -882,18 +888,12 @@ fn redirect_fwd_matches_the_reference_machine_redirects_included() {
             )
             .expect("devmap update");
     }
-    let mut want = Vec::new();
-    for (i, packet) in pkts.iter().enumerate() {
-        let mut buff = XdpBuff::new(packet).expect("fits");
-        let r = machine.run_packet(&mut buff, &md(i));
-        let dest = match r.redirect {
-            Some((map, key)) => {
-                1 << 41 | (map.is_some() as u64) << 40 | (map.unwrap_or(0) as u64) << 32 | key
-            }
-            None => 0,
-        };
-        want.push((r.retval, dest, hex(buff.data())));
-    }
+    let (out, dests) = run_reference(&mut machine, &pkts);
+    let want: Vec<(u32, u64, String)> = out
+        .iter()
+        .zip(&dests)
+        .map(|((v, b), d)| (*v, *d, hex(b)))
+        .collect();
     for (gap, stall, seed) in [(0, 0, 1), (30, 30, 7)] {
         let got = run(&exe, &pkts, &host, gap, stall, seed);
         let got: Vec<(u32, u64, String)> = got
@@ -1592,12 +1592,7 @@ fn tail_dispatch_with_a_host_filled_prog_array_matches_the_reference_machine() {
     // reference machine's real tail calls give them, back to back and with gaps and stalls.
     use hwxdp_maps::MapStore;
     let obj = common::example_object("tail_dispatch");
-    let index = |name: &str| {
-        obj.programs
-            .iter()
-            .position(|p| p.name == name)
-            .expect("program") as u32
-    };
+    let index = |name: &str| common::program_index(&obj, name);
     let program = &obj.programs[index("tail_dispatch") as usize];
     let table = obj
         .maps
@@ -1771,26 +1766,7 @@ fn fib_forward_with_the_generated_routes_matches_the_reference_machine() {
         ..Config::default()
     };
     let mut machine = Machine::new(&obj, Some(&program.name), &config).expect("loads");
-    let mut want_redirects = Vec::new();
-    let want: Vec<(u32, Vec<u8>)> = work
-        .packets
-        .iter()
-        .enumerate()
-        .map(|(i, packet)| {
-            let mut buff = XdpBuff::new(packet).expect("fits");
-            let r = machine.run_packet(&mut buff, &md(i));
-            want_redirects.push(match r.redirect {
-                Some((map, key)) => {
-                    1 << 41
-                        | (map.is_some() as u64) << 40
-                        | (map.unwrap_or(0) as u64) << 32
-                        | (key & 0xffff_ffff)
-                }
-                None => 0,
-            });
-            (r.retval, buff.data().to_vec())
-        })
-        .collect();
+    let (want, want_redirects) = run_reference(&mut machine, &work.packets);
     let mut want_results = Vec::new();
     for key in 0..rspec.max_entries {
         let slot = machine

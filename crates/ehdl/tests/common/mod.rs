@@ -51,3 +51,11 @@ pub fn example_object(name: &str) -> hwxdp_object::ObjectSpec {
         .unwrap_or_else(|| panic!("no example {file}"));
     hwxdp_object::parse(&std::fs::read(&path).expect("readable")).expect("parses")
 }
+
+/// The index of program `name` in `obj`.
+pub fn program_index(obj: &hwxdp_object::ObjectSpec, name: &str) -> u32 {
+    obj.programs
+        .iter()
+        .position(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no program {name}")) as u32
+}

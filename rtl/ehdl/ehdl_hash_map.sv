@@ -25,6 +25,8 @@
 // ignore writes); with host_valid_i high, the valid bit of slot host_addr_i in bit 0. The host reads the state before
 // this cycle's writes and its write is applied last. LRU blocks ignore host writes (an entry the host put in would
 // be missing from the LRU lists). Reset empties the map.
+// Probe ports (NQ of them, for the generator's stall checks): whether a key is present before this cycle's writes and
+// its slot, computed apart from the pipeline ports so that a check may hold a stage whose own port feeds the block.
 // With LPM = 1 the block is an LPM_TRIE map's: a key is {prefixlen (4 bytes, little-endian), data}, and a lookup
 // finds the valid entry with the longest prefix (lowest slot on a tie) whose prefixlen is at most the key's and
 // whose first prefixlen data bits (most significant bit of data byte 0 first) equal the key's. LPM blocks take no
@@ -38,7 +40,8 @@ module ehdl_hash_map #(
   parameter integer LPM       = 0,   // 1: longest-prefix match (LPM_TRIE), KEY_BYTES > 4
   parameter integer LRU       = 0,   // 1: LRU_HASH (ehdl_lru lists)
   parameter integer PERCPU    = 0,   // with LRU: LRU_PERCPU_HASH update semantics
-  parameter integer CPUS      = 1    // with LRU: the possible CPUs the LRU's target_free is sized for
+  parameter integer CPUS      = 1,   // with LRU: the possible CPUs the LRU's target_free is sized for
+  parameter integer NQ        = 1    // probe ports (exact match; unused ones tied off)
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,
@@ -52,6 +55,9 @@ module ehdl_hash_map #(
   output logic [NP*SW-1:0]          slot_o,
   output logic [NP*8-1:0]           err_o,
   output logic [NP-1:0]             busy_o,
+  input  logic [NQ*8*KEY_BYTES-1:0] probe_key_i,
+  output logic [NQ-1:0]             probe_hit_o,
+  output logic [NQ*SW-1:0]          probe_slot_o,
   input  logic                      host_we_i,
   input  logic                      host_valid_i,
   input  logic [AW-1:0]             host_addr_i,
@@ -130,6 +136,20 @@ module ehdl_hash_map #(
       if (valid_q[e] && keys_q[KB*e +: KB] == lkey_q) begin
         l_exact      = 1'b1;
         l_exact_slot = e[SW-1:0];
+      end
+    end
+  end
+
+  always_comb begin
+    probe_hit_o  = '0;
+    probe_slot_o = '0;
+    for (integer q = 0; q < NQ; q = q + 1) begin
+      // Descending, so the lowest matching slot is the one left.
+      for (integer e = ENTRIES - 1; e >= 0; e = e - 1) begin
+        if (valid_q[e] && keys_q[KB*e +: KB] == probe_key_i[KB*q +: KB]) begin
+          probe_hit_o[q]           = 1'b1;
+          probe_slot_o[SW*q +: SW] = e[SW-1:0];
+        end
       end
     end
   end

@@ -23,8 +23,8 @@
 // Updates follow htab_lru_map_update_elem (PERCPU = 0): a node is taken first, so even a failing update or a
 // replacement may evict; on success the key moves to the new node, which is marked referenced, and the old element's
 // node is freed. With PERCPU = 1, __htab_lru_percpu_map_update_elem: BPF_EXIST takes no node, a present key is updated
-// in place (marked referenced) and the unused node is given back. hwxdp_maps takes that path for LRU_PERCPU_HASH only
-// with more than one possible CPU (with one, a per-CPU value is a plain value), so a one-CPU pipeline uses PERCPU = 0.
+// in place (marked referenced) and the unused node is given back, whatever the number of CPUs (the generator sets it
+// for LRU_PERCPU_HASH maps).
 module ehdl_lru #(
   parameter integer ENTRIES = 4,  // max_entries (the nodes)
   parameter integer SW      = 2,  // slot index width, at least 1 and $clog2(ENTRIES)

@@ -196,3 +196,21 @@ fn a_read_modify_write_across_stages_gets_a_stall_check_and_lints() {
     let (_, figures) = generate(&p, &maps, "ehdl_t").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(figures.stall_checks, 0);
 }
+
+#[test]
+fn a_store_through_a_value_pointer_gets_no_check_against_the_lookup() {
+    // A HASH lookup, then a store at an offset known only at run time (rx_queue_index & 8) two stages later. The
+    // store writes value bytes; the lookup reads only the CAM, so packets may reorder the two freely.
+    let maps = [hwxdp_object::MapSpec::new("flows", 1, 4, 16, 4)];
+    let text = "r6 = *(u32 *)(r1 + 16)\nr6 &= 8\nr2 = 0\n*(u32 *)(r10 - 4) = r2\nr2 = r10\nr2 += -4\n\
+                ld_pseudo r1, 1, 0\ncall 1\nif r0 == 0 goto out\nr0 += r6\nr1 = 7\n*(u64 *)(r0 + 0) = r1\n\
+                out: r0 = 2\nexit";
+    let p = common::pipeline_with_maps(text, &maps);
+    let (_, figures) = generate(&p, &maps, "ehdl_t").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(figures.stall_checks, 0);
+    // A load of the same value bytes before the store still needs one: the load and the store may overlap.
+    let rmw = text.replace("r1 = 7\n", "r1 = *(u64 *)(r0 + 0)\nr1 += 7\n");
+    let p = common::pipeline_with_maps(&rmw, &maps);
+    let (_, figures) = generate(&p, &maps, "ehdl_t").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(figures.stall_checks, 1);
+}

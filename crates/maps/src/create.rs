@@ -232,10 +232,10 @@ pub(crate) fn create(s: &MapSpec, cpus: usize) -> Res<MapImpl> {
             check_hash(s, percpu, false)?;
             let copies = if percpu { cpus } else { 1 };
             check_addressable(
-                HashMap::capacity(s.max_entries, copies, cpus) * copies as u64,
+                HashMap::capacity(s.max_entries, percpu, cpus) * copies as u64,
                 s.value_size,
             )?;
-            MapImpl::Hash(HashMap::new(s.max_entries, vs, copies, cpus))
+            MapImpl::Hash(HashMap::new(s.max_entries, vs, copies, cpus, percpu))
         }
         mt::LRU_HASH | mt::LRU_PERCPU_HASH => {
             let percpu = s.map_type == mt::LRU_PERCPU_HASH;
@@ -251,6 +251,7 @@ pub(crate) fn create(s: &MapSpec, cpus: usize) -> Res<MapImpl> {
                 copies,
                 cpus,
                 percpu_lru,
+                percpu,
             ))
         }
         mt::LPM_TRIE => {

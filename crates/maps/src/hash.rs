@@ -20,6 +20,8 @@ pub(crate) struct HashMap {
     next_fresh: u32,
     /// The spare element of each CPU for replacing a value (shared maps only).
     spare: Vec<Option<u32>>,
+    /// A per-CPU map (updates its elements in place), whatever the number of copies: one CPU has one.
+    percpu: bool,
     pub(crate) values: Values,
 }
 
@@ -29,21 +31,23 @@ impl HashMap {
         value_size: usize,
         copies: usize,
         possible_cpus: usize,
+        percpu: bool,
     ) -> HashMap {
         HashMap {
+            percpu,
             max_entries,
             layout: CpuLayout { copies, value_size },
             index: KeyIndex::default(),
             free: Vec::new(),
             next_fresh: 0,
-            spare: vec![None; if copies == 1 { possible_cpus } else { 0 }],
+            spare: vec![None; if percpu { 0 } else { possible_cpus }],
             values: Values::new(value_size, 0),
         }
     }
 
     /// Most elements ever in use at once: the entries plus one spare per CPU for shared maps.
-    pub(crate) fn capacity(max_entries: u32, copies: usize, possible_cpus: usize) -> u64 {
-        u64::from(max_entries) + if copies == 1 { possible_cpus as u64 } else { 0 }
+    pub(crate) fn capacity(max_entries: u32, percpu: bool, possible_cpus: usize) -> u64 {
+        u64::from(max_entries) + if percpu { 0 } else { possible_cpus as u64 }
     }
 
     fn alloc(&mut self) -> u32 {
@@ -69,7 +73,7 @@ impl HashMap {
         cpu: usize,
         user: bool,
     ) -> Res {
-        let percpu = self.layout.copies > 1;
+        let percpu = self.percpu;
         if percpu && flags > EXIST || !percpu && flags & !LOCK > EXIST {
             return Err(Fail::new(EINVAL, "unknown update flags"));
         }

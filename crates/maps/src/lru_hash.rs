@@ -54,6 +54,8 @@ pub(crate) struct LruHash {
     lru: Lru,
     table: Table,
     pub(crate) values: Values,
+    /// A per-CPU map (updates existing elements in place), whatever the number of copies: one CPU has one.
+    percpu: bool,
 }
 
 impl LruHash {
@@ -79,8 +81,10 @@ impl LruHash {
         copies: usize,
         possible_cpus: usize,
         percpu_lru: bool,
+        percpu: bool,
     ) -> LruHash {
         LruHash {
+            percpu,
             layout: CpuLayout { copies, value_size },
             lru: Lru::new(nodes, possible_cpus, percpu_lru),
             table: Table {
@@ -112,7 +116,7 @@ impl LruHash {
         if flags > EXIST {
             return Err(Fail::new(EINVAL, "unknown update flags"));
         }
-        if self.layout.copies > 1 {
+        if self.percpu {
             return self.update_percpu(key, value, flags, cpu, user);
         }
         // The kernel takes a free node before looking for the key, so even replacing a value can evict.

@@ -236,3 +236,22 @@ fn lru_insert_twice_max_entries_with_lookups_keeps_the_hot_keys() {
         "newest kept, cold oldest evicted: {keys:?}"
     );
 }
+
+#[test]
+fn per_cpu_hash_values_are_replaced_in_place_even_with_one_cpu() {
+    // The kernel updates a per-CPU element in place (no spare element), so a program's pointer from an earlier
+    // lookup still reaches the map; with one possible CPU the map has one copy but is no less per-CPU.
+    for map_type in [mt::PERCPU_HASH, mt::LRU_PERCPU_HASH] {
+        let mut m = Maps::new(&[spec("m", map_type, 4, 8, 4, 0)], 1).expect("valid map");
+        assert_eq!(m.prog_update(0, &k(1), &v(10), 0), 0);
+        let slot = m.lookup_slot(0, &k(1)).expect("present");
+        assert_eq!(m.prog_update(0, &k(1), &v(20), 0), 0);
+        assert_eq!(m.lookup_slot(0, &k(1)), Some(slot), "map type {map_type}");
+        m.value_mut(0, slot).copy_from_slice(&v(30));
+        assert_eq!(
+            m.lookup(0, &k(1)),
+            Ok(Some(v(30).to_vec())),
+            "map type {map_type}"
+        );
+    }
+}

@@ -926,12 +926,14 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
     w.input("haddr", 8);
     w.input("hwdata", 64);
     w.input("hwmask", 8);
+    w.input("probe", 8 * KB);
     w.body += &format!(
         "  logic [1:0] hit;\n  logic [5:0] slot;\n  logic [15:0] err;\n  logic [63:0] hrdata;\n  \
-         logic [1:0] busy;\n  \
+         logic [1:0] busy;\n  logic [0:0] phit;\n  logic [2:0] pslot;\n  \
          ehdl_hash_map #(.ENTRIES({ENTRIES}), .KEY_BYTES({KB}), .NP(2), .SW(3), .AW(8)) u_h (.clk_i(clk_i), \
          .rst_ni(rst_ni), .kind_i(kind), .del_i(del), .en_i(en), .req_i(2'b11), .key_i(keys), .flags_i(flags), \
-         .hit_o(hit), .slot_o(slot), .err_o(err), .busy_o(busy), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
+         .hit_o(hit), .slot_o(slot), .err_o(err), .busy_o(busy), .probe_key_i(probe), .probe_hit_o(phit), \
+         .probe_slot_o(pslot), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
          .host_wmask_i(hwmask), .host_rdata_o(hrdata));\n"
     );
     w.output("hit".into(), 2);
@@ -939,6 +941,8 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
     w.output("err".into(), 16);
     w.output("hrdata".into(), 64);
     w.output("busy".into(), 2);
+    w.output("phit".into(), 1);
+    w.output("pslot".into(), 3);
     let mut rng = Rng(0xca11);
     // Keys drawn from a small set, so slots collide, lookups hit and the map fills up.
     let pool: Vec<Vec<u8>> = (0..7).map(|_| rng.bytes(KB)).collect();
@@ -946,7 +950,7 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
     let mut valid = [false; ENTRIES];
     let mut vectors = Vec::new();
     let mut expected = Vec::new();
-    let (mut hits, mut inserts, mut deletes) = (0, 0, 0);
+    let (mut hits, mut inserts, mut deletes, mut probed) = (0, 0, 0, 0);
     for _ in 0..2000 {
         let look: Vec<Vec<u8>> = (0..2)
             .map(|_| {
@@ -995,6 +999,11 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
         v.push(8, haddr as u64);
         v.push(64, hwdata);
         v.push(8, hwmask);
+        // The probe sees the table before this cycle's writes.
+        let probe = pool[rng.below_usize(7)].clone();
+        v.push_bytes(&probe);
+        let probe_slot = (0..ENTRIES).find(|&e| valid[e] && keys[e] == probe);
+        probed += probe_slot.is_some() as usize;
         vectors.push(v);
         let hread = if hvalid {
             (haddr < ENTRIES && valid[haddr]) as u64
@@ -1047,7 +1056,7 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
             hits += hit as usize;
             want.push((hit, slot, err));
         }
-        expected.push((want, hread));
+        expected.push((want, hread, probe_slot));
         if hwe {
             if hvalid {
                 if haddr < ENTRIES && hwmask & 1 == 1 {
@@ -1064,7 +1073,9 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
         }
     }
     let out = w.run("hash_map", &vectors);
-    for (i, ((want, hread), got)) in expected.iter().zip(&out).enumerate() {
+    for (i, ((want, hread, probe_slot), got)) in expected.iter().zip(&out).enumerate() {
+        let probe = (got.get(90, 1) == 1).then(|| got.get(91, 3) as usize);
+        assert_eq!(probe, *probe_slot, "cycle {i}: probe");
         for (p, (hit, slot, err)) in want.iter().enumerate() {
             assert_eq!(got.get(p, 1) == 1, *hit, "cycle {i}: port {p} hit");
             if *hit {
@@ -1080,8 +1091,8 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
         assert_eq!(got.get(88, 2), 0, "cycle {i}: a HASH block is never busy");
     }
     assert!(
-        hits > 200 && inserts > 20 && deletes > 20,
-        "{hits} hits, {inserts} inserts, {deletes} deletes"
+        hits > 200 && inserts > 20 && deletes > 20 && probed > 200,
+        "{hits} hits, {inserts} inserts, {deletes} deletes, {probed} probes found their key"
     );
 }
 

@@ -4,13 +4,21 @@
 //! bytes each older packet in the window carries to its update; a younger packet then waits only for older packets
 //! of its own flow, as the eHDL paper's flush evaluation does for per-flow state.
 //!
+//! The same holds between an update of a HASH map (early) and an older packet's load, store or atomic through a
+//! value pointer of that map (late), when the program never deletes from the map: a pointer comes from a lookup that
+//! hit, and without deletes its slot keeps that key, so the update writes the older packet's value only if its key
+//! sits in that slot. A probe port of the CAM (`ehdl_hash_map`) finds the younger packet's key before this cycle's
+//! writes, apart from the ports whose enables the check itself holds; the check compares the slot's value bytes with
+//! each older packet's address.
+//!
 //! Sound for plain HASH maps only: a lookup changes nothing, and an update or delete of another key changes neither
 //! whether the lookup's key is present nor its slot. An LRU update may evict any entry, and an LPM lookup may match
 //! another key's prefix, so their checks stay conservative; so do updates against updates (their order decides
 //! which one a full map refuses). An older packet that may still rewrite its key before its update (an op on its
 //! path between the boundary and the update, by the predicates it carries) is waited for whatever its key.
 
-use super::maps::is_hash;
+use super::maps::{is_hash, slot_width};
+use super::stage::hex64;
 use super::stage::Gen;
 use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
 use std::fmt::Write as _;
@@ -60,7 +68,91 @@ fn writes_stack(p: &Pipeline, op: &Op, at: i64, n: i64) -> bool {
     }
 }
 
+/// A probe port of a CAM block: the key it looks up and the wires of its result.
+pub(super) struct Probe {
+    pub(super) map: u32,
+    pub(super) key: String,
+    pub(super) hit: String,
+    pub(super) slot: String,
+}
+
+/// Whether the program may delete from map `m` (a delete whose map is not known counts).
+fn deletes_from(p: &Pipeline, m: u32) -> bool {
+    p.ops.iter().any(|o| match &o.kind {
+        OpKind::Helper { id: 3, consts, .. } => !consts
+            .iter()
+            .any(|c| matches!(c, (1, ArgConst::Map(x)) if *x != m)),
+        _ => false,
+    })
+}
+
 impl Gen<'_> {
+    /// For stall check `i` between a HASH update `early` and an older packet's load, store or atomic `late` through
+    /// a value pointer of the same map (see the module comment): a wire that is 1 when the packet at boundary `j`
+    /// accesses the value of the slot holding the younger packet's key, or `None` when the check cannot tell.
+    pub(super) fn same_slot(
+        &mut self,
+        i: usize,
+        early: u32,
+        late: u32,
+        j: u32,
+        s: &mut String,
+    ) -> Option<String> {
+        let p = self.p;
+        let (m, _) = keyed_call(&p.ops[early as usize], &[2])?;
+        let spec = self.maps.get(m as usize)?;
+        let late_op = &p.ops[late as usize];
+        let on_value = matches!(late_op.label, Label::MapValue { map, .. } if map == m);
+        if !is_hash(spec) || !on_value || deletes_from(p, m) {
+            return None;
+        }
+        let (base, off) = match hwxdp_ebpf::kind(&p.insns[late_op.insn as usize]).ok()? {
+            hwxdp_ebpf::InsnKind::Load { base, off, .. }
+            | hwxdp_ebpf::InsnKind::Store { base, off, .. }
+            | hwxdp_ebpf::InsnKind::Atomic { base, off, .. } => (base, off),
+            _ => return None,
+        };
+        let reg = self.bound_regs.get(j as usize)?.get(&base)?.clone();
+        let (sw, vs) = (slot_width(spec.max_entries), spec.value_size);
+        if !self.probes.contains_key(&early) {
+            let key = self.early_keys.get(&early)?.clone();
+            let (hit, slot) = (format!("probe{early}_hit"), format!("probe{early}_slot"));
+            self.declare(&hit, 1);
+            self.declare(&slot, sw);
+            self.read(&key);
+            self.probes.insert(
+                early,
+                Probe {
+                    map: m,
+                    key,
+                    hit,
+                    slot,
+                },
+            );
+        }
+        let probe = &self.probes[&early];
+        let (hit, slot) = (probe.hit.clone(), probe.slot.clone());
+        // The older packet's offset into the younger key's value: inside it when below the value size.
+        let d = format!("stall{i}_v{j}");
+        self.declare(&d, 64);
+        let _ = writeln!(
+            s,
+            "  assign {d} = {} + {} - {{{}'d0, {slot}}} * 64'd{vs};",
+            self.read(&reg),
+            hex64(off as i64 as u64),
+            64 - sw
+        );
+        let w = format!("stall{i}_slot{j}");
+        self.declare(&w, 1);
+        let _ = writeln!(s, "  assign {w} = {hit} & ({d}[31:0] < 32'd{vs});");
+        self.read(&hit);
+        self.read(&slot);
+        self.read(&format!("{d}[31:0]"));
+        self.unused_ports.push(format!("{d}[63:32]"));
+        self.read(&w);
+        Some(w)
+    }
+
     /// For stall check `i` between a HASH lookup `early` and an older packet's update or delete `late` (stage
     /// `l`) of the same map: a wire that is 1 when the packet at boundary `j` has the younger packet's key, or `None`
     /// when the check cannot compare keys there (then any older packet in the window holds the younger one).

@@ -265,7 +265,7 @@ impl Gen<'_> {
             req,
             busy,
             en: we,
-            key,
+            key: key.clone(),
             flags,
             hit: hit.clone(),
             slot: slot.clone(),
@@ -273,6 +273,7 @@ impl Gen<'_> {
         });
         if self.stalls.iter().any(|st| st.early == op.id) {
             self.early.insert(op.id, (String::new(), en.to_string()));
+            self.early_keys.insert(op.id, key);
         }
         (hit, slot, err)
     }

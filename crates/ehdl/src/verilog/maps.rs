@@ -154,7 +154,9 @@ struct Access {
     id: u32,
     stage: u32,
     maps: Vec<u32>,
-    /// Bytes of the value, `None` when the offset is not known.
+    /// Bytes of the value, `None` when the offset is not known (an access through a value pointer reaches some of
+    /// `[0, value_size)`). The CAM and a ring buffer's records are the pseudo-range `[-1, 0)`, which only helpers
+    /// touch.
     range: Option<(i64, i64)>,
     writes: bool,
     /// For an atomic that returns nothing: its operation (such atomics commute with each other).
@@ -280,7 +282,9 @@ pub(super) fn check(
             let common = a.maps.iter().any(|m| b.maps.contains(m));
             let overlap = match (a.range, b.range) {
                 (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
-                _ => true,
+                // A value pointer never reaches the pseudo-range: a store through one cannot change a lookup.
+                (None, Some((_, end))) | (Some((_, end)), None) => end > 0,
+                (None, None) => true,
             };
             let apart = a.stage.abs_diff(b.stage) >= 2;
             let commute = a.commutes.is_some() && a.commutes == b.commutes;
@@ -470,20 +474,52 @@ impl Gen<'_> {
             }
         }
         self.unused_ports.push(format!("{name}_cam_busy"));
+        // Probe ports for the stall checks that compare slots (`flowkey`), or one tied off.
+        let probes: Vec<(String, String, String)> = self
+            .probes
+            .values()
+            .filter(|q| q.map == m)
+            .map(|q| (q.key.clone(), q.hit.clone(), q.slot.clone()))
+            .collect();
+        let nq = probes.len().max(1);
+        let _ = writeln!(
+            self.decls,
+            "  logic [{}:0] {name}_probe_key;\n  logic [{}:0] {name}_probe_hit;\n  logic [{}:0] {name}_probe_slot;",
+            nq * 8 * kb as usize - 1,
+            nq - 1,
+            nq * sw as usize - 1
+        );
+        if probes.is_empty() {
+            let _ = writeln!(s, "  assign {name}_probe_key = '0;");
+            self.unused_ports.push(format!("{name}_probe_hit"));
+            self.unused_ports.push(format!("{name}_probe_slot"));
+        } else {
+            let keys: Vec<&str> = probes.iter().rev().map(|q| q.0.as_str()).collect();
+            let _ = writeln!(s, "  assign {name}_probe_key = {{{}}};", keys.join(", "));
+            for (q, (_, hit, slot)) in probes.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "  assign {hit} = {name}_probe_hit[{q}];\n  assign {slot} = {name}_probe_slot[{} +: {sw}];",
+                    sw as usize * q
+                );
+            }
+        }
         let _ = writeln!(
             s,
-            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw}), .LPM({lpm}), .LRU({lru}){cpus}) \
+            "  ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .SW({sw}), .AW({aw}), .LPM({lpm}), .LRU({lru}), .PERCPU({percpu}), .NQ({nq}){cpus}) \
              u_{name}_keys (\n    \
              .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .del_i({name}_cam_del), .en_i({name}_cam_en),\n    \
              .req_i({name}_cam_req),\n    \
              .key_i({name}_cam_key), .flags_i({name}_cam_flags), .hit_o({name}_cam_hit), .slot_o({name}_cam_slot),\n    \
              .err_o({name}_cam_err), .busy_o({name}_cam_busy),\n    \
+             .probe_key_i({name}_probe_key), .probe_hit_o({name}_probe_hit), .probe_slot_o({name}_probe_slot),\n    \
              .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
              .host_valid_i(host_addr_i[31]), .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i),\n    \
              .host_wmask_i(host_wmask_i), .host_rdata_o({name}_key_rdata)\n  );",
             aw - 1,
             lpm = is_lpm(spec) as u8,
             lru = is_lru(spec) as u8,
+            percpu = super::lru::is_lru_percpu(spec) as u8,
             // A per-CPU LRU's values are one copy per CPU in the kernel; the block keeps one (a one-CPU pipeline).
             cpus = if super::lru::sized_by_cpus(spec) {
                 format!(", .CPUS({})", super::POSSIBLE_CPUS)

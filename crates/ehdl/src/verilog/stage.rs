@@ -2,6 +2,7 @@
 //! the stream ports.
 
 use super::adjust::first_tail_stage;
+use super::flowkey::Probe;
 use super::head::{head_room, moves_head, shift64, HeadAccess, HEAD_EXT, HEAD_SHIFT};
 use super::helpers::{sideband_reads, Call};
 use super::maps::{geometry, HashPort, MapPort, Stall};
@@ -55,13 +56,16 @@ pub(super) struct Gen<'a> {
     pub(super) stalls: Vec<Stall>,
     pub(super) early: BTreeMap<u32, (String, String)>,
     /// Register names of every boundary (index = boundary), for the stall checks.
-    bound_regs: Vec<BTreeMap<u8, String>>,
+    pub(super) bound_regs: Vec<BTreeMap<u8, String>>,
     /// Stack byte registers of every boundary, for the checks that compare keys (`verilog/flowkey.rs`).
     pub(super) bound_stack: Vec<BTreeMap<i64, String>>,
     /// Predicate registers of every boundary, for the same checks.
     pub(super) bound_preds: Vec<BTreeMap<u32, String>>,
     /// The key bytes (a concatenation) each early HASH lookup of a stall check reads.
     pub(super) early_keys: BTreeMap<u32, String>,
+    /// Probe ports of the CAM blocks (see `flowkey`): per early HASH update of a stall check, its map and the
+    /// probe's key, hit and slot.
+    pub(super) probes: BTreeMap<u32, Probe>,
     /// Fault wires of the stage being emitted (run-time checks that abort the packet).
     pub(super) faults: Vec<String>,
     /// Frame bytes.
@@ -177,6 +181,7 @@ impl<'a> Gen<'a> {
             bound_stack: Vec::new(),
             bound_preds: Vec::new(),
             early_keys: BTreeMap::new(),
+            probes: BTreeMap::new(),
             faults: Vec::new(),
             fb: p.summary.data_width as i64 / 8,
             decls: String::new(),
@@ -1257,7 +1262,10 @@ impl<'a> Gen<'a> {
                         terms.push(format!("({v} & (({d} + 64'd7) < 64'd15))"));
                         self.read(&d);
                     }
-                    None => match self.same_flow(i, early, late, (j, l), &mut s) {
+                    None => match self
+                        .same_flow(i, early, late, (j, l), &mut s)
+                        .or_else(|| self.same_slot(i, early, late, j, &mut s))
+                    {
                         Some(same) => terms.push(format!("({v} & {same})")),
                         None => terms.push(v),
                     },

@@ -1224,9 +1224,10 @@ fn lpm_cam_finds_the_longest_matching_prefix() {
     w.input("hwdata", 64);
     w.body += &format!(
         "  logic hit;\n  logic [2:0] slot;\n  logic [7:0] err;\n  logic [63:0] hrdata;\n  logic busy;\n  \
+         logic phit;\n  logic [2:0] pslot;\n  logic unused_probe;\n  assign unused_probe = ^{{phit, pslot}};\n  \
          ehdl_hash_map #(.ENTRIES({ENTRIES}), .KEY_BYTES(8), .NP(1), .SW(3), .AW(8), .LPM(1)) u_h (.clk_i(clk_i), \
          .rst_ni(rst_ni), .kind_i(1'b0), .del_i(1'b0), .en_i(1'b0), .req_i(1'b0), .key_i(key), .flags_i(2'd0), \
-         .hit_o(hit), .slot_o(slot), .busy_o(busy), \
+         .hit_o(hit), .slot_o(slot), .busy_o(busy), .probe_key_i(64'd0), .probe_hit_o(phit), .probe_slot_o(pslot), \
          .err_o(err), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
          .host_wmask_i(8'hff), .host_rdata_o(hrdata));\n"
     );
@@ -1319,9 +1320,9 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
     const KB: usize = 6;
     const WINDOW: usize = 96;
     let sw = (usize::BITS - (entries - 1).leading_zeros()).max(1) as usize;
-    // hwxdp_maps takes the per-CPU update path only with more than one copy of each value; slots are then
-    // node * cpus + cpu (CPU 0 here).
-    let percpu = map_type == 10 && cpus > 1;
+    // LRU_PERCPU_HASH takes the per-CPU update path whatever the CPU count; slots are node * cpus + cpu (CPU 0
+    // here).
+    let percpu = map_type == 10;
     let copies = if map_type == 10 { cpus as u32 } else { 1 };
     let mut w = Wrapper::default();
     w.input("start", 1);
@@ -1346,10 +1347,11 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
          assign flags = op_port_q ? {{op_flags_q, 2'd0}} : {{2'd0, op_flags_q}};\n  \
          assign keys = op_port_q ? {{op_key_q, {kb}'d0}} : {{{kb}'d0, op_key_q}};\n  \
          assign en = req & ~busy;\n  assign commit = |en;\n  \
+         logic phit;\n  logic [{sw}-1:0] pslot;\n  logic unused_probe;\n  assign unused_probe = ^{{phit, pslot}};\n  \
          ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({KB}), .NP(2), .SW({sw}), .AW(8), .LRU(1), \
          .PERCPU({pc}), .CPUS({cpus})) u_h (.clk_i(clk_i), .rst_ni(rst_ni), .kind_i(kind), .del_i(del), .en_i(en), \
          .req_i(req), .key_i(keys), .flags_i(flags), .hit_o(hit), .slot_o(slot), .err_o(err), .busy_o(busy), \
-         .host_we_i(1'b0), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(64'd0), \
+         .probe_key_i('0), .probe_hit_o(phit), .probe_slot_o(pslot), .host_we_i(1'b0), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(64'd0), \
          .host_wmask_i(8'd0), .host_rdata_o(hrdata));\n",
         kw = 8 * KB - 1,
         kk = 16 * KB - 1,

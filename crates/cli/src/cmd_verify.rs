@@ -66,10 +66,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let ringbufs: Vec<usize> = (0..loaded.spec.maps.len())
         .filter(|&m| loaded.spec.maps[m].map_type == RINGBUF)
         .collect();
+    // A batch backend's rings are compared after the trace; the kernel's fill up as the batch's do meanwhile.
+    let (per_packet_rings, after_trace_rings) = if tested.rings_after_trace() {
+        (Vec::new(), ringbufs)
+    } else {
+        (ringbufs, Vec::new())
+    };
 
     let bar = progress::packets(packets.len(), "verify");
     let mut buff = XdpBuff::new(&[0; 64]).expect("a 64-byte frame fits");
     let mut compared = 0;
+    let mut ring_records = 0;
     for (i, packet) in packets.iter().enumerate() {
         bar.inc(1);
         if buff.reset(&packet.data).is_err() {
@@ -84,9 +91,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .with_context(|| format!("packet {i} on {side}"))?;
         compared += 1;
         let mut problems = packet_problems(side, &k, &o, buff.output());
-        for &m in &ringbufs {
+        for &m in &per_packet_rings {
             let theirs = kernel.ringbuf_drain(m)?;
             let ours = tested.ringbuf_drain(m)?;
+            ring_records += theirs.len();
             problems.extend(ringbuf_problem(
                 side,
                 &loaded.spec.maps[m].name,
@@ -110,6 +118,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     bar.finish_and_clear();
+    for &m in &after_trace_rings {
+        let theirs = kernel.ringbuf_drain(m)?;
+        let ours = tested.ringbuf_drain(m)?;
+        ring_records += theirs.len();
+        if let Some(p) = ringbuf_problem(side, &loaded.spec.maps[m].name, &theirs, &ours) {
+            println!("{name}: {compared} packets identical, but the ring buffers differ after the run:\n  {p}");
+            return Ok(ExitCode::from(1));
+        }
+    }
     let map_diffs = compare_maps(side, &mut kernel, tested.maps())?;
     if !map_diffs.is_empty() {
         println!("{name}: {compared} packets identical, but the maps differ after the run:");
@@ -139,8 +156,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
             c.stats()?.mean()
         ))
     });
+    let rings = if per_packet_rings.is_empty() && after_trace_rings.is_empty() {
+        String::new()
+    } else {
+        format!(" ({ring_records} ring buffer records)")
+    };
     println!(
-        "{name}: {compared} packets identical (verdicts, packet bytes), {} maps identical{}{}",
+        "{name}: {compared} packets identical (verdicts, packet bytes), {} maps identical{rings}{}{}",
         loaded.spec.maps.len(),
         if skipped > 0 {
             format!("; {skipped} frames too short or long for XDP skipped")

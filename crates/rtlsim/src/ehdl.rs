@@ -123,6 +123,8 @@ pub struct EhdlRtl {
     last_redirect: Option<(Option<usize>, u64)>,
     /// The route table (`Config::routes`) as host-port writes, for a program that calls `bpf_fib_lookup`.
     fib: Vec<tb::HostWrite>,
+    /// The records read back from the ring buffers' blocks.
+    rings: host::Rings,
 }
 
 impl EhdlRtl {
@@ -187,6 +189,7 @@ impl EhdlRtl {
             totals: Totals::default(),
             last_redirect: None,
             fib,
+            rings: host::Rings::default(),
         })
     }
 
@@ -215,6 +218,12 @@ impl EhdlRtl {
         &self.blocks
     }
 
+    /// The records ring buffer `map`'s block has received over the batches run so far and not handed out yet,
+    /// oldest first (a batch's records cannot be told apart by packet).
+    pub fn ringbuf_records(&mut self, map: usize) -> Vec<Vec<u8>> {
+        self.rings.records.remove(&(map as u32)).unwrap_or_default()
+    }
+
     /// Where the last packet handed out by [`EhdlRtl::run_packet`] was redirected.
     pub fn last_redirect(&self) -> Option<(Option<usize>, u64)> {
         self.last_redirect
@@ -238,6 +247,7 @@ impl EhdlRtl {
             }
         }
         let mut writes = self.fib.clone();
+        writes.extend(self.rings.frees());
         writes.extend(host::load(
             &mut self.maps,
             &self.blocks,
@@ -261,7 +271,14 @@ impl EhdlRtl {
                 packets.len()
             )));
         }
-        host::store(&mut self.maps, &self.blocks, self.cpu, &printed.dumps).map_err(output)?;
+        host::store(
+            &mut self.maps,
+            &self.blocks,
+            self.cpu,
+            &printed.dumps,
+            &mut self.rings,
+        )
+        .map_err(output)?;
         let t = &mut self.totals;
         if t.batches == 0 {
             t.latency = printed.latency;

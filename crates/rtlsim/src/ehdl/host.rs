@@ -6,7 +6,9 @@
 //!   to 8, 16, 32 or 64; an LPM key is `{prefixlen, data}` as userspace gives it), the value at `slot * value_size`
 //!   and the valid bit at `0x8000_0000 + slot`;
 //! - PROG_ARRAY slots as 4-byte words at `index * 4`: 1 + the program's index in the object's program list, 0 for an
-//!   empty slot (the pipeline only reads them, so they are not read back).
+//!   empty slot (the pipeline only reads them, so they are not read back);
+//! - RINGBUF data at byte `pos mod size`, the producer position at `size` and the consumer position at `size + 8`:
+//!   read back, the records between the two are handed over ([`Rings`]) and the next load frees their space.
 //!
 //! The pipeline is one CPU: a per-CPU map's block holds the copy of the CPU the reference machine runs on
 //! (`Config::cpu`); read back, that copy replaces the CPU's in the syscall view and the other CPUs keep what userspace
@@ -37,6 +39,61 @@ pub(super) enum Kind {
     Cam,
     /// Program words by slot, 1 + the program index, 0 when empty (PROG_ARRAY, read by inlined tail calls).
     ProgArray,
+    /// A ring of records (RINGBUF), written by `bpf_ringbuf_output`.
+    Ring,
+}
+
+/// The records the pipeline's ring buffers hold that the host has read back, and how far it has read each ring.
+#[derive(Debug, Default)]
+pub(super) struct Rings {
+    /// Records read back and not handed out yet, oldest first, per map.
+    pub(super) records: BTreeMap<u32, Vec<Vec<u8>>>,
+    /// Per ring, its data size and the position up to which it has been read (its consumer position for the next
+    /// load).
+    read: BTreeMap<u32, (u32, u64)>,
+}
+
+impl Rings {
+    /// The host-port writes that free what has been read: each ring's consumer position.
+    pub(super) fn frees(&self) -> Vec<HostWrite> {
+        self.read
+            .iter()
+            .map(|(&map, &(size, pos))| HostWrite {
+                map,
+                addr: size + 8,
+                data: pos,
+                mask: 0xff,
+            })
+            .collect()
+    }
+
+    /// Takes ring `map`'s records from a dump of its data area and positions (`size + 16` bytes), as the kernel's
+    /// consumer reads them: from the consumer position to the producer's, each record an 8-byte header (the length
+    /// in its low 28 bits) and its data, padded to 8 bytes.
+    fn take(&mut self, map: u32, size: u32, dump: &[u8]) -> Result<(), String> {
+        let word = |at: usize| -> u64 {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&dump[at..at + 8]);
+            u64::from_le_bytes(b)
+        };
+        let n = size as usize;
+        let (prod, mut pos) = (word(n), word(n + 8));
+        if prod < pos || prod - pos > u64::from(size) {
+            return Err(format!(
+                "ring {map}: producer position {prod} and consumer position {pos} do not fit a {size}-byte ring"
+            ));
+        }
+        let out = self.records.entry(map).or_default();
+        while pos < prod {
+            let at = (pos % u64::from(size)) as usize;
+            let header = (0..4).fold(0u32, |v, i| v | u32::from(dump[(at + i) % n]) << (8 * i));
+            let len = (header & 0x0fff_ffff) as usize;
+            out.push((0..len).map(|i| dump[(at + 8 + i) % n]).collect());
+            pos += (len as u64 + 8).next_multiple_of(8);
+        }
+        self.read.insert(map, (size, prod));
+        Ok(())
+    }
 }
 
 /// The block layout of a map type the generator builds blocks for.
@@ -45,6 +102,7 @@ pub(super) fn kind(spec: &MapSpec) -> Option<Kind> {
         map_type::ARRAY | map_type::PERCPU_ARRAY => Some(Kind::Array),
         map_type::DEVMAP => Some(Kind::Devmap),
         map_type::PROG_ARRAY => Some(Kind::ProgArray),
+        map_type::RINGBUF => Some(Kind::Ring),
         map_type::HASH
         | map_type::PERCPU_HASH
         | map_type::LRU_HASH
@@ -116,7 +174,9 @@ pub(super) fn load(
     let mut out = Vec::new();
     for &m in blocks {
         let spec = maps.specs()[m as usize].clone();
-        let Some(kind) = kind(&spec) else { continue };
+        let Some(kind) = kind(&spec).filter(|k| *k != Kind::Ring) else {
+            continue; // a ring starts empty; `Rings::frees` gives back what was read
+        };
         let vsize = spec.value_size;
         let entries = maps.entries(m as usize)?;
         if is_lru(&spec) && !entries.is_empty() {
@@ -147,6 +207,7 @@ pub(super) fn load(
                     let word = (prog + 1).to_le_bytes();
                     write_bytes(&mut out, m, index_of(&key) * 4, &word, false);
                 }
+                Kind::Ring => {}
                 Kind::Cam => {
                     let slot = slot as u32;
                     write_bytes(&mut out, m, KEYS + slot * stride(&spec), &key, true);
@@ -179,6 +240,14 @@ pub(super) fn dumps(specs: &[MapSpec], blocks: &BTreeSet<u32>) -> Vec<Dump> {
         let Some(kind) = kind(spec).filter(|k| *k != Kind::ProgArray) else {
             continue;
         };
+        if kind == Kind::Ring {
+            out.push(Dump {
+                map: m,
+                bytes: spec.max_entries + 16,
+                base: 0,
+            });
+            continue;
+        }
         out.push(Dump {
             map: m,
             bytes: spec.max_entries * spec.value_size,
@@ -200,12 +269,14 @@ pub(super) fn dumps(specs: &[MapSpec], blocks: &BTreeSet<u32>) -> Vec<Dump> {
     out
 }
 
-/// Applies the dumps `read` (answers to [`dumps`], in order) to `maps`, so that it holds what the blocks hold.
+/// Applies the dumps `read` (answers to [`dumps`], in order) to `maps`, so that it holds what the blocks hold, and
+/// takes the rings' new records into `rings`.
 pub(super) fn store(
     maps: &mut Maps,
     blocks: &BTreeSet<u32>,
     cpu: usize,
     read: &[Vec<u8>],
+    rings: &mut Rings,
 ) -> Result<(), String> {
     let view = View {
         cpu,
@@ -225,6 +296,11 @@ pub(super) fn store(
             continue;
         };
         let (n, vsize) = (spec.max_entries as usize, spec.value_size as usize);
+        if kind == Kind::Ring {
+            let dump = take(&spec.name, n + 16)?;
+            rings.take(m, spec.max_entries, dump)?;
+            continue;
+        }
         let values = take(&spec.name, n * vsize)?.to_vec();
         let fail = |e: hwxdp_maps::MapError| e.to_string();
         let mut hardware: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
@@ -245,7 +321,7 @@ pub(super) fn store(
                     }
                 }
             }
-            Kind::ProgArray => {}
+            Kind::ProgArray | Kind::Ring => {}
             Kind::Cam => {
                 let ks = stride(&spec) as usize;
                 let keys = take(&spec.name, n * ks)?.to_vec();
@@ -335,7 +411,7 @@ mod tests {
         vals[4..8].copy_from_slice(&[1, 1, 1, 1]);
         vals[12..16].copy_from_slice(&[2, 2, 2, 2]);
         let read = vec![arr, vals, keys, vec![0], vec![1], vec![0], vec![1]];
-        store(&mut m, &blocks, 1, &read).expect("store");
+        store(&mut m, &blocks, 1, &read, &mut Rings::default()).expect("store");
         let arr = m.entries(0).expect("entries");
         assert_eq!(arr[1].1[16..28], [7; 12]);
         assert_eq!(arr[2].1[16], 1);
@@ -349,7 +425,7 @@ mod tests {
             ]
         );
         assert!(
-            store(&mut m, &blocks, 1, &read[..3]).is_err(),
+            store(&mut m, &blocks, 1, &read[..3], &mut Rings::default()).is_err(),
             "a dump missing"
         );
     }
@@ -385,5 +461,38 @@ mod tests {
         assert!(dumps(m.specs(), &blocks).is_empty(), "not read back");
         let err = load(&mut m, &blocks, 0, &[0]).expect_err("program 2 is not inlined");
         assert!(err.to_string().contains("slot 3 holds program 2"), "{err}");
+    }
+
+    #[test]
+    fn ring_records_are_read_from_the_consumer_to_the_producer_and_freed_next_load() {
+        // A 32-byte ring: a 5-byte record at position 24 wraps around the end, then a 3-byte one.
+        let size = 32u32;
+        let mut dump = vec![0u8; size as usize + 16];
+        let mut put = |pos: usize, bytes: &[u8]| {
+            for (i, b) in bytes.iter().enumerate() {
+                dump[(pos + i) % size as usize] = *b;
+            }
+        };
+        put(24, &[5, 0, 0, 0]);
+        put(32, b"hello");
+        put(40, &[3, 0, 0, 0]);
+        put(48, b"abc");
+        dump[32] = 56; // producer position
+        dump[40] = 24; // consumer position
+        let mut rings = Rings::default();
+        rings.take(4, size, &dump).expect("fits");
+        assert_eq!(rings.records[&4], vec![b"hello".to_vec(), b"abc".to_vec()]);
+        assert_eq!(
+            rings.frees(),
+            vec![HostWrite {
+                map: 4,
+                addr: 40,
+                data: 56,
+                mask: 0xff
+            }]
+        );
+        dump[32] = 23; // a producer behind the consumer
+        let err = rings.take(4, size, &dump).expect_err("bad positions");
+        assert!(err.contains("ring 4"), "{err}");
     }
 }

@@ -186,6 +186,10 @@ pub struct Op {
     pub pred: u32,
     /// Memory region.
     pub label: Label,
+    /// For a load, store or atomic through a map value pointer: the flattened instruction of the lookup that
+    /// returned it, when the analysis knows the one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer_lookup: Option<u32>,
     /// Registers read (never r10, which is a constant; never base registers of constant addresses).
     #[serde(serialize_with = "ser_regs")]
     pub reads: RegSet,

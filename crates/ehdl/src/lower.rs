@@ -17,6 +17,7 @@ use crate::flatten::Flat;
 use crate::ir::{ArgConst, Label, Op, OpKind, PredDef};
 use crate::EhdlError;
 use hwxdp_analysis::helpers::{helper, MemArg};
+use hwxdp_analysis::value::NO_LOOKUP;
 use hwxdp_analysis::{
     BlockId, ControlEquivalence, Def, DomTree, EdgeKind, FuncId, InsnId, Liveness, Patterns,
     ProgramCfg, ReachingDefs, RegSet, Regions, StackBytes, StackLiveness, Value,
@@ -107,6 +108,7 @@ struct Cand {
     kind: OpKind,
     text: String,
     label: Label,
+    pointer_lookup: Option<u32>,
     reads: RegSet,
     writes: RegSet,
     reaching: Vec<(u8, Vec<Def>)>,
@@ -301,11 +303,21 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
             .map(|r| (r, rdefs.reaching(id, r).unwrap_or(&[]).to_vec()))
             .collect();
         let needed = !matches!(kind, OpKind::Alu | OpKind::Load);
+        let pointer_lookup = match k {
+            InsnKind::Load { base, .. }
+            | InsnKind::Store { base, .. }
+            | InsnKind::Atomic { base, .. } => match reg(base) {
+                Value::MapValue { lookup, .. } if lookup != NO_LOOKUP => Some(lookup),
+                _ => None,
+            },
+            _ => None,
+        };
         cands.push(Cand {
             insn: i,
             kind,
             text,
             label,
+            pointer_lookup,
             reads,
             writes,
             reaching,
@@ -388,6 +400,7 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
             text: c.text,
             pred: pred_of_block(b),
             label: c.label,
+            pointer_lookup: c.pointer_lookup,
             reads: c.reads,
             writes: c.writes,
             frames,

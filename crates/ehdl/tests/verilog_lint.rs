@@ -214,3 +214,31 @@ fn a_store_through_a_value_pointer_gets_no_check_against_the_lookup() {
     let (_, figures) = generate(&p, &maps, "ehdl_t").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(figures.stall_checks, 1);
 }
+
+#[test]
+fn a_pointer_kept_across_a_replacing_update_is_refused() {
+    // Lookup (pointer in r9), update of the same key, store through r9: the kernel's update of a present key in a
+    // plain HASH map swaps in a new element, so the store would be lost there; the block updates in place.
+    let text = "r2 = 0\n*(u32 *)(r10 - 4) = r2\n*(u64 *)(r10 - 16) = r2\nr2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\n\
+                call 1\nr9 = r0\nr2 = r10\nr2 += -4\nr3 = r10\nr3 += -16\nld_pseudo r1, 1, 0\nr4 = 0\ncall 2\n\
+                if r9 == 0 goto out\nr1 = 7\n*(u64 *)(r9 + 0) = r1\nout: r0 = 2\nexit";
+    let generate_with = |text: &str, map_type: u32| {
+        let maps = [hwxdp_object::MapSpec::new("flows", map_type, 4, 8, 4)];
+        let p = common::pipeline_with_maps(text, &maps);
+        generate(&p, &maps, "ehdl_t").map(|_| ())
+    };
+    let err = generate_with(text, 1).expect_err("refused");
+    let msg = err.to_string();
+    println!("{msg}");
+    assert!(msg.contains("(*(u64 *)(r9 + 0) = "), "{msg}");
+    assert!(msg.contains("HASH map flows after `call 2"), "{msg}");
+    // BPF_NOEXIST never replaces, and a per-CPU map updates in place in the kernel too.
+    generate_with(&text.replace("r4 = 0\n", "r4 = 1\n"), 1).expect("NOEXIST generates");
+    generate_with(text, 5).expect("PERCPU_HASH generates");
+    // A store through a pointer from a lookup after the update is fine.
+    let relooked = text.replace(
+        "if r9 == 0 goto out",
+        "r2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\nr9 = r0\nif r9 == 0 goto out",
+    );
+    generate_with(&relooked, 1).expect("a fresh pointer generates");
+}

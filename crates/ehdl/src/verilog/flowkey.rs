@@ -4,6 +4,11 @@
 //! bytes each older packet in the window carries to its update; a younger packet then waits only for older packets
 //! of its own flow, as the eHDL paper's flush evaluation does for per-flow state.
 //!
+//! A load, store or atomic through a value pointer (early) meets a later update of the map the same way when the
+//! pointer came from one lookup and the program never deletes from the map: the pointer's slot holds the lookup's
+//! key, and an update writes that slot only for that key, so the check compares the lookup's key, as the access's
+//! stage still carries it, with the older packets' update keys.
+//!
 //! The same holds between an update of a HASH map (early) and an older packet's load, store or atomic through a
 //! value pointer of that map (late), when the program never deletes from the map: a pointer comes from a lookup that
 //! hit, and without deletes its slot keeps that key, so the update writes the older packet's value only if its key
@@ -87,6 +92,34 @@ fn deletes_from(p: &Pipeline, m: u32) -> bool {
 }
 
 impl Gen<'_> {
+    /// For a load, store or atomic `early` through a value pointer of a HASH map that one lookup returned: the map
+    /// and the lookup's key as the access's stage carries it, when that stage still holds the key bytes unchanged
+    /// and the program never deletes from the map (so the pointer's slot keeps that key; see the module comment).
+    fn pointer_key(&mut self, early: u32) -> Option<(u32, String)> {
+        let p = self.p;
+        let op = &p.ops[early as usize];
+        let Label::MapValue { map, .. } = op.label else {
+            return None;
+        };
+        let lookup = p.ops.iter().find(|o| Some(o.insn) == op.pointer_lookup)?;
+        let (m, k1) = keyed_call(lookup, &[1])?;
+        let ks = self.maps.get(m as usize)?.key_size as i64;
+        let rewritten = p
+            .ops
+            .iter()
+            .any(|o| (lookup.stage..op.stage).contains(&o.stage) && writes_stack(p, o, k1, ks));
+        if m != map || rewritten || deletes_from(p, m) {
+            return None;
+        }
+        let carried = self.bound_stack.get(op.stage as usize)?;
+        let key: Option<Vec<String>> = (0..ks)
+            .rev()
+            .map(|b| carried.get(&(k1 + b)).cloned())
+            .collect();
+        let key = self.read(&format!("{{{}}}", key?.join(", ")));
+        Some((m, key))
+    }
+
     /// For stall check `i` between a HASH update `early` and an older packet's load, store or atomic `late` through
     /// a value pointer of the same map (see the module comment): a wire that is 1 when the packet at boundary `j`
     /// accesses the value of the slot holding the younger packet's key, or `None` when the check cannot tell.
@@ -165,7 +198,10 @@ impl Gen<'_> {
         s: &mut String,
     ) -> Option<String> {
         let p = self.p;
-        let (m, _) = keyed_call(&p.ops[early as usize], &[1])?;
+        let (m, younger) = match keyed_call(&p.ops[early as usize], &[1]) {
+            Some((m, _)) => (m, self.early_keys.get(&early)?.clone()),
+            None => self.pointer_key(early)?,
+        };
         let (lm, k2) = keyed_call(&p.ops[late as usize], &[2, 3])?;
         let spec = self.maps.get(m as usize)?;
         if lm != m || !is_hash(spec) {
@@ -182,7 +218,6 @@ impl Gen<'_> {
         {
             rewrites.push(self.bound_preds.get(j as usize)?.get(&o.pred)?.clone());
         }
-        let younger = self.early_keys.get(&early)?.clone();
         let carried = self.bound_stack.get(j as usize)?;
         let older: Option<Vec<String>> = (0..ks)
             .rev()

@@ -42,6 +42,7 @@ mod head;
 mod helpers;
 mod lru;
 mod maps;
+mod replace;
 mod ringbuf;
 mod stage;
 mod tailcall;
@@ -179,6 +180,7 @@ pub fn generate(
         return Err(VerilogError::ModuleName(module.to_string()));
     }
     let arrays = maps::block_maps(p, maps);
+    replace::check(p, maps)?;
     let stalls = maps::check(p, maps, &arrays)?;
     let mut g = stage::Gen::new(p, maps, arrays, stalls);
     let body = g.stages()?;

@@ -4,7 +4,7 @@
 # Zipf-popular flows and over a single flow, beside the eHDL paper's appendix-A model for the same pipeline
 # (`hwxdp compile --target ehdl` writes it as <program>.hazards.json).
 # Usage: scripts/ehdl-flow-results.sh [PACKETS]   (run `make build examples` first; needs jq; HWXDP=path overrides
-# the binary, default target/release/hwxdp)
+# the binary, default target/release/hwxdp; PROGRAMS="nat katran_lb" measures only those)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packets=${1:-2000}
@@ -14,7 +14,7 @@ mkdir -p "$work"
 
 echo "| program | L | K (paper) | trace | packets per cycle | stall cycles per packet | Mpps @250 MHz | model: our stalls | model: paper's flush |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for p in ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewall rate_limiter nat katran_lb; do
+for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewall rate_limiter nat katran_lb}; do
   obj=build/examples/xdp/$p.o
   "$hwxdp" compile --target ehdl "$obj" -o "$work/compile" > /dev/null 2>&1 || { echo "| $p | refused by the generator | | | | | | | |"; continue; }
   model="$work/compile/$p.hazards.json"

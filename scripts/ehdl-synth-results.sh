@@ -6,7 +6,8 @@
 # Usage: scripts/ehdl-synth-results.sh [DATA_WIDTH_BITS]   (run `make build examples` first; needs jq)
 # HWXDP overrides the binary (default target/release/hwxdp), LIMIT the seconds per run (default 1200), PROGRAMS the
 # list ("object:program ..."). A run whose JSON is already in build/ehdl-synth/, or that hit the limit (recorded in
-# NAME-VARIANT-WIDTH.timeout, "timeout" in the table), is not repeated (FORCE=1 repeats it).
+# NAME-VARIANT-WIDTH.timeout, "timeout" in the table), is not repeated (FORCE=1 repeats it). TABLE_ONLY=1 prints
+# the table from the runs already there without starting any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 width=${1:-512}
@@ -16,10 +17,12 @@ work=build/ehdl-synth
 mkdir -p "$work"
 # Smallest first (pipeline stages and map bytes), so that a long run holds up as little as possible.
 programs=${PROGRAMS:-"tail_dispatch:tail_ipv6 ethertype_counter:ethertype_counter redirect_fwd:redirect_fwd \
-l2_acl:l2_acl tail_dispatch:tail_ipv4 rxq_counter:rxq_counter xdp1_drop:xdp1_drop xdp2_macswap:xdp2_macswap \
-router:router vlan_filter:vlan_filter"}
+tail_dispatch:tail_ipv4 tail_dispatch:tail_dispatch icmp_reply:icmp_reply l2_acl:l2_acl rxq_counter:rxq_counter \
+xdp1_drop:xdp1_drop xdp2_macswap:xdp2_macswap tunnel:tunnel katran_lb:katran_lb fib_forward:fib_forward \
+router:router rate_limiter:rate_limiter firewall:firewall vlan_filter:vlan_filter nat:nat"}
 
 for item in $programs; do
+  [ "${TABLE_ONLY:-0}" = 1 ] && break
   obj=build/examples/xdp/${item%%:*}.o
   p=${item#*:}
   for variant in pruned unpruned; do

@@ -1893,3 +1893,49 @@ fn a_value_read_waits_only_for_older_inserts_of_its_own_key() {
         "cycling keys took {c} cycles, back-to-back pairs {pr}"
     );
 }
+
+/// UPDATE_THEN_STORE with the store's pointer copied (`r2 = r9 + 0`) under a predicate that the update's result
+/// decides: the copy lands inside the check's window, where the older packets do not carry r2 yet.
+const UPDATE_THEN_COPIED_STORE: &str = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 28\n\
+    if r4 > r3 goto out\nr6 = r2\nr5 = *(u8 *)(r2 + 12)\n*(u32 *)(r10 - 4) = r5\nr7 = *(u64 *)(r2 + 14)\n\
+    *(u64 *)(r10 - 16) = r7\nr2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\nr9 = r0\nr2 = r10\nr2 += -4\n\
+    r3 = r10\nr3 += -16\nld_pseudo r1, 1, 0\nr4 = 0\ncall 2\nif r0 != 0 goto out\nif r9 == 0 goto miss\n\
+    r2 = r9\nr2 += 0\nr1 = *(u64 *)(r6 + 20)\n*(u64 *)(r2 + 0) = r1\nr0 = 3\nexit\nmiss: r0 = 2\nexit\n\
+    out: r0 = 1\nexit";
+
+#[test]
+fn a_store_through_a_pointer_copied_inside_the_window_is_compared_by_address() {
+    // The older packets' store address is r9 + 0 before they copy it into r2; the check compares that with the
+    // slot of the younger packet's key, so cycling keys never wait and back-to-back pairs do.
+    let obj = keyed_object(UPDATE_THEN_COPIED_STORE, 5, 32);
+    let p =
+        hwxdp_ehdl::compile(&obj.programs[0], &obj.maps, &Options::default()).expect("compiles");
+    let exe = model(&p, &obj.maps, "copied_store");
+    let base = keyed_packets(96, 0xc0b);
+    let keyed = |key: &dyn Fn(usize) -> u8| -> Vec<Vec<u8>> {
+        base.iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut p = p.clone();
+                p[12] = key(i);
+                p
+            })
+            .collect()
+    };
+    let cycling = keyed(&|i| (i % 24) as u8);
+    let pairs = keyed(&|i| ((i / 2) % 24) as u8);
+    let verdicts = keyed_map_agrees(&obj, &cycling, "copied_store");
+    assert_eq!(
+        verdicts.iter().filter(|&&v| v == 3).count(),
+        72,
+        "{verdicts:?}"
+    );
+    keyed_map_agrees(&obj, &pairs, "copied_store");
+    let cycles = |pkts: &[Vec<u8>]| run(&exe, pkts, &Host::default(), 0, 0, 1).cycles;
+    let (c, pr) = (cycles(&cycling), cycles(&pairs));
+    println!("copied_store: cycling {c} cycles, pairs {pr}");
+    assert!(
+        c + 30 < pr,
+        "cycling keys took {c} cycles, back-to-back pairs {pr}"
+    );
+}

@@ -145,7 +145,8 @@ impl Gen<'_> {
             | hwxdp_ebpf::InsnKind::Atomic { base, off, .. } => (base, off),
             _ => return None,
         };
-        let reg = self.bound_regs.get(j as usize)?.get(&base)?.clone();
+        let (reg, derived) = self.late_base(base, j, late_op.stage)?;
+        let off = off as i64 + derived;
         let (sw, vs) = (slot_width(spec.max_entries), spec.value_size);
         if !self.probes.contains_key(&early) {
             let key = self.early_keys.get(&early)?.clone();
@@ -172,7 +173,7 @@ impl Gen<'_> {
             s,
             "  assign {d} = {} + {} - {{{}'d0, {slot}}} * 64'd{vs};",
             self.read(&reg),
-            hex64(off as i64 as u64),
+            hex64(off as u64),
             64 - sw
         );
         let w = format!("stall{i}_slot{j}");

@@ -36,6 +36,7 @@
 
 mod adjust;
 mod csum;
+mod derived;
 mod fib;
 mod flowkey;
 mod head;

@@ -1241,11 +1241,7 @@ impl<'a> Gen<'a> {
             for j in e + 1..l {
                 let v = self.read(&format!("b{j}_v_q"));
                 let late_reg = late_addr.and_then(|(base, off)| {
-                    self.bound_regs
-                        .get(j as usize)
-                        .and_then(|r| r.get(&base))
-                        .cloned()
-                        .map(|r| (r, off))
+                    self.late_base(base, j, l).map(|(r, c)| (r, off as i64 + c))
                 });
                 match late_reg {
                     Some((r, off)) => {
@@ -1253,11 +1249,8 @@ impl<'a> Gen<'a> {
                         let d = format!("stall{i}_d{j}");
                         self.declare(&d, 64);
                         let r = self.read(&r);
-                        let _ = writeln!(
-                            s,
-                            "  assign {d} = {ptr} - ({r} + {});",
-                            hex64(off as i64 as u64)
-                        );
+                        let _ =
+                            writeln!(s, "  assign {d} = {ptr} - ({r} + {});", hex64(off as u64));
                         self.read(&ptr);
                         terms.push(format!("({v} & (({d} + 64'd7) < 64'd15))"));
                         self.read(&d);

@@ -4,7 +4,8 @@
 # Zipf-popular flows and over a single flow, beside the eHDL paper's appendix-A model for the same pipeline
 # (`hwxdp compile --target ehdl` writes it as <program>.hazards.json).
 # Usage: scripts/ehdl-flow-results.sh [PACKETS]   (run `make build examples` first; needs jq; HWXDP=path overrides
-# the binary, default target/release/hwxdp; PROGRAMS="nat katran_lb" measures only those)
+# the binary, default target/release/hwxdp; PROGRAMS="nat katran_lb" measures only those; HAZARDS=flush runs the
+# pipelines with flush evaluation and replay, and the sixth column counts flushes per packet instead)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packets=${1:-2000}
@@ -12,7 +13,9 @@ hwxdp=${HWXDP:-target/release/hwxdp}
 work=build/ehdl-flow-results
 mkdir -p "$work"
 
-echo "| program | L | K (paper) | trace | packets per cycle | stall cycles per packet | Mpps @250 MHz | model: our stalls | model: paper's flush |"
+hazards=${HAZARDS:-stall}
+if [ "$hazards" = flush ]; then per="flushes per packet"; else per="stall cycles per packet"; fi
+echo "| program | L | K (paper) | trace | packets per cycle | $per | Mpps @250 MHz | model: our stalls | model: paper's flush |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewall rate_limiter nat katran_lb}; do
   obj=build/examples/xdp/$p.o
@@ -25,12 +28,14 @@ for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewa
     "$hwxdp" gen "$obj" --flows "$flows" -n "$packets" --max-frame-bytes 64 -o "$dir" > /dev/null
     maps=()
     [ -f "$dir/maps.json" ] && maps=(--maps "$dir/maps.json")
-    "$hwxdp" run "$obj" --backend ehdl-rtl --pcap "$dir/trace.pcap" "${maps[@]}" -o "$dir/run" > /dev/null
+    "$hwxdp" run "$obj" --backend ehdl-rtl --hazards "$hazards" --pcap "$dir/trace.pcap" "${maps[@]}" -o "$dir/run" \
+      > /dev/null
     case_key=$([ $trace = zipf ] && echo zipf || echo single_flow)
     label=$([ $trace = zipf ] && echo "50k Zipf flows" || echo "1 flow")
-    jq -r --slurpfile m "$model" --arg p "$p" --arg tr "$label" --arg k "$case_key" '
+    jq -r --slurpfile m "$model" --arg p "$p" --arg tr "$label" --arg k "$case_key" --arg hz "$hazards" '
       .ehdl as $e | $m[0] as $h | $h[$k] as $c |
-      "| \($p) | \($h.hazard_distance) | \($h.paper_flushed_stages) | \($tr) | \($e.packets_per_cycle * 1000 | round / 1000) | \(($e.stall_cycles / .packets) * 100 | round / 100) | \($e.packets_per_cycle * 250 | round) | \($c.stall_mpps | round) Mpps | \($c.flush_mpps | round) Mpps |"' \
+      (if $hz == "flush" then $e.flushes else $e.stall_cycles end) as $per |
+      "| \($p) | \($h.hazard_distance) | \($h.paper_flushed_stages) | \($tr) | \($e.packets_per_cycle * 1000 | round / 1000) | \(($per / .packets) * 100 | round / 100) | \($e.packets_per_cycle * 250 | round) | \($c.stall_mpps | round) Mpps | \($c.flush_mpps | round) Mpps |"' \
       "$dir/run/stats.json"
   done
 done

@@ -13,7 +13,8 @@
 // then "cycles C latency L beats B": C clock cycles from the first beat accepted to the last beat out, L cycles from
 // the first beat accepted to the first beat out; with REPORT 1 the line goes on with " stalls S": S cycles in which a
 // beat was offered, the output was not back-pressured and s_axis_tready was low, i.e. the pipeline's stall checks
-// (map hazards) held the input. Exit status 2 on malformed input, 3 when the pipeline stops producing packets, 4 when
+// (map hazards) held the input, then " flushes F": F cycles in which flush_o was high (a flush evaluation block
+// dropped the packets younger than a writer, to be fed again). Exit status 2 on malformed input, 3 when the pipeline stops producing packets, 4 when
 // tuser changes inside a packet.
 
 #include <cstdint>
@@ -175,7 +176,7 @@ int main(int argc, char** argv) {
     uint64_t out_dest = 0;
     size_t done = 0;
     long long cycle = 0, first_in = -1, first_out = -1, last_out = -1, idle = 0;
-    unsigned long long beats = 0, stalls = 0;
+    unsigned long long beats = 0, stalls = 0, flushes = 0;
     while (done < expected) {
         if (!offering && !packets.empty() && percent() >= gap) offering = true;
         for (size_t w = 0; w < words; ++w) top->s_axis_tdata_i[w] = 0;
@@ -209,6 +210,7 @@ int main(int argc, char** argv) {
         top->m_axis_tready_i = percent() >= stall;
         top->eval();
         if (offering && top->m_axis_tready_i && !top->s_axis_tready_o) ++stalls;
+        if (top->flush_o) ++flushes;
         if (offering && top->s_axis_tready_o) {
             if (first_in < 0) first_in = cycle;
             ++beats;
@@ -263,7 +265,7 @@ int main(int argc, char** argv) {
         std::printf("\n");
     }
     std::printf("cycles %lld latency %lld beats %llu", last_out - first_in + 1, first_out - first_in, beats);
-    if (report == 1) std::printf(" stalls %llu", stalls);
+    if (report == 1) std::printf(" stalls %llu flushes %llu", stalls, flushes);
     std::printf("\n");
     top->final();
     return 0;

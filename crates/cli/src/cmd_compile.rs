@@ -33,6 +33,10 @@ pub struct Args {
     /// baseline).
     #[arg(long = "no-prune")]
     no_prune: bool,
+    /// eHDL: map hazards handled by `stall` checks or by `flush` evaluation and replay (the eHDL paper's design;
+    /// refused for programs with map writes before the flush stage).
+    #[arg(long, value_enum, default_value = "stall")]
+    hazards: crate::under_test::HazardsArg,
 }
 
 /// Compile options from `--lanes` and `--disable`.
@@ -129,6 +133,7 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
     let options = hwxdp_ehdl::Options {
         data_width: args.data_width,
         prune: !args.no_prune,
+        hazards: args.hazards.into(),
         ..hwxdp_ehdl::Options::default()
     };
     let pipeline = hwxdp_ehdl::compile_object(program, &spec.programs, &spec.maps, &options)
@@ -164,7 +169,7 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
     // The Verilog module, when the generator has templates for every op; otherwise the diagrams stand alone and the
     // reason (the instruction and what is missing) goes to stderr.
     let module = hwxdp_ehdl::verilog::module_name(name);
-    match hwxdp_ehdl::verilog::generate(&pipeline, &spec.maps, &module) {
+    match hwxdp_ehdl::verilog::generate_with(&pipeline, &spec.maps, &module, options.hazards) {
         Ok((text, f)) => {
             let path = args.out.join(format!("{module}.sv"));
             write(&path, text.as_bytes())?;

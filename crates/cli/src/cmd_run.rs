@@ -64,6 +64,10 @@ struct EhdlStats {
     /// Cycles the stall checks (map hazards between packets in flight) held the input.
     stall_cycles: u64,
     stall_checks: usize,
+    /// With `--hazards flush`: the flushes (cycles a flush evaluation block dropped younger packets to replay them)
+    /// and the checks the blocks watch.
+    flushes: u64,
+    flush_checks: usize,
     /// The largest read-to-write distance of a stall check, in stages (the paper's `L`).
     hazard_distance: u32,
     /// The earliest stage of a stall check's first access (the paper's `K` is this plus 4).
@@ -85,6 +89,8 @@ impl EhdlStats {
             beats: t.beats,
             stall_cycles: t.stall_cycles,
             stall_checks: f.stall_checks,
+            flushes: t.flushes,
+            flush_checks: f.flush_checks,
             hazard_distance: f.hazard_distance,
             hazard_stage: f.hazard_stage,
             state_flops: f.state_flops,
@@ -407,9 +413,14 @@ fn print_summary(stats: &Stats, out: &std::path::Path) {
     if let Some(e) = &stats.ehdl {
         println!(
             "{}: {} stages at {} bits, latency {} cycles; {:.3} packets per cycle ({} packets in {} cycles), {} stall cycles \
-             ({} stall checks)",
+             ({} stall checks){}",
             e.backend, e.stages, e.data_width, e.latency_cycles, e.packets_per_cycle, stats.packets, e.cycles,
-            e.stall_cycles, e.stall_checks
+            e.stall_cycles, e.stall_checks,
+            if e.flush_checks > 0 {
+                format!(", {} flushes ({} flush checks)", e.flushes, e.flush_checks)
+            } else {
+                String::new()
+            }
         );
     }
     for f in &stats.first_faults {

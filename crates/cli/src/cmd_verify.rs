@@ -323,6 +323,7 @@ mod tests {
             vcd: None,
             vcd_packets: 0..1,
             data_width: None,
+            hazards: None,
         };
         backend
             .core(&program, spec, &Config::default())

@@ -40,6 +40,29 @@ pub struct BackendArgs {
     /// With `--backend ehdl-rtl`: the pipeline's data width in bits (128 to 512, a multiple of 64) [default: 512].
     #[arg(long)]
     pub data_width: Option<u32>,
+    /// With `--backend ehdl-rtl`: how the pipeline keeps map accesses of packets in flight in order: `stall` (a
+    /// packet waits while an older one may conflict) or `flush` (the eHDL paper's flush evaluation and replay;
+    /// programs with map writes before the flush stage are refused) [default: stall].
+    #[arg(long, value_enum)]
+    pub hazards: Option<HazardsArg>,
+}
+
+/// `--hazards`: the eHDL pipeline's handling of map hazards.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HazardsArg {
+    /// Stall checks.
+    Stall,
+    /// Flush evaluation and replay.
+    Flush,
+}
+
+impl From<HazardsArg> for hwxdp_ehdl::verilog::Hazards {
+    fn from(h: HazardsArg) -> Self {
+        match h {
+            HazardsArg::Stall => hwxdp_ehdl::verilog::Hazards::Stall,
+            HazardsArg::Flush => hwxdp_ehdl::verilog::Hazards::Flush,
+        }
+    }
 }
 
 impl BackendArgs {
@@ -58,6 +81,9 @@ impl BackendArgs {
         if self.data_width.is_some() && self.backend != "ehdl-rtl" {
             bail!("--data-width sets the eHDL pipeline's bus: it needs --backend ehdl-rtl");
         }
+        if self.hazards.is_some() && self.backend != "ehdl-rtl" {
+            bail!("--hazards chooses the eHDL pipeline's hazard handling: it needs --backend ehdl-rtl");
+        }
         if self.backend == "interp" {
             return Ok(None);
         }
@@ -66,6 +92,7 @@ impl BackendArgs {
         if self.backend == "ehdl-rtl" {
             let options = hwxdp_ehdl::Options {
                 data_width: self.data_width.unwrap_or(512),
+                hazards: self.hazards.map(Into::into).unwrap_or_default(),
                 ..hwxdp_ehdl::Options::default()
             };
             let rtl = EhdlRtl::new(

@@ -185,6 +185,38 @@ mod run_matches_interp {
     with_examples!(ehdl_tests);
 }
 
+/// `--hazards flush`: xdp1_drop's pipeline with a flush evaluation block and replay instead of its stall check,
+/// byte-identical to the reference machine on its trace and on the single-flow trace, where back-to-back packets of
+/// one protocol read the counter an older one then writes and are flushed; and the option needs the backend.
+#[test]
+fn flush_and_replay_matches_interp_and_flushes_on_one_flow() {
+    let (obj, dir, mut trace) = workload_n("xdp1_drop", "ehdl-rtl-flush", TRACE_PACKETS);
+    let flush = ["--hazards", "flush"];
+    let stats = differential(&obj, &dir, "trace", &trace, &flush)
+        .unwrap_or_else(|why| panic!("xdp1_drop with --hazards flush, its trace: {why}"));
+    assert_eq!(stats["ehdl"]["flush_checks"], 1, "{stats}");
+    adversarial_trace(&obj, &dir);
+    trace[1] = format!("{dir}/flow.pcap");
+    let stats = differential(&obj, &dir, "flow", &trace, &flush)
+        .unwrap_or_else(|why| panic!("xdp1_drop with --hazards flush, one flow: {why}"));
+    let e = &stats["ehdl"];
+    assert!(
+        e["flushes"].as_u64().unwrap_or(0) > 50,
+        "few flushes:\n{stats}"
+    );
+    assert_eq!(e["stall_checks"], 0, "{stats}");
+    let mut args = vec!["run", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    let out = format!("{dir}/interp-flush");
+    args.extend(["-o", out.as_str(), "--hazards", "flush"]);
+    let r = hwxdp(&args);
+    assert!(
+        !r.ok && r.stderr.contains("--hazards") && r.stderr.contains("--backend ehdl-rtl"),
+        "{}",
+        r.all
+    );
+}
+
 /// A program the generator has no template for (here `bpf_get_prandom_u32`) is refused before any simulation, with
 /// the generator's error naming the program and the instruction on one line.
 #[test]

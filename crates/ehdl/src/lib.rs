@@ -47,6 +47,8 @@ pub struct Options {
     /// boundary carries r0-r9 and all 512 stack bytes, the paper's baseline for its resource comparison (r10 is the
     /// stack's constant base either way).
     pub prune: bool,
+    /// How the Verilog keeps the map accesses of packets in flight in order: stall checks or flush and replay.
+    pub hazards: verilog::Hazards,
 }
 
 impl Default for Options {
@@ -55,6 +57,7 @@ impl Default for Options {
             data_width: 512,
             max_insns: 16384,
             prune: true,
+            hazards: verilog::Hazards::Stall,
         }
     }
 }

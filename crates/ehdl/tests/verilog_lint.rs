@@ -3,7 +3,9 @@
 
 mod common;
 
-use hwxdp_ehdl::verilog::{generate, module_name, VerilogError, PRIMITIVES};
+use hwxdp_ehdl::verilog::{
+    generate, generate_with, module_name, Hazards, VerilogError, PRIMITIVES,
+};
 use hwxdp_ehdl::Options;
 use std::path::PathBuf;
 
@@ -241,4 +243,56 @@ fn a_pointer_kept_across_a_replacing_update_is_refused() {
         "r2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\nr9 = r0\nif r9 == 0 goto out",
     );
     generate_with(&relooked, 1).expect("a fresh pointer generates");
+}
+
+#[test]
+fn flush_and_replay_lints_and_refuses_programs_a_replay_would_repeat() {
+    // xdp1_drop's counter (a load and a store two stages apart, nothing written before) gets a flush evaluation
+    // block and an input buffer, and lints clean.
+    let object = |name: &str| {
+        let obj = common::example_object(name);
+        let p = hwxdp_ehdl::compile(&obj.programs[0], &obj.maps, &Options::default())
+            .expect("compiles");
+        (obj, p)
+    };
+    let (obj, p) = object("xdp1_drop");
+    let (text, figures) = generate_with(&p, &obj.maps, "ehdl_x1_flush", Hazards::Flush)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((figures.flush_checks, figures.stall_checks), (1, 0));
+    assert!(
+        text.contains("ehdl_replay") && text.contains("assign flush = adv"),
+        "no flush logic"
+    );
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ehdl-lint-flush");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("ehdl_x1_flush.sv");
+    std::fs::write(&file, text).expect("write module");
+    let mut sources: Vec<PathBuf> = PRIMITIVES
+        .iter()
+        .map(|f| common::root().join("rtl/ehdl").join(f))
+        .collect();
+    sources.push(file);
+    hwxdp_rtlsim::lint(&sources, "ehdl_x1_flush").unwrap_or_else(|e| panic!("{e}"));
+    // ethertype_counter's insert comes before its counter's atomic: a replay would insert again.
+    let (obj, p) = object("ethertype_counter");
+    let err = generate_with(&p, &obj.maps, "ehdl_t", Hazards::Flush).expect_err("refused");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("flush and replay (--hazards flush)") && msg.contains("call 2"),
+        "{msg}"
+    );
+    // A counter bumped with an atomic before the load-add-store of another: the atomic would be repeated.
+    let maps = [hwxdp_object::MapSpec::new("cnt", 2, 4, 16, 4)];
+    let text = "r2 = 0\n*(u32 *)(r10 - 4) = r2\nr2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\n\
+                if r0 == 0 goto out\nr1 = 1\nlock *(u64 *)(r0 + 8) += r1\nr1 = *(u64 *)(r0 + 0)\nr1 += 1\n\
+                r1 *= 3\n*(u64 *)(r0 + 0) = r1\nout: r0 = 2\nexit";
+    let p = common::pipeline_with_maps(text, &maps);
+    let msg = generate_with(&p, &maps, "ehdl_t", Hazards::Flush)
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        msg.contains("lock *(u64 *)(r0 + 8) += r1") && msg.contains("would repeat it"),
+        "{msg}"
+    );
+    generate(&p, &maps, "ehdl_t").expect("stall checks take it");
 }

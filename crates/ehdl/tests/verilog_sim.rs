@@ -4,7 +4,7 @@
 
 mod common;
 
-use hwxdp_ehdl::verilog::{generate, PRIMITIVES};
+use hwxdp_ehdl::verilog::{generate, generate_with, Hazards, PRIMITIVES};
 use hwxdp_ehdl::{Options, Pipeline};
 use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_rtlsim::{build, BuildSpec};
@@ -22,12 +22,19 @@ struct Run {
     cycles: u64,
     latency: u64,
     beats: u64,
+    /// Cycles a flush evaluation block flushed (flush and replay only).
+    flushes: u64,
 }
 
 /// Builds (or reuses) the Verilator model of `p` under the fixed top name `ehdl_pipe`.
 fn model(p: &Pipeline, maps: &[MapSpec], tag: &str) -> PathBuf {
+    model_with(p, maps, tag, Hazards::Stall)
+}
+
+/// [`model`] with the hazard handling `hazards`.
+fn model_with(p: &Pipeline, maps: &[MapSpec], tag: &str, hazards: Hazards) -> PathBuf {
     let root = common::root();
-    let (text, _) = generate(p, maps, "ehdl_pipe").unwrap_or_else(|e| panic!("{e}"));
+    let (text, _) = generate_with(p, maps, "ehdl_pipe", hazards).unwrap_or_else(|e| panic!("{e}"));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ehdl-pipe-{tag}"));
     std::fs::create_dir_all(dir.join("ehdl")).expect("temp dir");
     let target = match std::env::var_os("CARGO_TARGET_DIR") {
@@ -106,7 +113,7 @@ impl Host {
 }
 
 fn run(exe: &PathBuf, packets: &[Vec<u8>], host: &Host, gap: u32, stall: u32, seed: u64) -> Run {
-    let mut input = format!("cfg {gap} {stall} {seed}\n");
+    let mut input = format!("cfg {gap} {stall} {seed} 1\n");
     for (m, a, d, k) in &host.writes {
         input += &format!("w {m:x} {a:x} {d:x} {k:x}\n");
     }
@@ -150,6 +157,7 @@ fn run_input(exe: &PathBuf, input: String) -> Run {
         cycles: 0,
         latency: 0,
         beats: 0,
+        flushes: 0,
     };
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -169,10 +177,13 @@ fn run_input(exe: &PathBuf, input: String) -> Run {
                     .map(|i| u8::from_str_radix(&b[2 * i..2 * i + 2], 16).expect("byte"))
                     .collect(),
             )),
-            ["cycles", c, "latency", l, "beats", b] => {
+            ["cycles", c, "latency", l, "beats", b, rest @ ..] => {
                 r.cycles = c.parse().expect("cycles");
                 r.latency = l.parse().expect("latency");
                 r.beats = b.parse().expect("beats");
+                if let ["stalls", _, "flushes", f] = rest {
+                    r.flushes = f.parse().expect("flushes");
+                }
             }
             _ => panic!("unexpected model output {line:?}"),
         }
@@ -750,7 +761,7 @@ fn run_dumps(
     stall: u32,
     seed: u64,
 ) -> Run {
-    let mut input = format!("cfg {gap} {stall} {seed}\n");
+    let mut input = format!("cfg {gap} {stall} {seed} 1\n");
     for (m, n, base) in dumps {
         input += &format!("m {m:x} {n:x} {base:x}\n");
     }
@@ -1414,7 +1425,7 @@ fn run_timed(
     stall: u32,
     seed: u64,
 ) -> Run {
-    let mut input = format!("cfg {gap} {stall} {seed}\n");
+    let mut input = format!("cfg {gap} {stall} {seed} 1\n");
     for (m, a, d, k) in &host.writes {
         input += &format!("w {m:x} {a:x} {d:x} {k:x}\n");
     }
@@ -1880,4 +1891,105 @@ fn a_store_through_a_pointer_copied_inside_the_window_is_compared_by_address() {
         c + 30 < pr,
         "cycling keys took {c} cycles, back-to-back pairs {pr}"
     );
+}
+
+/// Four u64 counters in an ARRAY map, byte 12 & 3 picking one: `load; add; store` (the paper's per-flow RAW hazard
+/// between a read and a write two stages later), the verdict the new count's parity (XDP_PASS or XDP_TX).
+const COUNTER_RMW: &str = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 14\nif r4 > r3 goto out\n\
+    r5 = *(u8 *)(r2 + 12)\nr5 &= 3\n*(u32 *)(r10 - 4) = r5\nr2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\n\
+    if r0 == 0 goto out\nr1 = *(u64 *)(r0 + 0)\nr1 += 1\n*(u64 *)(r0 + 0) = r1\nr0 = r1\nr0 &= 1\nr0 += 2\n\
+    exit\nout: r0 = 1\nexit";
+
+#[test]
+fn flush_and_replay_keeps_every_counter_update_and_flushes_only_on_a_hazard() {
+    // With --hazards flush no packet waits: a packet that read a counter an older packet then writes is dropped
+    // from the pipeline and fed again from the input buffer. Back to back on one counter, every packet but the
+    // first is flushed once; counters in turn never meet inside the window. At 128 bits, packets of one to five
+    // beats, with input gaps and output stalls, the flushed frames of several beats must come back whole.
+    let insns = hwxdp_ebpf::assemble(COUNTER_RMW).expect("assembles");
+    let obj = ObjectSpec {
+        programs: vec![ProgramSpec::standalone("t", "xdp", insns)],
+        maps: vec![MapSpec::new("cnt", 2, 4, 8, 4)],
+        license: "GPL".into(),
+    };
+    let program = &obj.programs[0];
+    let host = Host {
+        dumps: vec![(0, 32)],
+        ..Host::default()
+    };
+    let packet = |key: u8, len: usize| {
+        let mut p: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+        p[12] = key;
+        p
+    };
+    let check = |exe: &PathBuf, pkts: &[Vec<u8>], gap: u32, stall: u32, what: &str| -> Run {
+        let got = run(exe, pkts, &host, gap, stall, 3);
+        let (want, mut machine, _) = reference(&obj, program, pkts, &Host::default());
+        assert_eq!(got.packets.len(), want.len(), "{what}: packets out");
+        for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
+            assert_eq!((g.0, hex(&g.1)), (w.0, hex(&w.1)), "{what}: packet {i}");
+        }
+        use hwxdp_maps::MapStore as _;
+        let counters: Vec<u8> = machine
+            .maps_mut()
+            .entries(0)
+            .expect("entries")
+            .into_iter()
+            .flat_map(|(_, v)| v)
+            .collect();
+        assert_eq!(got.maps[0].1, counters, "{what}: counters after the run");
+        got
+    };
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
+    let (_, figures) =
+        generate_with(&p, &obj.maps, "ehdl_pipe", Hazards::Flush).expect("generates");
+    assert_eq!((figures.flush_checks, figures.stall_checks), (1, 0));
+    let exe = model_with(&p, &obj.maps, "flush_rmw", Hazards::Flush);
+    let same: Vec<Vec<u8>> = (0..200).map(|_| packet(1, 64)).collect();
+    let turns: Vec<Vec<u8>> = (0..200).map(|i| packet(i as u8, 64)).collect();
+    let one = check(&exe, &same, 0, 0, "one counter");
+    let four = check(&exe, &turns, 0, 0, "four counters in turn");
+    println!(
+        "flush_rmw: {} stages; one counter: {} cycles, {} flushes; four in turn: {} cycles, {} flushes",
+        p.stages.len(),
+        one.cycles,
+        one.flushes,
+        four.cycles,
+        four.flushes
+    );
+    assert_eq!(
+        one.flushes, 199,
+        "every packet after the first read a stale counter once"
+    );
+    assert_eq!(four.flushes, 0, "counters in turn never meet");
+    assert_eq!(
+        four.cycles,
+        200 + four.latency,
+        "one packet per clock without hazards"
+    );
+    let narrow = Options {
+        data_width: 128,
+        ..Options::default()
+    };
+    let p = hwxdp_ehdl::compile(program, &obj.maps, &narrow).expect("compiles");
+    let exe = model_with(&p, &obj.maps, "flush_rmw_128", Hazards::Flush);
+    let mut rng = 0x9e37u64;
+    let mixed: Vec<Vec<u8>> = (0..300)
+        .map(|_| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            packet((rng % 3) as u8, 14 + (rng >> 8) as usize % 66)
+        })
+        .collect();
+    for (gap, stall) in [(0, 0), (20, 0), (0, 30), (25, 25)] {
+        let r = check(
+            &exe,
+            &mixed,
+            gap,
+            stall,
+            &format!("128 bits, gap {gap}% stall {stall}%"),
+        );
+        assert!(r.flushes > 0, "gap {gap}% stall {stall}%: no flush");
+    }
 }

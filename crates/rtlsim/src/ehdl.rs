@@ -29,7 +29,7 @@ pub use routes::{fib_block, fib_table_writes, FibWrite};
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
 
-use hwxdp_ehdl::verilog::{generate, Figures};
+use hwxdp_ehdl::verilog::{generate_with, Figures};
 use hwxdp_ehdl::{OpKind, Options, Pipeline};
 use hwxdp_maps::{Entries, MapError, MapStore, Maps};
 use hwxdp_object::{MapSpec, ObjectSpec};
@@ -75,6 +75,8 @@ pub struct Batch {
     pub beats: u64,
     /// Cycles in which the input was held by a stall check (a beat offered, the output free, `s_axis_tready` low).
     pub stall_cycles: u64,
+    /// Flushes (with `Hazards::Flush`): cycles in which a flush evaluation block dropped younger packets.
+    pub flushes: u64,
 }
 
 /// Figures summed over the batches run so far.
@@ -90,6 +92,8 @@ pub struct Totals {
     pub beats: u64,
     /// Stall cycles.
     pub stall_cycles: u64,
+    /// Flushes.
+    pub flushes: u64,
     /// The first batch's latency (first beat in to first beat out), 0 before any batch.
     pub latency: u64,
 }
@@ -149,7 +153,7 @@ impl EhdlRtl {
             return Err(EhdlRtlError::DataWidth(dw));
         }
         let pipeline = hwxdp_ehdl::compile_object(chosen, &spec.programs, &spec.maps, options)?;
-        let (text, figures) = generate(&pipeline, &spec.maps, TOP)?;
+        let (text, figures) = generate_with(&pipeline, &spec.maps, TOP, options.hazards)?;
         let mut maps = Maps::new(&spec.maps, config.possible_cpus)?;
         maps.set_cpu(config.cpu);
         let fib = if calls_fib(&pipeline) {
@@ -288,6 +292,7 @@ impl EhdlRtl {
         t.cycles += printed.cycles;
         t.beats += printed.beats;
         t.stall_cycles += printed.stalls;
+        t.flushes += printed.flushes;
         Ok(Batch {
             packets: printed
                 .packets
@@ -302,6 +307,7 @@ impl EhdlRtl {
             latency: printed.latency,
             beats: printed.beats,
             stall_cycles: printed.stalls,
+            flushes: printed.flushes,
         })
     }
 

@@ -2166,3 +2166,89 @@ fn head_realign_emits_the_moved_packet_in_aligned_beats() {
         at += 3 + fb + 74 + 8 * fb;
     }
 }
+
+#[test]
+fn replay_buffer_offers_beats_in_order_and_again_after_a_rewind() {
+    // ehdl_replay at 64 data bits, an 8-bit sideband and 8 entries: random input, takes, commits of taken beats and
+    // rewinds over taken, uncommitted ones (as a flush does), against a model of the three positions.
+    let mut w = Wrapper::default();
+    w.input("sv", 1);
+    w.input("sdata", 64);
+    w.input("slast", 1);
+    w.input("suser", 8);
+    w.input("take", 1);
+    w.input("commit", 1);
+    w.input("rewind", 1);
+    w.input("n", 4);
+    w.body += "  logic ready, valid, last_o;\n  logic [63:0] data_o;\n  logic [7:0] keep_o, user_o;\n  \
+               ehdl_replay #(.DW(64), .UW(8), .DEPTH(8), .PW(4)) u_r (.clk_i(clk_i), .rst_ni(rst_ni), \
+               .s_valid_i(sv[0]), .s_data_i(sdata), .s_keep_i(sdata[7:0]), .s_last_i(slast[0]), .s_user_i(suser), \
+               .s_ready_o(ready), .valid_o(valid), .data_o(data_o), .keep_o(keep_o), .last_o(last_o), \
+               .user_o(user_o), .take_i(take[0]), .commit_i(commit[0]), .rewind_i(rewind[0]), .rewind_n_i(n));\n";
+    for (e, wd) in [
+        ("ready", 1),
+        ("valid", 1),
+        ("data_o", 64),
+        ("keep_o", 8),
+        ("last_o", 1),
+        ("user_o", 8),
+    ] {
+        w.output(e.into(), wd);
+    }
+    let mut rng = Rng(0x5e91);
+    let mut beats: Vec<(u64, u64, u64)> = Vec::new(); // (data, last, user) by position
+    let (mut wr, mut rd, mut base) = (0u64, 0u64, 0u64);
+    let (mut vectors, mut expected) = (Vec::new(), Vec::new());
+    let (mut rewinds, mut again) = (0, 0);
+    for _ in 0..3000 {
+        let sv = rng.below(3) != 0;
+        let (data, last, user) = (rng.next(), rng.below(2), rng.below(256));
+        let ready = wr - base < 8;
+        let valid = rd < wr;
+        expected.push((ready, valid.then(|| beats[rd as usize])));
+        let rewind = rd > base && rng.below(8) == 0;
+        let n = if rewind { 1 + rng.below(rd - base) } else { 0 };
+        let take = !rewind && rng.below(4) != 0;
+        let after = if rewind {
+            rd - n
+        } else if take && valid {
+            rd + 1
+        } else {
+            rd
+        };
+        let commit = base < after && rng.below(3) == 0;
+        let mut v = Bits::default();
+        v.push(1, sv as u64);
+        v.push(64, data);
+        v.push(1, last);
+        v.push(8, user);
+        v.push(1, take as u64);
+        v.push(1, commit as u64);
+        v.push(1, rewind as u64);
+        v.push(4, n);
+        vectors.push(v);
+        rewinds += rewind as usize;
+        again += n as usize;
+        rd = after;
+        base += commit as u64;
+        if sv && ready {
+            beats.push((data, last, user));
+            wr += 1;
+        }
+    }
+    let out = w.run("replay", &vectors);
+    for (i, ((ready, head), got)) in expected.iter().zip(&out).enumerate() {
+        assert_eq!(got.get(0, 1) == 1, *ready, "cycle {i}: s_ready");
+        assert_eq!(got.get(1, 1) == 1, head.is_some(), "cycle {i}: valid");
+        if let Some((data, last, user)) = head {
+            assert_eq!(got.get(2, 64), *data, "cycle {i}: data");
+            assert_eq!(got.get(66, 8), data & 0xff, "cycle {i}: keep");
+            assert_eq!(got.get(74, 1), *last, "cycle {i}: last");
+            assert_eq!(got.get(75, 8), *user, "cycle {i}: user");
+        }
+    }
+    assert!(
+        rewinds > 100 && again > 200,
+        "{rewinds} rewinds over {again} beats"
+    );
+}

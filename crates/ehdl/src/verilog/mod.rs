@@ -39,6 +39,7 @@ mod csum;
 mod derived;
 mod fib;
 mod flowkey;
+mod flush;
 mod head;
 mod helpers;
 mod lru;
@@ -49,6 +50,7 @@ mod stage;
 mod tailcall;
 mod xdp_bytes;
 
+pub use flush::Hazards;
 pub use maps::block_maps;
 
 pub use fib::{
@@ -78,6 +80,7 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_pkt_load_dyn.sv",
     "ehdl_pkt_store.sv",
     "ehdl_pkt_store_dyn.sv",
+    "ehdl_replay.sv",
     "ehdl_ringbuf.sv",
     "ehdl_stack_load.sv",
     "ehdl_stack_store.sv",
@@ -142,6 +145,8 @@ pub fn module_name(program: &str) -> String {
 pub struct Figures {
     /// Stall checks between map accesses that packets could reorder (0: never stalls, one packet per clock).
     pub stall_checks: usize,
+    /// With `Hazards::Flush`: the checks flush evaluation blocks watch instead.
+    pub flush_checks: usize,
     /// Pipeline stages.
     pub stages: usize,
     /// Cycles from a packet's first beat accepted to its first beat offered on the output.
@@ -159,12 +164,22 @@ pub struct Figures {
     pub hazard_stage: u32,
 }
 
-/// Generates module `module` for pipeline `p` of a program whose object has `maps`; returns the Verilog text and its
-/// figures.
+/// Generates module `module` for pipeline `p` of a program whose object has `maps`, with stall checks; returns the
+/// Verilog text and its figures.
 pub fn generate(
     p: &Pipeline,
     maps: &[MapSpec],
     module: &str,
+) -> Result<(String, Figures), VerilogError> {
+    generate_with(p, maps, module, Hazards::Stall)
+}
+
+/// [`generate`] with the hazard handling `hazards` (stall checks, or flush and replay).
+pub fn generate_with(
+    p: &Pipeline,
+    maps: &[MapSpec],
+    module: &str,
+    hazards: Hazards,
 ) -> Result<(String, Figures), VerilogError> {
     let dw = p.summary.data_width;
     if dw == 0 || !dw.is_multiple_of(64) {
@@ -182,17 +197,30 @@ pub fn generate(
     }
     let arrays = maps::block_maps(p, maps);
     replace::check(p, maps)?;
-    let stalls = maps::check(p, maps, &arrays)?;
+    let checks = maps::check(p, maps, &arrays)?;
+    let (stalls, flushes) = match hazards {
+        Hazards::Stall => (checks, None),
+        Hazards::Flush => (
+            Vec::new(),
+            flush::plan(p, maps, checks, head::moves_head(p))?,
+        ),
+    };
     let mut g = stage::Gen::new(p, maps, arrays, stalls);
+    if let Some((checks, late_stage)) = flushes {
+        g.flushes = checks;
+        g.flush_stage = Some(late_stage);
+    }
     let body = g.stages()?;
     let n = p.stages.len();
     let frame_flops = (n as u64 + 1) * (dw as u64 + dw as u64 / 8 + 2 + FIDX_BITS as u64);
     // LRU operations' pseudo checks (early = late) hold the pipeline through the block's busy signal instead.
-    let real = g.stalls.iter().filter(|s| s.l > s.e);
+    let real = g.stalls.iter().chain(&g.flushes).filter(|s| s.l > s.e);
     let figures = Figures {
-        stall_checks: real.clone().count(),
+        flush_checks: g.flushes.len(),
+        stall_checks: real.clone().count() - g.flushes.len(),
         stages: n,
-        latency: n + 2,
+        // The input buffer of flush and replay adds a cycle.
+        latency: n + 2 + usize::from(g.flush_stage.is_some()),
         state_flops: g.state_flops,
         frame_flops,
         hazard_distance: real.clone().map(|s| s.l - s.e).max().unwrap_or(0),
@@ -252,12 +280,23 @@ fn header(p: &Pipeline, maps: &[MapSpec], module: &str, f: &Figures) -> String {
          \x20 input  logic [63:0]    host_wdata_i,\n\
          \x20 input  logic [7:0]     host_wmask_i,\n\
          \x20 input  logic           host_we_i,\n\
-         \x20 output logic [63:0]    host_rdata_o\n\
+         \x20 output logic [63:0]    host_rdata_o,\n\
+         \x20 output logic           flush_o\n\
          );\n\n\
          \x20 localparam integer DataWidth = {dw};\n\
          \x20 localparam integer FrameIdxBits = {fw};\n",
         prog = p.summary.program,
-        stall = if f.stall_checks == 0 { String::new() } else { format!(" unless a stall check ({}) holds", f.stall_checks) },
+        stall = if f.flush_checks > 0 {
+            format!(
+                " unless a flush evaluation block ({}) drops the packets younger than a writer, which the input buffer\n\
+                 // (ehdl_replay) feeds again; flush_o marks the cycles it does",
+                f.flush_checks
+            )
+        } else if f.stall_checks == 0 {
+            String::new()
+        } else {
+            format!(" unless a stall check ({}) holds", f.stall_checks)
+        },
         stages = f.stages,
         nop = p.summary.nop_stages,
         ops = p.summary.ops,

@@ -52,8 +52,12 @@ pub(super) struct Gen<'a> {
     pub(super) ring_ports: BTreeMap<u32, Vec<super::ringbuf::RingPort>>,
     /// LRU updates and deletes: (stage, free wire, busy wire), see `verilog/lru.rs`.
     pub(super) lru_ops: Vec<(u32, String, String)>,
-    /// Stall checks, and for each early op its address and enable wires once emitted.
+    /// Stall checks, and for each early op (and, with flush checks, each late op) its address and enable wires once
+    /// emitted.
     pub(super) stalls: Vec<Stall>,
+    /// With `Hazards::Flush`: the checks a flush evaluation block watches, and the stage of their late accesses.
+    pub(super) flushes: Vec<Stall>,
+    pub(super) flush_stage: Option<u32>,
     pub(super) early: BTreeMap<u32, (String, String)>,
     /// Register names of every boundary (index = boundary), for the stall checks.
     pub(super) bound_regs: Vec<BTreeMap<u8, String>>,
@@ -176,6 +180,8 @@ impl<'a> Gen<'a> {
             ring_ports: BTreeMap::new(),
             lru_ops: Vec::new(),
             stalls,
+            flushes: Vec::new(),
+            flush_stage: None,
             early: BTreeMap::new(),
             bound_regs: Vec::new(),
             bound_stack: Vec::new(),
@@ -287,6 +293,7 @@ impl<'a> Gen<'a> {
         }
         self.ports(n as u32, &b);
         self.stall_logic(n as u32);
+        self.flush_logic();
         self.map_blocks();
         self.clock();
         let mut out = String::new();
@@ -1142,7 +1149,12 @@ impl<'a> Gen<'a> {
             let _ = writeln!(self.body, "  assign {nomap} = {e};");
             self.faults.push(nomap);
         }
-        if self.stalls.iter().any(|st| st.early == op.id) {
+        let checked = self.stalls.iter().any(|st| st.early == op.id)
+            || self
+                .flushes
+                .iter()
+                .any(|st| st.early == op.id || st.late == op.id);
+        if checked {
             self.early.insert(op.id, (p.clone(), en.to_string()));
         }
         Ok(rd)
@@ -1499,7 +1511,7 @@ impl<'a> Gen<'a> {
                 String::new()
             } else {
                 format!(" & {}", self.go(k))
-            };
+            } + self.kill(k);
             for r in &resets {
                 let _ = writeln!(self.body, "      {} <= {}{bubble};", r.name, r.d);
             }
@@ -1525,23 +1537,42 @@ impl<'a> Gen<'a> {
         let dw = self.p.summary.data_width;
         let fb = dw / 8;
         let mut s = String::new();
+        // With flush and replay the pipeline takes its beats from the input buffer, which keeps them until they
+        // are past the flush stage (verilog/flush.rs); otherwise straight from s_axis.
+        let (iv, il, idata, ikeep, iuser) = if self.flush_stage.is_some() {
+            ("rp_valid", "rp_last", "rp_data", "rp_keep", "rp_user")
+        } else {
+            (
+                "s_axis_tvalid_i",
+                "s_axis_tlast_i",
+                "s_axis_tdata_i",
+                "s_axis_tkeep_i",
+                "s_axis_tuser_i",
+            )
+        };
+        let (ready, unflushed, flushed) = match self.flush_stage {
+            Some(l) => {
+                self.replay(&mut s, l);
+                ("rp_s_ready".to_string(), " & ~flush", "\n      if (flush) begin\n        in_pkt_q  <= 1'b0;\n        in_fidx_q <= '0;\n      end else")
+            }
+            None => ("out_space".to_string(), "", "\n     "),
+        };
         let _ = write!(
             s,
             "\n  // ---- stream ports and frame chain ----\n\
              \x20 // Everything moves while the output FIFO has space; a packet's frames stay adjacent, so a missing\n\
              \x20 // beat inside a packet holds the pipeline, and between packets it is a bubble.\n\
-             \x20 assign s_axis_tready_o = out_space{head}{hold0};\n\
-             \x20 assign adv = out_space{head} & (s_axis_tvalid_i | ~in_pkt_q);\n\
+             \x20 assign s_axis_tready_o = {ready}{head}{hold0};\n\
+             \x20 assign adv = out_space{head} & ({iv} | ~in_pkt_q);\n\
              \x20 always_ff @(posedge clk_i or negedge rst_ni) begin\n\
              \x20   if (!rst_ni) begin\n\
              \x20     in_pkt_q   <= 1'b0;\n\
              \x20     in_fidx_q  <= '0;\n\
              \x20     b0_valid_q <= 1'b0;\n\
              \x20   end else if ({go0}) begin\n\
-             \x20     b0_valid_q <= s_axis_tvalid_i & ~in_pkt_q;\n\
-             \x20     if (s_axis_tvalid_i) begin\n\
-             \x20       in_pkt_q  <= ~s_axis_tlast_i;\n\
-             \x20       in_fidx_q <= s_axis_tlast_i ? '0 : (&in_fidx_q ? in_fidx_q : in_fidx_q + 1'b1);\n\
+             \x20     b0_valid_q <= {iv} & ~in_pkt_q{unflushed};{flushed} if ({iv}) begin\n\
+             \x20       in_pkt_q  <= ~{il};\n\
+             \x20       in_fidx_q <= {il} ? '0 : (&in_fidx_q ? in_fidx_q : in_fidx_q + 1'b1);\n\
              \x20     end\n\
              \x20   end\n\
              \x20 end\n",
@@ -1561,7 +1592,7 @@ impl<'a> Gen<'a> {
             (16, LEN_BITS + 32),
             (SIDEBAND_TIME, LEN_BITS + 64),
         ] {
-            let bits = format!("s_axis_tuser_i[{}:{lo}]", lo + ctx_width(f) - 1);
+            let bits = format!("{iuser}[{}:{lo}]", lo + ctx_width(f) - 1);
             if self.ctx_last.contains_key(&f) {
                 captured.push(format!("      b0_{}_q <= {bits};", ctx_tag(f)));
             } else {
@@ -1571,7 +1602,7 @@ impl<'a> Gen<'a> {
         if !captured.is_empty() {
             let _ = write!(
                 s,
-                "  always_ff @(posedge clk_i) begin\n    if ({} & s_axis_tvalid_i & ~in_pkt_q) begin\n{}\n    end\n  end\n",
+                "  always_ff @(posedge clk_i) begin\n    if ({} & {iv} & ~in_pkt_q) begin\n{}\n    end\n  end\n",
                 self.go(0),
                 captured.join("\n")
             );
@@ -1616,20 +1647,25 @@ impl<'a> Gen<'a> {
                 self.declare(&format!("f{j}_{sig}"), w);
             }
             let inputs = if j == 0 {
-                "    .valid_i(s_axis_tvalid_i), .data_i(s_axis_tdata_i), .keep_i(s_axis_tkeep_i),\n    \
-                 .last_i(s_axis_tlast_i), .fidx_i(in_fidx_q), .wdata_i('0), .wmask_i('0),"
-                    .to_string()
+                format!(
+                    "    .valid_i({iv}{unflushed}), .data_i({idata}), .keep_i({ikeep}),\n    \
+                     .last_i({il}), .fidx_i(in_fidx_q), .wdata_i('0), .wmask_i('0),"
+                )
             } else {
                 let i = j - 1;
                 for sig in ["valid", "data", "keep", "last", "fidx"] {
                     self.read(&format!("f{i}_{sig}"));
                 }
                 // A frame register whose predecessor holds receives a bubble.
-                let valid = if self.stalls.is_empty() {
+                let mut valid = if self.stalls.is_empty() {
                     format!("f{i}_valid")
                 } else {
                     format!("f{i}_valid & go[{i}]")
                 };
+                if !self.kill(i).is_empty() {
+                    // A flush empties the frame registers of packets younger than the writer.
+                    valid += &format!(" & ~(flush & young[{i}])");
+                }
                 format!(
                     "    .valid_i({valid}), .data_i(f{i}_data), .keep_i(f{i}_keep), .last_i(f{i}_last),\n    \
                      .fidx_i(f{i}_fidx), .wdata_i(w{i}_data), .wmask_i(w{i}_mask),"

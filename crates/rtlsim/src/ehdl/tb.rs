@@ -37,6 +37,8 @@ pub(super) struct Printed {
     pub(super) latency: u64,
     pub(super) beats: u64,
     pub(super) stalls: u64,
+    /// Cycles in which a flush evaluation block flushed (flush and replay only).
+    pub(super) flushes: u64,
 }
 
 /// `writes` as host-port writes of `bytes` from byte address `base` of map `map`, 8 bytes a write; chunks that are
@@ -137,11 +139,12 @@ pub(super) fn parse(text: &str) -> Result<Printed, String> {
                 p.packets.push((verdict, num(d, 16)?, unhex(b)?));
             }
             ["map", _, b] => p.dumps.push(unhex(b)?),
-            ["cycles", c, "latency", l, "beats", b, "stalls", s] => {
+            ["cycles", c, "latency", l, "beats", b, "stalls", s, "flushes", f] => {
                 p.cycles = num(c, 10)?;
                 p.latency = num(l, 10)?;
                 p.beats = num(b, 10)?;
                 p.stalls = num(s, 10)?;
+                p.flushes = num(f, 10)?;
                 figures = true;
             }
             _ => return Err(format!("unexpected line {line:?}")),
@@ -221,7 +224,7 @@ mod tests {
     #[test]
     fn output_parses_and_needs_the_figures() {
         let p = parse(
-            "pkt 2 0 0a0b\npkt 4 20000000007 00\nmap 1 0102\ncycles 9 latency 7 beats 2 stalls 1\n",
+            "pkt 2 0 0a0b\npkt 4 20000000007 00\nmap 1 0102\ncycles 9 latency 7 beats 2 stalls 1 flushes 3\n",
         )
         .expect("parses");
         assert_eq!(
@@ -229,8 +232,11 @@ mod tests {
             [(2, 0, vec![10, 11]), (4, 0x200_0000_0007, vec![0])]
         );
         assert_eq!(p.dumps, [vec![1, 2]]);
-        assert_eq!((p.cycles, p.latency, p.beats, p.stalls), (9, 7, 2, 1));
+        assert_eq!(
+            (p.cycles, p.latency, p.beats, p.stalls, p.flushes),
+            (9, 7, 2, 1, 3)
+        );
         assert!(parse("pkt 2 0 0a0b\n").is_err());
-        assert!(parse("what\ncycles 1 latency 1 beats 1 stalls 0\n").is_err());
+        assert!(parse("what\ncycles 1 latency 1 beats 1 stalls 0 flushes 0\n").is_err());
     }
 }

@@ -12,7 +12,8 @@
 // not exist: their operations give -EINVAL or a miss, as hwxdp_maps::Maps does for a map index it does not have.
 //
 // One CPU: hXDP is one core, so PERCPU_ARRAY and PERCPU_HASH are hwxdp_maps' per-CPU maps with one possible CPU,
-// which behave exactly as ARRAY and HASH (the same slots, the spare element included, the same checks at run time;
+// which behave as ARRAY and HASH except that a PERCPU_HASH update of a present key writes its element in place (no
+// spare element: max_entries slots), as the kernel's per-CPU maps do (the same checks at run time;
 // creation also refuses BPF_F_NUMA_NODE, and BPF_F_MMAPABLE / BPF_F_INNER_MAP for PERCPU_ARRAY). The host port shows
 // CPU 0's value: value_size bytes, zero after them; the syscall view of one possible CPU is that value padded with
 // zeros to a multiple of 8 bytes (hwxdp_maps with one CPU takes updates of that size, and its lookups and listings
@@ -29,7 +30,8 @@
 // Slots (what lookups return, rsp_slot_o) are numbered exactly as hwxdp_maps numbers them (one CPU):
 // - ARRAY: the index; max_entries slots.
 // - HASH: element numbers from a LIFO free list, then never-used ones; replacing a key's value moves it to the map's
-//   spare element (one CPU, so one spare), the old element becoming the spare; max_entries + 1 slots.
+//   spare element (one CPU, so one spare), the old element becoming the spare; max_entries + 1 slots. PERCPU_HASH:
+//   the same numbering, replacements in place; max_entries slots.
 // - LRU_HASH: the node numbers of the kernel's common LRU for one CPU (bpf_lru_list.c as crates/maps/src/lru ports
 //   it): global active/inactive/free lists, the CPU's local free and pending lists, reference bits, rotation with
 //   the inactive cursor, target_free = clamp(max_entries / POSSIBLE_CPUS / 2, 1, 128), 128 scans per walk,
@@ -303,7 +305,8 @@ module maps #(
           // LRU maps are preallocated; the per-CPU LRU variant (BPF_F_NO_COMMON_LRU) is not built in hardware
           if (t == 32'd9 && (fl & (FNoPrealloc | FNoCommonLru)) != 0) bad = 1'b1;
           lay_kind[m] = (t == 32'd9) ? KindLru : KindHash;
-          slots = (t == 32'd9) ? {9'd0, mx} : {9'd0, mx} + 41'd1;
+          // HASH keeps one spare element for replacements; per-CPU and LRU maps none
+          slots = (t == 32'd9 || t == 32'd5) ? {9'd0, mx} : {9'd0, mx} + 41'd1;
         end else if (t == 32'd11) begin
           // trie_alloc
           if (mx == 0 || (fl & FNoPrealloc) == 0 || (fl & ~LpmFlags) != 0 || ks < 32'd5 || vs == 0) bad = 1'b1;
@@ -747,6 +750,10 @@ module maps #(
           x_ret = Eexist;
         end else if (!exact_v && flags_q == 64'd2) begin
           x_ret = Enoent;
+        end else if (exact_v && def_type_q[map_q] == 32'd5) begin
+          // a per-CPU element is updated in place (__htab_percpu_map_update_elem)
+          x_slot = exact_slot;
+          x_next = 2'd1;
         end else if (exact_v) begin
           // the new value goes to the spare element (or a new one); the old element becomes the spare
           x_spare      = 1'b1;

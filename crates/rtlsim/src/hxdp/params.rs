@@ -99,8 +99,9 @@ pub fn layout(m: &MapConfig) -> Option<Layout> {
     let (slots, cam, rows) = match m.map_type {
         map_type::ARRAY | map_type::PERCPU_ARRAY => (n, 0, rows),
         // The kernel's preallocated hash keeps one spare element for replacing updates; the trie one for failed ones.
-        map_type::HASH | map_type::PERCPU_HASH | map_type::LPM_TRIE => (n + 1, n + 1, rows),
-        map_type::LRU_HASH => (n, n, rows),
+        // A per-CPU hash updates in place.
+        map_type::HASH | map_type::LPM_TRIE => (n + 1, n + 1, rows),
+        map_type::LRU_HASH | map_type::PERCPU_HASH => (n, n, rows),
         // Each value is followed by a presence byte.
         map_type::PROG_ARRAY | map_type::DEVMAP => {
             (n, 0, (u64::from(m.value_size) + 1).div_ceil(8))

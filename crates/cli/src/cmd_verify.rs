@@ -159,10 +159,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let rings = if per_packet_rings.is_empty() && after_trace_rings.is_empty() {
         String::new()
     } else {
-        format!(" ({ring_records} ring buffer records)")
+        format!(", {ring_records} ring buffer records")
     };
     println!(
-        "{name}: {compared} packets identical (verdicts, packet bytes), {} maps identical{rings}{}{}",
+        "{name}: {compared} packets identical (verdicts, packet bytes{rings}), {} maps identical{}{}",
         loaded.spec.maps.len(),
         if skipped > 0 {
             format!("; {skipped} frames too short or long for XDP skipped")

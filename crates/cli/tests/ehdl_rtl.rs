@@ -260,8 +260,7 @@ fn verify_matches_the_kernel() {
             r.all
         );
         assert!(
-            r.stdout.contains(" maps identical")
-                && r.stdout.contains("; ehdl-rtl: ")
+            r.stdout.contains(" maps identical; ehdl-rtl: ")
                 && r.stdout.contains(" packets per cycle"),
             "{example}: no pipeline figures:\n{}",
             r.all
@@ -273,7 +272,7 @@ fn verify_matches_the_kernel() {
                 .stdout
                 .split(" ring buffer records")
                 .next()
-                .and_then(|s| s.rsplit('(').next())
+                .and_then(|s| s.rsplit(' ').next())
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0);
             assert!(records > 20, "firewall: {records} ring records:\n{}", r.all);

@@ -9,6 +9,21 @@ use hwxdp_ehdl::verilog::{
 use hwxdp_ehdl::Options;
 use std::path::PathBuf;
 
+/// Writes module `module` (its Verilog `text`) to a scratch directory and returns it with the primitives, for
+/// `hwxdp_rtlsim::lint` or `synth`.
+fn module_sources(module: &str, text: &str) -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ehdl-check-{module}"));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join(format!("{module}.sv"));
+    std::fs::write(&file, text).expect("write module");
+    let mut sources: Vec<PathBuf> = PRIMITIVES
+        .iter()
+        .map(|f| common::root().join("rtl/ehdl").join(f))
+        .collect();
+    sources.push(file);
+    sources
+}
+
 #[test]
 fn generated_modules_of_the_examples_lint_clean_or_name_what_is_missing() {
     let root = common::root();
@@ -147,7 +162,6 @@ fn bad_module_names_and_data_widths_are_refused() {
 #[test]
 fn a_generated_module_synthesizes_for_ultrascale_plus() {
     // tail_ipv6 is the smallest generated example (5 stages): about half a minute of Yosys.
-    let root = common::root();
     let obj = common::example_object("tail_dispatch");
     let program = obj
         .programs
@@ -156,15 +170,7 @@ fn a_generated_module_synthesizes_for_ultrascale_plus() {
         .expect("tail_ipv6");
     let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
     let (text, _) = generate(&p, &obj.maps, "ehdl_tail_ipv6").expect("generates");
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ehdl-synth");
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("ehdl_tail_ipv6.sv");
-    std::fs::write(&file, text).expect("write module");
-    let mut sources: Vec<PathBuf> = PRIMITIVES
-        .iter()
-        .map(|f| root.join("rtl/ehdl").join(f))
-        .collect();
-    sources.push(file);
+    let sources = module_sources("ehdl_tail_ipv6", &text);
     hwxdp_rtlsim::synth(&sources, "ehdl_tail_ipv6").unwrap_or_else(|e| panic!("{e}"));
 }
 
@@ -179,15 +185,7 @@ fn a_read_modify_write_across_stages_gets_a_stall_check_and_lints() {
     let (verilog, figures) = generate(&p, &maps, "ehdl_rmw").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(figures.stall_checks, 1);
     assert!(verilog.contains("assign stall0 = "), "{verilog}");
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ehdl-lint-rmw");
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("ehdl_rmw.sv");
-    std::fs::write(&file, verilog).expect("write module");
-    let mut sources: Vec<PathBuf> = PRIMITIVES
-        .iter()
-        .map(|f| common::root().join("rtl/ehdl").join(f))
-        .collect();
-    sources.push(file);
+    let sources = module_sources("ehdl_rmw", &verilog);
     hwxdp_rtlsim::lint(&sources, "ehdl_rmw").unwrap_or_else(|e| panic!("{e}"));
     // The same update as an atomic is one port in one stage: no stall check.
     let atomic = text.replace(
@@ -263,15 +261,7 @@ fn flush_and_replay_lints_and_refuses_programs_a_replay_would_repeat() {
         text.contains("ehdl_replay") && text.contains("assign flush = adv"),
         "no flush logic"
     );
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ehdl-lint-flush");
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("ehdl_x1_flush.sv");
-    std::fs::write(&file, text).expect("write module");
-    let mut sources: Vec<PathBuf> = PRIMITIVES
-        .iter()
-        .map(|f| common::root().join("rtl/ehdl").join(f))
-        .collect();
-    sources.push(file);
+    let sources = module_sources("ehdl_x1_flush", &text);
     hwxdp_rtlsim::lint(&sources, "ehdl_x1_flush").unwrap_or_else(|e| panic!("{e}"));
     // ethertype_counter's insert comes before its counter's atomic: a replay would insert again.
     let (obj, p) = object("ethertype_counter");

@@ -46,6 +46,9 @@ pub struct Args {
     /// paper's baseline).
     #[arg(long = "no-prune")]
     pub(crate) no_prune: bool,
+    /// `--target ehdl`: map hazards handled by `stall` checks or by `flush` evaluation and replay [default: stall].
+    #[arg(long, value_enum)]
+    pub(crate) hazards: Option<crate::under_test::HazardsArg>,
     /// The module to synthesize, any module of the target's unit (e.g. sephirot, maps, pkt_buffer, alu); default:
     /// the target's top.
     #[arg(long)]
@@ -107,6 +110,7 @@ impl Target {
                     ("--program", args.program.is_some()),
                     ("--data-width", args.data_width.is_some()),
                     ("--no-prune", args.no_prune),
+                    ("--hazards", args.hazards.is_some()),
                 ];
                 if let Some((flag, _)) = ehdl_only.iter().find(|(_, given)| *given) {
                     bail!(

@@ -41,13 +41,15 @@ pub(crate) fn design(args: &Args) -> Result<Design> {
     let options = hwxdp_ehdl::Options {
         data_width: args.data_width.unwrap_or(512),
         prune: !args.no_prune,
+        hazards: args.hazards.map(Into::into).unwrap_or_default(),
         ..hwxdp_ehdl::Options::default()
     };
     let pipeline = hwxdp_ehdl::compile_object(program, &spec.programs, &spec.maps, &options)
         .with_context(|| object.display().to_string())?;
     let top = hwxdp_ehdl::verilog::module_name(&program.name);
-    let (text, figures) = hwxdp_ehdl::verilog::generate(&pipeline, &spec.maps, &top)
-        .with_context(|| format!("{}: no pipeline module to synthesize", object.display()))?;
+    let (text, figures) =
+        hwxdp_ehdl::verilog::generate_with(&pipeline, &spec.maps, &top, options.hazards)
+            .with_context(|| format!("{}: no pipeline module to synthesize", object.display()))?;
     let prefix = format!("{EHDL_UNIT}/");
     let mut files: Vec<(&str, &str)> = rtl_files()
         .iter()
@@ -77,6 +79,13 @@ pub(crate) fn design(args: &Args) -> Result<Design> {
         ("object", json!(object.display().to_string())),
         ("program", json!(program.name)),
         ("data_width", json!(options.data_width)),
+        (
+            "hazards",
+            json!(match options.hazards {
+                hwxdp_ehdl::verilog::Hazards::Stall => "stall",
+                hwxdp_ehdl::verilog::Hazards::Flush => "flush",
+            }),
+        ),
         ("prune", json!(options.prune)),
         ("stages", json!(figures.stages)),
         ("latency", json!(figures.latency)),

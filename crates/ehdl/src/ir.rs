@@ -205,6 +205,19 @@ pub struct Op {
     pub stage: u32,
 }
 
+impl Op {
+    /// For a helper call, the map its R1 names when that is a constant.
+    pub fn map_arg(&self) -> Option<u32> {
+        let OpKind::Helper { consts, .. } = &self.kind else {
+            return None;
+        };
+        consts.iter().find_map(|c| match c {
+            (1, ArgConst::Map(m)) => Some(*m),
+            _ => None,
+        })
+    }
+}
+
 /// A predicate: the condition under which one block (and every block control-equivalent to it) runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PredDef {

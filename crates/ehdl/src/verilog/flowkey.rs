@@ -36,10 +36,7 @@ fn keyed_call(op: &Op, ids: &[i32]) -> Option<(u32, i64)> {
     if !ids.contains(id) {
         return None;
     }
-    let map = consts.iter().find_map(|c| match c {
-        (1, ArgConst::Map(m)) => Some(*m),
-        _ => None,
-    })?;
+    let map = op.map_arg()?;
     let key = consts.iter().find_map(|c| match c {
         (2, ArgConst::Stack(k)) => Some(*k),
         _ => None,

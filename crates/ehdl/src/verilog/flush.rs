@@ -14,7 +14,7 @@ use super::lru::is_lru;
 use super::maps::Stall;
 use super::stage::Gen;
 use super::VerilogError;
-use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
+use crate::ir::{Label, Op, OpKind, Pipeline};
 use hwxdp_object::MapSpec;
 use std::fmt::Write as _;
 
@@ -37,11 +37,8 @@ fn outside_effect(op: &Op, maps: &[MapSpec]) -> bool {
         OpKind::Store | OpKind::Atomic => {
             matches!(op.label, Label::MapValue { .. } | Label::Unknown)
         }
-        OpKind::Helper { id, consts, .. } => {
-            let map = consts.iter().find_map(|c| match c {
-                (1, ArgConst::Map(m)) => maps.get(*m as usize),
-                _ => None,
-            });
+        OpKind::Helper { id, .. } => {
+            let map = op.map_arg().and_then(|m| maps.get(m as usize));
             matches!(*id, 2 | 3 | 130 | super::helpers::KTIME_GET_NS)
                 || (*id == 1 && map.is_none_or(is_lru))
         }

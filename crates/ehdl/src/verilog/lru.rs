@@ -45,16 +45,10 @@ pub(super) fn misfit(spec: &MapSpec) -> Option<String> {
 
 /// The map of a map helper op whose CAM block takes several cycles for it: updates and deletes of LRU maps.
 fn lru_op_map(maps: &[MapSpec], op: &crate::ir::Op) -> Option<u32> {
-    let OpKind::Helper {
-        id: 2 | 3, consts, ..
-    } = &op.kind
-    else {
+    let OpKind::Helper { id: 2 | 3, .. } = &op.kind else {
         return None;
     };
-    let m = consts.iter().find_map(|c| match c {
-        (1, ArgConst::Map(m)) => Some(*m),
-        _ => None,
-    })?;
+    let m = op.map_arg()?;
     maps.get(m as usize).filter(|s| is_lru(s)).map(|_| m)
 }
 
@@ -76,17 +70,12 @@ pub(super) fn pseudo_stalls(p: &Pipeline, maps: &[MapSpec]) -> Vec<Stall> {
 /// an LRU lookup writes (its reference bit).
 pub(super) fn cam_access(maps: &[MapSpec], op: &crate::ir::Op) -> Option<(u32, bool)> {
     let OpKind::Helper {
-        id: id @ (1..=3),
-        consts,
-        ..
+        id: id @ (1..=3), ..
     } = &op.kind
     else {
         return None;
     };
-    let m = consts.iter().find_map(|c| match c {
-        (1, ArgConst::Map(m)) => Some(*m),
-        _ => None,
-    })?;
+    let m = op.map_arg()?;
     let spec = maps.get(m as usize).filter(|s| is_cam(s))?;
     Some((m, *id != 1 || is_lru(spec)))
 }

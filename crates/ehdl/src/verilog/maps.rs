@@ -24,7 +24,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// `BPF_MAP_TYPE_HASH`.
-const MAP_TYPE_HASH: u32 = 1;
+pub(super) const MAP_TYPE_HASH: u32 = 1;
 /// `BPF_MAP_TYPE_ARRAY`.
 const MAP_TYPE_ARRAY: u32 = 2;
 /// `BPF_MAP_TYPE_PERCPU_HASH`.
@@ -210,11 +210,8 @@ pub(super) fn check(
         };
         // CAM helpers: the CAM is a pseudo-range [-1, 0) of the map (written by updates, deletes and LRU lookups);
         // an update also writes the whole value. A ring buffer's records are its pseudo-range, written in order.
-        if let OpKind::Helper { id, consts, .. } = &op.kind {
-            let map = consts.iter().find_map(|c| match c {
-                (1, crate::ArgConst::Map(m)) => Some(*m),
-                _ => None,
-            });
+        if let OpKind::Helper { id, .. } = &op.kind {
+            let map = op.map_arg();
             let ring = map.filter(|m| *id == 130 && maps.get(*m as usize).is_some_and(is_ringbuf));
             if let Some(m) = ring {
                 accesses.push(Access {

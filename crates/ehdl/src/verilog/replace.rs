@@ -8,13 +8,12 @@
 //! `L -> U -> access` is refused. Per-CPU maps update in place in the kernel too; LRU blocks move the key to a new
 //! node as the kernel does.
 
+use super::maps::MAP_TYPE_HASH;
 use super::VerilogError;
 use crate::ir::{ArgConst, Label, Op, OpKind, Pipeline};
 use hwxdp_ebpf::InsnKind;
 use hwxdp_object::MapSpec;
 
-/// `BPF_MAP_TYPE_HASH`.
-const MAP_TYPE_HASH: u32 = 1;
 /// `BPF_NOEXIST`: an update that never replaces.
 const NOEXIST: i64 = 1;
 
@@ -50,10 +49,7 @@ fn replacing_update(op: &Op) -> Option<u32> {
     let OpKind::Helper { id: 2, consts, .. } = &op.kind else {
         return None;
     };
-    let map = consts.iter().find_map(|c| match c {
-        (1, ArgConst::Map(m)) => Some(*m),
-        _ => None,
-    })?;
+    let map = op.map_arg()?;
     let noexist = consts
         .iter()
         .any(|c| matches!(c, (4, ArgConst::Scalar(NOEXIST))));

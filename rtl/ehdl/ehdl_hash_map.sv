@@ -31,6 +31,13 @@
 // finds the valid entry with the longest prefix (lowest slot on a tie) whose prefixlen is at most the key's and
 // whose first prefixlen data bits (most significant bit of data byte 0 first) equal the key's. LPM blocks take no
 // update or delete ports.
+//
+// The keys live in banks of 16 slots (ehdl_cam_bank), which compare every key a cycle needs against the stored keys;
+// this block keeps the valid bits and applies the ports in order on top of the banks' matches: a port sees the
+// valid bits as the ports before it left them, and a slot whose key one of them (or the LRU operation) wrote this
+// cycle matches by that writer's key, not the stale stored one. Lowest-slot choices are x & -x on the candidate
+// vector, encoded by OR trees, rather than ENTRIES-deep mux chains. Keys are unique in the table (an update finds a
+// present key before it inserts), which the host must keep too.
 module ehdl_hash_map #(
   parameter integer ENTRIES   = 4,   // max_entries
   parameter integer KEY_BYTES = 4,   // key_size
@@ -69,28 +76,48 @@ module ehdl_hash_map #(
   localparam integer KS     = (KEY_BYTES <= 8) ? 8 : (KEY_BYTES <= 16) ? 16 : (KEY_BYTES <= 32) ? 32 : 64;
   localparam integer KB     = 8 * KEY_BYTES;
   localparam integer KWORDS = KS / 8;        // host words per slot
+  localparam integer KSH    = (KS == 8) ? 0 : (KS == 16) ? 1 : (KS == 32) ? 2 : 3;
   localparam integer WW     = AW - 3 + 1;    // host word address width, one spare bit for the next word
   localparam integer EEXIST = 17;
   localparam integer ENOENT = 2;
   localparam integer E2BIG  = 7;
+  localparam integer BANK_SLOTS = 16;
+  localparam integer FULL_BANKS = ENTRIES / BANK_SLOTS;
+  localparam integer LAST_SLOTS = ENTRIES - FULL_BANKS * BANK_SLOTS;
+  localparam integer BANKS      = FULL_BANKS + ((LAST_SLOTS > 0) ? 1 : 0);
+  // Keys compared against the table: the ports', the probes' and (LRU) the operation's.
+  localparam integer NK  = NP + NQ + ((LRU == 1) ? 1 : 0);
+  // Key writers, in order: the LRU operation, the ports, the host's two words.
+  localparam integer NWR = 1 + NP + 2;
 
   logic [ENTRIES-1:0]    valid_q;
   logic [ENTRIES-1:0]    valid_d;
-  logic [KB*ENTRIES-1:0] keys_q;
-  logic [KB*ENTRIES-1:0] keys_d;
   logic                  found;
   logic                  free;
   logic [SW-1:0]         found_slot;
   logic [SW-1:0]         free_slot;
   logic                  wr;
-  logic [SW-1:0]         wr_slot;
   logic                  clr;
   logic [SW-1:0]         clr_slot;
   logic [ENTRIES-1:0]    ref_set;
   integer                best;
-  integer                plen;
-  integer                klen;
-  logic                  same;
+  logic [ENTRIES-1:0]    written;  // slots whose key a writer before the port wrote this cycle
+  logic [ENTRIES-1:0]    fresh;    // those of them now holding the port's key
+  logic [ENTRIES-1:0]    cand;
+
+  // The lowest set bit of v (bit SW: any set).
+  function automatic logic [SW:0] lowest(input logic [ENTRIES-1:0] v);
+    logic [ENTRIES-1:0] one;
+    logic [SW-1:0]      slot;
+    one  = v & (~v + 1'b1);
+    slot = '0;
+    for (integer j = 0; j < SW; j = j + 1) begin
+      for (integer e = 0; e < ENTRIES; e = e + 1) begin
+        if (((e >> j) & 1) == 1) slot[j] = slot[j] | one[e];
+      end
+    end
+    return {|v, slot};
+  endfunction
 
   // LRU: the operation's key, latched when it starts, its entry in the table, and the lists' table changes.
   logic                  l_idle;
@@ -130,13 +157,61 @@ module ehdl_hash_map #(
       l_flags = flags_i[2*l_pick +: 2];
       l_key   = key_i[KB*l_pick +: KB];
     end
-    l_exact      = 1'b0;
-    l_exact_slot = '0;
-    for (integer e = ENTRIES - 1; e >= 0; e = e - 1) begin
-      if (valid_q[e] && keys_q[KB*e +: KB] == lkey_q) begin
-        l_exact      = 1'b1;
-        l_exact_slot = e[SW-1:0];
+  end
+
+  // The banks: every compare key against every stored key, and the key writes.
+  logic [NK*KB-1:0]         cmp_key;
+  logic [NK*ENTRIES-1:0]    match;       // compare key k against slot e at k * ENTRIES + e
+  logic [BANKS*NK*BANK_SLOTS-1:0] bank_match;
+  logic [BANKS*NP-1:0]      bank_lpm_found;
+  logic [BANKS*NP*32-1:0]   bank_lpm_plen;
+  logic [BANKS*NP*SW-1:0]   bank_lpm_slot;
+  logic [BANKS*128-1:0]     bank_pair;
+  logic [NWR-1:0]           wr_en;
+  logic [NWR*SW-1:0]        wr_slot;
+  logic [NWR*KEY_BYTES-1:0] wr_mask;
+  logic [NWR*KB-1:0]        wr_data;
+  logic [WW-1:0]            hw0;
+
+  if (LRU == 1) begin : g_cmp_lru
+    assign cmp_key = {lkey_q, probe_key_i, key_i};
+  end else begin : g_cmp
+    assign cmp_key = {probe_key_i, key_i};
+  end
+
+  for (genvar b = 0; b < BANKS; b = b + 1) begin : g_bank
+    localparam integer SLOTS = (b < FULL_BANKS) ? BANK_SLOTS : LAST_SLOTS;
+    ehdl_cam_bank #(
+      .SLOTS(SLOTS), .KEY_BYTES(KEY_BYTES), .NK(NK), .NWR(NWR), .SW(SW), .LPM(LPM), .NL(NP), .KWORDS(KWORDS),
+      .WW(WW)
+    ) u_bank (
+      .clk_i(clk_i), .first_i(SW'(b * BANK_SLOTS)), .valid_i(valid_q[b*BANK_SLOTS +: SLOTS]), .key_i(cmp_key),
+      .match_o(bank_match[b*NK*BANK_SLOTS +: NK*SLOTS]), .lpm_found_o(bank_lpm_found[b*NP +: NP]),
+      .lpm_plen_o(bank_lpm_plen[b*NP*32 +: NP*32]), .lpm_slot_o(bank_lpm_slot[b*NP*SW +: NP*SW]),
+      .wr_en_i(wr_en), .wr_slot_i(wr_slot), .wr_mask_i(wr_mask), .wr_data_i(wr_data), .host_word_i(hw0),
+      .host_pair_o(bank_pair[b*128 +: 128])
+    );
+    if (SLOTS < BANK_SLOTS) begin : g_pad
+      assign bank_match[b*NK*BANK_SLOTS + NK*SLOTS +: NK*(BANK_SLOTS - SLOTS)] = '0;
+    end
+  end
+
+  // Bank b gives key k against its slot i at b * NK * BANK_SLOTS + k * SLOTS + i.
+  always_comb begin
+    match = '0;
+    for (integer k = 0; k < NK; k = k + 1) begin
+      for (integer e = 0; e < ENTRIES; e = e + 1) begin
+        match[k*ENTRIES + e] = bank_match[(e / BANK_SLOTS) * NK * BANK_SLOTS
+            + k * (((e / BANK_SLOTS) < FULL_BANKS) ? BANK_SLOTS : LAST_SLOTS) + e % BANK_SLOTS];
       end
+    end
+  end
+
+  always_comb begin
+    {l_exact, l_exact_slot} = lowest(valid_q & match[(NK - 1)*ENTRIES +: ENTRIES]);
+    if (LRU == 0) begin
+      l_exact      = 1'b0;
+      l_exact_slot = '0;
     end
   end
 
@@ -144,13 +219,7 @@ module ehdl_hash_map #(
     probe_hit_o  = '0;
     probe_slot_o = '0;
     for (integer q = 0; q < NQ; q = q + 1) begin
-      // Descending, so the lowest matching slot is the one left.
-      for (integer e = ENTRIES - 1; e >= 0; e = e - 1) begin
-        if (valid_q[e] && keys_q[KB*e +: KB] == probe_key_i[KB*q +: KB]) begin
-          probe_hit_o[q]           = 1'b1;
-          probe_slot_o[SW*q +: SW] = e[SW-1:0];
-        end
-      end
+      {probe_hit_o[q], probe_slot_o[SW*q +: SW]} = lowest(valid_q & match[(NP + q)*ENTRIES +: ENTRIES]);
     end
   end
 
@@ -185,67 +254,70 @@ module ehdl_hash_map #(
     assign unused_lru = ^{ref_set, l_del, l_flags, l_exact, l_exact_slot, PERCPU[0], CPUS[0]};
   end
 
+  // Apart from the ports' outcomes, which depend on en_i: a stage's enable may depend on busy_o.
+  always_comb begin
+    busy_o = '0;
+    for (integer p = 0; p < NP; p = p + 1) begin
+      if (LRU == 1 && kind_i[p] && !(l_done && owner_q == p)) busy_o[p] = req_i[p];
+    end
+  end
+
   always_comb begin
     valid_d    = lru_valid;
-    keys_d     = keys_q;
-    for (integer e = 0; e < ENTRIES; e = e + 1) begin
-      if (LRU == 1 && l_set && l_set_slot == e[SW-1:0]) keys_d[KB*e +: KB] = lkey_q;
+    written    = '0;
+    fresh      = '0;
+    cand       = '0;
+    wr_en      = '0;
+    wr_slot    = '0;
+    wr_mask    = '0;
+    wr_data    = '0;
+    if (LRU == 1 && l_set) begin
+      wr_en[0]         = 1'b1;
+      wr_slot[SW-1:0]  = l_set_slot;
+      wr_mask[KEY_BYTES-1:0] = '1;
+      wr_data[KB-1:0]  = lkey_q;
     end
     hit_o      = '0;
     slot_o     = '0;
     err_o      = '0;
-    busy_o     = '0;
     ref_set    = '0;
     found      = 1'b0;
     free       = 1'b0;
     found_slot = '0;
     free_slot  = '0;
     wr         = 1'b0;
-    wr_slot    = '0;
     clr        = 1'b0;
     clr_slot   = '0;
     best       = -1;
-    plen       = 0;
-    klen       = 0;
-    same       = 1'b0;
     for (integer p = 0; p < NP; p = p + 1) begin
-      found      = 1'b0;
-      free       = 1'b0;
-      found_slot = '0;
-      free_slot  = '0;
-      wr         = 1'b0;
-      wr_slot    = '0;
-      clr        = 1'b0;
-      clr_slot   = '0;
-      // Descending, so the lowest matching (and the lowest free) slot is the one left.
-      for (integer e = ENTRIES - 1; e >= 0; e = e - 1) begin
-        if (valid_d[e] && keys_d[KB*e +: KB] == key_i[KB*p +: KB]) begin
-          found      = 1'b1;
-          found_slot = e[SW-1:0];
-        end
-        if (!valid_d[e]) begin
-          free      = 1'b1;
-          free_slot = e[SW-1:0];
+      wr       = 1'b0;
+      clr      = 1'b0;
+      clr_slot = '0;
+      // Slots written this cycle by the writers before this port (the LRU operation, then ports 0..p-1) hold the
+      // last writer's key; the banks still compare the stored one.
+      written = '0;
+      fresh   = '0;
+      for (integer w = 0; w <= p; w = w + 1) begin
+        for (integer e = 0; e < ENTRIES; e = e + 1) begin
+          if (wr_en[w] && wr_slot[SW*w +: SW] == e[SW-1:0]) begin
+            written[e] = 1'b1;
+            fresh[e]   = (wr_data[KB*w +: KB] == key_i[KB*p +: KB]);
+          end
         end
       end
+      cand                = valid_d & ((match[p*ENTRIES +: ENTRIES] & ~written) | fresh);
+      {found, found_slot} = lowest(cand);
+      {free, free_slot}   = lowest(~valid_d);
       if (LPM == 1) begin
-        // Longest prefix: ascending, so a tie keeps the lowest slot.
+        // Longest prefix over the banks, ascending, so a tie keeps the lowest slot.
         best       = -1;
         found      = 1'b0;
         found_slot = '0;
-        klen       = key_i[KB*p +: 32];
-        for (integer e = 0; e < ENTRIES; e = e + 1) begin
-          plen = keys_d[KB*e +: 32];
-          same = valid_d[e] && plen <= klen && plen <= 8 * (KEY_BYTES - 4) && plen > best;
-          for (integer i = 0; i < 8 * (KEY_BYTES - 4); i = i + 1) begin
-            if (i < plen && keys_d[KB*e + 32 + 8*(i/8) + 7 - i%8] != key_i[KB*p + 32 + 8*(i/8) + 7 - i%8]) begin
-              same = 1'b0;
-            end
-          end
-          if (same) begin
-            best       = plen;
+        for (integer b = 0; b < BANKS; b = b + 1) begin
+          if (bank_lpm_found[b*NP + p] && $signed(bank_lpm_plen[(b*NP + p)*32 +: 32]) > best) begin
+            best       = bank_lpm_plen[(b*NP + p)*32 +: 32];
             found      = 1'b1;
-            found_slot = e[SW-1:0];
+            found_slot = bank_lpm_slot[(b*NP + p)*SW +: SW];
           end
         end
       end
@@ -262,8 +334,6 @@ module ehdl_hash_map #(
           hit_o[p]           = en_i[p] && l_ok;
           slot_o[SW*p +: SW] = l_slot;
           err_o[8*p +: 8]    = l_err;
-        end else begin
-          busy_o[p] = req_i[p];
         end
       end else if (del_i[p]) begin
         if (found) begin
@@ -287,16 +357,27 @@ module ehdl_hash_map #(
         hit_o[p]           = en_i[p];
         slot_o[SW*p +: SW] = free_slot;
         wr                 = en_i[p];
-        wr_slot            = free_slot;
+      end
+      if (wr) begin
+        wr_en[1 + p]                        = 1'b1;
+        wr_slot[SW*(1 + p) +: SW]           = free_slot;
+        wr_mask[KEY_BYTES*(1 + p) +: KEY_BYTES] = '1;
+        wr_data[KB*(1 + p) +: KB]           = key_i[KB*p +: KB];
       end
       // The port's change, slot by slot (no slot-indexed writes).
       for (integer e = 0; e < ENTRIES; e = e + 1) begin
-        if (wr && wr_slot == e[SW-1:0]) begin
-          valid_d[e]         = 1'b1;
-          keys_d[KB*e +: KB] = key_i[KB*p +: KB];
-        end
-        if (clr && clr_slot == e[SW-1:0]) begin
-          valid_d[e] = 1'b0;
+        if (wr && free_slot == e[SW-1:0]) valid_d[e] = 1'b1;
+        if (clr && clr_slot == e[SW-1:0]) valid_d[e] = 1'b0;
+      end
+    end
+    // The host's key bytes: the words at hw0 and hw0 + 1, each in its slot (LRU blocks ignore host writes).
+    for (integer h = 0; h < 2; h = h + 1) begin
+      if (LRU == 0 && host_we_i && !host_valid_i && ((32'(hw0) + h) >> KSH) < ENTRIES) begin
+        wr_en[1 + NP + h]               = 1'b1;
+        wr_slot[SW*(1 + NP + h) +: SW] = SW'((32'(hw0) + h) >> KSH);
+        for (integer j = 0; j < KEY_BYTES; j = j + 1) begin
+          wr_mask[KEY_BYTES*(1 + NP + h) + j] = (j / 8 == ((32'(hw0) + h) % KWORDS)) && hmask[64*h + 8*(j%8)];
+          wr_data[KB*(1 + NP + h) + 8*j +: 8] = hdata[64*h + 8*(j%8) +: 8];
         end
       end
     end
@@ -304,25 +385,17 @@ module ehdl_hash_map #(
 
   // Host port: the key space as 8-byte words, slot s's word w at word address s * KWORDS + w; an access at byte
   // address a covers words a / 8 and a / 8 + 1, shifted by a % 8.
-  logic [WW-1:0]  hw0;
   logic [2:0]     hsh;
   logic [127:0]   hpair;
   logic [127:0]   hmask;
   logic [127:0]   hdata;
-  logic [8*KS-1:0] kpad;
 
   always_comb begin
     hw0   = {1'b0, host_addr_i[AW-1:3]};
     hsh   = host_addr_i[2:0];
     hpair = '0;
-    kpad  = '0;
-    for (integer e = 0; e < ENTRIES; e = e + 1) begin
-      kpad     = '0;
-      kpad[KB-1:0] = keys_q[KB*e +: KB];
-      for (integer w = 0; w < KWORDS; w = w + 1) begin
-        if (hw0 == WW'(e * KWORDS + w)) hpair[63:0] = kpad[64*w +: 64];
-        if (hw0 + WW'(1) == WW'(e * KWORDS + w)) hpair[127:64] = kpad[64*w +: 64];
-      end
+    for (integer b = 0; b < BANKS; b = b + 1) begin
+      hpair = hpair | bank_pair[b*128 +: 128];
     end
     hmask = '0;
     for (integer b = 0; b < 8; b = b + 1) begin
@@ -356,24 +429,7 @@ module ehdl_hash_map #(
   end
 
   always_ff @(posedge clk_i) begin
-    keys_q <= keys_d;
     if (l_start) lkey_q <= l_key;
-    if (LRU == 0 && host_we_i && !host_valid_i) begin
-      for (integer e = 0; e < ENTRIES; e = e + 1) begin
-        for (integer w = 0; w < KWORDS; w = w + 1) begin
-          for (integer b = 0; b < 8; b = b + 1) begin
-            if (8 * w + b < KEY_BYTES) begin
-              if (hw0 == WW'(e * KWORDS + w) && hmask[8*b]) begin
-                keys_q[KB*e + 64*w + 8*b +: 8] <= hdata[8*b +: 8];
-              end
-              if (hw0 + WW'(1) == WW'(e * KWORDS + w) && hmask[64 + 8*b]) begin
-                keys_q[KB*e + 64*w + 8*b +: 8] <= hdata[64 + 8*b +: 8];
-              end
-            end
-          end
-        end
-      end
-    end
   end
 
 endmodule

@@ -9,9 +9,8 @@
 // advance. The host port reads the 8 bytes at its address as stored (before this cycle's writes) and its write is
 // applied last. Bytes beyond the map read as 0 and are never written. Reset clears the map (ARRAY maps start zeroed).
 //
-// Storage is 8-byte rows (row = address >> 3), each its own register with its own next-value logic, so synthesis
-// sees only constant indices: a byte-addressed vector indexed at run time made Yosys build shifters over the whole
-// map (a 64-byte map with 3 ports did not finish in 5 minutes). Addresses come from run-time pointers (a value size
+// Storage is 8-byte rows (row = address >> 3) in banks of 16 (ehdl_map_bank), so that synthesis sees only constant
+// indices and works on one bank module however large the map. Addresses come from run-time pointers (a value size
 // of 12, or a pointer the program moved), so an access may straddle two rows. Byte lane k of an access (the lane of
 // address mod 8) lies in row r or r+1, so an access is its bytes rotated into their lanes plus one row number per
 // lane: a row's byte k is only ever written from lane k, and a port's read takes each lane from one row. A port sees
@@ -39,43 +38,78 @@ module ehdl_map_mem #(
   localparam integer ROWS = (BYTES + 7) / 8;
   // Ports 0 .. NP-1, then the host as writer NP (it writes last and reads the stored rows).
   localparam integer NW = NP + 1;
+  // Row index width, with room for row r+1 past the last row.
+  localparam integer RW = (AW > 3) ? AW - 2 : 1;
+  localparam integer BANK_ROWS = 16;
+  localparam integer FULL_BANKS = ROWS / BANK_ROWS;
+  localparam integer LAST_ROWS = ROWS - FULL_BANKS * BANK_ROWS;
+  localparam integer BANKS = FULL_BANKS + ((LAST_ROWS > 0) ? 1 : 0);
 
-  logic [64*ROWS-1:0] mem_q;      // row i at [64*i +: 64], each row its own next-value logic
-  // Per writer: one-hot row r and r+1, which lanes lie in row r+1 (those below the address's byte offset), each
-  // lane's row, the bytes written rotated into their lanes, and the lanes written (enable, mask and "inside the
-  // map" folded in).
-  logic [NW*ROWS-1:0] hot_lo;
-  logic [NW*ROWS-1:0] hot_hi;
+  // Per writer: which lanes lie in row r+1 (those below the address's byte offset), each lane's row, the bytes
+  // written rotated into their lanes, and the lanes written (enable, mask and "inside the map" folded in).
   logic [NW*8-1:0]    lane_hi;
-  logic [NW*8*32-1:0] lane_row;
+  logic [NW*8*RW-1:0] lane_row;
   logic [NW*64-1:0]   rot;
   logic [NW*8-1:0]    rmask;
+  // Each writer's lanes as stored, from the banks (each gives 0 for rows it does not hold).
+  logic [BANKS*NW*64-1:0] bank_lanes;
+  logic [NW*64-1:0]       stored;
 
-  logic [31:0]  at;
-  logic [31:0]  r;
-  logic [2:0]   sh;
-  logic [63:0]  lanes;
-  logic [127:0] dbl;
-  logic [63:0]  old;
-  logic [63:0]  arg;
-  logic [63:0]  upd;
-  logic [7:0]   m8;
-  logic [15:0]  m16;
+  for (genvar b = 0; b < BANKS; b = b + 1) begin : g_bank
+    ehdl_map_bank #(
+      .ROWS((b < FULL_BANKS) ? BANK_ROWS : LAST_ROWS), .RW(RW), .NW(NW)
+    ) u_bank (
+      .clk_i(clk_i), .rst_ni(rst_ni), .first_i(RW'(b * BANK_ROWS)), .lane_row_i(lane_row), .wdata_i(rot),
+      .wlane_i(rmask), .rlanes_o(bank_lanes[b*NW*64 +: NW*64])
+    );
+  end
 
   always_comb begin
-    // Bit by bit: a single fill constant over a large map trips Verilator's replication check.
-    for (integer i = 0; i < NW*ROWS; i = i + 1) begin
-      hot_lo[i] = 1'b0;
-      hot_hi[i] = 1'b0;
+    stored = '0;
+    for (integer b = 0; b < BANKS; b = b + 1) begin
+      stored = stored | bank_lanes[b*NW*64 +: NW*64];
     end
-    lane_hi      = '0;
-    lane_row     = '0;
+  end
+
+  // Lane rows from the addresses alone, in a block of their own: the banks read by them, and the ports' data
+  // below depend on what the banks read.
+  logic [31:0]   rat;
+  logic [RW-1:0] r;
+  always_comb begin
+    lane_hi  = '0;
+    lane_row = '0;
+    rat      = '0;
+    r        = '0;
+    for (integer p = 0; p < NW; p = p + 1) begin
+      if (p < NP) begin
+        rat = {{(32 - AW){1'b0}}, addr_i[p*AW +: AW]};
+      end else begin
+        rat = {{(32 - AW){1'b0}}, host_addr_i};
+      end
+      r = RW'(rat >> 3);
+      for (integer k = 0; k < 8; k = k + 1) begin
+        lane_hi[p*8 + k] = (k < {29'd0, rat[2:0]});
+        lane_row[(p*8 + k)*RW +: RW] = r + {{(RW - 1){1'b0}}, lane_hi[p*8 + k]};
+      end
+    end
+  end
+
+  logic [31:0]   at;
+  logic [2:0]    sh;
+  logic [63:0]   lanes;
+  logic [127:0]  dbl;
+  logic [63:0]   old;
+  logic [63:0]   arg;
+  logic [63:0]   upd;
+  logic [7:0]    m8;
+  logic [15:0]   m16;
+
+  always_comb begin
     rot          = '0;
     rmask        = '0;
     rdata_o      = '0;
     host_rdata_o = '0;
     at           = '0;
-    r            = '0;
     sh           = '0;
     lanes        = '0;
     dbl          = '0;
@@ -90,31 +124,14 @@ module ehdl_map_mem #(
       end else begin
         at = {{(32 - AW){1'b0}}, host_addr_i};
       end
-      r  = at >> 3;
       sh = at[2:0];
-      for (integer i = 0; i < ROWS; i = i + 1) begin
-        hot_lo[p*ROWS + i] = (r == i);
-        if (i > 0) begin
-          hot_hi[p*ROWS + i] = hot_lo[p*ROWS + i - 1];
-        end
-      end
-      for (integer k = 0; k < 8; k = k + 1) begin
-        lane_hi[p*8 + k] = (k < {29'd0, sh});
-        lane_row[(p*8 + k)*32 +: 32] = r + {31'd0, lane_hi[p*8 + k]};
-      end
       // Each lane from its row as stored (rows past the map read 0) ...
-      lanes = '0;
-      for (integer i = 0; i < ROWS; i = i + 1) begin
-        for (integer k = 0; k < 8; k = k + 1) begin
-          lanes[8*k +: 8] = lanes[8*k +: 8] |
-              ({8{lane_hi[p*8 + k] ? hot_hi[p*ROWS + i] : hot_lo[p*ROWS + i]}} & mem_q[64*i + 8*k +: 8]);
-        end
-      end
+      lanes = stored[p*64 +: 64];
       // ... then the writes of the ports before this one, in order (the host reads before every write).
       if (p < NP) begin
         for (integer q = 0; q < p; q = q + 1) begin
           for (integer k = 0; k < 8; k = k + 1) begin
-            if (rmask[q*8 + k] && lane_row[(q*8 + k)*32 +: 32] == lane_row[(p*8 + k)*32 +: 32]) begin
+            if (rmask[q*8 + k] && lane_row[(q*8 + k)*RW +: RW] == lane_row[(p*8 + k)*RW +: RW]) begin
               lanes[8*k +: 8] = rot[q*64 + 8*k +: 8];
             end
           end
@@ -154,31 +171,5 @@ module ehdl_map_mem #(
   // m16's low half is the rotation's overflow.
   logic unused_m16;
   assign unused_m16 = ^m16[7:0];
-
-  // Row i's byte k takes the last write of lane k to row i, writers in order. (Loops rather than a generate block
-  // per row: Verilator refuses to unroll a generate loop over thousands of rows.)
-  logic [64*ROWS-1:0] mem_d;
-  always_comb begin
-    mem_d = mem_q;
-    for (integer i = 0; i < ROWS; i = i + 1) begin
-      for (integer p = 0; p < NW; p = p + 1) begin
-        for (integer k = 0; k < 8; k = k + 1) begin
-          if (rmask[p*8 + k] && (lane_hi[p*8 + k] ? hot_hi[p*ROWS + i] : hot_lo[p*ROWS + i])) begin
-            mem_d[64*i + 8*k +: 8] = rot[p*64 + 8*k +: 8];
-          end
-        end
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      for (integer i = 0; i < ROWS; i = i + 1) begin
-        mem_q[64*i +: 64] <= 64'd0;
-      end
-    end else begin
-      mem_q <= mem_d;
-    end
-  end
 
 endmodule

@@ -783,18 +783,26 @@ fn array_lookup_gives_the_value_pointer_or_null() {
 #[test]
 fn map_memory_applies_ports_in_order_and_serves_the_host() {
     // Whole 8-byte rows, three ports.
-    map_memory_case(40, 3, 8, 0x3a95);
+    map_memory_case(40, 3, 8, 0, 0x3a95);
 }
 
 #[test]
 fn map_memory_with_a_partial_last_row_and_two_ports() {
     // 44 bytes: the last row has 4 bytes, the others must read 0 and never be written.
-    map_memory_case(44, 2, 7, 0x51d3);
+    map_memory_case(44, 2, 7, 0, 0x51d3);
+}
+
+#[test]
+fn map_memory_accesses_straddle_its_banks() {
+    // 300 bytes: two banks of 16 rows and one of 6 (the last row half used); the hot accesses start 4 bytes before
+    // the end of bank 0, so they straddle rows 15 and 16 and the two banks' outputs meet in one read.
+    map_memory_case(300, 3, 9, 124, 0x77c1);
 }
 
 /// `ehdl_map_mem` with `bytes` bytes, `np` ports and `aw` address bits against a byte model over 1500 cycles of
-/// random, often overlapping and row-straddling accesses (some past the end).
-fn map_memory_case(bytes: usize, np: usize, aw: usize, seed: u64) {
+/// random, often overlapping and row-straddling accesses (most of them at `hot` + 0, 8 or 16, some anywhere, some
+/// past the end).
+fn map_memory_case(bytes: usize, np: usize, aw: usize, hot: usize, seed: u64) {
     let mut w = Wrapper::default();
     w.input("we", np);
     w.input("op", 3 * np);
@@ -839,7 +847,7 @@ fn map_memory_case(bytes: usize, np: usize, aw: usize, seed: u64) {
                 addr: if rng.below(4) == 0 {
                     rng.below_usize(bytes + 8)
                 } else {
-                    8 * rng.below_usize(3)
+                    hot + 8 * rng.below_usize(3)
                 },
                 wdata: rng.operand(),
                 wmask: [0xff, 0x0f, 0x03, 0x01, rng.below(256)][rng.below_usize(5)],
@@ -912,9 +920,23 @@ fn map_memory_case(bytes: usize, np: usize, aw: usize, seed: u64) {
 
 #[test]
 fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
-    const ENTRIES: usize = 5;
+    hash_map_case(5, 3, 8, 0xca11);
+}
+
+#[test]
+fn hash_map_cam_finds_keys_and_free_slots_across_its_banks() {
+    // 37 entries: two banks of 16 slots and one of 5, so the lowest free slot and a port's key are often in
+    // different banks, and slots written this cycle by the other port lie in any of them.
+    hash_map_case(37, 6, 10, 0xca12);
+}
+
+/// `ehdl_hash_map` (two ports, one probe, 6-byte keys, `entries` slots, `sw` slot bits, `aw` host address bits)
+/// against a model over 2000 cycles: lookups, updates with every flag and deletes of keys from a pool slightly
+/// larger than the map, host reads and writes of keys and valid bits.
+fn hash_map_case(entries: usize, sw: usize, aw: usize, seed: u64) {
     const KB: usize = 6;
     const KS: usize = 8;
+    let pool_size = entries + 2;
     let mut w = Wrapper::default();
     w.input("keys", 2 * 8 * KB);
     w.input("kind", 2);
@@ -923,31 +945,33 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
     w.input("del", 2);
     w.input("hwe", 1);
     w.input("hvalid", 1);
-    w.input("haddr", 8);
+    w.input("haddr", aw);
     w.input("hwdata", 64);
     w.input("hwmask", 8);
     w.input("probe", 8 * KB);
     w.body += &format!(
-        "  logic [1:0] hit;\n  logic [5:0] slot;\n  logic [15:0] err;\n  logic [63:0] hrdata;\n  \
-         logic [1:0] busy;\n  logic [0:0] phit;\n  logic [2:0] pslot;\n  \
-         ehdl_hash_map #(.ENTRIES({ENTRIES}), .KEY_BYTES({KB}), .NP(2), .SW(3), .AW(8)) u_h (.clk_i(clk_i), \
+        "  logic [1:0] hit;\n  logic [{}:0] slot;\n  logic [15:0] err;\n  logic [63:0] hrdata;\n  \
+         logic [1:0] busy;\n  logic [0:0] phit;\n  logic [{}:0] pslot;\n  \
+         ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES({KB}), .NP(2), .SW({sw}), .AW({aw})) u_h (.clk_i(clk_i), \
          .rst_ni(rst_ni), .kind_i(kind), .del_i(del), .en_i(en), .req_i(2'b11), .key_i(keys), .flags_i(flags), \
          .hit_o(hit), .slot_o(slot), .err_o(err), .busy_o(busy), .probe_key_i(probe), .probe_hit_o(phit), \
          .probe_slot_o(pslot), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
-         .host_wmask_i(hwmask), .host_rdata_o(hrdata));\n"
+         .host_wmask_i(hwmask), .host_rdata_o(hrdata));\n",
+        2 * sw - 1,
+        sw - 1
     );
     w.output("hit".into(), 2);
-    w.output("slot".into(), 6);
+    w.output("slot".into(), 2 * sw);
     w.output("err".into(), 16);
     w.output("hrdata".into(), 64);
     w.output("busy".into(), 2);
     w.output("phit".into(), 1);
-    w.output("pslot".into(), 3);
-    let mut rng = Rng(0xca11);
+    w.output("pslot".into(), sw);
+    let mut rng = Rng(seed);
     // Keys drawn from a small set, so slots collide, lookups hit and the map fills up.
-    let pool: Vec<Vec<u8>> = (0..7).map(|_| rng.bytes(KB)).collect();
-    let mut keys = vec![vec![0u8; KB]; ENTRIES];
-    let mut valid = [false; ENTRIES];
+    let pool: Vec<Vec<u8>> = (0..pool_size).map(|_| rng.bytes(KB)).collect();
+    let mut keys = vec![vec![0u8; KB]; entries];
+    let mut valid = vec![false; entries];
     let mut vectors = Vec::new();
     let mut expected = Vec::new();
     let (mut hits, mut inserts, mut deletes, mut probed) = (0, 0, 0, 0);
@@ -957,7 +981,7 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
                 if rng.below(5) == 0 {
                     rng.bytes(KB)
                 } else {
-                    pool[rng.below_usize(7)].clone()
+                    pool[rng.below_usize(pool_size)].clone()
                 }
             })
             .collect();
@@ -967,15 +991,15 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
         let del: Vec<bool> = (0..2).map(|_| rng.below(4) == 0).collect();
         let hvalid = rng.below(3) == 0;
         let haddr = if hvalid {
-            rng.below_usize(7)
+            rng.below_usize(entries + 2)
         } else {
-            KS * rng.below_usize(6) + [0, 0, 2, 5][rng.below_usize(4)]
+            KS * rng.below_usize(entries + 1) + [0, 0, 2, 5][rng.below_usize(4)]
         };
         // The host mostly clears valid bits, so the pipeline's inserts find room.
         let hwe = rng.below(4) == 0;
         let mut hwdata = if hvalid { rng.below(4) / 3 } else { rng.next() };
         if !hvalid && rng.below(2) == 0 {
-            let k = &pool[rng.below_usize(7)];
+            let k = &pool[rng.below_usize(pool_size)];
             hwdata = k
                 .iter()
                 .enumerate()
@@ -996,21 +1020,21 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
         v.push(1, del[1] as u64);
         v.push(1, hwe as u64);
         v.push(1, hvalid as u64);
-        v.push(8, haddr as u64);
+        v.push(aw, haddr as u64);
         v.push(64, hwdata);
         v.push(8, hwmask);
         // The probe sees the table before this cycle's writes.
-        let probe = pool[rng.below_usize(7)].clone();
+        let probe = pool[rng.below_usize(pool_size)].clone();
         v.push_bytes(&probe);
-        let probe_slot = (0..ENTRIES).find(|&e| valid[e] && keys[e] == probe);
+        let probe_slot = (0..entries).find(|&e| valid[e] && keys[e] == probe);
         probed += probe_slot.is_some() as usize;
         vectors.push(v);
         let hread = if hvalid {
-            (haddr < ENTRIES && valid[haddr]) as u64
+            (haddr < entries && valid[haddr]) as u64
         } else {
             (0..8).fold(0u64, |v, b| {
                 let (s, kb) = ((haddr + b) / KS, (haddr + b) % KS);
-                let byte = if s < ENTRIES && kb < KB {
+                let byte = if s < entries && kb < KB {
                     keys[s][kb]
                 } else {
                     0
@@ -1020,8 +1044,8 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
         };
         let mut want = Vec::new();
         for p in 0..2 {
-            let found = (0..ENTRIES).find(|&e| valid[e] && keys[e] == look[p]);
-            let free = (0..ENTRIES).find(|&e| !valid[e]);
+            let found = (0..entries).find(|&e| valid[e] && keys[e] == look[p]);
+            let free = (0..entries).find(|&e| !valid[e]);
             let (hit, slot, err) = if !kind[p] {
                 (found.is_some(), found, 0)
             } else if del[p] {
@@ -1059,36 +1083,46 @@ fn hash_map_cam_looks_up_updates_deletes_in_port_order_and_serves_the_host() {
         expected.push((want, hread, probe_slot));
         if hwe {
             if hvalid {
-                if haddr < ENTRIES && hwmask & 1 == 1 {
+                if haddr < entries && hwmask & 1 == 1 {
                     valid[haddr] = hwdata & 1 == 1;
                 }
             } else {
                 for b in 0..8 {
                     let (s, kb) = ((haddr + b) / KS, (haddr + b) % KS);
-                    if s < ENTRIES && kb < KB && (hwmask >> b) & 1 == 1 {
+                    if s < entries && kb < KB && (hwmask >> b) & 1 == 1 {
                         keys[s][kb] = (hwdata >> (8 * b)) as u8;
                     }
                 }
             }
         }
     }
-    let out = w.run("hash_map", &vectors);
+    let out = w.run(&format!("hash_map_{entries}"), &vectors);
     for (i, ((want, hread, probe_slot), got)) in expected.iter().zip(&out).enumerate() {
-        let probe = (got.get(90, 1) == 1).then(|| got.get(91, 3) as usize);
+        let (err_at, hread_at) = (2 + 2 * sw, 18 + 2 * sw);
+        let (busy_at, phit_at) = (82 + 2 * sw, 84 + 2 * sw);
+        let probe = (got.get(phit_at, 1) == 1).then(|| got.get(phit_at + 1, sw) as usize);
         assert_eq!(probe, *probe_slot, "cycle {i}: probe");
         for (p, (hit, slot, err)) in want.iter().enumerate() {
             assert_eq!(got.get(p, 1) == 1, *hit, "cycle {i}: port {p} hit");
             if *hit {
                 assert_eq!(
-                    Some(got.get(2 + 3 * p, 3) as usize),
+                    Some(got.get(2 + sw * p, sw) as usize),
                     *slot,
                     "cycle {i}: port {p} slot"
                 );
             }
-            assert_eq!(got.get(8 + 8 * p, 8), *err, "cycle {i}: port {p} errno");
+            assert_eq!(
+                got.get(err_at + 8 * p, 8),
+                *err,
+                "cycle {i}: port {p} errno"
+            );
         }
-        assert_eq!(got.get(24, 64), *hread, "cycle {i}: host read");
-        assert_eq!(got.get(88, 2), 0, "cycle {i}: a HASH block is never busy");
+        assert_eq!(got.get(hread_at, 64), *hread, "cycle {i}: host read");
+        assert_eq!(
+            got.get(busy_at, 2),
+            0,
+            "cycle {i}: a HASH block is never busy"
+        );
     }
     assert!(
         hits > 200 && inserts > 20 && deletes > 20 && probed > 200,
@@ -1215,7 +1249,18 @@ fn run_time_offset_loads_and_stores_reach_the_available_frames() {
 
 #[test]
 fn lpm_cam_finds_the_longest_matching_prefix() {
-    const ENTRIES: usize = 6;
+    lpm_case(6, 3, 0x19a);
+}
+
+#[test]
+fn lpm_cam_finds_the_longest_prefix_across_its_banks() {
+    // 21 entries: banks of 16 and 5 slots; equal prefixes in both banks must give the lower slot.
+    lpm_case(21, 5, 0x19b);
+}
+
+/// An LPM_TRIE block (`ehdl_hash_map` with `LPM = 1`, 8-byte keys, `entries` slots, `sw` slot bits) against a model:
+/// 1500 cycles of lookups of addresses near a few nested prefixes while the host rewrites keys and valid bits.
+fn lpm_case(entries: usize, sw: usize, seed: u64) {
     let mut w = Wrapper::default();
     w.input("key", 64);
     w.input("hwe", 1);
@@ -1223,28 +1268,30 @@ fn lpm_cam_finds_the_longest_matching_prefix() {
     w.input("haddr", 8);
     w.input("hwdata", 64);
     w.body += &format!(
-        "  logic hit;\n  logic [2:0] slot;\n  logic [7:0] err;\n  logic [63:0] hrdata;\n  logic busy;\n  \
-         logic phit;\n  logic [2:0] pslot;\n  logic unused_probe;\n  assign unused_probe = ^{{phit, pslot}};\n  \
-         ehdl_hash_map #(.ENTRIES({ENTRIES}), .KEY_BYTES(8), .NP(1), .SW(3), .AW(8), .LPM(1)) u_h (.clk_i(clk_i), \
+        "  logic hit;\n  logic [{}:0] slot;\n  logic [7:0] err;\n  logic [63:0] hrdata;\n  logic busy;\n  \
+         logic phit;\n  logic [{}:0] pslot;\n  logic unused_probe;\n  assign unused_probe = ^{{phit, pslot}};\n  \
+         ehdl_hash_map #(.ENTRIES({entries}), .KEY_BYTES(8), .NP(1), .SW({sw}), .AW(8), .LPM(1)) u_h (.clk_i(clk_i), \
          .rst_ni(rst_ni), .kind_i(1'b0), .del_i(1'b0), .en_i(1'b0), .req_i(1'b0), .key_i(key), .flags_i(2'd0), \
          .hit_o(hit), .slot_o(slot), .busy_o(busy), .probe_key_i(64'd0), .probe_hit_o(phit), .probe_slot_o(pslot), \
          .err_o(err), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), .host_addr_i(haddr), .host_wdata_i(hwdata), \
-         .host_wmask_i(8'hff), .host_rdata_o(hrdata));\n"
+         .host_wmask_i(8'hff), .host_rdata_o(hrdata));\n",
+        sw - 1,
+        sw - 1
     );
     w.output("hit".into(), 1);
-    w.output("slot".into(), 3);
+    w.output("slot".into(), sw);
     w.output("err".into(), 8);
     w.output("hrdata".into(), 64);
     w.output("busy".into(), 1);
     // Keys are {prefixlen (LE), 4 address bytes}; nested prefixes of a few bases, addresses near them.
-    let mut rng = Rng(0x19a);
+    let mut rng = Rng(seed);
     let bases = [[10u8, 1, 2, 3], [10, 1, 200, 3], [192, 168, 5, 9]];
     let matches = |plen: u32, data: &[u8; 4], addr: &[u8; 4]| {
         (0..plen as usize)
             .all(|i| (data[i / 8] >> (7 - i % 8)) & 1 == (addr[i / 8] >> (7 - i % 8)) & 1)
     };
-    let mut keys = [(0u32, [0u8; 4]); ENTRIES];
-    let mut valid = [false; ENTRIES];
+    let mut keys = vec![(0u32, [0u8; 4]); entries];
+    let mut valid = vec![false; entries];
     let mut vectors = Vec::new();
     let mut expected = Vec::new();
     let mut hits = 0;
@@ -1257,7 +1304,7 @@ fn lpm_cam_finds_the_longest_matching_prefix() {
             32
         };
         let key = (klen as u64) | (u32::from_le_bytes(addr) as u64) << 32;
-        let slot = rng.below_usize(ENTRIES);
+        let slot = rng.below_usize(entries);
         let (hwe, hvalid, haddr, hwdata) = match cycle % 3 {
             0 => (true, true, slot, rng.below(2)),
             1 => {
@@ -1280,7 +1327,7 @@ fn lpm_cam_finds_the_longest_matching_prefix() {
         v.push(64, hwdata);
         vectors.push(v);
         let mut best: Option<(u32, usize)> = None;
-        for e in 0..ENTRIES {
+        for e in 0..entries {
             let (plen, data) = keys[e];
             if valid[e]
                 && plen <= klen
@@ -1298,11 +1345,11 @@ fn lpm_cam_finds_the_longest_matching_prefix() {
             keys[haddr / 8] = (hwdata as u32, ((hwdata >> 32) as u32).to_le_bytes());
         }
     }
-    let out = w.run("lpm", &vectors);
+    let out = w.run(&format!("lpm_{entries}"), &vectors);
     for (i, (want, got)) in expected.iter().zip(&out).enumerate() {
         assert_eq!(got.get(0, 1) == 1, want.is_some(), "cycle {i}: hit");
         if let Some(e) = want {
-            assert_eq!(got.get(1, 3) as usize, *e, "cycle {i}: slot");
+            assert_eq!(got.get(1, sw) as usize, *e, "cycle {i}: slot");
         }
     }
     assert!(hits > 200, "{hits} hits");
@@ -1318,7 +1365,8 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
     use hwxdp_maps::{MapStore, Maps};
     use hwxdp_object::{MapKind, MapSpec};
     const KB: usize = 6;
-    const WINDOW: usize = 96;
+    // An operation walks the lists, longer in a larger map.
+    let window: usize = 96.max(48 + 4 * entries);
     let sw = (usize::BITS - (entries - 1).leading_zeros()).max(1) as usize;
     // LRU_PERCPU_HASH takes the per-CPU update path whatever the CPU count; slots are node * cpus + cpu (CPU 0
     // here).
@@ -1424,7 +1472,7 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
         // An entry other than the key itself left the table.
         evictions += before.iter().any(|k| *k != key && !table.contains(k)) as usize;
         let port = rng.below(2);
-        for c in 0..WINDOW {
+        for c in 0..window {
             let mut v = Bits::default();
             v.push(1, (c == 0) as u64);
             v.push(1, port);
@@ -1433,7 +1481,7 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
             v.push(2, flags);
             v.push_bytes(&key);
             // The last 2 * entries cycles read the valid bits, then the keys.
-            let r = c as isize - (WINDOW - 2 * entries) as isize;
+            let r = c as isize - (window - 2 * entries) as isize;
             let (hv, ha) = match r {
                 r if r < 0 => (1, 0),
                 r if (r as usize) < entries => (1, r as u64),
@@ -1447,8 +1495,8 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
     }
     let out = w.run(&format!("lru_{map_type}_{entries}_{cpus}"), &vectors);
     for (i, (kind, (hit, slot, err), table)) in want.iter().enumerate() {
-        let lines = &out[i * WINDOW..(i + 1) * WINDOW];
-        let commits: Vec<usize> = (0..WINDOW).filter(|&c| lines[c].get(0, 1) == 1).collect();
+        let lines = &out[i * window..(i + 1) * window];
+        let commits: Vec<usize> = (0..window).filter(|&c| lines[c].get(0, 1) == 1).collect();
         assert_eq!(
             commits.len(),
             1,
@@ -1456,7 +1504,7 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
         );
         let c = commits[0];
         assert!(
-            c < WINDOW - 2 * entries,
+            c < window - 2 * entries,
             "op {i}: committed at cycle {c} of its window"
         );
         let got = &lines[c];
@@ -1470,8 +1518,8 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
         }
         assert_eq!(got.get(2 + sw, 8), *err, "op {i} (kind {kind}): errno");
         let mut hw: Vec<Vec<u8>> = (0..entries)
-            .filter(|&s| lines[WINDOW - 2 * entries + s].get(10 + sw, 1) == 1)
-            .map(|s| lines[WINDOW - entries + s].bytes(10 + sw, KB))
+            .filter(|&s| lines[window - 2 * entries + s].get(10 + sw, 1) == 1)
+            .map(|s| lines[window - entries + s].bytes(10 + sw, KB))
             .collect();
         hw.sort();
         let mut table = table.clone();
@@ -1479,7 +1527,7 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
         assert_eq!(hw, table, "op {i} (kind {kind}): the table after it");
     }
     assert!(
-        evictions > 20 && hits > 50 && refused > 20,
+        evictions > 10 && hits > 50 && refused > 20,
         "{evictions} evictions, {hits} lookup hits, {refused} refused updates"
     );
 }
@@ -1488,6 +1536,8 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
 fn lru_hash_block_evicts_as_the_reference() {
     lru_block_matches_the_reference_lru(9, 8, 1, 0x1e0);
     lru_block_matches_the_reference_lru(9, 3, 1, 0x1e1);
+    // Two banks of CAM slots (16 and 4): evictions and reinsertions cross them.
+    lru_block_matches_the_reference_lru(9, 20, 1, 0x1e5);
 }
 
 #[test]

@@ -116,7 +116,7 @@ module ehdl_hash_map #(
         if (((e >> j) & 1) == 1) slot[j] = slot[j] | one[e];
       end
     end
-    return {|v, slot};
+    lowest = {|v, slot};
   endfunction
 
   // LRU: the operation's key, latched when it starts, its entry in the table, and the lists' table changes.

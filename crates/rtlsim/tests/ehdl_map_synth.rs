@@ -1,0 +1,112 @@
+//! The eHDL map blocks synthesize as banks: however many rows or slots a map has, Yosys works on one bank module
+//! of each shape (a full bank and the last, partial one) and instantiates it, instead of one flat block whose
+//! logic grows with the map (which took ABC hours for the examples' 1-16 KB maps).
+
+use hwxdp_rtlsim::{rtl_files, run_synthesis, SynthJob};
+use std::path::PathBuf;
+
+/// The `design hierarchy` section of a Yosys log: (module, instances) for every module whose name holds `name`.
+fn instances(log: &str, name: &str) -> Vec<(String, u64)> {
+    let section = log
+        .rsplit_once("=== design hierarchy ===")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no design hierarchy in the log"));
+    section
+        .lines()
+        .take_while(|line| !line.contains("Number of wires"))
+        .filter(|line| line.contains(name))
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let module = words.next()?.to_string();
+            let count = words.next()?.parse().ok()?;
+            Some((module, count))
+        })
+        .collect()
+}
+
+#[test]
+fn map_blocks_synthesize_one_bank_module_per_shape() {
+    // A 300-byte array (38 rows: banks of 16, 16 and 6) with one port, and a 37-entry hash map's keys (slots in
+    // banks of 16, 16 and 5) with one port; more ports only make each bank larger.
+    let top = "\
+module map_blocks (
+  input  logic         clk_i,
+  input  logic         rst_ni,
+  input  logic         we_i,
+  input  logic [2:0]   op_i,
+  input  logic [8:0]   addr_i,
+  input  logic [63:0]  wdata_i,
+  input  logic [7:0]   wmask_i,
+  output logic [63:0]  rdata_o,
+  input  logic         kind_i,
+  input  logic         en_i,
+  input  logic [47:0]  key_i,
+  output logic         hit_o,
+  output logic [5:0]   slot_o,
+  output logic [7:0]   err_o,
+  output logic [63:0]  host_rdata_o
+);
+  logic [63:0] mem_host;
+  logic [63:0] cam_host;
+  logic        busy;
+  logic        phit;
+  logic [5:0]  pslot;
+  ehdl_map_mem #(.BYTES(300), .NP(1), .AW(9)) u_mem (
+    .clk_i(clk_i), .rst_ni(rst_ni), .we_i(we_i), .op_i(op_i), .addr_i(addr_i), .wdata_i(wdata_i),
+    .wmask_i(wmask_i), .rdata_o(rdata_o), .host_we_i(1'b0), .host_addr_i(9'd0), .host_wdata_i(64'd0),
+    .host_wmask_i(8'd0), .host_rdata_o(mem_host));
+  ehdl_hash_map #(.ENTRIES(37), .KEY_BYTES(6), .NP(1), .SW(6), .AW(10)) u_cam (
+    .clk_i(clk_i), .rst_ni(rst_ni), .kind_i(kind_i), .del_i(1'b0), .en_i(en_i), .req_i(1'b0), .key_i(key_i),
+    .flags_i(2'd0), .hit_o(hit_o), .slot_o(slot_o), .err_o(err_o), .busy_o(busy), .probe_key_i(key_i),
+    .probe_hit_o(phit), .probe_slot_o(pslot), .host_we_i(1'b0), .host_valid_i(1'b0), .host_addr_i(10'd0),
+    .host_wdata_i(64'd0), .host_wmask_i(8'd0), .host_rdata_o(cam_host));
+  assign host_rdata_o = mem_host ^ cam_host ^ {56'd0, busy, phit, pslot};
+endmodule
+";
+    let mut sources = vec![("map_blocks.sv".to_string(), top.to_string())];
+    for name in [
+        "ehdl_map_mem",
+        "ehdl_map_bank",
+        "ehdl_hash_map",
+        "ehdl_cam_bank",
+        "ehdl_lru",
+    ] {
+        let path = format!("ehdl/{name}.sv");
+        let file = rtl_files()
+            .iter()
+            .find(|f| f.path == path)
+            .unwrap_or_else(|| panic!("{path} is not embedded"));
+        sources.push((format!("rtl/{path}"), file.text.to_string()));
+    }
+    let log = std::env::temp_dir().join(format!("hwxdp-map-blocks-{}.log", std::process::id()));
+    let job = SynthJob {
+        top: "map_blocks".into(),
+        sources,
+        params: Vec::new(),
+        log: log.clone(),
+        yosys: PathBuf::from("yosys"),
+    };
+    let report = run_synthesis(&job, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&log).expect("yosys log");
+    let _ = std::fs::remove_file(&log);
+    for (bank, what) in [
+        ("ehdl_map_bank", "array rows"),
+        ("ehdl_cam_bank", "CAM slots"),
+    ] {
+        let found = instances(&text, bank);
+        let mut counts: Vec<u64> = found.iter().map(|(_, n)| *n).collect();
+        counts.sort_unstable();
+        assert_eq!(
+            counts,
+            vec![1, 2],
+            "{what}: two full banks of one module and a partial one of another, got {found:?}"
+        );
+    }
+    // The array's rows are flip-flops (38 * 64, of which the 4 bytes past the map are never written but kept by a
+    // bank that does not know), the keys another 37 * 48 plus 37 valid bits.
+    assert!(
+        report.resources.ff >= 38 * 64 + 37 * 49,
+        "{} flip-flops",
+        report.resources.ff
+    );
+}

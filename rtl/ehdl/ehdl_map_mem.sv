@@ -73,6 +73,8 @@ module ehdl_map_mem #(
 
   // Lane rows from the addresses alone, in a block of their own: the banks read by them, and the ports' data
   // below depend on what the banks read.
+  logic [NW*AW-1:0] waddr;  // each writer's address: the ports', then the host's
+  assign waddr = {host_addr_i, addr_i};
   logic [31:0]   rat;
   logic [RW-1:0] r;
   always_comb begin
@@ -81,11 +83,7 @@ module ehdl_map_mem #(
     rat      = '0;
     r        = '0;
     for (integer p = 0; p < NW; p = p + 1) begin
-      if (p < NP) begin
-        rat = {{(32 - AW){1'b0}}, addr_i[p*AW +: AW]};
-      end else begin
-        rat = {{(32 - AW){1'b0}}, host_addr_i};
-      end
+      rat = {{(32 - AW){1'b0}}, waddr[p*AW +: AW]};
       r = RW'(rat >> 3);
       for (integer k = 0; k < 8; k = k + 1) begin
         lane_hi[p*8 + k] = (k < {29'd0, rat[2:0]});
@@ -119,11 +117,7 @@ module ehdl_map_mem #(
     m8           = '0;
     m16          = '0;
     for (integer p = 0; p < NW; p = p + 1) begin
-      if (p < NP) begin
-        at = {{(32 - AW){1'b0}}, addr_i[p*AW +: AW]};
-      end else begin
-        at = {{(32 - AW){1'b0}}, host_addr_i};
-      end
+      at = {{(32 - AW){1'b0}}, waddr[p*AW +: AW]};
       sh = at[2:0];
       // Each lane from its row as stored (rows past the map read 0) ...
       lanes = stored[p*64 +: 64];

@@ -5,7 +5,7 @@
 // bank of that shape, instead of one flat block whose logic grows with max_entries (a 256-entry CAM was still in
 // ABC after five minutes). The block keeps the valid bits and decides; a bank stores keys and compares.
 //
-// match_o[k][i]: compare key k equals slot i's stored key (valid bits are the block's business). With LPM = 1 the
+// match_o[i][k] (slot-major, so the block concatenates its banks): compare key k equals slot i's stored key (valid bits are the block's business). With LPM = 1 the
 // first NL compare keys are lookups of an LPM_TRIE map instead: their match bits are 0 and lpm_*_o give the valid
 // slot (valid_i) with the longest prefix that covers the key, the lowest on a tie (see ehdl_hash_map). Writers act
 // in index order, later ones winning: writer w, when wr_en_i[w], puts the bytes wr_mask_i[w] selects of wr_data_i[w]
@@ -48,7 +48,7 @@ module ehdl_cam_bank #(
     match_o = '0;
     for (integer k = 0; k < NK; k = k + 1) begin
       for (integer i = 0; i < SLOTS; i = i + 1) begin
-        if (!(LPM == 1 && k < NL)) match_o[k*SLOTS + i] = (keys_q[KB*i +: KB] == key_i[KB*k +: KB]);
+        if (!(LPM == 1 && k < NL)) match_o[i*NK + k] = (keys_q[KB*i +: KB] == key_i[KB*k +: KB]);
       end
     end
   end

@@ -76,7 +76,6 @@ module ehdl_hash_map #(
   localparam integer KS     = (KEY_BYTES <= 8) ? 8 : (KEY_BYTES <= 16) ? 16 : (KEY_BYTES <= 32) ? 32 : 64;
   localparam integer KB     = 8 * KEY_BYTES;
   localparam integer KWORDS = KS / 8;        // host words per slot
-  localparam integer KSH    = (KS == 8) ? 0 : (KS == 16) ? 1 : (KS == 32) ? 2 : 3;
   localparam integer WW     = AW - 3 + 1;    // host word address width, one spare bit for the next word
   localparam integer EEXIST = 17;
   localparam integer ENOENT = 2;
@@ -162,7 +161,7 @@ module ehdl_hash_map #(
   // The banks: every compare key against every stored key, and the key writes.
   logic [NK*KB-1:0]         cmp_key;
   logic [NK*ENTRIES-1:0]    match;       // compare key k against slot e at k * ENTRIES + e
-  logic [BANKS*NK*BANK_SLOTS-1:0] bank_match;
+  logic [ENTRIES*NK-1:0]    slot_match;  // the banks' outputs, slot-major: at e * NK + k
   logic [BANKS*NP-1:0]      bank_lpm_found;
   logic [BANKS*NP*32-1:0]   bank_lpm_plen;
   logic [BANKS*NP*SW-1:0]   bank_lpm_slot;
@@ -171,7 +170,8 @@ module ehdl_hash_map #(
   logic [NWR*SW-1:0]        wr_slot;
   logic [NWR*KEY_BYTES-1:0] wr_mask;
   logic [NWR*KB-1:0]        wr_data;
-  logic [WW-1:0]            hw0;
+  logic [WW-1:0]            hw0;          // the host's first word address
+  assign hw0 = {1'b0, host_addr_i[AW-1:3]};
 
   if (LRU == 1) begin : g_cmp_lru
     assign cmp_key = {lkey_q, probe_key_i, key_i};
@@ -186,24 +186,17 @@ module ehdl_hash_map #(
       .WW(WW)
     ) u_bank (
       .clk_i(clk_i), .first_i(SW'(b * BANK_SLOTS)), .valid_i(valid_q[b*BANK_SLOTS +: SLOTS]), .key_i(cmp_key),
-      .match_o(bank_match[b*NK*BANK_SLOTS +: NK*SLOTS]), .lpm_found_o(bank_lpm_found[b*NP +: NP]),
+      .match_o(slot_match[b*BANK_SLOTS*NK +: SLOTS*NK]), .lpm_found_o(bank_lpm_found[b*NP +: NP]),
       .lpm_plen_o(bank_lpm_plen[b*NP*32 +: NP*32]), .lpm_slot_o(bank_lpm_slot[b*NP*SW +: NP*SW]),
       .wr_en_i(wr_en), .wr_slot_i(wr_slot), .wr_mask_i(wr_mask), .wr_data_i(wr_data), .host_word_i(hw0),
       .host_pair_o(bank_pair[b*128 +: 128])
     );
-    if (SLOTS < BANK_SLOTS) begin : g_pad
-      assign bank_match[b*NK*BANK_SLOTS + NK*SLOTS +: NK*(BANK_SLOTS - SLOTS)] = '0;
-    end
   end
 
-  // Bank b gives key k against its slot i at b * NK * BANK_SLOTS + k * SLOTS + i.
+  // Key-major, so that a key's matches over the table are one vector.
   always_comb begin
-    match = '0;
     for (integer k = 0; k < NK; k = k + 1) begin
-      for (integer e = 0; e < ENTRIES; e = e + 1) begin
-        match[k*ENTRIES + e] = bank_match[(e / BANK_SLOTS) * NK * BANK_SLOTS
-            + k * (((e / BANK_SLOTS) < FULL_BANKS) ? BANK_SLOTS : LAST_SLOTS) + e % BANK_SLOTS];
-      end
+      for (integer e = 0; e < ENTRIES; e = e + 1) match[k*ENTRIES + e] = slot_match[e*NK + k];
     end
   end
 
@@ -372,9 +365,9 @@ module ehdl_hash_map #(
     end
     // The host's key bytes: the words at hw0 and hw0 + 1, each in its slot (LRU blocks ignore host writes).
     for (integer h = 0; h < 2; h = h + 1) begin
-      if (LRU == 0 && host_we_i && !host_valid_i && ((32'(hw0) + h) >> KSH) < ENTRIES) begin
+      if (LRU == 0 && host_we_i && !host_valid_i && (32'(hw0) + h) / KWORDS < ENTRIES) begin
         wr_en[1 + NP + h]               = 1'b1;
-        wr_slot[SW*(1 + NP + h) +: SW] = SW'((32'(hw0) + h) >> KSH);
+        wr_slot[SW*(1 + NP + h) +: SW] = SW'((32'(hw0) + h) / KWORDS);
         for (integer j = 0; j < KEY_BYTES; j = j + 1) begin
           wr_mask[KEY_BYTES*(1 + NP + h) + j] = (j / 8 == ((32'(hw0) + h) % KWORDS)) && hmask[64*h + 8*(j%8)];
           wr_data[KB*(1 + NP + h) + 8*j +: 8] = hdata[64*h + 8*(j%8) +: 8];
@@ -391,7 +384,6 @@ module ehdl_hash_map #(
   logic [127:0]   hdata;
 
   always_comb begin
-    hw0   = {1'b0, host_addr_i[AW-1:3]};
     hsh   = host_addr_i[2:0];
     hpair = '0;
     for (integer b = 0; b < BANKS; b = b + 1) begin

@@ -24,31 +24,32 @@ module ehdl_map_bank #(
 
   logic [64*ROWS-1:0] rows_q;
   logic [64*ROWS-1:0] rows_d;
+  // Each lane's row within the bank, once for both blocks; rows outside wrap to values no local row has.
+  logic [NW*8*RW-1:0] rel;
+  always_comb begin
+    for (integer l = 0; l < NW*8; l = l + 1) rel[l*RW +: RW] = lane_row_i[l*RW +: RW] - first_i;
+  end
+
   // Reads and writes in separate blocks: the block's write data depend on what its ports read.
-  logic [RW-1:0] rrel;
   always_comb begin
     rlanes_o = '0;
-    rrel     = '0;
     for (integer p = 0; p < NW; p = p + 1) begin
       for (integer k = 0; k < 8; k = k + 1) begin
-        // Row index within the bank; rows outside wrap to values no local row has.
-        rrel = lane_row_i[(p*8 + k)*RW +: RW] - first_i;
         for (integer i = 0; i < ROWS; i = i + 1) begin
-          if (rrel == RW'(i)) rlanes_o[p*64 + 8*k +: 8] = rows_q[64*i + 8*k +: 8];
+          if (rel[(p*8 + k)*RW +: RW] == RW'(i)) rlanes_o[p*64 + 8*k +: 8] = rows_q[64*i + 8*k +: 8];
         end
       end
     end
   end
 
-  logic [RW-1:0] wrel;
   always_comb begin
     rows_d = rows_q;
-    wrel   = '0;
     for (integer p = 0; p < NW; p = p + 1) begin
       for (integer k = 0; k < 8; k = k + 1) begin
-        wrel = lane_row_i[(p*8 + k)*RW +: RW] - first_i;
         for (integer i = 0; i < ROWS; i = i + 1) begin
-          if (wlane_i[p*8 + k] && wrel == RW'(i)) rows_d[64*i + 8*k +: 8] = wdata_i[p*64 + 8*k +: 8];
+          if (wlane_i[p*8 + k] && rel[(p*8 + k)*RW +: RW] == RW'(i)) begin
+            rows_d[64*i + 8*k +: 8] = wdata_i[p*64 + 8*k +: 8];
+          end
         end
       end
     end

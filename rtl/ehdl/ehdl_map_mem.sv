@@ -45,9 +45,8 @@ module ehdl_map_mem #(
   localparam integer LAST_ROWS = ROWS - FULL_BANKS * BANK_ROWS;
   localparam integer BANKS = FULL_BANKS + ((LAST_ROWS > 0) ? 1 : 0);
 
-  // Per writer: which lanes lie in row r+1 (those below the address's byte offset), each lane's row, the bytes
-  // written rotated into their lanes, and the lanes written (enable, mask and "inside the map" folded in).
-  logic [NW*8-1:0]    lane_hi;
+  // Per writer: each lane's row (r, or r+1 for the lanes below the address's byte offset), the bytes written
+  // rotated into their lanes, and the lanes written (enable, mask and "inside the map" folded in).
   logic [NW*8*RW-1:0] lane_row;
   logic [NW*64-1:0]   rot;
   logic [NW*8-1:0]    rmask;
@@ -78,7 +77,6 @@ module ehdl_map_mem #(
   logic [31:0]   rat;
   logic [RW-1:0] r;
   always_comb begin
-    lane_hi  = '0;
     lane_row = '0;
     rat      = '0;
     r        = '0;
@@ -86,8 +84,7 @@ module ehdl_map_mem #(
       rat = {{(32 - AW){1'b0}}, waddr[p*AW +: AW]};
       r = RW'(rat >> 3);
       for (integer k = 0; k < 8; k = k + 1) begin
-        lane_hi[p*8 + k] = (k < {29'd0, rat[2:0]});
-        lane_row[(p*8 + k)*RW +: RW] = r + {{(RW - 1){1'b0}}, lane_hi[p*8 + k]};
+        lane_row[(p*8 + k)*RW +: RW] = r + RW'(k < {29'd0, rat[2:0]});
       end
     end
   end

@@ -2,7 +2,7 @@
 //! of each shape (a full bank and the last, partial one) and instantiates it, instead of one flat block whose
 //! logic grows with the map (which took ABC hours for the examples' 1-16 KB maps).
 
-use hwxdp_rtlsim::{rtl_files, run_synthesis, SynthJob};
+use hwxdp_rtlsim::{rtl_files, run_synthesis, sources_of, SynthJob};
 use std::path::PathBuf;
 
 /// The `design hierarchy` section of a Yosys log: (module, instances) for every module whose name holds `name`.
@@ -63,21 +63,21 @@ module map_blocks (
   assign host_rdata_o = mem_host ^ cam_host ^ {56'd0, busy, phit, pslot};
 endmodule
 ";
-    let mut sources = vec![("map_blocks.sv".to_string(), top.to_string())];
-    for name in [
-        "ehdl_map_mem",
-        "ehdl_map_bank",
-        "ehdl_hash_map",
-        "ehdl_cam_bank",
-        "ehdl_lru",
-    ] {
-        let path = format!("ehdl/{name}.sv");
-        let file = rtl_files()
-            .iter()
-            .find(|f| f.path == path)
-            .unwrap_or_else(|| panic!("{path} is not embedded"));
-        sources.push((format!("rtl/{path}"), file.text.to_string()));
-    }
+    // The wrapper and, from the embedded RTL, the files of the modules it instantiates.
+    let mut files: Vec<(&str, &str)> = vec![("map_blocks.sv", top)];
+    files.extend(rtl_files().iter().map(|f| (f.path, f.text)));
+    let sources = sources_of(&files, "map_blocks")
+        .expect("map_blocks is defined")
+        .into_iter()
+        .map(|(path, text)| {
+            let path = if path == "map_blocks.sv" {
+                path.to_string()
+            } else {
+                format!("rtl/{path}")
+            };
+            (path, text.to_string())
+        })
+        .collect();
     let log = std::env::temp_dir().join(format!("hwxdp-map-blocks-{}.log", std::process::id()));
     let job = SynthJob {
         top: "map_blocks".into(),

@@ -7,7 +7,8 @@
 # HWXDP overrides the binary (default target/release/hwxdp), LIMIT the seconds per run (default 1200), PROGRAMS the
 # list ("object:program ..."). A run whose JSON is already in build/ehdl-synth/, or that hit the limit (recorded in
 # NAME-VARIANT-WIDTH.timeout, "timeout" in the table), is not repeated (FORCE=1 repeats it). TABLE_ONLY=1 prints
-# the table from the runs already there without starting any.
+# the table from the runs already there without starting any. VARIANTS="pruned" (or "unpruned") runs one variant only,
+# e.g. to learn first whether every program synthesizes at all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 width=${1:-512}
@@ -25,7 +26,7 @@ for item in $programs; do
   [ "${TABLE_ONLY:-0}" = 1 ] && break
   obj=build/examples/xdp/${item%%:*}.o
   p=${item#*:}
-  for variant in pruned unpruned; do
+  for variant in ${VARIANTS:-pruned unpruned}; do
     out=$work/$p-$variant-$width.json
     if { [ -s "$out" ] || [ -e "$work/$p-$variant-$width.timeout" ]; } && [ "${FORCE:-0}" != 1 ]; then
       continue

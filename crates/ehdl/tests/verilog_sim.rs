@@ -7,6 +7,7 @@ mod common;
 use hwxdp_ehdl::verilog::{generate, generate_with, Hazards, PRIMITIVES};
 use hwxdp_ehdl::{Options, Pipeline};
 use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
+use hwxdp_rtlsim::ehdl::VERILATOR_FLAGS;
 use hwxdp_rtlsim::{build, BuildSpec};
 use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
 use std::io::Write as _;
@@ -46,7 +47,8 @@ fn model_with(p: &Pipeline, maps: &[MapSpec], tag: &str, hazards: Hazards) -> Pa
         &dir,
         root.join("sim/ehdl/ehdl_pipe_tb.cpp"),
         target,
-    );
+    )
+    .flags(VERILATOR_FLAGS);
     for f in PRIMITIVES {
         std::fs::copy(root.join("rtl/ehdl").join(f), dir.join("ehdl").join(f))
             .expect("copy primitive");

@@ -73,6 +73,12 @@ impl BuildSpec {
         self.sources.push(relative.into());
         self
     }
+
+    /// Appends Verilator flags.
+    pub fn flags(mut self, flags: &[&str]) -> Self {
+        self.flags.extend(flags.iter().map(|flag| flag.to_string()));
+        self
+    }
 }
 
 /// A built Verilator model.

@@ -23,7 +23,7 @@ mod routes;
 mod tb;
 
 pub use error::EhdlRtlError;
-pub use model::{EhdlPaths, TOP};
+pub use model::{EhdlPaths, TOP, VERILATOR_FLAGS};
 pub use routes::{fib_block, fib_table_writes, FibWrite};
 
 use std::collections::{BTreeSet, VecDeque};

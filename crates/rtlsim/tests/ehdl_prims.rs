@@ -8,6 +8,7 @@
 mod common;
 
 use common::Rng;
+use hwxdp_rtlsim::ehdl::VERILATOR_FLAGS;
 use hwxdp_rtlsim::BuildSpec;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -140,7 +141,8 @@ impl Wrapper {
             &dir,
             root.join("sim/ehdl/ehdl_unit_tb.cpp"),
             common::target_dir(),
-        );
+        )
+        .flags(VERILATOR_FLAGS);
         let mut prims: Vec<_> = std::fs::read_dir(root.join("rtl/ehdl"))
             .expect("rtl/ehdl")
             .map(|e| e.expect("entry").path())

@@ -5,13 +5,13 @@
 // bank of that shape, instead of one flat block whose logic grows with max_entries (a 256-entry CAM was still in
 // ABC after five minutes). The block keeps the valid bits and decides; a bank stores keys and compares.
 //
-// match_o[i][k] (slot-major, so the block concatenates its banks): compare key k equals slot i's stored key (valid bits are the block's business). With LPM = 1 the
-// first NL compare keys are lookups of an LPM_TRIE map instead: their match bits are 0 and lpm_*_o give the valid
-// slot (valid_i) with the longest prefix that covers the key, the lowest on a tie (see ehdl_hash_map). Writers act
-// in index order, later ones winning: writer w, when wr_en_i[w], puts the bytes wr_mask_i[w] selects of wr_data_i[w]
-// into slot wr_slot_i[w]. host_word_i addresses the key space as 8-byte words (slot s's word j at s * KWORDS + j);
-// host_pair_o is {word host_word_i + 1, word host_word_i} for the words in this bank, 0 elsewhere. Reads show the
-// keys before this cycle's writes. Keys are not reset (the block's valid bits are).
+// match_o[i*NK + k] (slot-major, so the block concatenates its banks): compare key k equals slot i's stored key (valid
+// bits are the block's business). With LPM = 1 the first NL compare keys are lookups of an LPM_TRIE map instead: their
+// match bits are 0 and lpm_*_o give the valid slot (valid_i) with the longest prefix that covers the key, the lowest on
+// a tie (see ehdl_hash_map). Writers act in index order, later ones winning: writer w, when wr_en_i[w], puts the bytes
+// wr_mask_i[w] selects of wr_data_i[w] into slot wr_slot_i[w]. host_word_i addresses the key space as 8-byte words
+// (slot s's word j at s * KWORDS + j); host_pair_o is {word host_word_i + 1, word host_word_i} for the words in this
+// bank, 0 elsewhere. Reads show the keys before this cycle's writes. Keys are not reset (the block's valid bits are).
 module ehdl_cam_bank #(
   parameter integer SLOTS     = 16,  // slots in this bank, 1..16
   parameter integer KEY_BYTES = 4,

@@ -55,38 +55,61 @@ module ehdl_fib #(
   // ---------------------------------------------------------------------------------------------------------------
   // The table, written through the host port.
 
-  logic [127:0] d_q [DEVICES];
-  logic [511:0] r_q [ROUTES];
-  logic [255:0] n_q [NEIGHBORS];
+  // Flat registers, word k (8 bytes) of a table at bits 64 k; the host's word address within a table (host_word) is
+  // that k, since entries are a power-of-two number of words. The next state is computed with constant indices only: a
+  // run-time part select per byte had Yosys' front end build thousands of shifters (it never finished on fib_forward),
+  // and Verilator refuses delayed assignments to an array element inside a loop.
+  logic [DEVICES*128-1:0]  dev_q, dev_d;
+  logic [ROUTES*512-1:0]   route_q, route_d;
+  logic [NEIGHBORS*256-1:0] nb_q, nb_d;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      for (integer i = 0; i < DEVICES; i = i + 1) d_q[i] <= '0;
-      for (integer i = 0; i < ROUTES; i = i + 1) r_q[i] <= '0;
-      for (integer i = 0; i < NEIGHBORS; i = i + 1) n_q[i] <= '0;
-    end else if (host_we_i) begin
-      for (integer i = 0; i < DEVICES; i = i + 1) begin
-        if (host_addr_i[15:12] == 4'd0 && 32'(host_addr_i[11:4]) == i) begin
-          for (integer b = 0; b < 8; b = b + 1) begin
-            if (host_wmask_i[b]) d_q[i][64*host_addr_i[3]+8*b +: 8] <= host_wdata_i[8*b +: 8];
-          end
+  logic [8:0] host_word;
+  assign host_word = host_addr_i[11:3];
+
+  always_comb begin
+    dev_d   = dev_q;
+    route_d = route_q;
+    nb_d    = nb_q;
+    for (integer b = 0; b < 8; b = b + 1) begin
+      if (host_we_i && host_wmask_i[b]) begin
+        for (integer k = 0; k < 2 * DEVICES; k = k + 1) begin
+          if (host_addr_i[15:12] == 4'd0 && 32'(host_word) == k) dev_d[64*k+8*b +: 8] = host_wdata_i[8*b +: 8];
         end
-      end
-      for (integer i = 0; i < ROUTES; i = i + 1) begin
-        if (host_addr_i[15:12] == 4'd1 && 32'(host_addr_i[11:6]) == i) begin
-          for (integer b = 0; b < 8; b = b + 1) begin
-            if (host_wmask_i[b]) r_q[i][64*host_addr_i[5:3]+8*b +: 8] <= host_wdata_i[8*b +: 8];
-          end
+        for (integer k = 0; k < 8 * ROUTES; k = k + 1) begin
+          if (host_addr_i[15:12] == 4'd1 && 32'(host_word) == k) route_d[64*k+8*b +: 8] = host_wdata_i[8*b +: 8];
         end
-      end
-      for (integer i = 0; i < NEIGHBORS; i = i + 1) begin
-        if (host_addr_i[15:12] == 4'd2 && 32'(host_addr_i[11:5]) == i) begin
-          for (integer b = 0; b < 8; b = b + 1) begin
-            if (host_wmask_i[b]) n_q[i][64*host_addr_i[4:3]+8*b +: 8] <= host_wdata_i[8*b +: 8];
-          end
+        for (integer k = 0; k < 4 * NEIGHBORS; k = k + 1) begin
+          if (host_addr_i[15:12] == 4'd2 && 32'(host_word) == k) nb_d[64*k+8*b +: 8] = host_wdata_i[8*b +: 8];
         end
       end
     end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      // An entry at a time: one '0 of a whole table is a replication Verilator calls probably wrong.
+      for (integer i = 0; i < DEVICES; i = i + 1) dev_q[128*i +: 128] <= '0;
+      for (integer i = 0; i < ROUTES; i = i + 1) route_q[512*i +: 512] <= '0;
+      for (integer i = 0; i < NEIGHBORS; i = i + 1) nb_q[256*i +: 256] <= '0;
+    end else begin
+      dev_q   <= dev_d;
+      route_q <= route_d;
+      nb_q    <= nb_d;
+    end
+  end
+
+  // The entries, for the lookup below.
+  logic [127:0] d_q [DEVICES];
+  logic [511:0] r_q [ROUTES];
+  logic [255:0] n_q [NEIGHBORS];
+  for (genvar i = 0; i < DEVICES; i = i + 1) begin : g_dev
+    assign d_q[i] = dev_q[128*i +: 128];
+  end
+  for (genvar i = 0; i < ROUTES; i = i + 1) begin : g_route
+    assign r_q[i] = route_q[512*i +: 512];
+  end
+  for (genvar i = 0; i < NEIGHBORS; i = i + 1) begin : g_nb
+    assign n_q[i] = nb_q[256*i +: 256];
   end
 
   // ---------------------------------------------------------------------------------------------------------------

@@ -12,12 +12,12 @@
 // "the value is to be written at slot_o", err_o the positive errno (0 on success). req_i and busy_o are for LRU
 // blocks only (busy_o is 0 otherwise).
 //
-// With LRU = 1 (LRU_HASH and LRU_PERCPU_HASH; PERCPU and CPUS as ehdl_lru's) the slots are the reference machine's LRU nodes and an
-// ehdl_lru block keeps its lists: a lookup that hits marks its node referenced when en_i; updates and deletes take
-// several cycles, one at a time. A port with kind 1 and req_i (its stage would move but for this block) starts the
-// operation when the block is idle (the lowest such port first) and keeps busy_o high until the outcome is there
-// (the stage must hold; busy_o never depends on en_i); then hit_o, slot_o and err_o show it until en_i commits it.
-// The table changes (evictions, the new key, the replaced element) happen during the operation; no other port of
+// With LRU = 1 (LRU_HASH and LRU_PERCPU_HASH; PERCPU and CPUS as ehdl_lru's) the slots are the reference machine's LRU
+// nodes and an ehdl_lru block keeps its lists: a lookup that hits marks its node referenced when en_i; updates and
+// deletes take several cycles, one at a time. A port with kind 1 and req_i (its stage would move but for this block)
+// starts the operation when the block is idle (the lowest such port first) and keeps busy_o high until the outcome is
+// there (the stage must hold; busy_o never depends on en_i); then hit_o, slot_o and err_o show it until en_i commits
+// it. The table changes (evictions, the new key, the replaced element) happen during the operation; no other port of
 // the block may act meanwhile, which the generator's stall checks guarantee.
 //
 // Host port: with host_valid_i low, 8 bytes at a byte address of the key space, where slot s's key starts at

@@ -1,9 +1,13 @@
 //! The eHDL map blocks synthesize as banks: however many rows or slots a map has, Yosys works on one bank module
 //! of each shape (a full bank and the last, partial one) and instantiates it, instead of one flat block whose
-//! logic grows with the map (which took ABC hours for the examples' 1-16 KB maps).
+//! logic grows with the map (which took ABC hours for the examples' 1-16 KB maps). The FIB block's route table
+//! elaborates without run-time shifters (with them Yosys' front end never finished on fib_forward).
+
+mod common;
 
 use hwxdp_rtlsim::{rtl_files, run_synthesis, sources_of, SynthJob};
 use std::path::PathBuf;
+use std::process::Command;
 
 /// The `design hierarchy` section of a Yosys log: (module, instances) for every module whose name holds `name`.
 fn instances(log: &str, name: &str) -> Vec<(String, u64)> {
@@ -108,5 +112,28 @@ endmodule
         report.resources.ff >= 38 * 64 + 37 * 49,
         "{} flip-flops",
         report.resources.ff
+    );
+}
+
+#[test]
+fn fib_table_host_writes_elaborate_without_shifters() {
+    // A byte written at a run-time position of a table entry (`r_q[i][64 * word + 8 * b +: 8]`) elaborates to a
+    // shifter per byte and entry: minutes of Yosys' front end even for this small table, and no end for
+    // fib_forward's. Writes at constant positions, selected by comparing the host word address, need none.
+    let file = common::workspace_root().join("rtl/ehdl/ehdl_fib.sv");
+    let script = format!(
+        "read_verilog -sv {}; chparam -set ROUTES 4 -set DEVICES 2 -set NEIGHBORS 4 ehdl_fib; \
+         hierarchy -top ehdl_fib; proc; select -assert-none t:$shift t:$shiftx",
+        file.display()
+    );
+    let out = Command::new("yosys")
+        .args(["-q", "-p", &script])
+        .output()
+        .unwrap_or_else(|e| panic!("yosys (Debian package yosys): {e}"));
+    assert!(
+        out.status.success(),
+        "ehdl_fib has run-time shifters after proc:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -9,9 +9,10 @@
 // bank, so the block ORs its banks' outputs. first_i is a port rather than a parameter so that every full bank is
 // the same module. Reset clears the rows.
 module ehdl_map_bank #(
-  parameter integer ROWS = 16,  // rows in this bank, 1..16
-  parameter integer RW   = 8,   // row index width
-  parameter integer NW   = 2    // writers (the block's ports and its host)
+  parameter integer  ROWS   = 16,          // rows in this bank, 1..16
+  parameter integer  RW     = 8,           // row index width
+  parameter integer  NW     = 2,           // writers (the block's ports and its host)
+  parameter [NW-1:0] WRITES = {NW{1'b1}}   // bit p: writer p may write (wlane_i[p] is ignored otherwise)
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
@@ -47,7 +48,7 @@ module ehdl_map_bank #(
     for (integer p = 0; p < NW; p = p + 1) begin
       for (integer k = 0; k < 8; k = k + 1) begin
         for (integer i = 0; i < ROWS; i = i + 1) begin
-          if (wlane_i[p*8 + k] && rel[(p*8 + k)*RW +: RW] == RW'(i)) begin
+          if (WRITES[p] && wlane_i[p*8 + k] && rel[(p*8 + k)*RW +: RW] == RW'(i)) begin
             rows_d[64*i + 8*k +: 8] = wdata_i[p*64 + 8*k +: 8];
           end
         end

@@ -15,10 +15,15 @@
 // address mod 8) lies in row r or r+1, so an access is its bytes rotated into their lanes plus one row number per
 // lane: a row's byte k is only ever written from lane k, and a port's read takes each lane from one row. A port sees
 // an earlier port's writes by forwarding (same row for the lane), so every row is written once per cycle.
+//
+// WRITES names the ports that may write, as a parameter because synthesis keeps the hierarchy: constant write
+// enables of a read-only port do not reach into the block, whose forwarding and bank write logic for 20 ports
+// (tunnel's largest map, all loads) kept ABC busy for over 15 minutes.
 module ehdl_map_mem #(
-  parameter integer BYTES = 64,  // max_entries * value_size
-  parameter integer NP    = 1,   // pipeline ports
-  parameter integer AW    = 16   // address width, 1..31
+  parameter integer  BYTES  = 64,           // max_entries * value_size
+  parameter integer  NP     = 1,            // pipeline ports
+  parameter integer  AW     = 16,           // address width, 1..31
+  parameter [NP-1:0] WRITES = {NP{1'b1}}    // bit p: port p may write (we_i[p] is ignored otherwise)
 ) (
   input  logic            clk_i,
   input  logic            rst_ni,
@@ -56,7 +61,7 @@ module ehdl_map_mem #(
 
   for (genvar b = 0; b < BANKS; b = b + 1) begin : g_bank
     ehdl_map_bank #(
-      .ROWS((b < FULL_BANKS) ? BANK_ROWS : LAST_ROWS), .RW(RW), .NW(NW)
+      .ROWS((b < FULL_BANKS) ? BANK_ROWS : LAST_ROWS), .RW(RW), .NW(NW), .WRITES({1'b1, WRITES})
     ) u_bank (
       .clk_i(clk_i), .rst_ni(rst_ni), .first_i(RW'(b * BANK_ROWS)), .lane_row_i(lane_row), .wdata_i(rot),
       .wlane_i(rmask), .rlanes_o(bank_lanes[b*NW*64 +: NW*64])
@@ -122,7 +127,7 @@ module ehdl_map_mem #(
       if (p < NP) begin
         for (integer q = 0; q < p; q = q + 1) begin
           for (integer k = 0; k < 8; k = k + 1) begin
-            if (rmask[q*8 + k] && lane_row[(q*8 + k)*RW +: RW] == lane_row[(p*8 + k)*RW +: RW]) begin
+            if (WRITES[q] && rmask[q*8 + k] && lane_row[(q*8 + k)*RW +: RW] == lane_row[(p*8 + k)*RW +: RW]) begin
               lanes[8*k +: 8] = rot[q*64 + 8*k +: 8];
             end
           end
@@ -142,7 +147,7 @@ module ehdl_map_mem #(
           default: upd = arg;
         endcase
         for (integer b = 0; b < 8; b = b + 1) begin
-          m8[b] = we_i[p] & wmask_i[p*8 + b] & (at + b < BYTES);
+          m8[b] = WRITES[p] & we_i[p] & wmask_i[p*8 + b] & (at + b < BYTES);
         end
       end else begin
         host_rdata_o = old;

@@ -785,26 +785,33 @@ fn array_lookup_gives_the_value_pointer_or_null() {
 #[test]
 fn map_memory_applies_ports_in_order_and_serves_the_host() {
     // Whole 8-byte rows, three ports.
-    map_memory_case(40, 3, 8, 0, 0x3a95);
+    map_memory_case(40, 3, 8, 0, 0b111, 0x3a95);
 }
 
 #[test]
 fn map_memory_with_a_partial_last_row_and_two_ports() {
     // 44 bytes: the last row has 4 bytes, the others must read 0 and never be written.
-    map_memory_case(44, 2, 7, 0, 0x51d3);
+    map_memory_case(44, 2, 7, 0, 0b11, 0x51d3);
 }
 
 #[test]
 fn map_memory_accesses_straddle_its_banks() {
     // 300 bytes: two banks of 16 rows and one of 6 (the last row half used); the hot accesses start 4 bytes before
     // the end of bank 0, so they straddle rows 15 and 16 and the two banks' outputs meet in one read.
-    map_memory_case(300, 3, 9, 124, 0x77c1);
+    map_memory_case(300, 3, 9, 124, 0b111, 0x77c1);
 }
 
-/// `ehdl_map_mem` with `bytes` bytes, `np` ports and `aw` address bits against a byte model over 1500 cycles of
-/// random, often overlapping and row-straddling accesses (most of them at `hot` + 0, 8 or 16, some anywhere, some
-/// past the end).
-fn map_memory_case(bytes: usize, np: usize, aw: usize, hot: usize, seed: u64) {
+#[test]
+fn map_memory_ignores_the_write_enables_of_read_only_ports() {
+    // WRITES = 0b101: port 1 is a load (the generator ties its enable to 0, here it toggles); its reads still see
+    // port 0's writes and port 2 still sees port 0's, never port 1's.
+    map_memory_case(300, 3, 9, 124, 0b101, 0x5eed);
+}
+
+/// `ehdl_map_mem` with `bytes` bytes, `np` ports (those in the bit mask `writes` may write) and `aw` address bits
+/// against a byte model over 1500 cycles of random, often overlapping and row-straddling accesses (most of them at
+/// `hot` + 0, 8 or 16, some anywhere, some past the end).
+fn map_memory_case(bytes: usize, np: usize, aw: usize, hot: usize, writes: u64, seed: u64) {
     let mut w = Wrapper::default();
     w.input("we", np);
     w.input("op", 3 * np);
@@ -816,7 +823,7 @@ fn map_memory_case(bytes: usize, np: usize, aw: usize, hot: usize, seed: u64) {
     w.input("hwdata", 64);
     w.input("hwmask", 8);
     w.body += &format!(
-        "  logic [{}:0] rdata;\n  logic [63:0] hrdata;\n  ehdl_map_mem #(.BYTES({bytes}), .NP({np}), .AW({aw})) u_m (\
+        "  logic [{}:0] rdata;\n  logic [63:0] hrdata;\n  ehdl_map_mem #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WRITES({np}'d{writes})) u_m (\
          .clk_i(clk_i), .rst_ni(rst_ni), .we_i(we), .op_i(op), .addr_i(addr), .wdata_i(wdata), .wmask_i(wmask), \
          .rdata_o(rdata), .host_we_i(hwe), .host_addr_i(haddr), .host_wdata_i(hwdata), .host_wmask_i(hwmask), \
          .host_rdata_o(hrdata));\n",
@@ -885,7 +892,7 @@ fn map_memory_case(bytes: usize, np: usize, aw: usize, hot: usize, seed: u64) {
         let host_read = read(&mem, haddr);
         let mut next = mem.clone();
         let mut rdata = Vec::new();
-        for p in &ports {
+        for (i, p) in ports.iter().enumerate() {
             let old = read(&next, p.addr);
             rdata.push(old);
             let upd = match p.op {
@@ -896,7 +903,7 @@ fn map_memory_case(bytes: usize, np: usize, aw: usize, hot: usize, seed: u64) {
                 _ => p.wdata,
             };
             for b in 0..8 {
-                if p.we && (p.wmask >> b) & 1 == 1 && p.addr + b < bytes {
+                if p.we && (writes >> i) & 1 == 1 && (p.wmask >> b) & 1 == 1 && p.addr + b < bytes {
                     next[p.addr + b] = (upd >> (8 * b)) as u8;
                 }
             }
@@ -911,7 +918,7 @@ fn map_memory_case(bytes: usize, np: usize, aw: usize, hot: usize, seed: u64) {
         expected.push((rdata, host_read));
         mem = next;
     }
-    let out = w.run(&format!("map_mem_{bytes}_{np}"), &vectors);
+    let out = w.run(&format!("map_mem_{bytes}_{np}_{writes}"), &vectors);
     for (i, ((rdata, host), got)) in expected.iter().zip(&out).enumerate() {
         for (p, r) in rdata.iter().enumerate() {
             assert_eq!(got.get(64 * p, 64), *r, "cycle {i}: port {p} read");

@@ -342,6 +342,17 @@ impl Gen<'_> {
             let addr = join(&|p| p.addr.clone(), &format!("{aw}'d0"));
             let wdata = join(&|p| p.wdata.clone(), "64'd0");
             let wmask = join(&|p| p.wmask.clone(), "8'd0");
+            // The ports that may write, highest first as in the vectors: a port whose enable is the constant 0
+            // (a load) gets no write or forwarding logic in the block.
+            let writes: String = if ports.is_empty() {
+                "0".into()
+            } else {
+                ports
+                    .iter()
+                    .rev()
+                    .map(|p| if p.we == "1'b0" { '0' } else { '1' })
+                    .collect()
+            };
             for e in [&we, &addr, &wdata, &wmask] {
                 self.read(e);
             }
@@ -359,7 +370,7 @@ impl Gen<'_> {
             }
             let _ = writeln!(
                 s,
-                "  ehdl_map_mem #(.BYTES({bytes}), .NP({np}), .AW({aw})) u_{name} (\n    .clk_i(clk_i), .rst_ni(rst_ni), \
+                "  ehdl_map_mem #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WRITES({np}'b{writes})) u_{name} (\n    .clk_i(clk_i), .rst_ni(rst_ni), \
                  .we_i({name}_we), .op_i({name}_op), .addr_i({name}_addr), .wdata_i({name}_wdata),\n    \
                  .wmask_i({name}_wmask), .rdata_o({name}_rdata),\n    \
                  .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] == 2'b00)),\n    \

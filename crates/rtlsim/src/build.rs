@@ -1,14 +1,15 @@
 //! Cached Verilator builds: one directory per distinct set of inputs, filled once and then reused.
 //!
 //! A build happens in a private temporary directory that is renamed into place only when the executable exists, so
-//! a cache directory is either complete or absent. Builds inside one process are serialised (the machine has few
-//! cores and two test threads asking for the same model must not both compile it); between processes, the rename
-//! decides which of two identical builds is kept.
+//! a cache directory is either complete or absent. Inside one process, two threads asking for the same model wait for
+//! one build, while different models build side by side (Verilator's translation runs on one core, so a second build
+//! uses the other); between processes, the rename decides which of two identical builds is kept.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::hash::KeyHasher;
 use crate::tool::{self, problem_lines};
@@ -24,8 +25,16 @@ const BASE_FLAGS: &[&str] = &["--cc", "--exe", "--build", "-O2", "-Wall"];
 /// Parallel jobs for the C++ compile; the build machines have two cores.
 const BUILD_JOBS: &str = "2";
 
-/// Serialises builds within this process.
-static BUILD_LOCK: Mutex<()> = Mutex::new(());
+/// One lock per model (its cache directory) within this process, so a model is built once.
+static MODEL_LOCKS: Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>> = Mutex::new(BTreeMap::new());
+
+/// The lock of the model cached in `dir`.
+fn model_lock(dir: &Path) -> Arc<Mutex<()>> {
+    let mut locks = MODEL_LOCKS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    locks.entry(dir.to_path_buf()).or_default().clone()
+}
 
 /// Makes temporary directory names unique within this process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -138,9 +147,8 @@ pub fn build(spec: &BuildSpec) -> Result<Model, RtlError> {
     let dir = cache.join(&name);
     let executable = executable_in(&dir, &spec.top);
 
-    let _guard = BUILD_LOCK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let lock = model_lock(&dir);
+    let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if executable.is_file() {
         return Ok(Model {
             executable,

@@ -142,6 +142,85 @@ fn a_failed_build_reports_verilators_errors_and_caches_nothing() {
     );
 }
 
+/// A stand-in for Verilator: `--version` answers; a build of top T marks `T.started` in the directory `MARKS`,
+/// waits (up to a minute) until the other build of the test has marked its start too, then writes a model that
+/// prints T. Two builds in this process therefore finish only if they run side by side.
+const OVERLAPPING_VERILATOR: &str = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "Verilator stand-in"; exit 0; fi
+top=""
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--top-module" ]; then top=$2; fi
+  shift
+done
+touch "$MARKS/$top.started"
+other=alpha
+[ "$top" = alpha ] && other=beta
+i=0
+while [ ! -e "$MARKS/$other.started" ]; do
+  i=$((i + 1))
+  if [ $i -gt 600 ]; then echo "%Error: $top built alone: $other never started" >&2; exit 1; fi
+  sleep 0.1
+done
+mkdir -p obj
+printf '#!/bin/sh\necho %s\n' "$top" > "obj/${top}_sim"
+chmod +x "obj/${top}_sim"
+"#;
+
+#[test]
+fn different_models_build_side_by_side() {
+    let dir = scratch("rtlsim-side-by-side");
+    let marks = dir.join("marks");
+    fs::create_dir_all(&marks).expect("marks dir");
+    let fake = dir.join("verilator");
+    fs::write(
+        &fake,
+        OVERLAPPING_VERILATOR.replace("$MARKS", &marks.display().to_string()),
+    )
+    .expect("write stand-in");
+    let mut mode = fs::metadata(&fake).expect("stand-in").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
+    fs::set_permissions(&fake, mode).expect("chmod stand-in");
+    let specs: Vec<BuildSpec> = ["alpha", "beta"]
+        .into_iter()
+        .map(|top| {
+            fs::write(
+                dir.join(format!("rtl/unit/{top}.sv")),
+                format!("module {top};\nendmodule\n"),
+            )
+            .expect("write source");
+            let mut spec = BuildSpec::new(
+                top,
+                dir.join("rtl"),
+                dir.join("inverter_tb.cpp"),
+                dir.join("target"),
+            )
+            .source(format!("unit/{top}.sv"));
+            spec.verilator = fake.clone();
+            spec
+        })
+        .collect();
+    let outputs: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = specs
+            .iter()
+            .map(|spec| scope.spawn(|| build(spec)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                let model = handle
+                    .join()
+                    .expect("build thread")
+                    .unwrap_or_else(|err| panic!("{err}"));
+                let out = Command::new(&model.executable)
+                    .output()
+                    .expect("model runs");
+                String::from_utf8_lossy(&out.stdout).trim().to_string()
+            })
+            .collect()
+    });
+    assert_eq!(outputs, ["alpha", "beta"]);
+}
+
 #[test]
 fn a_missing_verilator_names_the_package_to_install() {
     let dir = scratch("rtlsim-no-verilator");

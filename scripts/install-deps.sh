@@ -20,7 +20,8 @@ have_cmd pkg-config || need+=(pkg-config)
 if [ "$(uname -m)" = x86_64 ] && [ ! -e /usr/include/x86_64-linux-gnu/gnu/stubs-32.h ]; then
   need+=(libc6-dev-i386)
 fi
-for pkg in libbpf-dev libelf-dev zlib1g-dev linux-libc-dev verilator yosys g++ make; do
+# ccache: each Verilator model compiles the same run-time library and testbench again (crates/rtlsim/src/build.rs).
+for pkg in libbpf-dev libelf-dev zlib1g-dev linux-libc-dev verilator yosys g++ make ccache; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 

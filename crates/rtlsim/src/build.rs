@@ -19,8 +19,28 @@ use crate::RtlError;
 pub(crate) const VERILATOR_PACKAGE: &str = "verilator";
 
 /// Flags of every build; they are part of the cache key. `-O2` (Verilator's own optimisation level) keeps the C++
-/// small enough to compile quickly while the generated model stays fast.
-const BASE_FLAGS: &[&str] = &["--cc", "--exe", "--build", "-O2", "-Wall"];
+/// small enough to compile quickly while the generated model stays fast. The C++ of the evaluation code is compiled
+/// at `-O1` instead of Verilator's `-Os`, in functions split at 2000 statements: on a pipeline with two hash maps
+/// that takes a third less compile time (112 s against 177 s of CPU) for a model a quarter slower (3000 packets in
+/// 4.3 s against 3.4 s), and the tests build far more models than they run packets.
+const BASE_FLAGS: &[&str] = &[
+    "--cc",
+    "--exe",
+    "--build",
+    "-O2",
+    "-Wall",
+    "--output-split-cfuncs",
+    "2000",
+    "-MAKEFLAGS",
+    "OPT_FAST=-O1",
+];
+
+/// The compiler cache every build uses when it is installed. Each model compiles Verilator's run-time library and
+/// its testbench again, the same sources with the same flags; with ccache the second model onwards takes them
+/// from the cache (a small unit model: 3.2 s of CPU instead of 9.5). The cache is not part of the model's key: it
+/// changes how long a build takes, not what it builds. It lives in `<target_dir>/rtlsim/ccache/` unless `CCACHE_DIR`
+/// says otherwise.
+const COMPILER_CACHE: &str = "ccache";
 
 /// Parallel jobs for the C++ compile; the build machines have two cores.
 const BUILD_JOBS: &str = "2";
@@ -261,7 +281,18 @@ fn fill_and_build(
     write_file(&temp.join(&bench), testbench)?;
     args.push(bench.to_string_lossy().into_owned());
 
-    let finished = tool::run(&spec.verilator, VERILATOR_PACKAGE, &args, Some(temp))?;
+    let cache_dir = spec.target_dir.join("rtlsim").join(COMPILER_CACHE);
+    let mut env = Vec::new();
+    if on_path(COMPILER_CACHE) {
+        args.extend([
+            "-MAKEFLAGS".to_string(),
+            format!("OBJCACHE={COMPILER_CACHE}"),
+        ]);
+        if std::env::var_os("CCACHE_DIR").is_none() {
+            env.push(("CCACHE_DIR", cache_dir.as_os_str()));
+        }
+    }
+    let finished = tool::run_with_env(&spec.verilator, VERILATOR_PACKAGE, &args, Some(temp), &env)?;
     if finished.success && executable_in(temp, &spec.top).is_file() {
         return Ok(());
     }
@@ -269,6 +300,12 @@ fn fill_and_build(
         top: spec.top.clone(),
         log: problem_lines(&finished.text),
     })
+}
+
+/// Whether `program` is an executable file in one of the directories of `PATH`.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// Renames the finished build into place. When another process published the same model first, its copy is kept and

@@ -30,8 +30,24 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    run_with_env(program, package, args, cwd, &[])
+}
+
+/// [`run`] with `env` added to the program's environment.
+pub(crate) fn run_with_env<I, S>(
+    program: &Path,
+    package: &'static str,
+    args: I,
+    cwd: Option<&Path>,
+    env: &[(&str, &OsStr)],
+) -> Result<Finished, RtlError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let mut command = Command::new(program);
     command.args(args);
+    command.envs(env.iter().copied());
     if let Some(dir) = cwd {
         command.current_dir(dir);
     }

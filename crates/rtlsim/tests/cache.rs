@@ -132,13 +132,52 @@ fn a_failed_build_reports_verilators_errors_and_caches_nothing() {
     }
     let cache = dir.join("target/rtlsim");
     let left = fs::read_dir(&cache)
-        .map(|entries| entries.count())
+        .map(|entries| {
+            entries
+                .filter(|entry| entry.as_ref().map_or(true, |e| e.file_name() != "ccache"))
+                .count()
+        })
         .unwrap_or(0);
     assert_eq!(
         left,
         0,
         "a failed build leaves nothing in {}",
         cache.display()
+    );
+}
+
+#[test]
+fn different_models_share_compiled_objects_through_the_compiler_cache() {
+    let dir = scratch("rtlsim-ccache");
+    let first = build(&inverter_spec(&dir, INVERTER)).unwrap_or_else(|err| panic!("{err}"));
+    let other = inverter_spec(
+        &dir,
+        &INVERTER.replace("assign y_o = ~a_i;", "assign y_o = !a_i;"),
+    );
+    let second = build(&other).unwrap_or_else(|err| panic!("{err}"));
+    assert!(!first.reused && !second.reused);
+    assert_ne!(first.dir, second.dir, "two different models");
+
+    // Verilator's run-time library is compiled once, for the first model; the second takes it from the cache.
+    let cache_dir = std::env::var_os("CCACHE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.join("target/rtlsim/ccache"));
+    let stats = Command::new("ccache")
+        .arg("--print-stats")
+        .env("CCACHE_DIR", &cache_dir)
+        .output()
+        .expect("ccache runs (scripts/install-deps.sh installs it)");
+    let text = String::from_utf8_lossy(&stats.stdout);
+    let hits: u64 = text
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .filter(|(name, _)| matches!(*name, "direct_cache_hit" | "preprocessed_cache_hit"))
+        .filter_map(|(_, count)| count.trim().parse::<u64>().ok())
+        .sum();
+    assert!(
+        hits >= 1,
+        "no compiler cache hits in {}:\n{text}",
+        cache_dir.display()
     );
 }
 

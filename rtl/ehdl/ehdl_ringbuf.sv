@@ -42,51 +42,54 @@ module ehdl_ringbuf #(
   logic [64*WORDS-1:0] mem_q;
   logic [64*WORDS-1:0] mem_d;
   logic [31:0]         prod_q;
-  logic [31:0]         prod_d;
   logic [31:0]         cons_q;
-  logic [31:0]         rec;
-  logic [31:0]         off;
-  logic [31:0]         pg;
-  logic [WW-1:0]       base;
-  logic [WW-1:0]       at;
-  logic [15:0]         len;
+  logic [31:0]         prod_d;
+  // Per port p: whether it writes, and its record's first word and header.
+  logic [NP-1:0]       wr;
+  logic [WW*NP-1:0]    base;
+  logic [32*NP-1:0]    pg;
 
-  always_comb begin
-    mem_d  = mem_q;
-    prod_d = prod_q;
-    ok_o   = '0;
-    rec    = '0;
-    off    = '0;
-    pg     = '0;
-    base   = '0;
-    at     = '0;
-    len    = '0;
+  always_comb begin : b_ports
+    logic [31:0] pos;
+    logic [31:0] rec;
+    logic [31:0] off;
+    pos  = prod_q;
+    ok_o = '0;
+    wr   = '0;
+    base = '0;
+    pg   = '0;
     for (integer p = 0; p < NP; p = p + 1) begin
-      len     = len_i[16*p +: 16];
-      rec     = ({16'd0, len} + 32'd15) & 32'hffff_fff8;
-      ok_o[p] = rec + (prod_d - cons_q) < Size;
-      off     = prod_d & (Size - 32'd1);
-      pg      = 32'd3 + (off >> 12);
-      base    = off[WW+2:3];
-      if (en_i[p] && ok_o[p]) begin
-        // Word by word, so no ring word is addressed by a run-time index.
-        for (integer w = 0; w < WORDS; w = w + 1) begin
-          for (integer i = 0; i <= MAXW; i = i + 1) begin
-            at = base + WW'(i);
-            if (at == WW'(w)) begin
-              if (i == 0) begin
-                mem_d[64*w +: 64] = {pg, 16'd0, len};
-              end else begin
-                for (integer b = 0; b < 8; b = b + 1) begin
-                  if (32'(8 * (i - 1) + b) < {16'd0, len}) begin
-                    mem_d[64*w + 8*b +: 8] = data_i[64*MAXW*p + 64*(i-1) + 8*b +: 8];
-                  end
+      rec     = ({16'd0, len_i[16*p +: 16]} + 32'd15) & 32'hffff_fff8;
+      ok_o[p] = rec + (pos - cons_q) < Size;
+      wr[p]   = en_i[p] && ok_o[p];
+      off     = pos & (Size - 32'd1);
+      pg[32*p +: 32]   = 32'd3 + (off >> 12);
+      base[WW*p +: WW] = off[WW+2:3];
+      if (wr[p]) pos = pos + rec;
+    end
+    prod_d = pos;
+  end
+
+  // Each ring word on its own, with its distance from each record's first word: no word is addressed by a run-time
+  // index, and no process spans the whole ring (one did, and Yosys' proc took more than an hour on 4 KB).
+  for (genvar w = 0; w < WORDS; w = w + 1) begin : g_word
+    always_comb begin : b_word
+      logic [WW-1:0] rel;
+      mem_d[64*w +: 64] = mem_q[64*w +: 64];
+      for (integer p = 0; p < NP; p = p + 1) begin
+        rel = WW'(w) - base[WW*p +: WW];
+        if (wr[p]) begin
+          if (rel == '0) mem_d[64*w +: 64] = {pg[32*p +: 32], 16'd0, len_i[16*p +: 16]};
+          for (integer i = 1; i <= MAXW; i = i + 1) begin
+            if (rel == WW'(i)) begin
+              for (integer b = 0; b < 8; b = b + 1) begin
+                if (32'(8 * (i - 1) + b) < {16'd0, len_i[16*p +: 16]}) begin
+                  mem_d[64*w + 8*b +: 8] = data_i[64*MAXW*p + 64*(i-1) + 8*b +: 8];
                 end
               end
             end
           end
         end
-        prod_d = prod_d + rec;
       end
     end
   end

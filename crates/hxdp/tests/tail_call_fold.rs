@@ -14,6 +14,7 @@ use hwxdp_xdp::maps::MapStore;
 use hwxdp_xdp::{Backend, Config, Machine, XdpBuff, XdpMd};
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Programs, in the object's order: `tail_tx`, `tail_pass`, `tail_len` and `tail_check` are the tail-call targets;
 /// `direct` returns what a function that tail-calls returns (109 when the call fails); `uses` branches on it and writes
@@ -129,7 +130,16 @@ char _license[] SEC("license") = "GPL";
 "#;
 
 /// The object built from [`SOURCE`] with clang, as `examples/xdp/Makefile` builds the examples.
+///
+/// Built once per test binary: the tests run in parallel threads, and when each wrote the source and ran clang, one
+/// test's clang could read the source while another test had just truncated it, and build an object with no
+/// programs ("no programs in object", as CI saw).
 fn object() -> ObjectSpec {
+    static BUILT: OnceLock<ObjectSpec> = OnceLock::new();
+    BUILT.get_or_init(build_object).clone()
+}
+
+fn build_object() -> ObjectSpec {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tail_call_fold");
     std::fs::create_dir_all(&dir).expect("scratch directory");
     let source = dir.join("tail_call_fold.c");
@@ -245,6 +255,22 @@ fn option_sets() -> Vec<Options> {
         ..Options::default()
     }));
     out
+}
+
+/// Regression: tests asking for the object at the same moment all get the whole object, never a half-written file.
+#[test]
+fn the_object_loads_whole_when_many_tests_ask_at_once() {
+    let names: Vec<Vec<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..32)
+            .map(|_| s.spawn(|| object().programs.into_iter().map(|p| p.name).collect()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("loads"))
+            .collect()
+    });
+    assert!(names[0].iter().any(|n| n == "direct"), "{:?}", names[0]);
+    assert!(names.iter().all(|n| *n == names[0]), "{names:?}");
 }
 
 #[test]

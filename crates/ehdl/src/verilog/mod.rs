@@ -34,7 +34,11 @@
 //! Not generated yet (each is a clear [`VerilogError`] naming the instruction): other helpers and map types,
 //! compare-and-exchange, stack accesses at run-time offsets and metadata accesses.
 
+mod access;
 mod adjust;
+mod alu;
+mod boundary;
+mod control;
 mod csum;
 mod derived;
 mod fib;
@@ -42,11 +46,15 @@ mod flowkey;
 mod flush;
 mod head;
 mod helpers;
+mod load;
 mod lru;
 mod maps;
+mod ports;
 mod replace;
 mod ringbuf;
 mod stage;
+mod stalls;
+mod store;
 mod tailcall;
 mod xdp_bytes;
 

@@ -16,6 +16,15 @@ fn alu_params(opn: u8, wide: bool, off: i16) -> String {
     format!(".OP({opn}), .WIDE({}), .OFF({off})", wide as u8)
 }
 
+/// The register an ALU op reads as its first operand: its destination, or for a fused three-operand op the
+/// register the fused move copied from.
+fn first_operand(op: &Op, dst: u8) -> u8 {
+    match op.kind {
+        OpKind::Alu3 { a } => a,
+        _ => dst,
+    }
+}
+
 impl Gen<'_> {
     /// Emits an ALU op (`OpKind::Alu` or the fused `OpKind::Alu3`) of stage `cx`.
     pub(super) fn register_op(
@@ -26,7 +35,7 @@ impl Gen<'_> {
     ) -> Result<(), VerilogError> {
         match (&op.kind, kind) {
             (
-                OpKind::Alu,
+                OpKind::Alu | OpKind::Alu3 { .. },
                 InsnKind::Alu {
                     wide,
                     op: o,
@@ -35,36 +44,15 @@ impl Gen<'_> {
                 },
             ) => {
                 let (code, off) = o.encoding();
-                let (a, bb) = (self.reg_in(cx, dst), self.operand(cx, s));
+                let (a, bb) = (self.reg_in(cx, first_operand(op, dst)), self.operand(cx, s));
                 self.set_reg(cx, op, dst, alu_params(code >> 4, wide, off), a, bb)
             }
-            (
-                OpKind::Alu3 { a },
-                InsnKind::Alu {
-                    wide,
-                    op: o,
-                    dst,
-                    src: s,
-                },
-            ) => {
-                let (code, off) = o.encoding();
-                let (a, bb) = (self.reg_in(cx, *a), self.operand(cx, s));
-                self.set_reg(cx, op, dst, alu_params(code >> 4, wide, off), a, bb)
-            }
-            (OpKind::Alu, InsnKind::Neg { wide, dst }) => {
-                let a = self.reg_in(cx, dst);
-                self.set_reg(cx, op, dst, alu_params(8, wide, 0), a, "64'd0".into())
-            }
-            (OpKind::Alu3 { a }, InsnKind::Neg { wide, dst }) => {
-                let a = self.reg_in(cx, *a);
+            (OpKind::Alu | OpKind::Alu3 { .. }, InsnKind::Neg { wide, dst }) => {
+                let a = self.reg_in(cx, first_operand(op, dst));
                 self.set_reg(cx, op, dst, alu_params(8, wide, 0), a, "64'd0".into())
             }
             (OpKind::Alu | OpKind::Alu3 { .. }, InsnKind::Endian { order, bits, dst }) => {
-                let from = match op.kind {
-                    OpKind::Alu3 { a } => a,
-                    _ => dst,
-                };
-                let a = self.reg_in(cx, from);
+                let a = self.reg_in(cx, first_operand(op, dst));
                 let swap = matches!(order, ByteOrder::Be | ByteOrder::Swap) as u8;
                 let params =
                     format!(".OP(13), .WIDE(1), .OFF(0), .END_BITS({bits}), .END_SWAP({swap})");

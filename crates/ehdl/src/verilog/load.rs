@@ -112,15 +112,7 @@ impl Gen<'_> {
         let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let ptr = self.reg_in(cx, ld.base);
         let rd = self.map_port(op, &name, &en, ptr, ld.off, size as u32, None, 0)?;
-        let old = self.old_reg_value(cx, ld.dst);
-        self.declare(&name, 64);
-        let _ = writeln!(
-            self.body,
-            "  ehdl_stack_load #(.SIZE({size}), .SIGNED({})) u_{name} (.en_i({en}), \
-             .bytes_i({rd}), .old_i({old}), .res_o({name}));  // {}",
-            ld.signed as u8, op.text
-        );
-        cx.regs.insert(ld.dst, name);
+        self.bytes_into_reg(cx, op, ld.dst, name, (size, ld.signed), &en, &rd);
         Ok(())
     }
 
@@ -225,15 +217,7 @@ impl Gen<'_> {
         let (name, size) = (cx.name(op), ld.size);
         let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let bytes = self.stack_bytes(cx.b, o, size);
-        let old = self.old_reg_value(cx, ld.dst);
-        self.declare(&name, 64);
-        let _ = writeln!(
-            self.body,
-            "  ehdl_stack_load #(.SIZE({size}), .SIGNED({})) u_{name} (.en_i({en}), \
-             .bytes_i({bytes}), .old_i({old}), .res_o({name}));  // {}",
-            ld.signed as u8, op.text
-        );
-        cx.regs.insert(ld.dst, name);
+        self.bytes_into_reg(cx, op, ld.dst, name, (size, ld.signed), &en, &bytes);
         Ok(())
     }
 

@@ -532,4 +532,29 @@ impl<'a> Gen<'a> {
         let old = cx.regs.get(&r).cloned().unwrap_or_else(|| "64'd0".into());
         self.read(&old)
     }
+
+    /// Register `dst` takes `size` little-endian `bytes` (sign-extended when `signed`) as wire `res` when `en`:
+    /// a load from a map value or the stack, or an atomic's fetched old value.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bytes_into_reg(
+        &mut self,
+        cx: &mut StageCx,
+        op: &Op,
+        dst: u8,
+        res: String,
+        (size, signed): (i64, bool),
+        en: &str,
+        bytes: &str,
+    ) {
+        let old = self.old_reg_value(cx, dst);
+        self.declare(&res, 64);
+        let _ = writeln!(
+            self.body,
+            "  ehdl_stack_load #(.SIZE({size}), .SIGNED({})) u_{res} (.en_i({en}), .bytes_i({bytes}), \
+             .old_i({old}), .res_o({res}));  // {}",
+            signed as u8,
+            op.text
+        );
+        cx.regs.insert(dst, res);
+    }
 }

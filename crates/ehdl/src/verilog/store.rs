@@ -253,17 +253,9 @@ impl Gen<'_> {
         let rd = self.map_port(op, &name, &en, ptr, off, size, Some(val), code)?;
         if fetch && cx.live_reg(sr) {
             // The old value goes to the source register (zero-extended for 32-bit atomics).
-            let old = self.old_reg_value(cx, sr);
-            let res = format!("{name}_fetch");
-            self.declare(&res, 64);
             let rd = self.read(&rd);
-            let _ = writeln!(
-                self.body,
-                "  ehdl_stack_load #(.SIZE({size}), .SIGNED(0)) u_{res} (.en_i({en}), .bytes_i({rd}), \
-                 .old_i({old}), .res_o({res}));  // {}",
-                op.text
-            );
-            cx.regs.insert(sr, res);
+            let res = format!("{name}_fetch");
+            self.bytes_into_reg(cx, op, sr, res, (size as i64, false), &en, &rd);
         }
         Ok(())
     }

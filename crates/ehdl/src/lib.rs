@@ -3,7 +3,7 @@
 //!
 //! The passes, in order:
 //!
-//! 1. [`flatten`]: bpf-to-bpf calls inlined and bounded loops unrolled, so that the program is one function whose
+//! 1. [`flatten()`]: bpf-to-bpf calls inlined and bounded loops unrolled, so that the program is one function whose
 //!    jumps all go forward (laid out in reverse post-order).
 //!    [`tailcall`]: given the object's programs ([`compile_object`]), the programs a `bpf_tail_call` may reach are
 //!    appended and the call becomes a PROG_ARRAY slot read and a dispatch.

@@ -67,7 +67,7 @@ impl Gen<'_> {
         let Some(len) = cx.b.ctx.get(&4).cloned() else {
             return Err(self.internal(Some(op), format!("no packet length at stage {}", op.stage)));
         };
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let fb = self.fb;
         let (nl, ok, far, nlen) = (
             format!("{name}_nl"),

@@ -31,7 +31,7 @@ impl Gen<'_> {
         if !cx.live_reg(0) {
             return Ok(());
         }
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let value = if (from_size | to_size) & 3 != 0 || from_size + to_size > 512 {
             format!("64'd0 - 64'd{EINVAL}")
         } else {
@@ -54,7 +54,7 @@ impl Gen<'_> {
             let seed = match cx.arg_const(5) {
                 Some(ArgConst::Scalar(v)) => format!("32'h{:08x}", v as u32),
                 None => {
-                    let r = self.in_reg(cx, 5);
+                    let r = self.reg_in(cx, 5);
                     self.unused_ports.push(r.clone()); // the seed is a u32
                     format!("{r}[31:0]")
                 }

@@ -45,7 +45,7 @@ impl Gen<'_> {
         let arg = |g: &mut Self, r: u8| -> Result<String, VerilogError> {
             match cx.arg_const(r) {
                 Some(ArgConst::Scalar(v)) => Ok(hex64(v as u64)),
-                None => Ok(g.in_reg(cx, r)),
+                None => Ok(g.reg_in(cx, r)),
                 Some(_) => Err(g.unsupported(op, format!("helper {h} with a pointer in r{r}"))),
             }
         };
@@ -61,7 +61,7 @@ impl Gen<'_> {
                 ));
             }
         }
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let params = self.stack_bytes(cx.b, at, PARAMS);
         let (ret, out) = (format!("{name}_ret"), format!("{name}_params"));
         self.declare(&ret, 64);

@@ -281,7 +281,7 @@ impl Gen<'_> {
                 format!("no packet length or shift at stage {}", op.stage),
             ));
         };
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let (d, nsh, room, top, low, ok, far, nlen, nshift) = (
             format!("{name}_d"),
             format!("{name}_nsh"),

@@ -8,45 +8,42 @@ use super::fib::FIB_LOOKUP;
 use super::head::XDP_ADJUST_HEAD;
 use super::lru::is_lru;
 use super::maps::{geometry, is_cam, is_hash, slot_width, HashPort, MapPort};
-use super::stage::{hex64, is_signal, Bound, Gen, SIDEBAND_TIME};
+use super::stage::{hex64, is_signal, Bound, Gen, StageCx, SIDEBAND_TIME};
 use super::xdp_bytes::{XDP_LOAD_BYTES, XDP_STORE_BYTES};
 use super::VerilogError;
-use crate::ir::{ArgConst, Op, OpKind, Stage};
+use crate::ir::{ArgConst, Op, OpKind};
 use crate::tailcall::TAIL_SLOT;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::ops::{Deref, DerefMut};
 
-/// The state of the stage a helper op sits in: what it reads, and what it may change for the next boundary.
-pub(super) struct Call<'c> {
+/// A helper op and the state of the stage it sits in (through `Deref` to [`StageCx`]): what it reads, and what it
+/// may change for the next boundary.
+pub(super) struct Call<'c, 's> {
     /// The helper op.
     pub(super) op: &'c Op,
     /// The op's signal prefix (`s<stage>_o<id>`).
     pub(super) name: &'c str,
-    /// The stage's predicates, those formed in it included.
-    pub(super) preds: &'c BTreeMap<u32, String>,
-    /// The stage's input boundary.
-    pub(super) b: &'c Bound,
-    /// Register values for the next boundary (a result chains onto the old value).
-    pub(super) regs: &'c mut BTreeMap<u8, String>,
-    /// Stack bytes for the next boundary, by r10-relative offset.
-    pub(super) stack: &'c mut BTreeMap<i64, String>,
-    /// Sideband fields for the next boundary (`Bound::ctx`): `bpf_xdp_adjust_tail` rewrites the length.
-    pub(super) ctx: &'c mut BTreeMap<i64, String>,
-    /// The packet's redirect target so far (42 bits, see `Bound::redirect`).
-    pub(super) redirect: &'c mut Option<String>,
-    /// The next stage, whose live sets say which results are worth computing (`None` after the last stage).
-    pub(super) next: Option<&'c Stage>,
+    stage: &'c mut StageCx<'s>,
 }
 
-impl Call<'_> {
-    /// Whether register `r` is live at the next boundary.
-    pub(super) fn live_reg(&self, r: u8) -> bool {
-        self.next.is_some_and(|s| s.live_regs.contains(r))
-    }
+impl<'s> Deref for Call<'_, 's> {
+    type Target = StageCx<'s>;
 
-    /// Whether stack byte `o` (r10-relative) is live at the next boundary.
-    pub(super) fn live_byte(&self, o: i64) -> bool {
-        self.next.is_some_and(|s| s.live_stack.contains(o))
+    fn deref(&self) -> &StageCx<'s> {
+        self.stage
+    }
+}
+
+impl DerefMut for Call<'_, '_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.stage
+    }
+}
+
+impl<'c, 's> Call<'c, 's> {
+    /// Helper op `op`, named `name`, in stage `stage`.
+    pub(super) fn new(op: &'c Op, name: &'c str, stage: &'c mut StageCx<'s>) -> Self {
+        Call { op, name, stage }
     }
 
     /// The constant argument in register `r`, if the front end folded one.
@@ -126,7 +123,7 @@ impl Gen<'_> {
         match cx.arg_const(r) {
             Some(ArgConst::Scalar(v)) => Ok(format!("64'h{:016x}", v as i32 as i64 as u64)),
             None => {
-                let reg = self.in_reg(cx, r);
+                let reg = self.reg_in(cx, r);
                 self.unused_ports.push(reg.clone()); // only the low 32 bits count
                 Ok(format!("{{{{32{{{reg}[31]}}}}, {reg}[31:0]}}"))
             }
@@ -138,20 +135,6 @@ impl Gen<'_> {
                 ),
             )),
         }
-    }
-
-    /// Register `r` of the stage's input boundary (0 when nothing defined it).
-    pub(super) fn in_reg(&mut self, cx: &Call, r: u8) -> String {
-        match cx.b.regs.get(&r) {
-            Some(s) => self.read(s),
-            None => "64'd0".into(),
-        }
-    }
-
-    /// The value register `r` has so far in the stage (a result's `old`), marked as read.
-    pub(super) fn old_reg(&mut self, cx: &Call, r: u8) -> String {
-        let old = cx.regs.get(&r).cloned().unwrap_or_else(|| "64'd0".into());
-        self.read(&old)
     }
 
     /// `n` stack bytes of the input boundary from r10-relative `at`, as a concatenation (highest byte first).
@@ -177,7 +160,7 @@ impl Gen<'_> {
         if !cx.live_reg(0) {
             return Ok(());
         }
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         self.set_r0(cx, name, &en, "64'd0", &format!("  // {}", op.text));
         Ok(())
     }
@@ -192,7 +175,7 @@ impl Gen<'_> {
         value: &str,
         comment: &str,
     ) {
-        let old = self.old_reg(cx, 0);
+        let old = self.old_reg_value(cx, 0);
         self.declare(wire, 64);
         let _ = writeln!(
             self.body,
@@ -308,7 +291,7 @@ impl Gen<'_> {
         let Some(t) = cx.b.ctx.get(&SIDEBAND_TIME).cloned() else {
             return Err(self.internal(Some(op), format!("no timestamp at stage {}", op.stage)));
         };
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let now = format!("{name}_now");
         self.declare(&now, 64);
         let e = self.read(&format!("{t}[64] ? {t}[63:0] : ktime_q"));
@@ -378,7 +361,7 @@ impl Gen<'_> {
         if !cx.live_reg(0) && !lru {
             return Ok(());
         }
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let spec = &self.maps[m as usize];
         let hash = is_cam(spec);
         let kbytes = if hash { spec.key_size as i64 } else { 4 };
@@ -429,7 +412,7 @@ impl Gen<'_> {
                 32 - sw
             ));
         }
-        let old = self.old_reg(cx, 0);
+        let old = self.old_reg_value(cx, 0);
         let spec = &self.maps[m as usize];
         let (entries, vsize) = (spec.max_entries, spec.value_size);
         self.declare(name, 64);
@@ -485,7 +468,7 @@ impl Gen<'_> {
         (m, ko, vo, flags): (u32, i64, i64, u8),
     ) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let spec = &self.maps[m as usize];
         let (kb, vsize, entries) = (
             spec.key_size as i64,
@@ -547,9 +530,9 @@ impl Gen<'_> {
         let arg = |g: &mut Self, cx: &Call, r: u8| match cx.arg_const(r) {
             Some(ArgConst::Scalar(v)) => Some(hex64(v as u64)),
             Some(_) => None,
-            None => Some(g.in_reg(cx, r)),
+            None => Some(g.reg_in(cx, r)),
         };
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let old = cx.redirect.clone().unwrap_or_else(|| "42'd0".into());
         let old = self.read(&old);
         let (r0, target) = if *id == 23 {
@@ -628,7 +611,7 @@ impl Gen<'_> {
         self.declare(&r, 42);
         let e = self.read(&format!("{en} ? ({target}) : {old}"));
         let _ = writeln!(self.body, "  assign {r} = {e};");
-        *cx.redirect = Some(r);
+        cx.redirect = Some(r);
         if cx.live_reg(0) {
             let r0v = self.read(&r0);
             self.set_r0(cx, &format!("{name}_r0"), &en, &r0v, "");

@@ -142,7 +142,7 @@ impl Gen<'_> {
         }
         let spec = &self.maps[m as usize];
         let kb = spec.key_size as i64;
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let key = self.stack_bytes(cx.b, ko, kb);
         let (hit, slot, err) = self.cam_write_port(op, name, m, &en, key, (0, true));
         self.unused_ports.push(hit);

@@ -84,7 +84,7 @@ impl Gen<'_> {
                 ),
             ));
         }
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let bad_flags = flags as u64 & !3 != 0;
         let ok = format!("{name}_ok");
         self.declare(&ok, 1);

@@ -490,18 +490,7 @@ impl<'a> Gen<'a> {
             OpKind::Exit { reg, imm } => self.exit(cx, op, reg, imm),
             OpKind::Helper { .. } => {
                 let name = cx.name(op);
-                let mut call = Call {
-                    op,
-                    name: &name,
-                    preds: &cx.preds,
-                    b: cx.b,
-                    regs: &mut cx.regs,
-                    stack: &mut cx.stack,
-                    ctx: &mut cx.ctx,
-                    redirect: &mut cx.redirect,
-                    next: cx.next,
-                };
-                self.helper(&mut call)
+                self.helper(&mut Call::new(op, &name, cx))
             }
         }
     }

@@ -54,12 +54,12 @@ impl Gen<'_> {
         let index = match cx.arg_const(3) {
             Some(ArgConst::Scalar(v)) => hex64(v as u64),
             Some(_) => return Err(self.unsupported(op, "a tail call with a pointer as index")),
-            None => self.in_reg(cx, 3),
+            None => self.reg_in(cx, 3),
         };
         let spec = &self.maps[m as usize];
         let (entries, vsize) = (spec.max_entries, spec.value_size);
         let (_, aw) = geometry(spec);
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let (kw, rd, word) = (
             format!("{name}_key"),
             format!("{name}_rd{m}"),

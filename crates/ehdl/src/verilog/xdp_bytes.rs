@@ -49,7 +49,7 @@ impl Gen<'_> {
         let off = match cx.arg_const(2) {
             Some(ArgConst::Scalar(v)) => format!("32'h{:08x}", v as u32),
             None => {
-                let r = self.in_reg(cx, 2);
+                let r = self.reg_in(cx, 2);
                 self.unused_ports.push(r.clone()); // the helper takes the offset as a u32
                 format!("{r}[31:0]")
             }
@@ -58,7 +58,7 @@ impl Gen<'_> {
             }
         };
         let len = len as u32 as u64;
-        let en = self.pred_signal(cx.preds, op.pred, op)?;
+        let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let (status, go) = (format!("{name}_st"), format!("{name}_go"));
         self.declare(&status, 64);
         self.declare(&go, 1);

@@ -103,18 +103,24 @@ module ehdl_hash_map #(
   logic [ENTRIES-1:0]    written;  // slots whose key a writer before the port wrote this cycle
   logic [ENTRIES-1:0]    fresh;    // those of them now holding the port's key
   logic [ENTRIES-1:0]    cand;
+  logic [ENTRIES-1:0]    oh;       // one writer's slot, one-hot
+
+  // SlotBits[j * ENTRIES + e] is bit j of slot number e: the slots each index bit's OR tree collects. A constant,
+  // so that lowest() is SW AND-OR reductions; a loop over the slots inside lowest() had Yosys' front end unroll
+  // SW * ENTRIES statements per call (over an hour for nat's five-port 1024-entry map).
+  function automatic logic [SW*ENTRIES-1:0] slot_bits();
+    for (integer j = 0; j < SW; j = j + 1) begin
+      for (integer e = 0; e < ENTRIES; e = e + 1) slot_bits[j*ENTRIES + e] = ((e >> j) & 1) == 1;
+    end
+  endfunction
+  localparam logic [SW*ENTRIES-1:0] SlotBits = slot_bits();
 
   // The lowest set bit of v (bit SW: any set).
   function automatic logic [SW:0] lowest(input logic [ENTRIES-1:0] v);
     logic [ENTRIES-1:0] one;
     logic [SW-1:0]      slot;
-    one  = v & (~v + 1'b1);
-    slot = '0;
-    for (integer j = 0; j < SW; j = j + 1) begin
-      for (integer e = 0; e < ENTRIES; e = e + 1) begin
-        if (((e >> j) & 1) == 1) slot[j] = slot[j] | one[e];
-      end
-    end
+    one = v & (~v + 1'b1);
+    for (integer j = 0; j < SW; j = j + 1) slot[j] = |(one & SlotBits[j*ENTRIES +: ENTRIES]);
     lowest = {|v, slot};
   endfunction
 
@@ -258,6 +264,7 @@ module ehdl_hash_map #(
   always_comb begin
     valid_d    = lru_valid;
     written    = '0;
+    oh         = '0;
     fresh      = '0;
     cand       = '0;
     wr_en      = '0;
@@ -290,13 +297,11 @@ module ehdl_hash_map #(
       // last writer's key; the banks still compare the stored one.
       written = '0;
       fresh   = '0;
+      // Whole vectors per writer, not a statement per slot (which Yosys' front end unrolls).
       for (integer w = 0; w <= p; w = w + 1) begin
-        for (integer e = 0; e < ENTRIES; e = e + 1) begin
-          if (wr_en[w] && wr_slot[SW*w +: SW] == e[SW-1:0]) begin
-            written[e] = 1'b1;
-            fresh[e]   = (wr_data[KB*w +: KB] == key_i[KB*p +: KB]);
-          end
-        end
+        oh      = wr_en[w] ? ENTRIES'(1) << wr_slot[SW*w +: SW] : '0;
+        written = written | oh;
+        fresh   = (wr_data[KB*w +: KB] == key_i[KB*p +: KB]) ? fresh | oh : fresh & ~oh;
       end
       cand                = valid_d & ((match[p*ENTRIES +: ENTRIES] & ~written) | fresh);
       {found, found_slot} = lowest(cand);
@@ -357,11 +362,8 @@ module ehdl_hash_map #(
         wr_mask[KEY_BYTES*(1 + p) +: KEY_BYTES] = '1;
         wr_data[KB*(1 + p) +: KB]           = key_i[KB*p +: KB];
       end
-      // The port's change, slot by slot (no slot-indexed writes).
-      for (integer e = 0; e < ENTRIES; e = e + 1) begin
-        if (wr && free_slot == e[SW-1:0]) valid_d[e] = 1'b1;
-        if (clr && clr_slot == e[SW-1:0]) valid_d[e] = 1'b0;
-      end
+      // The port's change as one-hot vectors (no slot-indexed writes): a set, then a clear that wins over it.
+      valid_d = (valid_d | (wr ? ENTRIES'(1) << free_slot : '0)) & ~(clr ? ENTRIES'(1) << clr_slot : '0);
     end
     // The host's key bytes: the words at hw0 and hw0 + 1, each in its slot (LRU blocks ignore host writes).
     for (integer h = 0; h < 2; h = h + 1) begin

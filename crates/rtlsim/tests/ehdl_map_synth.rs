@@ -115,10 +115,14 @@ endmodule
     );
 }
 
-/// Runs a Yosys script on `file` of `rtl/ehdl/`; panics with `why` and Yosys' output when it fails.
-fn yosys_asserts(file: &str, passes: &str, why: &str) {
-    let path = common::workspace_root().join("rtl/ehdl").join(file);
-    let script = format!("read_verilog -sv {}; {passes}", path.display());
+/// Runs a Yosys script on `files` of `rtl/ehdl/`; panics with `why` and Yosys' output when it fails.
+fn yosys_asserts(files: &[&str], passes: &str, why: &str) {
+    let dir = common::workspace_root().join("rtl/ehdl");
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| dir.join(f).display().to_string())
+        .collect();
+    let script = format!("read_verilog -sv {}; {passes}", paths.join(" "));
     let out = Command::new("yosys")
         .args(["-q", "-p", &script])
         .output()
@@ -137,7 +141,7 @@ fn fib_table_host_writes_elaborate_without_shifters() {
     // shifter per byte and entry: minutes of Yosys' front end even for this small table, and no end for
     // fib_forward's. Writes at constant positions, selected by comparing the host word address, need none.
     yosys_asserts(
-        "ehdl_fib.sv",
+        &["ehdl_fib.sv"],
         "chparam -set ROUTES 4 -set DEVICES 2 -set NEIGHBORS 4 ehdl_fib; hierarchy -top ehdl_fib; proc; \
          select -assert-none t:$shift t:$shiftx",
         "ehdl_fib has run-time shifters after proc",
@@ -151,9 +155,25 @@ fn ring_words_elaborate_one_process_each_without_shifters() {
     // plus the ports' and the host's) keeps each tree to one word, and records are placed by comparing each word's
     // distance from the record's start with constants, not by a run-time index.
     yosys_asserts(
-        "ehdl_ringbuf.sv",
+        &["ehdl_ringbuf.sv"],
         "chparam -set SIZE 128 -set MAXW 2 -set AW 10 ehdl_ringbuf; hierarchy -top ehdl_ringbuf; \
          select -assert-min 16 p:*; proc; select -assert-none t:$shift t:$shiftx",
         "ehdl_ringbuf needs a process per ring word and no run-time shifters",
+    );
+}
+
+#[test]
+fn hash_map_port_chain_elaborates_whole_vectors_not_a_statement_per_slot() {
+    // Each port sees the slots the writers before it wrote, and each port's lowest-slot choice encodes a one-hot
+    // vector. Written as a loop over the slots per writer and port, and per index bit inside lowest(), Yosys' front
+    // end unrolled NP * NP * ENTRIES comparisons and SW * ENTRIES ORs per call: 1082 $eq and 1495 $or cells here,
+    // and more than an hour for nat's five-port 1024-entry map. One-hot vectors and constant index-bit masks leave
+    // 326 and 16.
+    yosys_asserts(
+        &["ehdl_cam_bank.sv", "ehdl_lru.sv", "ehdl_hash_map.sv"],
+        "chparam -set ENTRIES 64 -set NP 3 -set KEY_BYTES 8 -set SW 6 -set AW 12 ehdl_hash_map; \
+         hierarchy -top ehdl_hash_map; proc; cd ehdl_hash_map; select -assert-max 400 t:$eq; \
+         select -assert-max 100 t:$or",
+        "ehdl_hash_map unrolls a statement per slot for each writer, port or index bit",
     );
 }

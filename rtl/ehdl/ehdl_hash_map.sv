@@ -124,6 +124,14 @@ module ehdl_hash_map #(
     lowest = {|v, slot};
   endfunction
 
+  // Slot s as a one-hot vector (0 past ENTRIES): an AND of index-bit masks rather than ENTRIES'(1) << s, because
+  // Yosys' share pass weighs every variable shift against the others by the conditions their results are used
+  // under, and behind the banks' per-slot, per-byte key writes those run to millions (hours on nat's maps).
+  function automatic logic [ENTRIES-1:0] onehot(input logic [SW-1:0] s);
+    onehot = '1;
+    for (integer j = 0; j < SW; j = j + 1) onehot = onehot & ~(SlotBits[j*ENTRIES +: ENTRIES] ^ {ENTRIES{s[j]}});
+  endfunction
+
   // LRU: the operation's key, latched when it starts, its entry in the table, and the lists' table changes.
   logic                  l_idle;
   logic                  l_done;
@@ -224,11 +232,8 @@ module ehdl_hash_map #(
 
   // The table as the LRU lists have changed it this cycle (evictions, the operation's own changes).
   always_comb begin
-    lru_valid = valid_q;
-    for (integer e = 0; e < ENTRIES; e = e + 1) begin
-      if (LRU == 1 && l_clr && l_clr_slot == e[SW-1:0]) lru_valid[e] = 1'b0;
-      if (LRU == 1 && l_set && l_set_slot == e[SW-1:0]) lru_valid[e] = 1'b1;
-    end
+    lru_valid = (valid_q & ~(onehot(l_clr_slot) & {ENTRIES{LRU == 1 && l_clr}}))
+              | (onehot(l_set_slot) & {ENTRIES{LRU == 1 && l_set}});
   end
 
   if (LRU == 1) begin : g_lru
@@ -299,7 +304,7 @@ module ehdl_hash_map #(
       fresh   = '0;
       // Whole vectors per writer, not a statement per slot (which Yosys' front end unrolls).
       for (integer w = 0; w <= p; w = w + 1) begin
-        oh      = wr_en[w] ? ENTRIES'(1) << wr_slot[SW*w +: SW] : '0;
+        oh      = onehot(wr_slot[SW*w +: SW]) & {ENTRIES{wr_en[w]}};
         written = written | oh;
         fresh   = (wr_data[KB*w +: KB] == key_i[KB*p +: KB]) ? fresh | oh : fresh & ~oh;
       end
@@ -322,11 +327,7 @@ module ehdl_hash_map #(
       if (!kind_i[p]) begin
         hit_o[p]           = found;
         slot_o[SW*p +: SW] = found_slot;
-        if (LRU == 1 && en_i[p] && found) begin
-          for (integer e = 0; e < ENTRIES; e = e + 1) begin
-            if (found_slot == e[SW-1:0]) ref_set[e] = 1'b1;
-          end
-        end
+        ref_set            = ref_set | (onehot(found_slot) & {ENTRIES{LRU == 1 && en_i[p] && found}});
       end else if (LRU == 1) begin
         if (l_done && owner_q == p) begin
           hit_o[p]           = en_i[p] && l_ok;
@@ -363,7 +364,7 @@ module ehdl_hash_map #(
         wr_data[KB*(1 + p) +: KB]           = key_i[KB*p +: KB];
       end
       // The port's change as one-hot vectors (no slot-indexed writes): a set, then a clear that wins over it.
-      valid_d = (valid_d | (wr ? ENTRIES'(1) << free_slot : '0)) & ~(clr ? ENTRIES'(1) << clr_slot : '0);
+      valid_d = (valid_d | (onehot(free_slot) & {ENTRIES{wr}})) & ~(onehot(clr_slot) & {ENTRIES{clr}});
     end
     // The host's key bytes: the words at hw0 and hw0 + 1, each in its slot (LRU blocks ignore host writes).
     for (integer h = 0; h < 2; h = h + 1) begin
@@ -384,6 +385,10 @@ module ehdl_hash_map #(
   logic [127:0]   hpair;
   logic [127:0]   hmask;
   logic [127:0]   hdata;
+  logic [ENTRIES-1:0] host_slot;      // the slot host_addr_i names, one-hot (none past the table)
+  logic [ENTRIES-1:0] host_valid_we;  // host_slot when the host writes its valid bit
+  assign host_slot     = onehot(SW'(host_addr_i)) & {ENTRIES{32'(host_addr_i) < ENTRIES}};
+  assign host_valid_we = host_slot & {ENTRIES{LRU == 0 && host_we_i && host_valid_i && host_wmask_i[0]}};
 
   always_comb begin
     hsh   = host_addr_i[2:0];
@@ -395,15 +400,20 @@ module ehdl_hash_map #(
     for (integer b = 0; b < 8; b = b + 1) begin
       hmask[8*b +: 8] = {8{host_wmask_i[b]}};
     end
-    hmask = hmask << (8 * hsh);
-    hdata = {64'd0, host_wdata_i} << (8 * hsh);
+    hdata = {64'd0, host_wdata_i};
+    // Byte shifts by hsh as three constant steps, not variable shifts, for the reason onehot() gives.
+    for (integer k = 0; k < 3; k = k + 1) begin
+      if (hsh[k]) begin
+        hmask = hmask << (8 << k);
+        hdata = hdata << (8 << k);
+        hpair = hpair >> (8 << k);
+      end
+    end
     host_rdata_o = '0;
     if (host_valid_i) begin
-      for (integer e = 0; e < ENTRIES; e = e + 1) begin
-        if (host_addr_i == AW'(e)) host_rdata_o[0] = valid_q[e];
-      end
+      host_rdata_o[0] = |(valid_q & host_slot);
     end else begin
-      host_rdata_o = 64'(hpair >> (8 * hsh));
+      host_rdata_o = hpair[63:0];
     end
   end
 
@@ -412,12 +422,7 @@ module ehdl_hash_map #(
       valid_q <= '0;
       owner_q <= -1;
     end else begin
-      valid_q <= valid_d;
-      if (LRU == 0 && host_we_i && host_valid_i && host_wmask_i[0]) begin
-        for (integer e = 0; e < ENTRIES; e = e + 1) begin
-          if (host_addr_i == AW'(e)) valid_q[e] <= host_wdata_i[0];
-        end
-      end
+      valid_q <= (valid_d & ~host_valid_we) | (host_valid_we & {ENTRIES{host_wdata_i[0]}});
       if (l_start) owner_q <= l_pick;
     end
   end

@@ -177,3 +177,22 @@ fn hash_map_port_chain_elaborates_whole_vectors_not_a_statement_per_slot() {
         "ehdl_hash_map unrolls a statement per slot for each writer, port or index bit",
     );
 }
+
+#[test]
+fn hash_map_decodes_slots_without_shifters_for_share_to_weigh() {
+    // Yosys' share pass tries to merge every pair of variable shifts, weighing the conditions their results are
+    // used under; behind the banks' per-slot, per-byte key writes those ran to 166k patterns and 351 s of CPU for
+    // a 64-entry five-port map, and hours for nat's 1024-entry ones. Slot decoders built from index-bit masks and
+    // host byte shifts in constant steps leave share nothing to weigh (13 s). The LRU lists are left as they are.
+    for lpm in [0, 1] {
+        yosys_asserts(
+            &["ehdl_cam_bank.sv", "ehdl_lru.sv", "ehdl_hash_map.sv"],
+            &format!(
+                "chparam -set ENTRIES 40 -set NP 3 -set KEY_BYTES 6 -set SW 6 -set AW 10 -set LPM {lpm} \
+                 ehdl_hash_map; hierarchy -top ehdl_hash_map; proc; flatten; opt_expr; \
+                 select -assert-none t:$shl t:$shr t:$sshl t:$sshr t:$shift t:$shiftx t:$mul t:$div t:$mod"
+            ),
+            &format!("ehdl_hash_map (LPM {lpm}) has cells Yosys' share pass would weigh"),
+        );
+    }
+}

@@ -1,11 +1,15 @@
 `default_nettype none
-// eHDL input buffer for flush and replay (the eHDL paper's section 4.1.2): every beat the pipeline takes stays here
-// until it has passed the stages a flush can reach, so that a flush can feed the flushed beats again.
+// eHDL replay buffer for flush and replay (the eHDL paper's section 4.1.2 and appendix A.2): every beat the
+// pipeline takes stays here until it has passed the stages a flush can reach, so that a flush can feed the flushed
+// beats again. The input buffer sits between s_axis and the first stage; an elastic buffer sits at a stage
+// boundary past the last map write a replay must not repeat, its user word carrying the boundary's registers.
 //
-// Beats from s_axis are written at wr; the pipeline is offered the beat at rd (valid_o while rd != wr) and takes it
-// with take_i. commit_i says that the oldest beat taken has left the flushable stages (its entry may be reused).
-// rewind_i (a flush; the beat offered is not taken that cycle) moves rd back over the rewind_n_i beats taken last,
-// which are offered again in order. s_ready_o while an entry is free. One cycle from a beat in to its offer.
+// Beats in (s_valid_i) are written at wr; the pipeline is offered the beat at rd (valid_o while rd != wr) and takes
+// it with take_i. With pass_i (an elastic buffer, offered nothing) a beat written is taken in the same cycle: it goes
+// straight on and is kept only for a replay. commit_i says that the oldest beat taken has left the flushable stages
+// (its entry may be reused). rewind_i (a flush; the beat offered is not taken that cycle) moves rd back over the
+// rewind_n_i beats taken last, which are offered again in order. s_ready_o while an entry is free. One cycle from a
+// beat in to its offer.
 module ehdl_replay #(
   parameter integer DW    = 512,  // data width in bits
   parameter integer UW    = 145,  // sideband (tuser) width
@@ -26,6 +30,7 @@ module ehdl_replay #(
   output logic            last_o,
   output logic [UW-1:0]   user_o,
   input  logic            take_i,
+  input  logic            pass_i,
   input  logic            commit_i,
   input  logic            rewind_i,
   input  logic [PW-1:0]   rewind_n_i
@@ -53,7 +58,7 @@ module ehdl_replay #(
       if (s_valid_i && s_ready_o) wr_q <= wr_q + 1'b1;
       if (rewind_i) begin
         rd_q <= rd_q - rewind_n_i;
-      end else if (take_i && valid_o) begin
+      end else if ((take_i && valid_o) || (pass_i && s_valid_i && s_ready_o)) begin
         rd_q <= rd_q + 1'b1;
       end
       if (commit_i) base_q <= base_q + 1'b1;

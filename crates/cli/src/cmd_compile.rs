@@ -179,10 +179,13 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
                 s.program,
                 f.stages,
                 f.latency,
-                if f.stall_checks == 0 {
-                    String::new()
-                } else {
-                    format!(" except where {} map hazard check(s) stall", f.stall_checks)
+                match (f.stall_checks, f.flush_checks, f.elastic_boundary) {
+                    (0, 0, _) => String::new(),
+                    (0, n, 0) => format!(" but for flushes on {n} map hazard check(s), replayed from the input"),
+                    (0, n, b) => format!(
+                        " but for flushes on {n} map hazard check(s), replayed from the elastic buffer at boundary {b}"
+                    ),
+                    (n, _, _) => format!(" except where {n} map hazard check(s) stall"),
                 },
                 f.state_flops,
                 f.frame_flops,

@@ -68,6 +68,8 @@ struct EhdlStats {
     /// and the checks the blocks watch.
     flushes: u64,
     flush_checks: usize,
+    /// With `--hazards flush`: the boundary of the elastic buffer a flush replays from (0: the input buffer).
+    elastic_boundary: u32,
     /// The largest read-to-write distance of a stall check, in stages (the paper's `L`).
     hazard_distance: u32,
     /// The earliest stage of a stall check's first access (the paper's `K` is this plus 4).
@@ -91,6 +93,7 @@ impl EhdlStats {
             stall_checks: f.stall_checks,
             flushes: t.flushes,
             flush_checks: f.flush_checks,
+            elastic_boundary: f.elastic_boundary,
             hazard_distance: f.hazard_distance,
             hazard_stage: f.hazard_stage,
             state_flops: f.state_flops,

@@ -271,7 +271,8 @@ fn flush_and_replay_lints_and_refuses_programs_a_replay_would_repeat() {
         msg.contains("flush and replay (--hazards flush)") && msg.contains("call 2"),
         "{msg}"
     );
-    // A counter bumped with an atomic before the load-add-store of another: the atomic would be repeated.
+    // A counter bumped with an atomic in the stage of another's load (of a load-add-store): a flush would repeat
+    // the atomic, and no elastic buffer can sit between them.
     let maps = [hwxdp_object::MapSpec::new("cnt", 2, 4, 16, 4)];
     let text = "r2 = 0\n*(u32 *)(r10 - 4) = r2\nr2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\n\
                 if r0 == 0 goto out\nr1 = 1\nlock *(u64 *)(r0 + 8) += r1\nr1 = *(u64 *)(r0 + 0)\nr1 += 1\n\
@@ -281,8 +282,27 @@ fn flush_and_replay_lints_and_refuses_programs_a_replay_would_repeat() {
         .expect_err("refused")
         .to_string();
     assert!(
-        msg.contains("lock *(u64 *)(r0 + 8) += r1") && msg.contains("would repeat it"),
+        msg.contains("lock *(u64 *)(r0 + 8) += r1") && msg.contains("no boundary between them"),
         "{msg}"
     );
     generate(&p, &maps, "ehdl_t").expect("stall checks take it");
+    // The same with the atomic on another map, whose old value feeds the counter's key: the atomic comes stages
+    // before the load, and an elastic buffer after it (lint-clean) lets a flush replay only what follows.
+    let maps = [
+        hwxdp_object::MapSpec::new("cnt", 2, 4, 16, 4),
+        hwxdp_object::MapSpec::new("total", 2, 4, 8, 1),
+    ];
+    let text = "r2 = 0\n*(u32 *)(r10 - 4) = r2\nr2 = r10\nr2 += -4\nld_pseudo r1, 1, 1\ncall 1\n\
+                if r0 == 0 goto out\nr1 = 1\nr1 = atomic_fetch_add((u64 *)(r0 + 0), r1)\nr1 >>= 63\n\
+                *(u32 *)(r10 - 8) = r1\nr2 = r10\nr2 += -8\nld_pseudo r1, 1, 0\ncall 1\nif r0 == 0 goto out\n\
+                r1 = *(u64 *)(r0 + 0)\nr1 += 1\nr1 *= 3\n*(u64 *)(r0 + 0) = r1\nout: r0 = 2\nexit";
+    let p = common::pipeline_with_maps(text, &maps);
+    let (text, figures) = generate_with(&p, &maps, "ehdl_elastic", Hazards::Flush)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        figures.elastic_boundary > 0 && text.contains("u_elastic") && !text.contains("u_replay"),
+        "no elastic buffer"
+    );
+    let sources = module_sources("ehdl_elastic", &text);
+    hwxdp_rtlsim::lint(&sources, "ehdl_elastic").unwrap_or_else(|e| panic!("{e}"));
 }

@@ -1902,6 +1902,56 @@ const COUNTER_RMW: &str = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2
     if r0 == 0 goto out\nr1 = *(u64 *)(r0 + 0)\nr1 += 1\n*(u64 *)(r0 + 0) = r1\nr0 = r1\nr0 &= 1\nr0 += 2\n\
     exit\nout: r0 = 1\nexit";
 
+/// A packet of `len` bytes whose byte 12 (the counter's key in COUNTER_RMW) is `key`.
+fn keyed_packet(key: u8, len: usize) -> Vec<u8> {
+    let mut p: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+    p[12] = key;
+    p
+}
+
+/// Runs `pkts` through the flush-and-replay model `exe` of `obj`'s only program with `gap`% input gaps and `stall`%
+/// output stalls; asserts the reference machine's verdicts and bytes, and its values of every map `host` dumps.
+fn flush_run(
+    obj: &ObjectSpec,
+    exe: &PathBuf,
+    pkts: &[Vec<u8>],
+    host: &Host,
+    (gap, stall): (u32, u32),
+    what: &str,
+) -> Run {
+    use hwxdp_maps::MapStore as _;
+    let got = run(exe, pkts, host, gap, stall, 3);
+    let (want, mut machine, _) = reference(obj, &obj.programs[0], pkts, &Host::default());
+    assert_eq!(got.packets.len(), want.len(), "{what}: packets out");
+    for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
+        assert_eq!((g.0, hex(&g.1)), (w.0, hex(&w.1)), "{what}: packet {i}");
+    }
+    for (i, &(m, _)) in host.dumps.iter().enumerate() {
+        let values: Vec<u8> = machine
+            .maps_mut()
+            .entries(m as usize)
+            .expect("entries")
+            .into_iter()
+            .flat_map(|(_, v)| v)
+            .collect();
+        assert_eq!(got.maps[i].1, values, "{what}: map {m} after the run");
+    }
+    got
+}
+
+/// 300 packets of 14 to 79 bytes on counters 0-2, pseudo-random: at 128 bits, one to five beats each.
+fn mixed_packets() -> Vec<Vec<u8>> {
+    let mut rng = 0x9e37u64;
+    (0..300)
+        .map(|_| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            keyed_packet((rng % 3) as u8, 14 + (rng >> 8) as usize % 66)
+        })
+        .collect()
+}
+
 #[test]
 fn flush_and_replay_keeps_every_counter_update_and_flushes_only_on_a_hazard() {
     // With --hazards flush no packet waits: a packet that read a counter an older packet then writes is dropped
@@ -1919,36 +1969,16 @@ fn flush_and_replay_keeps_every_counter_update_and_flushes_only_on_a_hazard() {
         dumps: vec![(0, 32)],
         ..Host::default()
     };
-    let packet = |key: u8, len: usize| {
-        let mut p: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
-        p[12] = key;
-        p
-    };
-    let check = |exe: &PathBuf, pkts: &[Vec<u8>], gap: u32, stall: u32, what: &str| -> Run {
-        let got = run(exe, pkts, &host, gap, stall, 3);
-        let (want, mut machine, _) = reference(&obj, program, pkts, &Host::default());
-        assert_eq!(got.packets.len(), want.len(), "{what}: packets out");
-        for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
-            assert_eq!((g.0, hex(&g.1)), (w.0, hex(&w.1)), "{what}: packet {i}");
-        }
-        use hwxdp_maps::MapStore as _;
-        let counters: Vec<u8> = machine
-            .maps_mut()
-            .entries(0)
-            .expect("entries")
-            .into_iter()
-            .flat_map(|(_, v)| v)
-            .collect();
-        assert_eq!(got.maps[0].1, counters, "{what}: counters after the run");
-        got
+    let check = |exe: &PathBuf, pkts: &[Vec<u8>], gap: u32, stall: u32, what: &str| {
+        flush_run(&obj, exe, pkts, &host, (gap, stall), what)
     };
     let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
     let (_, figures) =
         generate_with(&p, &obj.maps, "ehdl_pipe", Hazards::Flush).expect("generates");
     assert_eq!((figures.flush_checks, figures.stall_checks), (1, 0));
     let exe = model_with(&p, &obj.maps, "flush_rmw", Hazards::Flush);
-    let same: Vec<Vec<u8>> = (0..200).map(|_| packet(1, 64)).collect();
-    let turns: Vec<Vec<u8>> = (0..200).map(|i| packet(i as u8, 64)).collect();
+    let same: Vec<Vec<u8>> = (0..200).map(|_| keyed_packet(1, 64)).collect();
+    let turns: Vec<Vec<u8>> = (0..200).map(|i| keyed_packet(i as u8, 64)).collect();
     let one = check(&exe, &same, 0, 0, "one counter");
     let four = check(&exe, &turns, 0, 0, "four counters in turn");
     println!(
@@ -1975,15 +2005,7 @@ fn flush_and_replay_keeps_every_counter_update_and_flushes_only_on_a_hazard() {
     };
     let p = hwxdp_ehdl::compile(program, &obj.maps, &narrow).expect("compiles");
     let exe = model_with(&p, &obj.maps, "flush_rmw_128", Hazards::Flush);
-    let mut rng = 0x9e37u64;
-    let mixed: Vec<Vec<u8>> = (0..300)
-        .map(|_| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            packet((rng % 3) as u8, 14 + (rng >> 8) as usize % 66)
-        })
-        .collect();
+    let mixed = mixed_packets();
     for (gap, stall) in [(0, 0), (20, 0), (0, 30), (25, 25)] {
         let r = check(
             &exe,
@@ -1993,5 +2015,93 @@ fn flush_and_replay_keeps_every_counter_update_and_flushes_only_on_a_hazard() {
             &format!("128 bits, gap {gap}% stall {stall}%"),
         );
         assert!(r.flushes > 0, "gap {gap}% stall {stall}%: no flush");
+    }
+}
+
+/// COUNTER_RMW behind a packet counter (map 1, one u64) bumped with a fetching atomic whose old value feeds the
+/// counter's key (shifted out, `old >> 63` being 0), so that the atomic sits stages before the counter's load.
+const COUNTED_RMW: &str = "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 14\nif r4 > r3 goto out\n\
+    r6 = r2\nr8 = 0\n*(u32 *)(r10 - 8) = r8\nr2 = r10\nr2 += -8\nld_pseudo r1, 1, 1\ncall 1\nif r0 == 0 goto out\n\
+    r7 = 1\nr7 = atomic_fetch_add((u64 *)(r0 + 0), r7)\nr7 >>= 63\nr5 = *(u8 *)(r6 + 12)\nr5 &= 3\nr5 += r7\n\
+    *(u32 *)(r10 - 4) = r5\nr2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\nif r0 == 0 goto out\n\
+    r1 = *(u64 *)(r0 + 0)\nr1 += 1\n*(u64 *)(r0 + 0) = r1\nr0 = r1\nr0 &= 1\nr0 += 2\nexit\nout: r0 = 1\nexit";
+
+#[test]
+fn flush_replays_from_an_elastic_buffer_behind_an_earlier_map_write() {
+    // The packet counter's atomic comes before the counter's read-modify-write: a flush replaying from the input
+    // buffer would count the flushed packets again, so the generator refused the program. An elastic buffer right
+    // after the atomic replays only the stages behind it: every packet is counted once, whatever the flushes. At
+    // 128 bits, packets of one to five beats (some straddling the buffer when a flush comes) with input gaps and
+    // output stalls must come back whole.
+    let insns = hwxdp_ebpf::assemble(COUNTED_RMW).expect("assembles");
+    let obj = ObjectSpec {
+        programs: vec![ProgramSpec::standalone("t", "xdp", insns)],
+        maps: vec![
+            MapSpec::new("cnt", 2, 4, 8, 4),
+            MapSpec::new("total", 2, 4, 8, 1),
+        ],
+        license: "GPL".into(),
+    };
+    let program = &obj.programs[0];
+    let host = Host {
+        dumps: vec![(0, 32), (1, 8)],
+        ..Host::default()
+    };
+    for (width, tag) in [(512, "flush_elastic"), (128, "flush_elastic_128")] {
+        let options = Options {
+            data_width: width,
+            ..Options::default()
+        };
+        let p = hwxdp_ehdl::compile(program, &obj.maps, &options).expect("compiles");
+        let (_, figures) =
+            generate_with(&p, &obj.maps, "ehdl_pipe", Hazards::Flush).expect("generates");
+        let atomic = p
+            .ops
+            .iter()
+            .find(|o| matches!(o.kind, hwxdp_ehdl::ir::OpKind::Atomic))
+            .expect("the atomic");
+        assert_eq!(
+            (
+                figures.flush_checks,
+                figures.stall_checks,
+                figures.elastic_boundary
+            ),
+            (1, 0, atomic.stage + 1),
+            "{width} bits: one flush check, the buffer right after the atomic"
+        );
+        let exe = model_with(&p, &obj.maps, tag, Hazards::Flush);
+        if width == 512 {
+            let same: Vec<Vec<u8>> = (0..200).map(|_| keyed_packet(1, 64)).collect();
+            let turns: Vec<Vec<u8>> = (0..200).map(|i| keyed_packet(i as u8, 64)).collect();
+            let one = flush_run(&obj, &exe, &same, &host, (0, 0), "one counter");
+            let four = flush_run(&obj, &exe, &turns, &host, (0, 0), "four counters in turn");
+            println!(
+                "{tag}: {} stages, buffer at boundary {}; one counter: {} cycles, {} flushes; four in turn: {} \
+                 cycles, {} flushes",
+                p.stages.len(),
+                figures.elastic_boundary,
+                one.cycles,
+                one.flushes,
+                four.cycles,
+                four.flushes
+            );
+            assert_eq!(
+                one.flushes, 199,
+                "every packet after the first read a stale counter once"
+            );
+            assert_eq!(four.flushes, 0, "counters in turn never meet");
+            assert_eq!(
+                four.cycles,
+                200 + four.latency,
+                "one packet per clock without hazards"
+            );
+        } else {
+            let mixed = mixed_packets();
+            for (gap, stall) in [(0, 0), (20, 0), (0, 30), (25, 25)] {
+                let what = format!("128 bits, gap {gap}% stall {stall}%");
+                let r = flush_run(&obj, &exe, &mixed, &host, (gap, stall), &what);
+                assert!(r.flushes > 0, "{what}: no flush");
+            }
+        }
     }
 }

@@ -2228,14 +2228,16 @@ fn head_realign_emits_the_moved_packet_in_aligned_beats() {
 
 #[test]
 fn replay_buffer_offers_beats_in_order_and_again_after_a_rewind() {
-    // ehdl_replay at 64 data bits, an 8-bit sideband and 8 entries: random input, takes, commits of taken beats and
-    // rewinds over taken, uncommitted ones (as a flush does), against a model of the three positions.
+    // ehdl_replay at 64 data bits, an 8-bit sideband and 8 entries: random input, takes, beats passed straight on
+    // while nothing is offered (as an elastic buffer does), commits of taken beats and rewinds over taken,
+    // uncommitted ones (as a flush does), against a model of the three positions.
     let mut w = Wrapper::default();
     w.input("sv", 1);
     w.input("sdata", 64);
     w.input("slast", 1);
     w.input("suser", 8);
     w.input("take", 1);
+    w.input("pass", 1);
     w.input("commit", 1);
     w.input("rewind", 1);
     w.input("n", 4);
@@ -2243,7 +2245,7 @@ fn replay_buffer_offers_beats_in_order_and_again_after_a_rewind() {
                ehdl_replay #(.DW(64), .UW(8), .DEPTH(8), .PW(4)) u_r (.clk_i(clk_i), .rst_ni(rst_ni), \
                .s_valid_i(sv[0]), .s_data_i(sdata), .s_keep_i(sdata[7:0]), .s_last_i(slast[0]), .s_user_i(suser), \
                .s_ready_o(ready), .valid_o(valid), .data_o(data_o), .keep_o(keep_o), .last_o(last_o), \
-               .user_o(user_o), .take_i(take[0]), .commit_i(commit[0]), .rewind_i(rewind[0]), .rewind_n_i(n));\n";
+               .user_o(user_o), .take_i(take[0]), .pass_i(pass[0]), .commit_i(commit[0]), .rewind_i(rewind[0]), .rewind_n_i(n));\n";
     for (e, wd) in [
         ("ready", 1),
         ("valid", 1),
@@ -2258,7 +2260,7 @@ fn replay_buffer_offers_beats_in_order_and_again_after_a_rewind() {
     let mut beats: Vec<(u64, u64, u64)> = Vec::new(); // (data, last, user) by position
     let (mut wr, mut rd, mut base) = (0u64, 0u64, 0u64);
     let (mut vectors, mut expected) = (Vec::new(), Vec::new());
-    let (mut rewinds, mut again) = (0, 0);
+    let (mut rewinds, mut again, mut passed) = (0, 0, 0);
     for _ in 0..3000 {
         let sv = rng.below(3) != 0;
         let (data, last, user) = (rng.next(), rng.below(2), rng.below(256));
@@ -2268,9 +2270,10 @@ fn replay_buffer_offers_beats_in_order_and_again_after_a_rewind() {
         let rewind = rd > base && rng.below(8) == 0;
         let n = if rewind { 1 + rng.below(rd - base) } else { 0 };
         let take = !rewind && rng.below(4) != 0;
+        let pass = !valid && !rewind && rng.below(2) == 0;
         let after = if rewind {
             rd - n
-        } else if take && valid {
+        } else if (take && valid) || (pass && sv && ready) {
             rd + 1
         } else {
             rd
@@ -2282,12 +2285,14 @@ fn replay_buffer_offers_beats_in_order_and_again_after_a_rewind() {
         v.push(1, last);
         v.push(8, user);
         v.push(1, take as u64);
+        v.push(1, pass as u64);
         v.push(1, commit as u64);
         v.push(1, rewind as u64);
         v.push(4, n);
         vectors.push(v);
         rewinds += rewind as usize;
         again += n as usize;
+        passed += (pass && sv && ready) as usize;
         rd = after;
         base += commit as u64;
         if sv && ready {
@@ -2307,7 +2312,7 @@ fn replay_buffer_offers_beats_in_order_and_again_after_a_rewind() {
         }
     }
     assert!(
-        rewinds > 100 && again > 200,
-        "{rewinds} rewinds over {again} beats"
+        rewinds > 100 && again > 200 && passed > 50,
+        "{rewinds} rewinds over {again} beats, {passed} passed"
     );
 }

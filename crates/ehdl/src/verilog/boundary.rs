@@ -164,6 +164,10 @@ impl Gen<'_> {
             self.read(&r.d);
             self.state_flops += r.width as u64;
         }
+        if self.elastic() == Some(j) {
+            self.elastic_boundary(list);
+            return;
+        }
         let resets: Vec<&Reg> = list.iter().filter(|r| r.reset).collect();
         if !resets.is_empty() {
             self.body +=
@@ -194,6 +198,126 @@ impl Gen<'_> {
                 let _ = writeln!(self.body, "      {} <= {};", r.name, r.d);
             }
             self.body += "    end\n  end\n";
+        }
+    }
+}
+
+impl Gen<'_> {
+    /// Boundary `B` behind the elastic buffer (see `verilog/flush.rs`): the buffer keeps each beat entering stage
+    /// register `B`, its frame (with stage `B - 1`'s stores merged) and this boundary's next values. Empty, it
+    /// passes the beat straight on; holding beats (a replay, or the beats queued behind one), frame register `B`
+    /// and this boundary load from it in order while stage `B - 1`'s beats join the queue (the stages before `B`
+    /// hold only when it is full, and in a flush cycle).
+    fn elastic_boundary(&mut self, list: &[Reg]) {
+        let (j, i) = (self.flush_base, self.flush_base - 1);
+        let late = self.flush_stage.unwrap_or(j);
+        let depth = super::flush::replay_depth(late - j);
+        let pw = depth.trailing_zeros() + 1;
+        let bits: u32 = list.iter().map(|r| r.width).sum();
+        // The user word: the boundary's registers (first one lowest) above the frame index.
+        let uw = bits + super::FIDX_BITS;
+        // Each next value at its register's width (an expression's own width may differ).
+        let ds: Vec<String> = list
+            .iter()
+            .rev()
+            .map(|r| format!("{}'({})", r.width, r.d))
+            .collect();
+        let state = if ds.is_empty() {
+            String::new()
+        } else {
+            format!("{}, ", ds.join(", "))
+        };
+        let _ = writeln!(self.decls, "  localparam integer ElasticPtrBits = {pw};");
+        for (name, width) in [
+            ("eb_fdata", self.p.summary.data_width),
+            ("eb_user", uw),
+            ("eb_replaying", 1),
+            ("eb_s_ready", 1),
+            ("eb_data", self.p.summary.data_width),
+            ("eb_keep", self.p.summary.data_width / 8),
+            ("eb_last", 1),
+            ("eb_ruser", uw),
+            ("flush", 1),
+            ("young", late - j),
+            ("killed", late - j),
+            ("flush_n", pw),
+            ("replay_commit", 1),
+            ("go_front", 1),
+        ] {
+            self.declare(name, width);
+        }
+        for w in [
+            "eb_fdata",
+            "eb_user",
+            "eb_replaying",
+            "eb_s_ready",
+            "eb_data",
+            "eb_keep",
+            "eb_last",
+            "eb_ruser",
+            "go_front",
+        ] {
+            self.read(w);
+        }
+        for sig in ["valid", "data", "keep", "last", "fidx"] {
+            self.read(&format!("f{i}_{sig}"));
+        }
+        self.read(&format!("w{i}_data"));
+        self.read(&format!("w{i}_mask"));
+        let _ = writeln!(
+            self.body,
+            "  // The elastic buffer: beats entering stage register {j} stay until they are past stage {late}; the \
+             stages before it queue their beats behind a replay.\n  \
+             always_comb begin\n    eb_fdata = f{i}_data;\n    \
+             for (integer b = 0; b < DataWidth / 8; b = b + 1) begin\n      \
+             if (w{i}_mask[b]) eb_fdata[8*b +: 8] = w{i}_data[8*b +: 8];\n    end\n  end\n  \
+             assign eb_user = {{{state}f{i}_fidx}};\n  \
+             assign go_front = adv & ~flush & eb_s_ready;\n  \
+             ehdl_replay #(.DW(DataWidth), .UW({uw}), .DEPTH({depth}), .PW(ElasticPtrBits)) u_elastic (\n    \
+             .clk_i(clk_i), .rst_ni(rst_ni), .s_valid_i(go_front & f{i}_valid), .s_data_i(eb_fdata),\n    \
+             .s_keep_i(f{i}_keep), .s_last_i(f{i}_last), .s_user_i(eb_user), .s_ready_o(eb_s_ready),\n    \
+             .valid_o(eb_replaying), .data_o(eb_data), .keep_o(eb_keep), .last_o(eb_last), .user_o(eb_ruser),\n    \
+             .take_i(adv & ~flush), .pass_i(1'b1), .commit_i(replay_commit), .rewind_i(flush), \
+             .rewind_n_i(flush_n)\n  );"
+        );
+        let mut lo = super::FIDX_BITS;
+        let mut resets = Vec::new();
+        let mut data = Vec::new();
+        for r in list {
+            let replayed = format!("eb_ruser[{}:{lo}]", lo + r.width - 1);
+            lo += r.width;
+            if r.reset {
+                resets.push(format!(
+                    "      {} <= eb_replaying ? {replayed} & ~flush : {} & go_front;",
+                    r.name, r.d
+                ));
+            } else {
+                data.push(format!(
+                    "      {} <= eb_replaying ? {replayed} : {};",
+                    r.name, r.d
+                ));
+            }
+        }
+        if !resets.is_empty() {
+            let names: Vec<String> = list
+                .iter()
+                .filter(|r| r.reset)
+                .map(|r| format!("      {} <= 1'b0;", r.name))
+                .collect();
+            let _ = writeln!(
+                self.body,
+                "  always_ff @(posedge clk_i or negedge rst_ni) begin\n    if (!rst_ni) begin\n{}\n    end else if \
+                 (adv) begin\n{}\n    end\n  end",
+                names.join("\n"),
+                resets.join("\n")
+            );
+        }
+        if !data.is_empty() {
+            let _ = writeln!(
+                self.body,
+                "  always_ff @(posedge clk_i) begin\n    if (adv) begin\n{}\n    end\n  end",
+                data.join("\n")
+            );
         }
     }
 }

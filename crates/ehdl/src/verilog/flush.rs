@@ -6,13 +6,19 @@
 //! touches the same 8 bytes as a younger packet's carried load (a *flush evaluation block*), every packet younger
 //! than the writer is dropped from the pipeline (boundaries `1 .. L` receive bubbles, the frame registers below
 //! `L` lose the younger packets' frames) and the input buffer (`ehdl_replay`) feeds their beats again. Replaying a
-//! packet repeats what it did before the flush, so every op with an effect beyond the packet (map writes, LRU
-//! lookups, ring records, the free-running clock) must sit at stage `L` or later: the paper's elastic buffers, which
-//! would let a flush restart behind earlier map writes, are not built, and a program that needs them is refused.
+//! packet repeats what it did before the flush, so when an op with an effect beyond the packet (map writes, LRU
+//! lookups, ring records, the free-running clock) sits before stage `L`, the flush restarts behind it instead: an
+//! *elastic buffer* (the paper's appendix A.2) at boundary `B`, one past the last such effect and at most the
+//! earliest check's first access, keeps every beat that enters stage register `B` (its frame and the boundary's
+//! registers) until it is past stage `L`. A flush then empties registers `B .. L - 1` and the buffer feeds their
+//! beats again, while the beats of the stages before `B` queue behind them, so the effects before `B` happen once.
+//! Those stages run ahead of the ones after `B` while the buffer holds beats, so a stage at or after `B` may not
+//! reach a frame register before `B`: such a program is refused.
 
 use super::lru::is_lru;
 use super::maps::Stall;
 use super::stage::Gen;
+use super::xdp_bytes::{XDP_LOAD_BYTES, XDP_STORE_BYTES};
 use super::VerilogError;
 use crate::ir::{Label, Op, OpKind, Pipeline};
 use hwxdp_object::MapSpec;
@@ -46,14 +52,45 @@ fn outside_effect(op: &Op, maps: &[MapSpec]) -> bool {
     }
 }
 
-/// The checks to flush for, and the stage `L` of their late accesses; `None` when there is none. Refuses what
-/// flush and replay cannot keep in order.
+/// What flush and replay watches and where it restarts.
+pub(super) struct FlushPlan {
+    /// The checks flush evaluation blocks watch.
+    pub(super) checks: Vec<Stall>,
+    /// The stage `L` of their late accesses.
+    pub(super) late: u32,
+    /// The boundary `B` a flush replays from: 0 for the input buffer, else the elastic buffer's.
+    pub(super) base: u32,
+}
+
+/// The last frame of its packet `op` may reach: its known frames, or every frame a run-time offset can see at its
+/// stage, or for a length check the frame in frame register 0 (the length adds up the frames as they arrive);
+/// `None` when it reads no frame.
+fn frame_reach(op: &Op, frame_bytes: u32) -> Option<u32> {
+    if matches!(op.kind, OpKind::LenCheck { meta: false, .. }) {
+        return Some(op.stage);
+    }
+    if let Some((_, last)) = op.frames {
+        return Some(last);
+    }
+    let dynamic = matches!(op.label, Label::Packet { .. })
+        || matches!(
+            op.kind,
+            OpKind::Helper {
+                id: XDP_LOAD_BYTES | XDP_STORE_BYTES,
+                ..
+            }
+        );
+    dynamic.then(|| op.stage.min((256 / frame_bytes).max(1) - 1))
+}
+
+/// The checks to flush for, the stage `L` of their late accesses and the boundary a flush replays from; `None` when
+/// there is no check. Refuses what flush and replay cannot keep in order.
 pub(super) fn plan(
     p: &Pipeline,
     maps: &[MapSpec],
     checks: Vec<Stall>,
     moves_head: bool,
-) -> Result<Option<(Vec<Stall>, u32)>, VerilogError> {
+) -> Result<Option<FlushPlan>, VerilogError> {
     if checks.is_empty() {
         return Ok(None);
     }
@@ -98,25 +135,53 @@ pub(super) fn plan(
             "in a program that calls bpf_xdp_adjust_head".into(),
         ));
     }
-    if let Some(op) = p
+    // The elastic buffer goes right after the last effect a replay must not repeat.
+    let effect = p
         .ops
         .iter()
-        .find(|o| o.stage < late_stage && outside_effect(o, maps))
-    {
-        return Err(refuse(
-            op,
-            format!(
-                "before stage {late_stage}, whose flush would repeat it (no elastic buffers between map accesses)"
-            ),
-        ));
+        .filter(|o| o.stage < late_stage && outside_effect(o, maps))
+        .max_by_key(|o| o.stage);
+    let base = effect.map_or(0, |o| o.stage + 1);
+    if let Some(op) = effect {
+        let first = checks
+            .iter()
+            .min_by_key(|c| c.e)
+            .expect("checks is not empty");
+        if first.e < base {
+            return Err(refuse(
+                op,
+                format!(
+                    "of an effect beyond the packet at stage {}, at or after the first access of a check (stage \
+                     {}: {}), with no boundary between them for an elastic buffer",
+                    op.stage, first.e, p.ops[first.early as usize].text
+                ),
+            ));
+        }
+        let fb = p.summary.data_width / 8;
+        for o in p.ops.iter().filter(|o| o.stage >= base) {
+            if let Some(f) = frame_reach(o, fb).filter(|&f| o.stage < base + f) {
+                return Err(refuse(
+                    o,
+                    format!(
+                        "of a packet access at stage {} reaching frame {f}, still before the elastic buffer at \
+                         boundary {base} (after {})",
+                        o.stage, op.text
+                    ),
+                ));
+            }
+        }
     }
-    Ok(Some((checks, late_stage)))
+    Ok(Some(FlushPlan {
+        checks,
+        late: late_stage,
+        base,
+    }))
 }
 
-/// Entries of the input buffer: a power of two above the beats stages `0 .. L - 1` hold, with room for the input to
-/// run ahead.
-pub(super) fn replay_depth(late_stage: u32) -> u32 {
-    (late_stage + 4).next_power_of_two()
+/// Entries of a replay buffer: a power of two above the beats stage registers `B .. L - 1` hold (`span`, `L - B`),
+/// with room for the input to run ahead.
+pub(super) fn replay_depth(span: u32) -> u32 {
+    (span + 4).next_power_of_two()
 }
 
 impl Gen<'_> {
@@ -195,31 +260,38 @@ impl Gen<'_> {
             "  assign flush = adv & ({any});\n  assign flush_o = flush;"
         );
         // Frame register q holds a younger packet's frame when a packet starts at q .. L - 1 (frames are adjacent).
-        let l = late_stage;
+        let (l, base) = (late_stage, self.flush_base);
         s += "  always_comb begin\n";
-        for q in (0..l).rev() {
+        for q in (base..l).rev() {
             let next = if q + 1 == l {
                 String::new()
             } else {
-                format!(" | young[{}]", q + 1)
+                format!(" | {}", self.young(q + 1))
             };
             let _ = writeln!(
                 s,
-                "    young[{q}] = (f{q}_valid & (f{q}_fidx == '0)){next};"
+                "    {} = (f{q}_valid & (f{q}_fidx == '0)){next};",
+                self.young(q)
             );
             self.read(&format!("f{q}_valid"));
             self.read(&format!("f{q}_fidx"));
         }
         s += "  end\n";
-        let valids: Vec<String> = (0..l).rev().map(|q| format!("f{q}_valid")).collect();
+        let valids: Vec<String> = (base..l).rev().map(|q| format!("f{q}_valid")).collect();
+        let ptr = if self.elastic().is_some() {
+            "ElasticPtrBits"
+        } else {
+            "ReplayPtrBits"
+        };
         let _ = writeln!(
             s,
             "  assign killed = young & {{{}}};\n  always_comb begin\n    flush_n = '0;\n    \
-             for (integer q = 0; q < {l}; q = q + 1) flush_n = flush_n + ReplayPtrBits'(killed[q]);\n  end\n  \
-             assign replay_commit = adv & f{}_valid & ~(flush & young[{}]);",
+             for (integer q = 0; q < {}; q = q + 1) flush_n = flush_n + {ptr}'(killed[q]);\n  end\n  \
+             assign replay_commit = adv & f{}_valid & ~(flush & {});",
             valids.join(", "),
+            l - base,
             l - 1,
-            l - 1
+            self.young(l - 1)
         );
         for w in ["young", "killed", "flush_n", "replay_commit", "flush"] {
             self.read(w);
@@ -259,16 +331,21 @@ impl Gen<'_> {
              .clk_i(clk_i), .rst_ni(rst_ni), .s_valid_i(s_axis_tvalid_i), .s_data_i(s_axis_tdata_i),\n    \
              .s_keep_i(s_axis_tkeep_i), .s_last_i(s_axis_tlast_i), .s_user_i(s_axis_tuser_i), .s_ready_o(rp_s_ready),\n    \
              .valid_o(rp_valid), .data_o(rp_data), .keep_o(rp_keep), .last_o(rp_last), .user_o(rp_user),\n    \
-             .take_i(adv & ~flush), .commit_i(replay_commit), .rewind_i(flush), .rewind_n_i(flush_n)\n  );"
+             .take_i(adv & ~flush), .pass_i(1'b0), .commit_i(replay_commit), .rewind_i(flush), .rewind_n_i(flush_n)\n  );"
         );
         // The sideband bits the stages do not read pass through the buffer unread.
         self.unused_ports.push("rp_user".into());
     }
 
+    /// Whether frame register `q` (`B .. L - 1`) holds a frame of a packet younger than the one at stage `L`.
+    pub(super) fn young(&self, q: u32) -> String {
+        format!("young[{}]", q - self.flush_base)
+    }
+
     /// The bubble mask of stage `k`'s results on their way into boundary `k + 1` when a flush empties it.
     pub(super) fn kill(&self, k: u32) -> &'static str {
         match self.flush_stage {
-            Some(l) if k < l => " & ~flush",
+            Some(l) if k >= self.flush_base && k < l => " & ~flush",
             _ => "",
         }
     }

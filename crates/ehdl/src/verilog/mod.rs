@@ -172,6 +172,9 @@ pub struct Figures {
     /// The earliest stage holding a stall check's first access: what the paper's pipeline would flush and reload
     /// on a hazard is this many stages plus 4 cycles (its `K`).
     pub hazard_stage: u32,
+    /// With flush and replay: the boundary of the elastic buffer a flush replays from, past the last effect beyond
+    /// the packet that precedes the flush stage (0: none, the input buffer replays).
+    pub elastic_boundary: u32,
 }
 
 /// Generates module `module` for pipeline `p` of a program whose object has `maps`, with stall checks; returns the
@@ -216,9 +219,10 @@ pub fn generate_with(
         ),
     };
     let mut g = stage::Gen::new(p, maps, arrays, stalls);
-    if let Some((checks, late_stage)) = flushes {
-        g.flushes = checks;
-        g.flush_stage = Some(late_stage);
+    if let Some(plan) = flushes {
+        g.flushes = plan.checks;
+        g.flush_stage = Some(plan.late);
+        g.flush_base = plan.base;
     }
     let body = g.stages()?;
     let n = p.stages.len();
@@ -229,8 +233,9 @@ pub fn generate_with(
         flush_checks: g.flushes.len(),
         stall_checks: real.clone().count() - g.flushes.len(),
         stages: n,
-        // The input buffer of flush and replay adds a cycle.
-        latency: n + 2 + usize::from(g.flush_stage.is_some()),
+        // The input buffer of flush and replay adds a cycle (an elastic buffer passes beats straight through).
+        latency: n + 2 + usize::from(g.flush_stage.is_some() && g.elastic().is_none()),
+        elastic_boundary: g.elastic().unwrap_or(0),
         state_flops: g.state_flops,
         frame_flops,
         hazard_distance: real.clone().map(|s| s.l - s.e).max().unwrap_or(0),

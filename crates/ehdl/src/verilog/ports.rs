@@ -32,7 +32,9 @@ impl Gen<'_> {
     /// The input control (`s_axis_tready_o`, `adv`, the packet's first beat into boundary 0) and the capture of
     /// the first beat's sideband; returns where the beats come from.
     fn input_control(&mut self, s: &mut String) -> Input {
-        let input = if self.flush_stage.is_some() {
+        // With an elastic buffer the flush replays from it, and the input is straight from s_axis.
+        let replays_input = self.flush_stage.is_some() && self.elastic().is_none();
+        let input = if replays_input {
             Input {
                 valid: "rp_valid",
                 last: "rp_last",
@@ -53,11 +55,11 @@ impl Gen<'_> {
         };
         let (iv, il, iuser) = (input.valid, input.last, input.user);
         let (ready, flushed) = match self.flush_stage {
-            Some(l) => {
+            Some(l) if replays_input => {
                 self.replay(s, l);
                 ("rp_s_ready".to_string(), "\n      if (flush) begin\n        in_pkt_q  <= 1'b0;\n        in_fidx_q <= '0;\n      end else")
             }
-            None => ("out_space".to_string(), "\n     "),
+            _ => ("out_space".to_string(), "\n     "),
         };
         let _ = write!(
             s,
@@ -78,7 +80,10 @@ impl Gen<'_> {
              \x20     end\n\
              \x20   end\n\
              \x20 end\n",
-            hold0 = if self.stalls.is_empty() { "" } else { " & go[0]" },
+            hold0 = match self.go(0) {
+                go if go == "adv" => String::new(),
+                go => format!(" & {go}"),
+            },
             head = if self.head_ext.is_some() {
                 " & ~head_hold"
             } else {
@@ -175,6 +180,18 @@ impl Gen<'_> {
                     "    .valid_i({valid}{unflushed}), .data_i({data}), .keep_i({keep}),\n    \
                      .last_i({last}), .fidx_i(in_fidx_q), .wdata_i('0), .wmask_i('0),"
                 )
+            } else if self.elastic() == Some(j) {
+                let i = j - 1;
+                for sig in ["valid", "keep", "last", "fidx"] {
+                    self.read(&format!("f{i}_{sig}"));
+                }
+                // While the elastic buffer replays, its beats; else stage j - 1's, with its stores (eb_fdata).
+                format!(
+                    "    .valid_i(eb_replaying ? ~flush : f{i}_valid & go_front),\n    \
+                     .data_i(eb_replaying ? eb_data : eb_fdata), .keep_i(eb_replaying ? eb_keep : f{i}_keep),\n    \
+                     .last_i(eb_replaying ? eb_last : f{i}_last),\n    \
+                     .fidx_i(eb_replaying ? eb_ruser[FrameIdxBits-1:0] : f{i}_fidx), .wdata_i('0), .wmask_i('0),"
+                )
             } else {
                 let i = j - 1;
                 for sig in ["valid", "data", "keep", "last", "fidx"] {
@@ -188,7 +205,7 @@ impl Gen<'_> {
                 };
                 if !self.kill(i).is_empty() {
                     // A flush empties the frame registers of packets younger than the writer.
-                    valid += &format!(" & ~(flush & young[{i}])");
+                    valid += &format!(" & ~(flush & {})", self.young(i));
                 }
                 format!(
                     "    .valid_i({valid}), .data_i(f{i}_data), .keep_i(f{i}_keep), .last_i(f{i}_last),\n    \

@@ -98,6 +98,9 @@ pub(super) struct Gen<'a> {
     /// With `Hazards::Flush`: the checks a flush evaluation block watches, and the stage of their late accesses.
     pub(super) flushes: Vec<Stall>,
     pub(super) flush_stage: Option<u32>,
+    /// With `Hazards::Flush`: the boundary a flush replays from (0: the input buffer; else the elastic buffer's,
+    /// see `verilog/flush.rs`).
+    pub(super) flush_base: u32,
     pub(super) early: BTreeMap<u32, (String, String)>,
     /// Register names of every boundary (index = boundary), for the stall checks.
     pub(super) bound_regs: Vec<BTreeMap<u8, String>>,
@@ -208,6 +211,7 @@ impl<'a> Gen<'a> {
             stalls,
             flushes: Vec::new(),
             flush_stage: None,
+            flush_base: 0,
             early: BTreeMap::new(),
             bound_regs: Vec::new(),
             bound_stack: Vec::new(),
@@ -229,13 +233,21 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// The advance of stage register `s` (boundary and frame register): `adv`, or `go[s]` with stall checks.
+    /// The advance of stage register `s` (boundary and frame register): `adv`, `go[s]` with stall checks, or
+    /// before an elastic buffer `go_front` (held while the buffer replays).
     pub(super) fn go(&self, s: u32) -> String {
-        if self.stalls.is_empty() {
-            "adv".into()
-        } else {
+        if !self.stalls.is_empty() {
             format!("go[{s}]")
+        } else if s < self.elastic().unwrap_or(0) {
+            "go_front".into()
+        } else {
+            "adv".into()
         }
+    }
+
+    /// The boundary of the elastic buffer, if the pipeline has one.
+    pub(super) fn elastic(&self) -> Option<u32> {
+        (self.flush_stage.is_some() && self.flush_base > 0).then_some(self.flush_base)
     }
 
     pub(super) fn declare(&mut self, name: &str, width: u32) {

@@ -297,8 +297,8 @@ fn flush_and_replay_lints_and_refuses_programs_a_replay_would_repeat() {
                 *(u32 *)(r10 - 8) = r1\nr2 = r10\nr2 += -8\nld_pseudo r1, 1, 0\ncall 1\nif r0 == 0 goto out\n\
                 r1 = *(u64 *)(r0 + 0)\nr1 += 1\nr1 *= 3\n*(u64 *)(r0 + 0) = r1\nout: r0 = 2\nexit";
     let p = common::pipeline_with_maps(text, &maps);
-    let (text, figures) = generate_with(&p, &maps, "ehdl_elastic", Hazards::Flush)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (text, figures) =
+        generate_with(&p, &maps, "ehdl_elastic", Hazards::Flush).unwrap_or_else(|e| panic!("{e}"));
     assert!(
         figures.elastic_boundary > 0 && text.contains("u_elastic") && !text.contains("u_replay"),
         "no elastic buffer"

@@ -1952,6 +1952,38 @@ fn mixed_packets() -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// 200 back-to-back 64-byte packets on counter 1, then 200 on counters in turn, through the flush model `exe`
+/// (see [`flush_run`]): every packet after the first is flushed once on one counter; counters in turn never meet
+/// inside the window, one packet per clock. Returns both runs.
+fn counter_traces(obj: &ObjectSpec, exe: &PathBuf, host: &Host) -> (Run, Run) {
+    let same: Vec<Vec<u8>> = (0..200).map(|_| keyed_packet(1, 64)).collect();
+    let turns: Vec<Vec<u8>> = (0..200).map(|i| keyed_packet(i as u8, 64)).collect();
+    let one = flush_run(obj, exe, &same, host, (0, 0), "one counter");
+    let four = flush_run(obj, exe, &turns, host, (0, 0), "four counters in turn");
+    assert_eq!(
+        one.flushes, 199,
+        "every packet after the first read a stale counter once"
+    );
+    assert_eq!(four.flushes, 0, "counters in turn never meet");
+    assert_eq!(
+        four.cycles,
+        200 + four.latency,
+        "one packet per clock without hazards"
+    );
+    (one, four)
+}
+
+/// [`mixed_packets`] through the 128-bit flush model `exe` with input gaps and output stalls: the flushed frames of
+/// several beats must come back whole (see [`flush_run`]), and every run flushes.
+fn mixed_traces(obj: &ObjectSpec, exe: &PathBuf, host: &Host) {
+    let mixed = mixed_packets();
+    for (gap, stall) in [(0, 0), (20, 0), (0, 30), (25, 25)] {
+        let what = format!("128 bits, gap {gap}% stall {stall}%");
+        let r = flush_run(obj, exe, &mixed, host, (gap, stall), &what);
+        assert!(r.flushes > 0, "{what}: no flush");
+    }
+}
+
 #[test]
 fn flush_and_replay_keeps_every_counter_update_and_flushes_only_on_a_hazard() {
     // With --hazards flush no packet waits: a packet that read a counter an older packet then writes is dropped
@@ -1969,18 +2001,12 @@ fn flush_and_replay_keeps_every_counter_update_and_flushes_only_on_a_hazard() {
         dumps: vec![(0, 32)],
         ..Host::default()
     };
-    let check = |exe: &PathBuf, pkts: &[Vec<u8>], gap: u32, stall: u32, what: &str| {
-        flush_run(&obj, exe, pkts, &host, (gap, stall), what)
-    };
     let p = hwxdp_ehdl::compile(program, &obj.maps, &Options::default()).expect("compiles");
     let (_, figures) =
         generate_with(&p, &obj.maps, "ehdl_pipe", Hazards::Flush).expect("generates");
     assert_eq!((figures.flush_checks, figures.stall_checks), (1, 0));
     let exe = model_with(&p, &obj.maps, "flush_rmw", Hazards::Flush);
-    let same: Vec<Vec<u8>> = (0..200).map(|_| keyed_packet(1, 64)).collect();
-    let turns: Vec<Vec<u8>> = (0..200).map(|i| keyed_packet(i as u8, 64)).collect();
-    let one = check(&exe, &same, 0, 0, "one counter");
-    let four = check(&exe, &turns, 0, 0, "four counters in turn");
+    let (one, four) = counter_traces(&obj, &exe, &host);
     println!(
         "flush_rmw: {} stages; one counter: {} cycles, {} flushes; four in turn: {} cycles, {} flushes",
         p.stages.len(),
@@ -1989,33 +2015,13 @@ fn flush_and_replay_keeps_every_counter_update_and_flushes_only_on_a_hazard() {
         four.cycles,
         four.flushes
     );
-    assert_eq!(
-        one.flushes, 199,
-        "every packet after the first read a stale counter once"
-    );
-    assert_eq!(four.flushes, 0, "counters in turn never meet");
-    assert_eq!(
-        four.cycles,
-        200 + four.latency,
-        "one packet per clock without hazards"
-    );
     let narrow = Options {
         data_width: 128,
         ..Options::default()
     };
     let p = hwxdp_ehdl::compile(program, &obj.maps, &narrow).expect("compiles");
     let exe = model_with(&p, &obj.maps, "flush_rmw_128", Hazards::Flush);
-    let mixed = mixed_packets();
-    for (gap, stall) in [(0, 0), (20, 0), (0, 30), (25, 25)] {
-        let r = check(
-            &exe,
-            &mixed,
-            gap,
-            stall,
-            &format!("128 bits, gap {gap}% stall {stall}%"),
-        );
-        assert!(r.flushes > 0, "gap {gap}% stall {stall}%: no flush");
-    }
+    mixed_traces(&obj, &exe, &host);
 }
 
 /// COUNTER_RMW behind a packet counter (map 1, one u64) bumped with a fetching atomic whose old value feeds the
@@ -2071,10 +2077,7 @@ fn flush_replays_from_an_elastic_buffer_behind_an_earlier_map_write() {
         );
         let exe = model_with(&p, &obj.maps, tag, Hazards::Flush);
         if width == 512 {
-            let same: Vec<Vec<u8>> = (0..200).map(|_| keyed_packet(1, 64)).collect();
-            let turns: Vec<Vec<u8>> = (0..200).map(|i| keyed_packet(i as u8, 64)).collect();
-            let one = flush_run(&obj, &exe, &same, &host, (0, 0), "one counter");
-            let four = flush_run(&obj, &exe, &turns, &host, (0, 0), "four counters in turn");
+            let (one, four) = counter_traces(&obj, &exe, &host);
             println!(
                 "{tag}: {} stages, buffer at boundary {}; one counter: {} cycles, {} flushes; four in turn: {} \
                  cycles, {} flushes",
@@ -2085,23 +2088,8 @@ fn flush_replays_from_an_elastic_buffer_behind_an_earlier_map_write() {
                 four.cycles,
                 four.flushes
             );
-            assert_eq!(
-                one.flushes, 199,
-                "every packet after the first read a stale counter once"
-            );
-            assert_eq!(four.flushes, 0, "counters in turn never meet");
-            assert_eq!(
-                four.cycles,
-                200 + four.latency,
-                "one packet per clock without hazards"
-            );
         } else {
-            let mixed = mixed_packets();
-            for (gap, stall) in [(0, 0), (20, 0), (0, 30), (25, 25)] {
-                let what = format!("128 bits, gap {gap}% stall {stall}%");
-                let r = flush_run(&obj, &exe, &mixed, &host, (gap, stall), &what);
-                assert!(r.flushes > 0, "{what}: no flush");
-            }
+            mixed_traces(&obj, &exe, &host);
         }
     }
 }

@@ -33,8 +33,9 @@ pub struct Args {
     /// baseline).
     #[arg(long = "no-prune")]
     no_prune: bool,
-    /// eHDL: map hazards handled by `stall` checks or by `flush` evaluation and replay (the eHDL paper's design;
-    /// refused for programs with map writes before the flush stage).
+    /// eHDL: map hazards handled by `stall` checks or by `flush` evaluation and replay (the eHDL paper's design:
+    /// replayed from the input, or from an elastic buffer after the last map write before the flush stage; refused,
+    /// naming the instruction, when the checks end at several stages or a map write falls inside a check).
     #[arg(long, value_enum, default_value = "stall")]
     hazards: crate::under_test::HazardsArg,
 }

@@ -41,8 +41,8 @@ pub struct BackendArgs {
     #[arg(long)]
     pub data_width: Option<u32>,
     /// With `--backend ehdl-rtl`: how the pipeline keeps map accesses of packets in flight in order: `stall` (a
-    /// packet waits while an older one may conflict) or `flush` (the eHDL paper's flush evaluation and replay;
-    /// programs with map writes before the flush stage are refused) [default: stall].
+    /// packet waits while an older one may conflict) or `flush` (the eHDL paper's flush evaluation and replay, from
+    /// the input or from an elastic buffer after the last map write before the flush stage) [default: stall].
     #[arg(long, value_enum)]
     pub hazards: Option<HazardsArg>,
 }

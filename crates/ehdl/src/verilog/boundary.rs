@@ -211,8 +211,7 @@ impl Gen<'_> {
     fn elastic_boundary(&mut self, list: &[Reg]) {
         let (j, i) = (self.flush_base, self.flush_base - 1);
         let late = self.flush_stage.unwrap_or(j);
-        let depth = super::flush::replay_depth(late - j);
-        let pw = depth.trailing_zeros() + 1;
+        let depth = self.declare_flush_wires(late - j);
         let bits: u32 = list.iter().map(|r| r.width).sum();
         // The user word: the boundary's registers (first one lowest) above the frame index.
         let uw = bits + super::FIDX_BITS;
@@ -227,7 +226,6 @@ impl Gen<'_> {
         } else {
             format!("{}, ", ds.join(", "))
         };
-        let _ = writeln!(self.decls, "  localparam integer ElasticPtrBits = {pw};");
         for (name, width) in [
             ("eb_fdata", self.p.summary.data_width),
             ("eb_user", uw),
@@ -237,11 +235,6 @@ impl Gen<'_> {
             ("eb_keep", self.p.summary.data_width / 8),
             ("eb_last", 1),
             ("eb_ruser", uw),
-            ("flush", 1),
-            ("young", late - j),
-            ("killed", late - j),
-            ("flush_n", pw),
-            ("replay_commit", 1),
             ("go_front", 1),
         ] {
             self.declare(name, width);
@@ -273,7 +266,7 @@ impl Gen<'_> {
              if (w{i}_mask[b]) eb_fdata[8*b +: 8] = w{i}_data[8*b +: 8];\n    end\n  end\n  \
              assign eb_user = {{{state}f{i}_fidx}};\n  \
              assign go_front = adv & ~flush & eb_s_ready;\n  \
-             ehdl_replay #(.DW(DataWidth), .UW({uw}), .DEPTH({depth}), .PW(ElasticPtrBits)) u_elastic (\n    \
+             ehdl_replay #(.DW(DataWidth), .UW({uw}), .DEPTH({depth}), .PW(ReplayPtrBits)) u_elastic (\n    \
              .clk_i(clk_i), .rst_ni(rst_ni), .s_valid_i(go_front & f{i}_valid), .s_data_i(eb_fdata),\n    \
              .s_keep_i(f{i}_keep), .s_last_i(f{i}_last), .s_user_i(eb_user), .s_ready_o(eb_s_ready),\n    \
              .valid_o(eb_replaying), .data_o(eb_data), .keep_o(eb_keep), .last_o(eb_last), .user_o(eb_ruser),\n    \

@@ -180,7 +180,7 @@ pub(super) fn plan(
 
 /// Entries of a replay buffer: a power of two above the beats stage registers `B .. L - 1` hold (`span`, `L - B`),
 /// with room for the input to run ahead.
-pub(super) fn replay_depth(span: u32) -> u32 {
+fn replay_depth(span: u32) -> u32 {
     (span + 4).next_power_of_two()
 }
 
@@ -278,15 +278,10 @@ impl Gen<'_> {
         }
         s += "  end\n";
         let valids: Vec<String> = (base..l).rev().map(|q| format!("f{q}_valid")).collect();
-        let ptr = if self.elastic().is_some() {
-            "ElasticPtrBits"
-        } else {
-            "ReplayPtrBits"
-        };
         let _ = writeln!(
             s,
             "  assign killed = young & {{{}}};\n  always_comb begin\n    flush_n = '0;\n    \
-             for (integer q = 0; q < {}; q = q + 1) flush_n = flush_n + {ptr}'(killed[q]);\n  end\n  \
+             for (integer q = 0; q < {}; q = q + 1) flush_n = flush_n + ReplayPtrBits'(killed[q]);\n  end\n  \
              assign replay_commit = adv & f{}_valid & ~(flush & {});",
             valids.join(", "),
             l - base,
@@ -299,13 +294,29 @@ impl Gen<'_> {
         self.body += &s;
     }
 
+    /// The wires [`Gen::flush_logic`] assigns, for a replay buffer (the input's or an elastic one) behind `span`
+    /// frame registers, and the buffer's pointer width `ReplayPtrBits`; returns the buffer's depth.
+    pub(super) fn declare_flush_wires(&mut self, span: u32) -> u32 {
+        let depth = replay_depth(span);
+        let pw = depth.trailing_zeros() + 1;
+        let _ = writeln!(self.decls, "  localparam integer ReplayPtrBits = {pw};");
+        for (name, width) in [
+            ("flush", 1),
+            ("young", span),
+            ("killed", span),
+            ("flush_n", pw),
+            ("replay_commit", 1),
+        ] {
+            self.declare(name, width);
+        }
+        depth
+    }
+
     /// The input buffer between s_axis and the pipeline, and the flush wires the frame chain and the boundaries
     /// use (assigned by [`Gen::flush_logic`]).
     pub(super) fn replay(&mut self, s: &mut String, late_stage: u32) {
-        let depth = replay_depth(late_stage);
-        let pw = depth.trailing_zeros() + 1;
+        let depth = self.declare_flush_wires(late_stage);
         let dw = self.p.summary.data_width;
-        let _ = writeln!(self.decls, "  localparam integer ReplayPtrBits = {pw};");
         for (name, width) in [
             ("rp_valid", 1),
             ("rp_data", dw),
@@ -313,11 +324,6 @@ impl Gen<'_> {
             ("rp_last", 1),
             ("rp_user", 145),
             ("rp_s_ready", 1),
-            ("flush", 1),
-            ("young", late_stage),
-            ("killed", late_stage),
-            ("flush_n", pw),
-            ("replay_commit", 1),
         ] {
             self.declare(name, width);
         }

@@ -48,6 +48,7 @@ mod head;
 mod helpers;
 mod load;
 mod lru;
+mod map_calls;
 mod maps;
 mod ports;
 mod replace;

@@ -1,7 +1,7 @@
 //! Stage-by-stage emission: the generator's state ([`Gen`]), and for every stage its predicates, its packet
 //! length and its ops in program order, each handed to the emitter of its kind with the stage's state in a
-//! [`StageCx`] (`alu.rs`, `load.rs`, `store.rs`, `control.rs`, `helpers.rs`), then its boundary registers
-//! (`boundary.rs`). The stream ports and frame chain (`ports.rs`), the stall checks (`stalls.rs`) and the map
+//! [`StageCx`] (`alu.rs`, `load.rs`, `store.rs`, `control.rs`, `helpers.rs`, `map_calls.rs`), then its boundary
+//! registers (`boundary.rs`). The stream ports and frame chain (`ports.rs`), the stall checks (`stalls.rs`) and the map
 //! blocks follow the last stage.
 
 use super::adjust::first_tail_stage;

@@ -53,6 +53,11 @@ impl<'c, 's> Call<'c, 's> {
         }
     }
 
+    /// The constant arguments in R1-R4 (`None` where the front end folded none), for matching all at once.
+    pub(super) fn args(&self) -> [Option<ArgConst>; 4] {
+        [1, 2, 3, 4].map(|r| self.arg_const(r))
+    }
+
     /// The helper's name.
     pub(super) fn helper_name(&self) -> &str {
         match &self.op.kind {

@@ -10,6 +10,19 @@ use crate::ir::{ArgConst, Op};
 use std::fmt::Write as _;
 
 impl Gen<'_> {
+    /// The hit, slot (`sw` bits) and error wires of a CAM port of helper block `name`.
+    fn cam_wires(&mut self, name: &str, sw: u32) -> (String, String, String) {
+        let (hit, slot, err) = (
+            format!("{name}_hit"),
+            format!("{name}_slot"),
+            format!("{name}_err"),
+        );
+        self.declare(&hit, 1);
+        self.declare(&slot, sw);
+        self.declare(&err, 8);
+        (hit, slot, err)
+    }
+
     /// A write port on map `m`'s CAM for `key` under `en` (an update with `flags`, or a delete with `del`), held by
     /// the block's busy signal on LRU maps; returns the port's hit, slot and error wires.
     pub(super) fn cam_write_port(
@@ -23,14 +36,7 @@ impl Gen<'_> {
     ) -> (String, String, String) {
         let spec = &self.maps[m as usize];
         let (sw, lru) = (slot_width(spec.max_entries), is_lru(spec));
-        let (hit, slot, err) = (
-            format!("{name}_hit"),
-            format!("{name}_slot"),
-            format!("{name}_err"),
-        );
-        self.declare(&hit, 1);
-        self.declare(&slot, sw);
-        self.declare(&err, 8);
+        let (hit, slot, err) = self.cam_wires(name, sw);
         let we = format!("{} & {en}", self.go(op.stage));
         self.read(&we);
         let (req, busy) = if lru {
@@ -102,14 +108,7 @@ impl Gen<'_> {
         if hash {
             // The CAM finds the slot; the pointer is the slot's value, as for an ARRAY index.
             let sw = slot_width(spec.max_entries);
-            let (hit, slot, err) = (
-                format!("{name}_hit"),
-                format!("{name}_slot"),
-                format!("{name}_err"),
-            );
-            self.declare(&hit, 1);
-            self.declare(&slot, sw);
-            self.declare(&err, 8);
+            let (hit, slot, err) = self.cam_wires(name, sw);
             let port_en = if lru {
                 let we = format!("{} & {en}", self.go(op.stage));
                 self.read(&we)
@@ -163,17 +162,9 @@ impl Gen<'_> {
     pub(super) fn map_update_call(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let op = cx.op;
         let h = cx.helper_name().to_string();
-        let (
-            Some(ArgConst::Map(m)),
-            Some(ArgConst::Stack(ko)),
-            Some(ArgConst::Stack(vo)),
-            Some(ArgConst::Scalar(flags @ 0..=2)),
-        ) = (
-            cx.arg_const(1),
-            cx.arg_const(2),
-            cx.arg_const(3),
-            cx.arg_const(4),
-        )
+        use ArgConst::{Map, Scalar, Stack};
+        let [Some(Map(m)), Some(Stack(ko)), Some(Stack(vo)), Some(Scalar(flags @ 0..=2))] =
+            cx.args()
         else {
             return Err(self.unsupported(
                 op,

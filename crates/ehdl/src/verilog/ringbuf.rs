@@ -51,17 +51,8 @@ impl Gen<'_> {
     /// or -EINVAL for flags other than the wake-up ones (no record).
     pub(super) fn ringbuf_output(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
-        let (
-            Some(ArgConst::Map(m)),
-            Some(ArgConst::Stack(at)),
-            Some(ArgConst::Scalar(size)),
-            Some(ArgConst::Scalar(flags)),
-        ) = (
-            cx.arg_const(1),
-            cx.arg_const(2),
-            cx.arg_const(3),
-            cx.arg_const(4),
-        )
+        use ArgConst::{Map, Scalar, Stack};
+        let [Some(Map(m)), Some(Stack(at)), Some(Scalar(size)), Some(Scalar(flags))] = cx.args()
         else {
             return Err(self.unsupported(
                 op,

@@ -17,7 +17,7 @@ hazards=${HAZARDS:-stall}
 if [ "$hazards" = flush ]; then per="flushes per packet"; else per="stall cycles per packet"; fi
 echo "| program | L | K (paper) | trace | packets per cycle | $per | Mpps @250 MHz | model: our stalls | model: paper's flush |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewall rate_limiter nat katran_lb}; do
+for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewall rate_limiter nat katran_lb fib_forward}; do
   obj=build/examples/xdp/$p.o
   "$hwxdp" compile --target ehdl "$obj" -o "$work/compile" > /dev/null 2>&1 || { echo "| $p | refused by the generator | | | | | | | |"; continue; }
   model="$work/compile/$p.hazards.json"
@@ -28,6 +28,7 @@ for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewa
     "$hwxdp" gen "$obj" --flows "$flows" -n "$packets" --max-frame-bytes 64 -o "$dir" > /dev/null
     maps=()
     [ -f "$dir/maps.json" ] && maps=(--maps "$dir/maps.json")
+    [ -f "$dir/routes.json" ] && maps+=(--routes "$dir/routes.json")
     "$hwxdp" run "$obj" --backend ehdl-rtl --hazards "$hazards" --pcap "$dir/trace.pcap" "${maps[@]}" -o "$dir/run" \
       > /dev/null
     case_key=$([ $trace = zipf ] && echo zipf || echo single_flow)

@@ -305,4 +305,22 @@ fn flush_and_replay_lints_and_refuses_programs_a_replay_would_repeat() {
     );
     let sources = module_sources("ehdl_elastic", &text);
     hwxdp_rtlsim::lint(&sources, "ehdl_elastic").unwrap_or_else(|e| panic!("{e}"));
+    // The same with the counter's key read from the packet at an offset the atomic's old value moves: that read
+    // comes behind the buffer but may reach frames still before it, which the stages before it have moved on.
+    let text = "r6 = *(u32 *)(r1 + 0)\nr2 = 0\n*(u32 *)(r10 - 4) = r2\nr2 = r10\n\
+                r2 += -4\nld_pseudo r1, 1, 1\ncall 1\nif r0 == 0 goto out\nr1 = 1\n\
+                r1 = atomic_fetch_add((u64 *)(r0 + 0), r1)\nr1 >>= 63\nr6 += r1\n\
+                r1 = *(u8 *)(r6 + 12)\nr1 &= 3\n*(u32 *)(r10 - 8) = r1\nr2 = r10\n\
+                r2 += -8\nld_pseudo r1, 1, 0\ncall 1\nif r0 == 0 goto out\nr1 = *(u64 *)(r0 + 0)\n\
+                r1 += 1\nr1 *= 3\n*(u64 *)(r0 + 0) = r1\nout: r0 = 2\nexit";
+    let p = common::pipeline_with_maps(text, &maps);
+    let msg = generate_with(&p, &maps, "ehdl_t", Hazards::Flush)
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        msg.contains("still before the elastic buffer at boundary")
+            && msg.contains("atomic_fetch_add"),
+        "{msg}"
+    );
+    generate(&p, &maps, "ehdl_t").expect("stall checks take it");
 }

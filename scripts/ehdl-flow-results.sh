@@ -5,7 +5,8 @@
 # (`hwxdp compile --target ehdl` writes it as <program>.hazards.json).
 # Usage: scripts/ehdl-flow-results.sh [PACKETS]   (run `make build examples` first; needs jq; HWXDP=path overrides
 # the binary, default target/release/hwxdp; PROGRAMS="nat katran_lb" measures only those; HAZARDS=flush runs the
-# pipelines with flush evaluation and replay, and the sixth column counts flushes per packet instead)
+# pipelines with flush evaluation and replay, and the sixth column counts flushes per packet instead). A program
+# without stall checks (e.g. PROGRAMS="l2_acl router") is measured too, with "-" for the model's columns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packets=${1:-2000}
@@ -21,7 +22,9 @@ for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewa
   obj=build/examples/xdp/$p.o
   "$hwxdp" compile --target ehdl "$obj" -o "$work/compile" > /dev/null 2>&1 || { echo "| $p | refused by the generator | | | | | | | |"; continue; }
   model="$work/compile/$p.hazards.json"
-  [ -f "$model" ] || { echo "| $p | no stall check | | | | | | | |"; continue; }
+  # A program without stall checks is measured the same way; it has no hazard model to set beside it.
+  [ -f "$model" ] || model="$work/no-model.json"
+  echo '{"hazard_distance": "-", "paper_flushed_stages": "-"}' > "$work/no-model.json"
   for trace in zipf one; do
     flows=$([ $trace = zipf ] && echo 50000 || echo 1)
     dir="$work/$p-$trace"
@@ -36,7 +39,7 @@ for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewa
     jq -r --slurpfile m "$model" --arg p "$p" --arg tr "$label" --arg k "$case_key" --arg hz "$hazards" '
       .ehdl as $e | $m[0] as $h | $h[$k] as $c |
       (if $hz == "flush" then $e.flushes else $e.stall_cycles end) as $per |
-      "| \($p) | \($h.hazard_distance) | \($h.paper_flushed_stages) | \($tr) | \($e.packets_per_cycle * 1000 | round / 1000) | \(($per / .packets) * 100 | round / 100) | \($e.packets_per_cycle * 250 | round) | \($c.stall_mpps | round) Mpps | \($c.flush_mpps | round) Mpps |"' \
+      "| \($p) | \($h.hazard_distance) | \($h.paper_flushed_stages) | \($tr) | \($e.packets_per_cycle * 1000 | round / 1000) | \(($per / .packets) * 100 | round / 100) | \($e.packets_per_cycle * 250 | round) | \(if $c then "\($c.stall_mpps | round) Mpps" else "-" end) | \(if $c then "\($c.flush_mpps | round) Mpps" else "-" end) |"' \
       "$dir/run/stats.json"
   done
 done

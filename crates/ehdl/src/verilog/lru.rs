@@ -121,9 +121,7 @@ impl Gen<'_> {
     /// the map's CAM; R0 = 0 or -ENOENT.
     pub(super) fn map_delete(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
-        let (Some(ArgConst::Map(m)), Some(ArgConst::Stack(ko))) =
-            (cx.arg_const(1), cx.arg_const(2))
-        else {
+        let [Some(ArgConst::Map(m)), Some(ArgConst::Stack(ko)), ..] = cx.args() else {
             return Err(self.unsupported(
                 op,
                 "bpf_map_delete_elem with a map or key pointer known only at run time",

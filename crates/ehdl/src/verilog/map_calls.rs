@@ -70,15 +70,7 @@ impl Gen<'_> {
     pub(super) fn map_lookup(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
         let h = cx.helper_name().to_string();
-        let map = match cx.arg_const(1) {
-            Some(ArgConst::Map(m)) => Some(m),
-            _ => None,
-        };
-        let key = match cx.arg_const(2) {
-            Some(ArgConst::Stack(o)) => Some(o),
-            _ => None,
-        };
-        let (Some(m), Some(ko)) = (map, key) else {
+        let [Some(ArgConst::Map(m)), Some(ArgConst::Stack(ko)), ..] = cx.args() else {
             return Err(self.unsupported(
                 op,
                 format!("helper {h} with a map or key pointer known only at run time"),

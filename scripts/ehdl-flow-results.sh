@@ -18,13 +18,14 @@ hazards=${HAZARDS:-stall}
 if [ "$hazards" = flush ]; then per="flushes per packet"; else per="stall cycles per packet"; fi
 echo "| program | L | K (paper) | trace | packets per cycle | $per | Mpps @250 MHz | model: our stalls | model: paper's flush |"
 echo "|---|---|---|---|---|---|---|---|---|"
+# The model columns of a program without stall checks.
+echo '{"hazard_distance": "-", "paper_flushed_stages": "-"}' > "$work/no-model.json"
 for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewall rate_limiter nat katran_lb fib_forward}; do
   obj=build/examples/xdp/$p.o
   "$hwxdp" compile --target ehdl "$obj" -o "$work/compile" > /dev/null 2>&1 || { echo "| $p | refused by the generator | | | | | | | |"; continue; }
   model="$work/compile/$p.hazards.json"
   # A program without stall checks is measured the same way; it has no hazard model to set beside it.
   [ -f "$model" ] || model="$work/no-model.json"
-  echo '{"hazard_distance": "-", "paper_flushed_stages": "-"}' > "$work/no-model.json"
   for trace in zipf one; do
     flows=$([ $trace = zipf ] && echo 50000 || echo 1)
     dir="$work/$p-$trace"

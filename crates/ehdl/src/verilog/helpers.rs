@@ -323,17 +323,10 @@ impl Gen<'_> {
                     format!("helper {h} with a map or flags known only at run time"),
                 ));
             };
-            let spec = self.maps.get(m as usize);
             if !self.arrays.contains(&m) {
-                return Err(self.unsupported(
-                    op,
-                    format!(
-                        "helper {h} on map {} of type {} (only DEVMAP has a block)",
-                        spec.map_or("?", |s| s.name.as_str()),
-                        spec.map_or(0, |s| s.map_type)
-                    ),
-                ));
+                return Err(self.unsupported_map(op, h, m, "only DEVMAP has a block"));
             }
+            let spec = self.maps.get(m as usize);
             let (entries, vsize) = spec.map_or((0, 4), |s| (s.max_entries, s.value_size));
             let (_, aw) = geometry(&self.maps[m as usize]);
             // A read port on the DEVMAP's block: the key's slot holds a nonzero ifindex when present.

@@ -77,15 +77,8 @@ impl Gen<'_> {
             ));
         };
         if !self.arrays.contains(&m) {
-            let spec = self.maps.get(m as usize);
-            return Err(self.unsupported(
-                op,
-                format!(
-                    "helper {h} on map {} of type {} (only ARRAY, HASH and LPM_TRIE maps have blocks yet)",
-                    spec.map_or("?", |s| s.name.as_str()),
-                    spec.map_or(0, |s| s.map_type)
-                ),
-            ));
+            let blocks = "only ARRAY, HASH and LPM_TRIE maps have blocks yet";
+            return Err(self.unsupported_map(op, &h, m, blocks));
         }
         // An LRU lookup marks its entry referenced, so it acts even when nothing reads R0.
         let lru = is_lru(&self.maps[m as usize]);

@@ -278,6 +278,25 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// The refusal of helper `helper` on map `m`, a map type without a block for it (`blocks` says which have one).
+    pub(super) fn unsupported_map(
+        &self,
+        op: &Op,
+        helper: &str,
+        m: u32,
+        blocks: &str,
+    ) -> VerilogError {
+        let spec = self.maps.get(m as usize);
+        self.unsupported(
+            op,
+            format!(
+                "helper {helper} on map {} of type {} ({blocks})",
+                spec.map_or("?", |s| s.name.as_str()),
+                spec.map_or(0, |s| s.map_type)
+            ),
+        )
+    }
+
     pub(super) fn internal(&self, op: Option<&Op>, what: String) -> VerilogError {
         VerilogError::Unsupported {
             program: self.p.summary.program.clone(),

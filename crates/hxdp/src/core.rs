@@ -14,7 +14,8 @@ use hwxdp_object::ObjectSpec;
 use hwxdp_xdp::maps::MapStore;
 use hwxdp_xdp::region::{self, Region};
 use hwxdp_xdp::{
-    alu, Backend, BackendError, Config, FaultKind, Hosted, Machine, Verdict, XdpBuff, XdpMd,
+    alu, Backend, BackendError, Config, FaultKind, Hosted, Machine, Outcome, Verdict, XdpBuff,
+    XdpMd,
 };
 
 /// Cycle figures over the packets run so far.
@@ -63,6 +64,8 @@ pub struct HxdpCore {
     stats: CoreStats,
     last_fault: Option<String>,
     last_calls: Vec<(i32, u64)>,
+    /// What the helpers of the last packet recorded: its redirect target and printk lines.
+    last_hosted: Outcome,
     packet_present: bool,
 }
 
@@ -113,6 +116,7 @@ impl HxdpCore {
             stats: CoreStats::default(),
             last_fault: None,
             last_calls: Vec::new(),
+            last_hosted: Outcome::default(),
             packet_present: false,
         })
     }
@@ -155,6 +159,21 @@ impl HxdpCore {
         self.last_fault.as_deref()
     }
 
+    /// Cycles the last packet took.
+    pub fn last_cycles(&self) -> u64 {
+        self.last_cycles
+    }
+
+    /// Where the last packet was redirected: (map index or `None` for `bpf_redirect`, key).
+    pub fn last_redirect(&self) -> Option<(Option<usize>, u64)> {
+        self.last_hosted.redirect
+    }
+
+    /// The `bpf_trace_printk` lines of the last packet, taken.
+    pub fn take_printk(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.last_hosted.printk)
+    }
+
     /// Runs one packet; returns the verdict (faults give `XDP_ABORTED`).
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Verdict {
         let (meta, data, data_end) = buff.offsets();
@@ -177,7 +196,7 @@ impl HxdpCore {
             tail_calls: 0,
         };
         let end = run.execute(&mut hosted, entry);
-        hosted.finish();
+        self.last_hosted = hosted.finish();
         self.last_calls = std::mem::take(&mut run.calls);
         // The input queue moves the next packet's frames while this one runs, so only the core's busy time counts
         // (waits for frames not yet arrived are in it, see `wait_for_packet`).

@@ -100,6 +100,11 @@ impl<'a> Vm<'a> {
             }));
         } else {
             self.outcome.retval = self.regs[0] as u32;
+            let p = self.current();
+            if !p.is_empty() {
+                let pc = self.last_pc.min(p.len() - 1);
+                self.outcome.exit = Some((self.program, p.slot(pc) as u32));
+            }
         }
         self.stack[..self.stack_used].fill(0);
         let r0 = if self.outcome.fault.is_some() {

@@ -87,6 +87,8 @@ pub struct Outcome {
     pub printk: Vec<String>,
     /// Slot indices of executed instructions, as (program index, slot), when [`Config::record_trace`] is set.
     pub trace: Vec<(u16, u32)>,
+    /// The `exit` the program left by, as (program index, slot), when it was not stopped.
+    pub exit: Option<(usize, u32)>,
 }
 
 impl Outcome {

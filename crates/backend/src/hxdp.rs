@@ -1,0 +1,274 @@
+//! `hxdp` and `hxdp-rtl`: the program compiled by the hXDP compiler, run on the Sephirot core's cycle model or on
+//! the hXDP module's RTL under Verilator. Both report cycles per packet; neither can map its bundles back to eBPF
+//! instructions, so neither offers an instruction trace or coverage.
+
+use crate::interp::{empty_buff, load};
+use crate::registry::Entry;
+use crate::{
+    Backend, BackendError, Capabilities, Packet, Ran, Record, Redirect, Setup, Summary, Timing,
+};
+use hwxdp_hxdp::{HxdpCore, Image, Options, Pass};
+use hwxdp_maps::MapStore;
+use hwxdp_rtlsim::hxdp::{HxdpRtl, RtlPaths, VcdRequest};
+use hwxdp_xdp::XdpBuff;
+
+/// The registry's line for the cycle model.
+pub const MODEL: Entry = Entry {
+    name: "hxdp",
+    about: "the hXDP compiler's VLIW image on the Sephirot core's cycle model",
+    options: &["--lanes", "--disable"],
+    needs_kernel: false,
+    create: create_model,
+};
+
+/// The registry's line for the RTL.
+pub const RTL: Entry = Entry {
+    name: "hxdp-rtl",
+    about: "the hXDP compiler's VLIW image on the hXDP module's RTL, simulated with Verilator",
+    options: &["--lanes", "--disable", "--vcd", "--vcd-packets"],
+    needs_kernel: false,
+    create: create_rtl,
+};
+
+/// The compile options of `--lanes` and `--disable`.
+pub fn compile_options(lanes: usize, disable: &[String]) -> Result<Options, String> {
+    let mut disabled = Vec::new();
+    for name in disable {
+        match Pass::from_name(name) {
+            Some(p) => disabled.push(p),
+            None => {
+                let known: Vec<&str> = Pass::ALL.iter().map(|p| p.name()).collect();
+                return Err(format!(
+                    "--disable {name}: no such pass (passes: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(Options { lanes, disabled })
+}
+
+fn compile(setup: &Setup, backend: &'static str) -> Result<Image, BackendError> {
+    let options = compile_options(setup.options.lanes, &setup.options.disable)
+        .map_err(|e| BackendError::setup(backend, e))?;
+    let compiled = hwxdp_hxdp::compile_object(setup.spec, setup.entry(), &options)
+        .map_err(|e| BackendError::setup(backend, e))?;
+    Ok(compiled.image)
+}
+
+fn create_model(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
+    let image = compile(setup, MODEL.name)?;
+    let core = HxdpCore::new(image, setup.spec, Some(setup.program), setup.config)
+        .map_err(|e| BackendError::setup(MODEL.name, e))?;
+    Ok(Box::new(Hxdp {
+        core,
+        rings: crate::ring_buffers(&setup.spec.maps),
+        lanes: setup.options.lanes,
+        buff: empty_buff(),
+    }))
+}
+
+fn create_rtl(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
+    let image = compile(setup, RTL.name)?;
+    let paths = RtlPaths::from_env();
+    let mut rtl = HxdpRtl::new(image, setup.spec, Some(setup.program), setup.config, &paths)
+        .map_err(|e| BackendError::setup(RTL.name, e))?;
+    if let Some(vcd) = &setup.options.vcd {
+        rtl.set_vcd(VcdRequest {
+            path: vcd.path.clone(),
+            packets: vcd.packets.clone(),
+        })
+        .map_err(|e| BackendError::setup(RTL.name, e))?;
+    }
+    Ok(Box::new(Hxdp {
+        core: rtl,
+        rings: crate::ring_buffers(&setup.spec.maps),
+        lanes: setup.options.lanes,
+        buff: empty_buff(),
+    }))
+}
+
+/// What the two hXDP machines have in common.
+trait Core {
+    const NAME: &'static str;
+    const CAPABILITIES: Capabilities;
+    fn run_one(&mut self, buff: &mut XdpBuff, packet: &Packet) -> Result<u32, BackendError>;
+    fn fault(&self) -> Option<String>;
+    fn cycles(&self) -> u64;
+    fn redirect(&self) -> Option<(Option<usize>, u64)>;
+    fn printk(&mut self) -> Vec<String>;
+    fn records(&mut self, rings: &[usize]) -> Result<Vec<Record>, BackendError>;
+    fn maps(&mut self) -> &mut dyn MapStore;
+    fn image(&self) -> &Image;
+    fn finish(&mut self) -> Result<(), BackendError>;
+}
+
+const HXDP_CAPABILITIES: Capabilities = Capabilities {
+    instructions: false,
+    insn_trace: false,
+    coverage: false,
+    cycles: true,
+    waves: false,
+    whole_trace: false,
+    records_per_packet: true,
+    redirects: true,
+};
+
+impl Core for HxdpCore {
+    const NAME: &'static str = MODEL.name;
+    const CAPABILITIES: Capabilities = HXDP_CAPABILITIES;
+
+    fn run_one(&mut self, buff: &mut XdpBuff, packet: &Packet) -> Result<u32, BackendError> {
+        self.set_time(packet.time_ns);
+        Ok(self.run_packet(buff, &packet.md).retval())
+    }
+
+    fn fault(&self) -> Option<String> {
+        self.last_fault().map(str::to_string)
+    }
+
+    fn cycles(&self) -> u64 {
+        self.last_cycles()
+    }
+
+    fn redirect(&self) -> Option<(Option<usize>, u64)> {
+        self.last_redirect()
+    }
+
+    fn printk(&mut self) -> Vec<String> {
+        self.take_printk()
+    }
+
+    fn records(&mut self, rings: &[usize]) -> Result<Vec<Record>, BackendError> {
+        Ok(crate::interp::drain(self.machine_mut().maps_mut(), rings))
+    }
+
+    fn maps(&mut self) -> &mut dyn MapStore {
+        self.machine_mut().maps_mut()
+    }
+
+    fn image(&self) -> &Image {
+        HxdpCore::image(self)
+    }
+
+    fn finish(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
+}
+
+impl Core for HxdpRtl {
+    const NAME: &'static str = RTL.name;
+    const CAPABILITIES: Capabilities = Capabilities {
+        waves: true,
+        ..HXDP_CAPABILITIES
+    };
+
+    fn run_one(&mut self, buff: &mut XdpBuff, packet: &Packet) -> Result<u32, BackendError> {
+        self.set_time(packet.time_ns);
+        let verdict = self
+            .run_packet(buff, &packet.md)
+            .map_err(|e| BackendError::run(RTL.name, e))?;
+        Ok(verdict.retval())
+    }
+
+    fn fault(&self) -> Option<String> {
+        self.last_fault().map(str::to_string)
+    }
+
+    fn cycles(&self) -> u64 {
+        hwxdp_xdp::Backend::cycles(self).unwrap_or(0)
+    }
+
+    fn redirect(&self) -> Option<(Option<usize>, u64)> {
+        self.last_redirect()
+    }
+
+    fn printk(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn records(&mut self, rings: &[usize]) -> Result<Vec<Record>, BackendError> {
+        let mut records = Vec::new();
+        for &map in rings {
+            let drained = self
+                .ringbuf_drain(map)
+                .map_err(|e| BackendError::run(RTL.name, e))?;
+            records.extend(drained.into_iter().map(|bytes| Record { map, bytes }));
+        }
+        Ok(records)
+    }
+
+    fn maps(&mut self) -> &mut dyn MapStore {
+        self
+    }
+
+    fn image(&self) -> &Image {
+        HxdpRtl::image(self)
+    }
+
+    fn finish(&mut self) -> Result<(), BackendError> {
+        HxdpRtl::finish(self).map_err(|e| BackendError::run(RTL.name, e))
+    }
+}
+
+struct Hxdp<C> {
+    core: C,
+    rings: Vec<usize>,
+    lanes: usize,
+    buff: XdpBuff,
+}
+
+impl<C: Core> Backend for Hxdp<C> {
+    fn name(&self) -> &'static str {
+        C::NAME
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        C::CAPABILITIES
+    }
+
+    fn run(&mut self, packets: &[Packet]) -> Result<Vec<Ran>, BackendError> {
+        let mut out = Vec::with_capacity(packets.len());
+        for packet in packets {
+            load(C::NAME, &mut self.buff, packet)?;
+            let retval = self.core.run_one(&mut self.buff, packet)?;
+            out.push(Ran {
+                retval,
+                output: self.buff.output().to_vec(),
+                meta_len: self.buff.meta().len(),
+                redirect: self.core.redirect().map(|(map, key)| Redirect { map, key }),
+                records: self.core.records(&self.rings)?,
+                fault: self.core.fault(),
+                cycles: Some(self.core.cycles()),
+                printk: self.core.printk(),
+                ..Ran::default()
+            });
+        }
+        Ok(out)
+    }
+
+    fn maps(&mut self) -> &mut dyn MapStore {
+        self.core.maps()
+    }
+
+    fn summary(&self) -> Summary {
+        Summary::default()
+            .with("lanes", "lanes", self.lanes as f64)
+            .with("bundles", "bundles", self.core.image().bundles.len() as f64)
+    }
+
+    fn finish(&mut self) -> Result<(), BackendError> {
+        self.core.finish()
+    }
+
+    fn time(&mut self, packets: &[Packet], timing: &Timing) -> Result<f64, BackendError> {
+        let (core, buff) = (&mut self.core, &mut self.buff);
+        crate::repeat_until(timing.min, packets.len(), || {
+            for packet in packets {
+                load(C::NAME, buff, packet)?;
+                core.run_one(buff, packet)?;
+            }
+            Ok(())
+        })
+    }
+}

@@ -496,20 +496,47 @@ pub fn format_op(op: &Op) -> String {
         return format!("call @{}", op.imm);
     }
     if let (true, Some(a)) = (op.is_alu(), op.a) {
-        let insn = hwxdp_ebpf::Insn::new(op.code, op.dst, op.src, op.off, op.imm);
-        let text = hwxdp_ebpf::format_insn(&insn);
-        // "rD op= X" becomes "rD = rA op X".
-        if let Some((lhs, rhs)) = text.split_once("= ") {
-            let lhs = lhs.trim_end();
-            let (dst, operation) = lhs.split_at(lhs.len().saturating_sub(1));
-            let dst = dst.trim_end();
-            let reg = if op.class() == CLASS_ALU { 'w' } else { 'r' };
-            return format!("{dst} = {reg}{a} {operation} {rhs}");
+        if let Some(text) = format_three_operand(op, a) {
+            return text;
         }
-        return text;
     }
     let insn = hwxdp_ebpf::Insn::new(op.code, op.dst, op.src, op.off, op.imm);
     hwxdp_ebpf::format_insn(&insn)
+}
+
+/// The text of a three-operand ALU op, `rD = rA OP X` (`rD = -rA`, `rD = be16 rA`), with eBPF's two-operand
+/// operator minus its `=` (`<<`, `s>>`, `s/`); `None` for forms that do not read their first operand (moves).
+fn format_three_operand(op: &Op, a: u8) -> Option<String> {
+    use hwxdp_ebpf::{AluOp, InsnKind, Source};
+    let insn = hwxdp_ebpf::Insn::new(op.code, op.dst, op.src, op.off, op.imm);
+    let kind = hwxdp_ebpf::kind(&insn).ok()?;
+    let reg = |wide: bool, r: u8| format!("{}{r}", if wide { 'r' } else { 'w' });
+    match kind {
+        InsnKind::Alu { op: AluOp::Mov, .. } => None,
+        InsnKind::Alu {
+            wide,
+            op: operation,
+            dst,
+            src,
+        } => {
+            let symbol = operation.symbol();
+            let operator = symbol.strip_suffix('=').unwrap_or(symbol);
+            let second = match src {
+                Source::Reg(r) => reg(wide, r),
+                Source::Imm(imm) => imm.to_string(),
+            };
+            Some(format!(
+                "{} = {} {operator} {second}",
+                reg(wide, dst),
+                reg(wide, a)
+            ))
+        }
+        InsnKind::Neg { wide, dst } => Some(format!("{} = -{}", reg(wide, dst), reg(wide, a))),
+        InsnKind::Endian { order, bits, dst } => {
+            Some(format!("r{dst} = {}{bits} r{a}", order.name()))
+        }
+        _ => None,
+    }
 }
 
 /// The image as text: programs, maps, then one line per bundle with its lanes.

@@ -157,3 +157,34 @@ fn bad_images_are_refused() {
         Err(IsaError::Lanes { lanes: 0 })
     ));
 }
+
+#[test]
+fn three_operand_ops_print_the_whole_operator() {
+    let op = |code: u8, dst: u8, src: u8, a: u8, off: i16, imm: i64| Op {
+        code,
+        dst,
+        src,
+        a: Some(a),
+        off,
+        imm,
+    };
+    let cases = [
+        (op(0x67, 8, 0, 7, 0, 8), "r8 = r7 << 8"),
+        (op(0x6c, 1, 3, 2, 0, 0), "w1 = w2 << w3"),
+        (op(0x7f, 2, 3, 1, 0, 0), "r2 = r1 >> r3"),
+        (op(0xc4, 2, 0, 4, 0, 3), "w2 = w4 s>> 3"),
+        (op(0xcf, 2, 5, 4, 0, 0), "r2 = r4 s>> r5"),
+        (op(0x3f, 2, 4, 9, 1, 0), "r2 = r9 s/ r4"),
+        (op(0x3c, 2, 4, 9, 1, 0), "w2 = w9 s/ w4"),
+        (op(0x9c, 2, 4, 9, 1, 0), "w2 = w9 s% w4"),
+        (op(0x3f, 2, 4, 9, 0, 0), "r2 = r9 / r4"),
+        (op(0xa7, 1, 0, 6, 0, 255), "r1 = r6 ^ 255"),
+        (op(0x87, 2, 0, 5, 0, 0), "r2 = -r5"),
+        (op(0xdc, 3, 0, 6, 0, 16), "r3 = be16 r6"),
+    ];
+    for (op, text) in cases {
+        assert_eq!(format_op(&op), text);
+        let [low, high] = encode_op(&op);
+        assert_eq!(decode_op(low, high), op, "{text}");
+    }
+}

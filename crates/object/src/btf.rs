@@ -1,4 +1,4 @@
-//! Just enough of the BTF format to read `.maps` definitions and the CO-RE part of `.BTF.ext`.
+//! Just enough of the BTF format to read `.maps` definitions and the strings `.BTF.ext` refers to.
 
 use crate::ObjectError;
 
@@ -105,18 +105,23 @@ impl<'a> Btf<'a> {
         Ok(Btf { strings, types })
     }
 
-    /// The NUL-terminated string at `off` in the string section.
-    pub fn name(&self, off: u32) -> Result<&'a str, ObjectError> {
+    /// The bytes of the string at `off` in the string section, without its NUL: `Err` says what is wrong.
+    pub fn raw_string(&self, off: u32) -> Result<&'a [u8], String> {
         let rest = self
             .strings
             .get(off as usize..)
-            .ok_or_else(|| btf_error(format!("string offset {off} out of bounds")))?;
+            .ok_or_else(|| format!("string offset {off} out of bounds"))?;
         let end = rest
             .iter()
             .position(|&b| b == 0)
-            .ok_or_else(|| btf_error(format!("string at {off} is not terminated")))?;
-        std::str::from_utf8(&rest[..end])
-            .map_err(|_| btf_error(format!("string at {off} is not utf-8")))
+            .ok_or_else(|| format!("string at {off} is not terminated"))?;
+        Ok(&rest[..end])
+    }
+
+    /// The NUL-terminated string at `off` in the string section.
+    pub fn name(&self, off: u32) -> Result<&'a str, ObjectError> {
+        let bytes = self.raw_string(off).map_err(btf_error)?;
+        std::str::from_utf8(bytes).map_err(|_| btf_error(format!("string at {off} is not utf-8")))
     }
 
     /// The type with id `id`.

@@ -10,7 +10,7 @@ use object::elf;
 
 use crate::elf::{Elf, Relocation, Section};
 use crate::maps::MapTable;
-use crate::ObjectError;
+use crate::{ObjectError, SourceLine};
 
 /// `call imm` with a pseudo source: opcode of every bpf-to-bpf call.
 const CALL: u8 = CLASS_JMP | JMP_CALL;
@@ -57,6 +57,8 @@ pub(crate) struct CodeSection {
     pub functions: Vec<Function>,
     /// Code references, by instruction index.
     pub code_refs: Vec<CodeRef>,
+    /// BTF line info: the source line in effect from an instruction index on, by increasing index.
+    pub lines: Vec<(usize, SourceLine)>,
 }
 
 impl CodeSection {
@@ -89,6 +91,7 @@ impl CodeSection {
             slots,
             functions: Vec::new(),
             code_refs: Vec::new(),
+            lines: Vec::new(),
         };
         code.collect_functions(elf, index)?;
         for reloc in &section.relocations {

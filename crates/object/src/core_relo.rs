@@ -1,18 +1,12 @@
 //! Detects CO-RE relocations in `.BTF.ext`: they rewrite instructions against the running kernel's BTF, which a
 //! hardware model does not have, so an object that carries any is refused with the first one named.
 
-use crate::btf::{region, u32_at, Btf};
+use crate::btf::Btf;
+use crate::btf_ext::{ext_error, Block};
 use crate::ObjectError;
 
-const BTF_EXT_MAGIC: u16 = 0xeb9f;
-/// Header length from which `core_relo_off`/`core_relo_len` are present.
-const CORE_HEADER_LEN: usize = 32;
-
-fn ext_error(reason: impl Into<String>) -> ObjectError {
-    ObjectError::Btf {
-        reason: format!(".BTF.ext: {}", reason.into()),
-    }
-}
+/// Size of `struct bpf_core_relo`.
+const CORE_RECORD_LEN: usize = 16;
 
 /// Name of `enum bpf_core_relo_kind` values.
 fn kind_name(kind: u32) -> String {
@@ -35,42 +29,27 @@ fn kind_name(kind: u32) -> String {
     name.to_string()
 }
 
-/// Fails with the first CO-RE relocation of `.BTF.ext`, if there is one.
-pub(crate) fn reject_core_relocations(ext: &[u8], btf: &Btf<'_>) -> Result<(), ObjectError> {
-    let magic = ext.get(0..2).map(|b| u16::from_le_bytes([b[0], b[1]]));
-    if magic != Some(BTF_EXT_MAGIC) {
-        return Err(ext_error("bad magic"));
-    }
-    let hdr_len = u32_at(ext, 4).ok_or_else(|| ext_error("truncated header"))? as usize;
-    if hdr_len < CORE_HEADER_LEN {
+/// Fails with the first CO-RE relocation of the CO-RE block of `.BTF.ext`, if there is one.
+pub(crate) fn reject_core_relocations(relos: Block<'_>, btf: &Btf<'_>) -> Result<(), ObjectError> {
+    if relos.data.is_empty() {
         return Ok(());
     }
-    let field = |off| u32_at(ext, off).ok_or_else(|| ext_error("truncated header"));
-    let (relo_off, relo_len) = (field(24)?, field(28)?);
-    if relo_len == 0 {
-        return Ok(());
-    }
-    let relos = region(ext, hdr_len, relo_off, relo_len)
-        .ok_or_else(|| ext_error("co-re records out of bounds"))?;
-    let rec_size = u32_at(relos, 0).ok_or_else(|| ext_error("truncated co-re records"))? as usize;
-    if rec_size < 16 {
-        return Err(ext_error(format!(
-            "co-re record size {rec_size} is too small"
-        )));
+    let rec_size = relos.u32_at(0, "co-re record size")? as usize;
+    if rec_size < CORE_RECORD_LEN {
+        return Err(ext_error(
+            relos.offset,
+            format!("co-re record size {rec_size} is too small"),
+        ));
     }
     let mut pos = 4;
-    while pos < relos.len() {
-        let sec_name_off =
-            u32_at(relos, pos).ok_or_else(|| ext_error("truncated co-re section"))?;
-        let count = u32_at(relos, pos + 4).ok_or_else(|| ext_error("truncated co-re section"))?;
+    while pos < relos.data.len() {
+        let sec_name_off = relos.u32_at(pos, "co-re section header")?;
+        let count = relos.u32_at(pos + 4, "co-re section header")?;
         if count > 0 {
             let first = pos + 8;
-            let insn_off =
-                u32_at(relos, first).ok_or_else(|| ext_error("truncated co-re record"))?;
-            let type_id =
-                u32_at(relos, first + 4).ok_or_else(|| ext_error("truncated co-re record"))?;
-            let kind =
-                u32_at(relos, first + 12).ok_or_else(|| ext_error("truncated co-re record"))?;
+            let insn_off = relos.u32_at(first, "co-re record")?;
+            let type_id = relos.u32_at(first + 4, "co-re record")?;
+            let kind = relos.u32_at(first + 12, "co-re record")?;
             return Err(ObjectError::CoreRelocation {
                 section: btf.name(sec_name_off)?.to_string(),
                 insn: insn_off as usize / 8,

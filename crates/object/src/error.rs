@@ -145,6 +145,15 @@ pub enum ObjectError {
         /// What is wrong.
         reason: String,
     },
+    /// `.BTF.ext` cannot be read: its header, a block it points to, or a record (a line info record whose strings are
+    /// not in `.BTF` or whose instruction offset is not an instruction of its section).
+    #[error("section .BTF.ext, byte offset {offset}: {reason}")]
+    BadBtfExt {
+        /// Byte offset within `.BTF.ext` of the header field, block or record at fault.
+        offset: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// A CO-RE relocation, which only a loader with the running kernel's BTF can resolve.
     #[error("section {section}, instruction {insn}: co-re relocation {kind} on {type_name} needs kernel btf, which hwxdp does not use (build without preserve_access_index: for vmlinux.h, -DBPF_NO_PRESERVE_ACCESS_INDEX)")]
     CoreRelocation {

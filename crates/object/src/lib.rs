@@ -6,8 +6,13 @@
 //! holds the sub-programs, relocations of non-code sections (debug info) are ignored, and calls are linked by appending
 //! each reachable callee once after the program. The ELF structures are read with the `object` crate rather than
 //! `aya_obj::Object::parse`, which rejects sections such as `xdp/acl` and is not hardened against malformed input.
+//!
+//! With `-g`, clang also writes BTF line info to `.BTF.ext`; every program carries it, moved along with its linked
+//! callees, so each slot maps to its C source line ([`ProgramSpec::source_line`]). A `.BTF.ext` that cannot be read
+//! fails the whole object with [`ObjectError::BadBtfExt`], as a damaged `.BTF` does.
 
 mod btf;
+mod btf_ext;
 mod code;
 mod core_relo;
 mod elf;
@@ -23,6 +28,7 @@ pub use error::ObjectError;
 pub use spec::*;
 
 use crate::btf::Btf;
+use crate::btf_ext::BtfExt;
 use crate::code::CodeSection;
 use crate::elf::Elf;
 use crate::maps::MapTable;
@@ -34,9 +40,10 @@ const TEXT_SECTION: &str = ".text";
 pub fn parse(bytes: &[u8]) -> Result<ObjectSpec, ObjectError> {
     let elf = Elf::parse(bytes)?;
     let btf = elf.section_by_name(".BTF").map(|(_, s)| Btf::parse(s.data));
-    if let Some((_, ext)) = elf.section_by_name(".BTF.ext") {
-        match &btf {
-            Some(Ok(btf)) => core_relo::reject_core_relocations(ext.data, btf)?,
+    let mut lines = Vec::new();
+    if let Some((_, ext)) = elf.section_by_name(btf_ext::SECTION) {
+        let btf = match &btf {
+            Some(Ok(btf)) => btf,
             Some(Err(e)) => {
                 return Err(ObjectError::Btf {
                     reason: e.to_string(),
@@ -47,7 +54,10 @@ pub fn parse(bytes: &[u8]) -> Result<ObjectSpec, ObjectError> {
                     reason: ".BTF.ext without .BTF".into(),
                 })
             }
-        }
+        };
+        let ext = BtfExt::parse(ext.data)?;
+        core_relo::reject_core_relocations(ext.core_relo, btf)?;
+        lines = btf_ext::read_lines(ext.line_info, btf)?;
     }
     let maps = MapTable::collect(&elf, btf.as_ref())?;
     let mut code = BTreeMap::new();
@@ -56,6 +66,7 @@ pub fn parse(bytes: &[u8]) -> Result<ObjectSpec, ObjectError> {
             code.insert(index, CodeSection::read(&elf, index, &maps)?);
         }
     }
+    btf_ext::attach_lines(&mut code, lines)?;
     let mut programs = Vec::new();
     for (&index, section) in &code {
         if section.name == TEXT_SECTION {

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use hwxdp_ebpf::slot_offsets;
 
 use crate::code::CodeSection;
-use crate::{ObjectError, ProgramSpec};
+use crate::{LineSpan, ObjectError, ProgramSpec};
 
 /// A function placed in the linked program: (section index, function index in that section).
 type FunctionId = (usize, usize);
@@ -99,11 +99,49 @@ pub(crate) fn link_program(
             i64::from(relative)
         };
     }
+    let lines = line_spans(code, &order, &placed, &slots);
     Ok(ProgramSpec {
         name: root.name.clone(),
         section: root_section.name.clone(),
         own_len: root.end - root.start,
         insns,
         functions,
+        lines,
     })
+}
+
+/// The line info of every placed function, moved to the slots where the function landed. `slots` holds the slot of
+/// every linked instruction plus the end.
+fn line_spans(
+    code: &BTreeMap<usize, CodeSection>,
+    order: &[FunctionId],
+    placed: &HashMap<FunctionId, usize>,
+    slots: &[usize],
+) -> Vec<LineSpan> {
+    let mut spans: Vec<LineSpan> = Vec::new();
+    for id in order {
+        let sec = &code[&id.0];
+        let func = &sec.functions[id.1];
+        let base = placed[id];
+        let first = sec.lines.partition_point(|(insn, _)| *insn < func.start);
+        let records = &sec.lines[first..];
+        let records = &records[..records.partition_point(|(insn, _)| *insn < func.end)];
+        let linked = |insn: usize| slots[base + (insn - func.start)];
+        for (k, (insn, source)) in records.iter().enumerate() {
+            let start = linked(*insn);
+            let end = records
+                .get(k + 1)
+                .map_or(linked(func.end), |(next, _)| linked(*next));
+            match spans.last_mut() {
+                // Consecutive records of the same line and column (clang repeats them) make one span.
+                Some(last) if last.end == start && last.source == *source => last.end = end,
+                _ => spans.push(LineSpan {
+                    start,
+                    end,
+                    source: source.clone(),
+                }),
+            }
+        }
+    }
+    spans
 }

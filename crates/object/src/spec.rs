@@ -33,6 +33,40 @@ pub struct ProgramSpec {
     pub own_len: usize,
     /// Function symbols by starting instruction index within `insns` (the program itself at 0), for listings.
     pub functions: Vec<(usize, String)>,
+    /// The C source lines of the program and its linked callees, from BTF line info, by increasing slot (the slot
+    /// numbering of the linked program, as `hwxdp disasm` prints it: an `lddw` takes two). Empty when the object has
+    /// no `.BTF.ext` (assembled and hand-written programs). Look slots up with [`ProgramSpec::source_line`]; code that
+    /// rewrites `insns` must rebuild or clear it.
+    pub lines: Vec<LineSpan>,
+}
+
+/// A run of slots of a linked program that come from one C source line.
+///
+/// A span starts at a BTF line info record and ends at the next record of the same function or at the end of the
+/// function, so no line reaches into the next function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineSpan {
+    /// First slot of the span.
+    pub start: usize,
+    /// One past the last slot.
+    pub end: usize,
+    /// The source line in effect over the span.
+    pub source: SourceLine,
+}
+
+/// A C source line, as BTF line info records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceLine {
+    /// The source file as the compiler named it (the path given to clang, or the header's path for inlined code).
+    pub file: String,
+    /// Line number, from 1; 0 when the compiler attributed the code to no line.
+    pub line: u32,
+    /// Column, from 1; 0 when unknown (clang gives a function's opening line column 0). BTF has 10 bits for it, so
+    /// columns past 1023 are not reliable.
+    pub column: u32,
+    /// The text of the whole line as BTF stores it (leading whitespace kept, no newline); bytes that are not UTF-8
+    /// are replaced with U+FFFD.
+    pub text: String,
 }
 
 /// What a map holds, as the kernel sees it.
@@ -104,7 +138,15 @@ impl ProgramSpec {
             own_len: insns.len(),
             insns,
             functions: vec![(0, name.into())],
+            lines: Vec::new(),
         }
+    }
+
+    /// The source line in effect at `slot` of the linked program, if line info covers it.
+    pub fn source_line(&self, slot: usize) -> Option<&SourceLine> {
+        let after = self.lines.partition_point(|span| span.start <= slot);
+        let span = self.lines.get(after.checked_sub(1)?)?;
+        (slot < span.end).then_some(&span.source)
     }
 }
 

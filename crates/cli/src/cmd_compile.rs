@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 /// Arguments of `hwxdp compile`.
 #[derive(clap::Args)]
+#[command(after_help = crate::exit::AFTER_HELP)]
 pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
@@ -16,8 +17,8 @@ pub struct Args {
     #[arg(long, value_parser = ["hxdp", "ehdl"])]
     target: String,
     /// Directory for `<program>.hxdp` (the image) and `<program>.lst` (the listing); for ehdl,
-    /// `<program>.pipeline.txt`, `<program>.pipeline.dot`, `<program>.ehdl.json` and, when every op has a
-    /// template, the Verilog module `ehdl_<program>.sv`.
+    /// `<program>.pipeline.txt`, `<program>.pipeline.dot`, `<program>.ehdl.json` and the Verilog module
+    /// `ehdl_<program>.sv` (a program the generator has no Verilog for is an error, after the diagrams are written).
     #[arg(short = 'o', long = "out")]
     out: PathBuf,
     /// Lanes per bundle (1 to 8).
@@ -77,60 +78,153 @@ pub fn build(
     Ok((compiled, entry))
 }
 
-/// Runs `hwxdp compile`.
+/// Runs `hwxdp compile`: every program [`programs`] picks, in turn. A program that gets no artifact for the target
+/// (no image for hxdp, no Verilog module for ehdl) is an error; with several programs the others are still compiled,
+/// each error is printed as it comes, and the exit code is 2.
 pub fn run(args: Args) -> Result<ExitCode> {
-    if args.target == "ehdl" {
-        return run_ehdl(args);
-    }
-    if args.no_prune {
+    if args.target != "ehdl" && args.no_prune {
         bail!("--no-prune turns off the eHDL front end's state pruning: it needs --target ehdl");
     }
     let loaded = common::load_object(&args.program.object)?;
-    let options = options(args.lanes, &args.disable)?;
-    let (compiled, entry) = build(&args.program, &loaded.spec, &options)?;
+    let spec = &loaded.spec;
+    let chosen = programs(&args.program, spec)?;
+    let hxdp_options = match args.target.as_str() {
+        "ehdl" => None,
+        _ => Some(options(args.lanes, &args.disable)?),
+    };
+    let mut failed = Vec::new();
+    for &index in &chosen {
+        let program = &spec.programs[index];
+        let done = match &hxdp_options {
+            Some(options) => run_hxdp(&args, spec, &program.name, options),
+            None => run_ehdl(&args, spec, program),
+        };
+        match done {
+            Ok(()) => {}
+            Err(e) if chosen.len() == 1 => return Err(e),
+            Err(e) => {
+                eprintln!("hwxdp: {}", common::one_line(&e));
+                failed.push(program.name.as_str());
+            }
+        }
+    }
+    if failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "hwxdp: {}: {} of {} programs got no {} ({})",
+        args.program.object.display(),
+        failed.len(),
+        chosen.len(),
+        artifact(&args.target),
+        failed.join(", ")
+    );
+    Ok(ExitCode::from(crate::exit::ERROR))
+}
+
+/// What `compile --target` must write for a program to count as compiled.
+fn artifact(target: &str) -> &'static str {
+    match target {
+        "ehdl" => "Verilog module",
+        _ => "hXDP image",
+    }
+}
+
+/// The programs `compile` handles, by index into the object's programs: the one `--program` names; else every XDP
+/// program (section `xdp*`) in the object's order; else, in an object without XDP sections, the one program
+/// [`ProgramArgs::chosen`] and [`common::find_program`] pick, as the other commands do.
+fn programs(program: &ProgramArgs, spec: &hwxdp_object::ObjectSpec) -> Result<Vec<usize>> {
+    let position = |name: &str| {
+        spec.programs
+            .iter()
+            .position(|p| p.name == name)
+            .context("program vanished")
+    };
+    if let Some(name) = &program.program {
+        let found = common::find_program(spec, Some(name), &program.object)?;
+        return Ok(vec![position(&found.name)?]);
+    }
+    let xdp: Vec<usize> = (0..spec.programs.len())
+        .filter(|&i| spec.programs[i].section.starts_with("xdp"))
+        .collect();
+    if !xdp.is_empty() {
+        return Ok(xdp);
+    }
+    let found = common::find_program(spec, program.chosen(spec).as_deref(), &program.object)?;
+    Ok(vec![position(&found.name)?])
+}
+
+/// `compile --target hxdp` for the program called `name`: the image (every program of the object that compiles, so
+/// that tail calls find theirs, entered at `name`) and its listing; prints `name`'s report.
+fn run_hxdp(
+    args: &Args,
+    spec: &hwxdp_object::ObjectSpec,
+    name: &str,
+    options: &Options,
+) -> Result<()> {
+    let entry_args = ProgramArgs {
+        object: args.program.object.clone(),
+        program: Some(name.to_string()),
+    };
+    let (compiled, entry) = build(&entry_args, spec, options)?;
     common::create_dir(&args.out)?;
     let name = &compiled.names[entry];
     let image_path = args.out.join(format!("{name}.hxdp"));
     write(&image_path, &compiled.image.encode())?;
     let listing = isa::listing(&compiled.image, &compiled.names);
     write(&args.out.join(format!("{name}.lst")), listing.as_bytes())?;
-    for r in &compiled.reports {
-        let passes: Vec<String> = r
-            .after_pass
-            .iter()
-            .map(|(p, n)| format!("{p} {n}"))
-            .collect();
+    let report = compiled
+        .reports
+        .iter()
+        .find(|r| &r.name == name)
+        .context("the entry program has no report")?;
+    let passes: Vec<String> = report
+        .after_pass
+        .iter()
+        .map(|(p, n)| format!("{p} {n}"))
+        .collect();
+    println!(
+        "{}: {} eBPF instructions; after passes: {}; {} bundles of {} lanes; static IPC {:.2}",
+        report.name,
+        report.ebpf_insns,
+        if passes.is_empty() {
+            "none".to_string()
+        } else {
+            passes.join(", ")
+        },
+        report.bundles,
+        options.lanes,
+        report.static_ipc()
+    );
+    let others: Vec<&str> = compiled
+        .reports
+        .iter()
+        .filter(|r| &r.name != name)
+        .map(|r| r.name.as_str())
+        .collect();
+    if others.is_empty() {
+        println!("wrote {}", image_path.display());
+    } else {
         println!(
-            "{}: {} eBPF instructions; after passes: {}; {} bundles of {} lanes; static IPC {:.2}",
-            r.name,
-            r.ebpf_insns,
-            if passes.is_empty() {
-                "none".to_string()
-            } else {
-                passes.join(", ")
-            },
-            r.bundles,
-            options.lanes,
-            r.static_ipc()
+            "wrote {} (the image also holds {}, for tail calls)",
+            image_path.display(),
+            others.join(", ")
         );
     }
-    println!("wrote {}", image_path.display());
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))
 }
 
-/// Runs `hwxdp compile --target ehdl`.
-fn run_ehdl(args: Args) -> Result<ExitCode> {
-    let loaded = common::load_object(&args.program.object)?;
-    let spec = &loaded.spec;
-    let program = common::find_program(
-        spec,
-        args.program.chosen(spec).as_deref(),
-        &args.program.object,
-    )?;
+/// `compile --target ehdl` for `program`: the pipeline diagrams, then the Verilog module (the artifact; an error when
+/// the generator has no template for an op, after the diagrams are written) and the hazard model.
+fn run_ehdl(
+    args: &Args,
+    spec: &hwxdp_object::ObjectSpec,
+    program: &hwxdp_object::ProgramSpec,
+) -> Result<()> {
     let options = hwxdp_ehdl::Options {
         data_width: args.data_width,
         prune: !args.no_prune,
@@ -138,7 +232,13 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
         ..hwxdp_ehdl::Options::default()
     };
     let pipeline = hwxdp_ehdl::compile_object(program, &spec.programs, &spec.maps, &options)
-        .with_context(|| args.program.object.display().to_string())?;
+        .with_context(|| {
+            format!(
+                "{}: program {}",
+                args.program.object.display(),
+                program.name
+            )
+        })?;
     common::create_dir(&args.out)?;
     let name = &program.name;
     let base = |ext: &str| args.out.join(format!("{name}.{ext}"));
@@ -167,54 +267,59 @@ fn run_ehdl(args: Args) -> Result<ExitCode> {
         s.state_bits_unpruned,
         base("pipeline.txt").display()
     );
-    // The Verilog module, when the generator has templates for every op; otherwise the diagrams stand alone and the
-    // reason (the instruction and what is missing) goes to stderr.
+    // The Verilog module needs a template for every op; without one the diagrams stay (they show where the op is)
+    // and the error names the instruction and what is missing.
     let module = hwxdp_ehdl::verilog::module_name(name);
-    match hwxdp_ehdl::verilog::generate_with(&pipeline, &spec.maps, &module, options.hazards) {
-        Ok((text, f)) => {
-            let path = args.out.join(format!("{module}.sv"));
-            write(&path, text.as_bytes())?;
-            println!(
-                "{}: module {module}: {} stages, latency {} cycles, one packet per clock{}; {} state and {} frame \
-                 flip-flops; wrote {} (instantiates rtl/ehdl/*.sv)",
-                s.program,
-                f.stages,
-                f.latency,
-                match (f.stall_checks, f.flush_checks, f.elastic_boundary) {
-                    (0, 0, _) => String::new(),
-                    (0, n, 0) => format!(" but for flushes on {n} map hazard check(s), replayed from the input"),
-                    (0, n, b) => format!(
-                        " but for flushes on {n} map hazard check(s), replayed from the elastic buffer at boundary {b}"
-                    ),
-                    (n, _, _) => format!(" except where {n} map hazard check(s) stall"),
-                },
-                f.state_flops,
-                f.frame_flops,
-                path.display()
-            );
-            if f.hazard_distance > 0 {
-                let model = hazard_model(&f);
-                write(
-                    &base("hazards.json"),
-                    serde_json::to_string_pretty(&model)?.as_bytes(),
-                )?;
-                println!(
-                    "{}: hazards: L = {} stages, first read at stage {}; with {MODEL_FLOWS} Zipf flows P_f = {:.2}%: \
-                     the paper's flush (K = {}) {:.0} Mpps, our stall checks {:.0} Mpps at 250 MHz; wrote {}",
+    let (text, f) =
+        hwxdp_ehdl::verilog::generate_with(&pipeline, &spec.maps, &module, options.hazards)
+            .with_context(|| {
+                format!(
+                    "{}: program {}: no Verilog module (the pipeline diagrams are in {})",
+                    args.program.object.display(),
                     s.program,
-                    f.hazard_distance,
-                    f.hazard_stage,
-                    model["zipf"]["flush_probability"].as_f64().unwrap_or(0.0) * 100.0,
-                    model["paper_flushed_stages"],
-                    model["zipf"]["flush_mpps"].as_f64().unwrap_or(0.0),
-                    model["zipf"]["stall_mpps"].as_f64().unwrap_or(0.0),
-                    base("hazards.json").display()
-                );
-            }
-        }
-        Err(e) => eprintln!("warning: no Verilog for {}: {e}", s.program),
+                    args.out.display()
+                )
+            })?;
+    let path = args.out.join(format!("{module}.sv"));
+    write(&path, text.as_bytes())?;
+    println!(
+        "{}: module {module}: {} stages, latency {} cycles, one packet per clock{}; {} state and {} frame \
+         flip-flops; wrote {} (instantiates rtl/ehdl/*.sv)",
+        s.program,
+        f.stages,
+        f.latency,
+        match (f.stall_checks, f.flush_checks, f.elastic_boundary) {
+            (0, 0, _) => String::new(),
+            (0, n, 0) => format!(" but for flushes on {n} map hazard check(s), replayed from the input"),
+            (0, n, b) => format!(
+                " but for flushes on {n} map hazard check(s), replayed from the elastic buffer at boundary {b}"
+            ),
+            (n, _, _) => format!(" except where {n} map hazard check(s) stall"),
+        },
+        f.state_flops,
+        f.frame_flops,
+        path.display()
+    );
+    if f.hazard_distance > 0 {
+        let model = hazard_model(&f);
+        write(
+            &base("hazards.json"),
+            serde_json::to_string_pretty(&model)?.as_bytes(),
+        )?;
+        println!(
+            "{}: hazards: L = {} stages, first read at stage {}; with {MODEL_FLOWS} Zipf flows P_f = {:.2}%: \
+             the paper's flush (K = {}) {:.0} Mpps, our stall checks {:.0} Mpps at 250 MHz; wrote {}",
+            s.program,
+            f.hazard_distance,
+            f.hazard_stage,
+            model["zipf"]["flush_probability"].as_f64().unwrap_or(0.0) * 100.0,
+            model["paper_flushed_stages"],
+            model["zipf"]["flush_mpps"].as_f64().unwrap_or(0.0),
+            model["zipf"]["stall_mpps"].as_f64().unwrap_or(0.0),
+            base("hazards.json").display()
+        );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Flows of the appendix-A model figures (the paper's "at least 50K flows").

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 /// Arguments of `hwxdp disasm`.
 #[derive(clap::Args)]
+#[command(after_help = crate::exit::AFTER_HELP)]
 pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,

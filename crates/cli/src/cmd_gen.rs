@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 /// Arguments of `hwxdp gen`.
 #[derive(clap::Args)]
+#[command(after_help = crate::exit::AFTER_HELP)]
 pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
@@ -85,9 +86,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     writer.finish()?;
     println!("{}", workload.description);
     println!(
-        "wrote {} ({} packets)",
+        "wrote {} ({} packets for program {})",
         pcap.display(),
-        workload.packets.len()
+        workload.packets.len(),
+        program.name
     );
     if !workload.preload.is_empty() {
         let mut maps: Map<String, Value> = Map::new();

@@ -2,17 +2,20 @@
 
 use crate::p4build;
 use anyhow::{Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `hwxdp p4c`.
 #[derive(clap::Args)]
+#[command(after_help = crate::exit::AFTER_HELP)]
 pub struct Args {
     /// The P4 program (`#include <xdp_model.p4>` or `<ebpf_model.p4>`; both are bundled).
     p4: PathBuf,
-    /// Where to write the object (default: the program's name with `.o`).
-    #[arg(short = 'o', long = "output")]
-    output: Option<PathBuf>,
+    /// Where to write the object: a directory (an existing one, or one written with a trailing `/`) for
+    /// `<program>.o` in it, or the object's file (default: the program's path with `.o`). `--output` is an older
+    /// spelling.
+    #[arg(short = 'o', long = "out", alias = "output", value_name = "DIR|FILE")]
+    out: Option<PathBuf>,
     /// Also keep the generated C in this file.
     #[arg(long = "emit-c", value_name = "FILE")]
     emit_c: Option<PathBuf>,
@@ -22,10 +25,14 @@ pub struct Args {
 
 /// Runs `hwxdp p4c`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| args.p4.with_extension("o"));
+    let output = match &args.out {
+        Some(out) => {
+            let stem = args.p4.file_stem().unwrap_or(args.p4.as_os_str());
+            let name = Path::new(stem).with_extension("o");
+            crate::output::file_or_dir(out, &name.to_string_lossy())?
+        }
+        None => args.p4.with_extension("o"),
+    };
     let options = args.codegen.options();
     let scratch;
     let c_path = match &args.emit_c {

@@ -29,6 +29,7 @@ const DEFAULT_LANES: u64 = 4;
 
 /// Arguments of `hwxdp synth`.
 #[derive(clap::Args)]
+#[command(after_help = crate::exit::AFTER_HELP)]
 pub struct Args {
     /// What to synthesize: `hxdp` is the hXDP module of `rtl/sephirot/` (built into this binary); `ehdl` is the
     /// pipeline generated from OBJECT's program.
@@ -74,9 +75,10 @@ pub struct Args {
     /// Any other parameter of the top, NAME=VALUE (repeatable; wins over the options above).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub(crate) params: Vec<String>,
-    /// Write the counts here as JSON; Yosys' log goes next to it (`<name>.yosys.log`). Without it the log is kept
+    /// Write the counts as JSON: into a directory (an existing one, or one written with a trailing `/`) as
+    /// `<top>.json`, or into this file; Yosys' log goes next to it (`<name>.yosys.log`). Without it the log is kept
     /// only when Yosys fails.
-    #[arg(short = 'o', long = "out")]
+    #[arg(short = 'o', long = "out", value_name = "DIR|FILE")]
     out: Option<PathBuf>,
     /// The Yosys program.
     #[arg(long, default_value = "yosys")]
@@ -359,15 +361,21 @@ struct Summary<'a> {
 /// Runs `hwxdp synth`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let design = args.target.design(&args)?;
-    if let Some(dir) = args
-        .out
+    let out = match &args.out {
+        Some(out) => Some(crate::output::file_or_dir(
+            out,
+            &format!("{}.json", design.top),
+        )?),
+        None => None,
+    };
+    if let Some(dir) = out
         .as_deref()
         .and_then(Path::parent)
         .filter(|d| !d.as_os_str().is_empty())
     {
         crate::common::create_dir(dir)?;
     }
-    let log = log_path(args.out.as_deref(), &design.top);
+    let log = log_path(out.as_deref(), &design.top);
     let what = describe(&design);
     let job = SynthJob {
         top: design.top.clone(),
@@ -404,7 +412,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         source: design.source.as_ref(),
     };
     print!("{}", table(&what, &report));
-    match &args.out {
+    match &out {
         Some(out) => {
             crate::common::write_json(out, &summary)?;
             println!("wrote {} (Yosys log: {})", out.display(), log.display());

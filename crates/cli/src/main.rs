@@ -4,6 +4,7 @@
 mod cmd_bench;
 mod cmd_compile;
 mod cmd_disasm;
+mod cmd_docs;
 mod cmd_gen;
 mod cmd_p4c;
 mod cmd_run;
@@ -11,20 +12,29 @@ mod cmd_stf;
 mod cmd_synth;
 mod cmd_verify;
 mod common;
+mod exit;
+mod output;
 mod p4build;
 mod pair;
 mod progress;
 mod rss;
 mod synth_ehdl;
 mod under_test;
+mod version;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use hwxdp_cli::{routes, trace};
 use std::process::ExitCode;
 
 /// Run eBPF/XDP programs the way FPGA NICs would, and check every answer against the Linux kernel.
 #[derive(Parser)]
-#[command(name = "hwxdp", version, about, long_about = None)]
+#[command(
+    name = "hwxdp",
+    version = version::VERSION,
+    about,
+    long_about = None,
+    after_help = exit::AFTER_HELP_CHECK
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -43,9 +53,10 @@ enum Command {
     /// Time the kernel's JIT, the reference machine (and the hXDP core model) on a trace, side by side.
     Bench(cmd_bench::Args),
     /// Compile a program for a hardware target: `--target hxdp` writes the VLIW image and listing, `--target ehdl` the
-    /// pipeline (text, Graphviz, JSON).
+    /// pipeline (text, Graphviz, JSON) and its Verilog module. Without `--program`, every XDP program of the object
+    /// in turn.
     Compile(cmd_compile::Args),
-    /// Compile a P4-16 program to an XDP object (`-o prog.o`, `--emit-c` keeps the C).
+    /// Compile a P4-16 program to an XDP object (`-o prog.o` or `-o DIR`, `--emit-c` keeps the C).
     P4c(cmd_p4c::Args),
     /// Compile a P4-16 program to XDP and run an STF test script against it (reference machine, kernel or hXDP model).
     Stf(cmd_stf::Args),
@@ -53,6 +64,10 @@ enum Command {
     /// lanes and memory sizes; `--target ehdl prog.o`: a program's eHDL pipeline) and count its LUTs, flip-flops,
     /// BRAM, URAM and DSPs.
     Synth(cmd_synth::Args),
+    /// Print a shell completion script for hwxdp (bash, zsh, fish, elvish, powershell).
+    Completions(cmd_docs::CompletionsArgs),
+    /// Write the manual pages: hwxdp.1 to standard output, or it and one hwxdp-COMMAND.1 per command to `-o DIR`.
+    Man(cmd_docs::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -73,12 +88,14 @@ fn main() -> ExitCode {
         Command::P4c(args) => cmd_p4c::run(args),
         Command::Stf(args) => cmd_stf::run(args),
         Command::Synth(args) => cmd_synth::run(args),
+        Command::Completions(args) => cmd_docs::completions(args, Cli::command()),
+        Command::Man(args) => cmd_docs::man(args, Cli::command()),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("hwxdp: {}", common::one_line(&err));
-            ExitCode::from(2)
+            ExitCode::from(exit::ERROR)
         }
     }
 }

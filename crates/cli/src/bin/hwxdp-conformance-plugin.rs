@@ -5,13 +5,61 @@
 //! argument that does not start with `--` is the memory the program gets, in the same form; r1 points to it (NULL when
 //! there is none) and r2 holds its length. Helper 5 is "unwind": it returns its first argument and ends the program
 //! when that is 0. The final r0 is printed in hex on standard output; a program that cannot run makes the plugin exit
-//! 1 with one line on standard error.
+//! 1 with one line on standard error. `--help` (`-h`) and `--version` (`-V`) print what they say and exit 0 without
+//! reading standard input.
 
 use hwxdp_ebpf::Insn;
 use hwxdp_object::{ObjectSpec, ProgramSpec};
 use hwxdp_xdp::{Config, Environment, Machine, XdpBuff};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::ExitCode;
+
+#[path = "../version.rs"]
+mod version;
+
+/// What `--help` prints.
+const HELP: &str = "\
+The hwxdp reference machine behind the plugin protocol of the BPF conformance suite.
+
+Usage: hwxdp-conformance-plugin [MEMORY] [OPTIONS] < PROGRAM
+
+The program arrives on standard input as hex bytes separated by white space, ended by a newline.
+MEMORY, an optional first argument that does not start with `--`, is the memory the program gets, in
+the same form: r1 points to it (NULL without it) and r2 holds its length. Helper 5 is \"unwind\": it
+returns its first argument and ends the program when that is 0. The final r0 is printed in hex on
+standard output. Options of other plugins are ignored, except --elf, which is refused: the program is
+raw instructions.
+
+Options:
+  -h, --help     Print this help
+  -V, --version  Print the version
+
+Exit status:
+  0  r0 printed
+  1  the program cannot run (one line on standard error says why)";
+
+/// What the command line asks for besides running a program.
+#[derive(Debug, PartialEq, Eq)]
+enum Request {
+    /// `--help` or `-h`.
+    Help,
+    /// `--version` or `-V`.
+    Version,
+    /// Anything else: run the program.
+    Run,
+}
+
+/// `--help` and `--version` win wherever they are (the conformance runner never passes them: its memory argument is
+/// hex bytes and its options are other plugins' `--elf` or `--jit`); everything else runs the program.
+fn request(args: &[String]) -> Request {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        Request::Help
+    } else if args.iter().any(|a| a == "--version" || a == "-V") {
+        Request::Version
+    } else {
+        Request::Run
+    }
+}
 
 fn hex_bytes(text: &str, what: &str) -> Result<Vec<u8>, String> {
     text.split_whitespace()
@@ -73,6 +121,23 @@ fn run() -> Result<u64, String> {
 }
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match request(&args) {
+        Request::Help => {
+            // A reader that went away (`| head`) is no error for help text.
+            let _ = writeln!(std::io::stdout(), "{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Request::Version => {
+            let _ = writeln!(
+                std::io::stdout(),
+                "hwxdp-conformance-plugin {}",
+                version::VERSION
+            );
+            return ExitCode::SUCCESS;
+        }
+        Request::Run => {}
+    }
     match run() {
         Ok(r0) => {
             println!("{r0:x}");

@@ -19,10 +19,8 @@ pub enum MemArg {
 /// One helper, by kernel id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Helper {
-    /// `enum bpf_func_id` value.
+    /// `enum bpf_func_id` value ([`Helper::name`] gives its name).
     pub id: i32,
-    /// The kernel's name.
-    pub name: &'static str,
     /// How many of r1-r5 it reads.
     pub args: u8,
     /// The memory it reads through pointer arguments.
@@ -31,13 +29,19 @@ pub struct Helper {
     pub writes: &'static [MemArg],
 }
 
-const fn h(id: i32, name: &'static str, args: u8, reads: &'static [MemArg]) -> Helper {
+const fn h(id: i32, args: u8, reads: &'static [MemArg]) -> Helper {
     Helper {
         id,
-        name,
         args,
         reads,
         writes: &[],
+    }
+}
+
+impl Helper {
+    /// The kernel's name, from the one helper-name table ([`hwxdp_ebpf::abi::HELPER_NAMES`]).
+    pub fn name(&self) -> &'static str {
+        hwxdp_ebpf::helper_name(self.id).unwrap_or("unknown")
     }
 }
 
@@ -49,45 +53,69 @@ use MemArg::{MapKey, MapValue, Sized};
 
 /// Helpers XDP programs call, by id.
 pub const HELPERS: &[Helper] = &[
-    h(1, "bpf_map_lookup_elem", 2, &[MapKey(2)]),
-    h(2, "bpf_map_update_elem", 4, &[MapKey(2), MapValue(3)]),
-    h(3, "bpf_map_delete_elem", 2, &[MapKey(2)]),
-    h(5, "bpf_ktime_get_ns", 0, &[]),
-    h(6, "bpf_trace_printk", 5, &[Sized { ptr: 1, size: 2 }]),
-    h(7, "bpf_get_prandom_u32", 0, &[]),
-    h(8, "bpf_get_smp_processor_id", 0, &[]),
-    h(12, "bpf_tail_call", 3, &[]),
-    h(23, "bpf_redirect", 2, &[]),
-    h(25, "bpf_perf_event_output", 5, &[Sized { ptr: 4, size: 5 }]),
+    // bpf_map_lookup_elem
+    h(1, 2, &[MapKey(2)]),
+    // bpf_map_update_elem
+    h(2, 4, &[MapKey(2), MapValue(3)]),
+    // bpf_map_delete_elem
+    h(3, 2, &[MapKey(2)]),
+    // bpf_ktime_get_ns
+    h(5, 0, &[]),
+    // bpf_trace_printk
+    h(6, 5, &[Sized { ptr: 1, size: 2 }]),
+    // bpf_get_prandom_u32
+    h(7, 0, &[]),
+    // bpf_get_smp_processor_id
+    h(8, 0, &[]),
+    // bpf_tail_call
+    h(12, 3, &[]),
+    // bpf_redirect
+    h(23, 2, &[]),
+    // bpf_perf_event_output
+    h(25, 5, &[Sized { ptr: 4, size: 5 }]),
+    // bpf_csum_diff
     h(
         28,
-        "bpf_csum_diff",
         5,
         &[Sized { ptr: 1, size: 2 }, Sized { ptr: 3, size: 4 }],
     ),
-    h(44, "bpf_xdp_adjust_head", 2, &[]),
-    h(51, "bpf_redirect_map", 3, &[]),
-    h(54, "bpf_xdp_adjust_meta", 2, &[]),
-    h(65, "bpf_xdp_adjust_tail", 2, &[]),
+    // bpf_xdp_adjust_head
+    h(44, 2, &[]),
+    // bpf_redirect_map
+    h(51, 3, &[]),
+    // bpf_xdp_adjust_meta
+    h(54, 2, &[]),
+    // bpf_xdp_adjust_tail
+    h(65, 2, &[]),
+    // bpf_fib_lookup
     writing(
-        h(69, "bpf_fib_lookup", 4, &[Sized { ptr: 2, size: 3 }]),
+        h(69, 4, &[Sized { ptr: 2, size: 3 }]),
         &[Sized { ptr: 2, size: 3 }],
     ),
-    h(87, "bpf_map_push_elem", 3, &[MapValue(2)]),
-    writing(h(88, "bpf_map_pop_elem", 2, &[]), &[MapValue(2)]),
-    writing(h(89, "bpf_map_peek_elem", 2, &[]), &[MapValue(2)]),
-    h(93, "bpf_spin_lock", 1, &[]),
-    h(94, "bpf_spin_unlock", 1, &[]),
-    h(130, "bpf_ringbuf_output", 4, &[Sized { ptr: 2, size: 3 }]),
-    h(131, "bpf_ringbuf_reserve", 3, &[]),
-    h(132, "bpf_ringbuf_submit", 2, &[]),
-    h(133, "bpf_ringbuf_discard", 2, &[]),
-    h(188, "bpf_xdp_get_buff_len", 1, &[]),
-    writing(
-        h(189, "bpf_xdp_load_bytes", 4, &[]),
-        &[Sized { ptr: 3, size: 4 }],
-    ),
-    h(190, "bpf_xdp_store_bytes", 4, &[Sized { ptr: 3, size: 4 }]),
+    // bpf_map_push_elem
+    h(87, 3, &[MapValue(2)]),
+    // bpf_map_pop_elem
+    writing(h(88, 2, &[]), &[MapValue(2)]),
+    // bpf_map_peek_elem
+    writing(h(89, 2, &[]), &[MapValue(2)]),
+    // bpf_spin_lock
+    h(93, 1, &[]),
+    // bpf_spin_unlock
+    h(94, 1, &[]),
+    // bpf_ringbuf_output
+    h(130, 4, &[Sized { ptr: 2, size: 3 }]),
+    // bpf_ringbuf_reserve
+    h(131, 3, &[]),
+    // bpf_ringbuf_submit
+    h(132, 2, &[]),
+    // bpf_ringbuf_discard
+    h(133, 2, &[]),
+    // bpf_xdp_get_buff_len
+    h(188, 1, &[]),
+    // bpf_xdp_load_bytes
+    writing(h(189, 4, &[]), &[Sized { ptr: 3, size: 4 }]),
+    // bpf_xdp_store_bytes
+    h(190, 4, &[Sized { ptr: 3, size: 4 }]),
 ];
 
 /// The `bpf_map_lookup_elem` id, whose result the region analysis types.

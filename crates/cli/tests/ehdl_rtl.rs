@@ -231,7 +231,7 @@ fn a_program_the_generator_refuses_is_refused_on_the_command_line() {
     let r = hwxdp(&args);
     assert!(!r.ok, "run --backend ehdl-rtl succeeded:\n{}", r.all);
     let want = format!(
-        "hwxdp: {obj}: --backend ehdl-rtl: program coin: instruction 0 (call 7): helper bpf_get_prandom_u32 (call 7) \
+        "hwxdp: {obj}: --backend ehdl-rtl: program coin: instruction 0 (call 7): helper bpf_get_prandom_u32 (7) \
          is not supported by the eHDL Verilog generator yet"
     );
     assert_eq!(r.stderr.trim_end(), want, "{}", r.all);

@@ -4,6 +4,7 @@
 //! Jump and call offsets stay in 8-byte *slots*, as in the encoding, so that indices printed by `llvm-objdump` and by the
 //! kernel's verifier are the indices used everywhere in hwxdp.
 
+pub mod abi;
 pub mod asm;
 pub mod disasm;
 pub mod kind;
@@ -11,6 +12,7 @@ pub mod opcode;
 pub mod operand;
 pub mod valid;
 
+pub use abi::{helper_id, helper_label, helper_name, map_type_label, map_type_name};
 pub use asm::{assemble, AsmError};
 pub use disasm::{format_insn, listing};
 pub use kind::{AluOp, AtomicOp, ByteOrder, CallKind, InsnKind, JmpCond, Source, Width};

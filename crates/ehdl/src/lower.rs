@@ -247,7 +247,8 @@ pub fn lower(flat: &Flat, maps: &[MapSpec], frame_bytes: u32) -> Result<Lowered,
                 } else if let Value::MapHandle(m) = reg(2) {
                     label = Label::Map { map: m };
                 }
-                let name = helper(imm).map_or_else(|| format!("helper_{imm}"), |h| h.name.into());
+                let name = hwxdp_ebpf::helper_name(imm)
+                    .map_or_else(|| format!("helper_{imm}"), str::to_string);
                 if !consts.is_empty() {
                     let shown: Vec<String> =
                         consts.iter().map(|(r, c)| format!("r{r}={c}")).collect();

@@ -109,7 +109,7 @@ fn a_helper_call_is_refused_with_its_name_and_instruction() {
     let err = generate(&p, &[], "ehdl_t").expect_err("bpf_get_prandom_u32 has no block");
     assert_eq!(
         err.to_string(),
-        "program test: instruction 1 (call 7): helper bpf_get_prandom_u32 (call 7) is not supported by the eHDL \
+        "program test: instruction 1 (call 7): helper bpf_get_prandom_u32 (7) is not supported by the eHDL \
          Verilog generator yet"
     );
 }
@@ -129,8 +129,8 @@ fn a_tail_call_is_refused_saying_why() {
     assert!(
         msg.starts_with("program tail_dispatch: instruction ")
             && msg.contains(
-                "(call 12 [r1=ctx r2=map0]): bpf_tail_call not inlined (compile the program with \
-                 hwxdp_ehdl::compile_object)"
+                "(call 12 [r1=ctx r2=map0]): helper bpf_tail_call (12) not inlined (compile the program \
+                 with hwxdp_ehdl::compile_object)"
             ),
         "{msg}"
     );

@@ -559,7 +559,11 @@ pub fn listing(image: &Image, program_names: &[String]) -> String {
     for (i, m) in image.maps.iter().enumerate() {
         out.push_str(&format!(
             "; map {i}: type {} key {} value {} max_entries {} flags {:#x}\n",
-            m.map_type, m.key_size, m.value_size, m.max_entries, m.flags
+            hwxdp_ebpf::map_type_label(m.map_type),
+            m.key_size,
+            m.value_size,
+            m.max_entries,
+            m.flags
         ));
     }
     for (b, bundle) in image.bundles.iter().enumerate() {

@@ -123,7 +123,8 @@ fn images_round_trip() {
     assert!(
         text.contains("exit 3")
             && text.contains("r2 = r7 + r4")
-            && text.contains("out of packet: exit 1"),
+            && text.contains("out of packet: exit 1")
+            && text.contains("; map 0: type BPF_MAP_TYPE_HASH key 4 value 8 max_entries 16"),
         "{text}"
     );
 }

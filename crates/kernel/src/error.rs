@@ -56,6 +56,15 @@ pub enum KernelError {
         /// The positive errno.
         errno: i32,
     },
+    /// Something went wrong around a system call without the call failing: a request too large to make, or an
+    /// answer that does not add up.
+    #[error("{op}: {reason}")]
+    Invalid {
+        /// The operation, with what it was applied to.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The netns sandbox could not be set up.
     #[error("sandbox: {step}: {message}")]
     Sandbox {

@@ -278,7 +278,12 @@ fn find_map(object: &Object, map_spec: &MapSpec) -> Result<OwnedFd, KernelError>
             map: map_spec.name.clone(),
             reason: format!(
                 "libbpf has type {} key {} value {}, the spec type {} key {} value {}",
-                found.0, found.1, found.2, expected.0, expected.1, expected.2
+                hwxdp_ebpf::map_type_label(found.0),
+                found.1,
+                found.2,
+                hwxdp_ebpf::map_type_label(expected.0),
+                expected.1,
+                expected.2
             ),
         });
     }

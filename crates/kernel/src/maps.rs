@@ -1,5 +1,6 @@
 //! The userspace view of the loaded maps, through the `bpf()` syscall.
 
+use crate::error::errno_text;
 use crate::KernelProgram;
 use hwxdp_maps::{MapError, MapStore};
 use hwxdp_object::MapSpec;
@@ -36,6 +37,16 @@ fn map_error(spec: &MapSpec, errno: i32, message: impl Into<String>) -> MapError
         errno,
         message: message.into(),
     }
+}
+
+/// A map system call `command` (`BPF_MAP_LOOKUP_ELEM`, ...) that failed with `errno`: the only map errors whose
+/// message carries the errno.
+fn syscall_error(spec: &MapSpec, errno: i32, command: &str) -> MapError {
+    map_error(
+        spec,
+        errno,
+        format!("{command} failed: {} (errno {errno})", errno_text(errno)),
+    )
 }
 
 impl KernelProgram {
@@ -128,7 +139,7 @@ impl KernelProgram {
         match rc {
             0 => Ok(Some(next)),
             rc if -rc == libc::ENOENT => Ok(None),
-            rc => Err(map_error(spec, -rc, "get next key failed")),
+            rc => Err(syscall_error(spec, -rc, "BPF_MAP_GET_NEXT_KEY")),
         }
     }
 }
@@ -166,7 +177,7 @@ impl MapStore for KernelProgram {
             0 if spec.map_type == PROG_ARRAY => self.program_index_value(spec, &value).map(Some),
             0 => Ok(Some(value)),
             rc if -rc == libc::ENOENT => Ok(None),
-            rc => Err(map_error(spec, -rc, "lookup failed")),
+            rc => Err(syscall_error(spec, -rc, "BPF_MAP_LOOKUP_ELEM")),
         }
     }
 
@@ -195,7 +206,7 @@ impl MapStore for KernelProgram {
             libbpf_sys::bpf_map_update_elem(fd, key.as_ptr().cast(), value.as_ptr().cast(), flags)
         };
         if rc < 0 {
-            return Err(map_error(spec, -rc, "update failed"));
+            return Err(syscall_error(spec, -rc, "BPF_MAP_UPDATE_ELEM"));
         }
         Ok(())
     }
@@ -207,7 +218,7 @@ impl MapStore for KernelProgram {
         // SAFETY: `key` has the map's key size.
         let rc = unsafe { libbpf_sys::bpf_map_delete_elem(fd, key.as_ptr().cast()) };
         if rc < 0 {
-            return Err(map_error(spec, -rc, "delete failed"));
+            return Err(syscall_error(spec, -rc, "BPF_MAP_DELETE_ELEM"));
         }
         Ok(())
     }

@@ -31,8 +31,9 @@ impl KernelProgram {
             return Err(KernelError::BadMap {
                 index: map,
                 reason: format!(
-                    "{} is not a ring buffer (type {})",
-                    spec.name, spec.map_type
+                    "{} is a {}, not a ring buffer",
+                    spec.name,
+                    hwxdp_ebpf::map_type_label(spec.map_type)
                 ),
             });
         }

@@ -95,9 +95,9 @@ impl KernelProgram {
         let mut input = Vec::with_capacity(meta.len() + packet.len());
         input.extend_from_slice(meta);
         input.extend_from_slice(packet);
-        let input_len = u32::try_from(input.len()).map_err(|_| KernelError::Syscall {
+        let input_len = u32::try_from(input.len()).map_err(|_| KernelError::Invalid {
             op: describe(),
-            errno: libc::E2BIG,
+            reason: format!("{} bytes of input do not fit the call", input.len()),
         })?;
         let mut output = vec![0u8; input.len() + OUTPUT_SLACK];
         // The kernel wants data_meta at 0 and data_end at the input length; `data` is where the packet starts.
@@ -133,13 +133,12 @@ impl KernelProgram {
         output.truncate(opts.data_size_out as usize);
         let meta_len = ctx_out.data.saturating_sub(ctx_out.data_meta) as usize;
         if meta_len > output.len() {
-            return Err(KernelError::Syscall {
-                op: format!(
-                    "{}: metadata of {meta_len} bytes in {} bytes of output",
-                    describe(),
+            return Err(KernelError::Invalid {
+                op: describe(),
+                reason: format!(
+                    "the kernel answered metadata of {meta_len} bytes in {} bytes of output",
                     output.len()
                 ),
-                errno: libc::EINVAL,
             });
         }
         Ok(RawRun {

@@ -234,7 +234,11 @@ fn a_spec_that_disagrees_with_the_object_is_a_map_mismatch() {
     match KernelProgram::load(&elf, &spec, "xdp_swap") {
         Err(KernelError::MapMismatch { map, reason }) => {
             assert_eq!(map, "md_seen");
-            assert!(reason.contains("value 4"), "{reason}");
+            assert_eq!(
+                reason,
+                "libbpf has type BPF_MAP_TYPE_ARRAY key 4 value 4, the spec type BPF_MAP_TYPE_ARRAY key 4 \
+                 value 8"
+            );
         }
         other => panic!("expected MapMismatch, got {other:?}"),
     }

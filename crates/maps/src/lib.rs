@@ -87,7 +87,10 @@ impl Maps {
                 map: s.name.clone(),
                 errno: f.errno,
                 message: if f.why == "map type not supported by hwxdp" {
-                    format!("map type {} is not supported by hwxdp", s.map_type)
+                    format!(
+                        "map type {} is not supported by hwxdp",
+                        hwxdp_ebpf::map_type_label(s.map_type)
+                    )
                 } else {
                     f.why.to_string()
                 },

@@ -3,9 +3,11 @@
 use hwxdp_object::MapSpec;
 use thiserror::Error;
 
-/// A map operation failed; `errno` is what the kernel's `bpf()` syscall or helper would return (positive).
+/// A map operation failed; `errno` is what the kernel's `bpf()` syscall or helper would return (positive). The
+/// message says what went wrong in words; only a system call that really failed (the kernel backend's) adds its
+/// errno to the message.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
-#[error("map {map}: {message} (errno {errno})")]
+#[error("map {map}: {message}")]
 pub struct MapError {
     /// Name of the map.
     pub map: String,

@@ -185,6 +185,6 @@ fn preload_errors_name_the_map_entry_and_problem() {
     }
     assert_eq!(
         err.to_string(),
-        "map pcpu, entry 0: update failed: map pcpu: index beyond max_entries (errno 7)"
+        "map pcpu, entry 0: update failed: map pcpu: index beyond max_entries"
     );
 }

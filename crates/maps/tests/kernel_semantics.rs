@@ -75,7 +75,14 @@ fn unsupported_map_types_are_refused_by_name() {
     let err = Maps::new(&[spec("events", 4, 4, 4, 2, 0)], 2).expect_err("perf event array");
     assert_eq!(err.map, "events");
     assert_eq!(err.errno, EINVAL);
-    assert_eq!(err.message, "map type 4 is not supported by hwxdp");
+    assert_eq!(
+        err.message,
+        "map type BPF_MAP_TYPE_PERF_EVENT_ARRAY is not supported by hwxdp"
+    );
+    assert_eq!(
+        err.to_string(),
+        "map events: map type BPF_MAP_TYPE_PERF_EVENT_ARRAY is not supported by hwxdp"
+    );
 }
 
 /// One syscall and its expected result: Ok(value read back for lookups) or the errno.

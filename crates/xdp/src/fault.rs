@@ -41,9 +41,9 @@ pub enum FaultKind {
         addr: String,
     },
     /// A helper was given an argument it cannot use.
-    #[error("helper {helper}: {message}")]
+    #[error("helper {}: {message}", helper_label(helper))]
     Helper {
-        /// Helper name.
+        /// Helper name (a kernel helper's is shown with its id: `bpf_map_lookup_elem (1)`).
         helper: &'static str,
         /// What was wrong.
         message: String,
@@ -63,6 +63,14 @@ pub enum FaultKind {
     /// The jump or fall-through left the program.
     #[error("execution left the program")]
     FellOff,
+}
+
+/// `name (id)` for a kernel helper's name, the name alone for anything else (`decode`, the conformance suite's).
+fn helper_label(name: &str) -> String {
+    match hwxdp_ebpf::abi::helper_id(name) {
+        Some(id) => format!("{name} ({id})"),
+        None => name.to_string(),
+    }
 }
 
 /// A program the reference machine cannot run, found before any packet.

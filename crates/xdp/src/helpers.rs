@@ -7,32 +7,9 @@ use crate::region::{self, Region};
 use crate::{fib, printk, Verdict};
 use hwxdp_maps::MapStore;
 
-/// The helpers the reference machine implements: (kernel id, name).
-pub const HELPERS: &[(i32, &str)] = &[
-    (1, "bpf_map_lookup_elem"),
-    (2, "bpf_map_update_elem"),
-    (3, "bpf_map_delete_elem"),
-    (5, "bpf_ktime_get_ns"),
-    (6, "bpf_trace_printk"),
-    (7, "bpf_get_prandom_u32"),
-    (8, "bpf_get_smp_processor_id"),
-    (12, "bpf_tail_call"),
-    (23, "bpf_redirect"),
-    (28, "bpf_csum_diff"),
-    (44, "bpf_xdp_adjust_head"),
-    (51, "bpf_redirect_map"),
-    (54, "bpf_xdp_adjust_meta"),
-    (65, "bpf_xdp_adjust_tail"),
-    (69, "bpf_fib_lookup"),
-    (93, "bpf_spin_lock"),
-    (94, "bpf_spin_unlock"),
-    (130, "bpf_ringbuf_output"),
-    (131, "bpf_ringbuf_reserve"),
-    (132, "bpf_ringbuf_submit"),
-    (133, "bpf_ringbuf_discard"),
-    (188, "bpf_xdp_get_buff_len"),
-    (189, "bpf_xdp_load_bytes"),
-    (190, "bpf_xdp_store_bytes"),
+/// The helpers the reference machine implements, by kernel id ([`hwxdp_ebpf::abi::HELPER_NAMES`] names them).
+pub const HELPERS: &[i32] = &[
+    1, 2, 3, 5, 6, 7, 8, 12, 23, 28, 44, 51, 54, 65, 69, 93, 94, 130, 131, 132, 133, 188, 189, 190,
 ];
 
 /// The conformance suite's "unwind" helper.
@@ -51,35 +28,12 @@ pub fn helper_in(environment: Environment, id: i32) -> Option<&'static str> {
     }
 }
 
-/// The name of a supported XDP helper (a `match`, since it is asked on every call).
+/// The kernel's name of an XDP helper the machine implements (`None` for any other id).
 pub fn helper_name(id: i32) -> Option<&'static str> {
-    Some(match id {
-        1 => "bpf_map_lookup_elem",
-        2 => "bpf_map_update_elem",
-        3 => "bpf_map_delete_elem",
-        5 => "bpf_ktime_get_ns",
-        6 => "bpf_trace_printk",
-        7 => "bpf_get_prandom_u32",
-        8 => "bpf_get_smp_processor_id",
-        12 => "bpf_tail_call",
-        23 => "bpf_redirect",
-        28 => "bpf_csum_diff",
-        44 => "bpf_xdp_adjust_head",
-        51 => "bpf_redirect_map",
-        54 => "bpf_xdp_adjust_meta",
-        65 => "bpf_xdp_adjust_tail",
-        69 => "bpf_fib_lookup",
-        93 => "bpf_spin_lock",
-        94 => "bpf_spin_unlock",
-        130 => "bpf_ringbuf_output",
-        131 => "bpf_ringbuf_reserve",
-        132 => "bpf_ringbuf_submit",
-        133 => "bpf_ringbuf_discard",
-        188 => "bpf_xdp_get_buff_len",
-        189 => "bpf_xdp_load_bytes",
-        190 => "bpf_xdp_store_bytes",
-        _ => return None,
-    })
+    HELPERS
+        .contains(&id)
+        .then(|| hwxdp_ebpf::helper_name(id))
+        .flatten()
 }
 
 const EINVAL: u64 = (-22i64) as u64;
@@ -118,7 +72,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         return Ok(a1);
     }
     // Only diagnostics need the name: look it up when one is made, not on every call.
-    let name = || helper_name(id).unwrap_or("unknown");
+    let name = || hwxdp_ebpf::helper_name(id).unwrap_or("unknown");
     match id {
         1 => {
             let map = map_arg(vm, id, a1, None)?;
@@ -302,13 +256,19 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
             }
             Ok(0)
         }
-        _ => Err(fault(name(), format!("helper {id} is not supported"))),
+        _ => Err(fault(
+            name(),
+            match hwxdp_ebpf::helper_name(id) {
+                Some(_) => "not supported by the reference machine".to_string(),
+                None => format!("the kernel has no helper {id}"),
+            },
+        )),
     }
 }
 
 /// The map index in a map-handle argument, checked against the map types the helper accepts.
 fn map_arg(vm: &Vm, id: i32, arg: u64, types: Option<&[u32]>) -> Result<usize, FaultKind> {
-    let helper = || helper_name(id).unwrap_or("unknown");
+    let helper = || hwxdp_ebpf::helper_name(id).unwrap_or("unknown");
     if region::region(arg) != Region::MapHandle {
         return Err(fault(
             helper(),
@@ -325,7 +285,11 @@ fn map_arg(vm: &Vm, id: i32, arg: u64, types: Option<&[u32]>) -> Result<usize, F
         if !types.contains(&spec.map_type) {
             return Err(fault(
                 helper(),
-                format!("map {} has type {}", spec.name, spec.map_type),
+                format!(
+                    "map {} has type {}",
+                    spec.name,
+                    hwxdp_ebpf::map_type_label(spec.map_type)
+                ),
             ));
         }
     }

@@ -106,11 +106,15 @@ pub fn prepare(
                         }
                         0 => {
                             if helper_in(environment, insn.imm32()).is_none() {
+                                let helper = match environment {
+                                    Environment::Xdp => hwxdp_ebpf::helper_label(insn.imm32()),
+                                    // The conformance suite numbers its own helpers.
+                                    Environment::Conformance => insn.imm32().to_string(),
+                                };
                                 return Err(unsupported(
                                     slot,
                                     format!(
-                                        "helper {} is not supported by the reference machine",
-                                        insn.imm32()
+                                        "helper {helper} is not supported by the reference machine"
                                     ),
                                 ));
                             }

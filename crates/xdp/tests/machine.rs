@@ -342,3 +342,29 @@ fn helper_sizes_are_checked_against_the_region_before_anything_is_copied() {
         (-22i32) as u32
     );
 }
+
+#[test]
+fn messages_name_helpers_with_their_id_and_map_types_by_name() {
+    let obj = object(vec![program("p", "call 14\nexit")], vec![]);
+    let err = Machine::new(&obj, None, &Config::default())
+        .err()
+        .expect("refused");
+    assert_eq!(
+        err.to_string(),
+        "p: instruction 0: helper bpf_get_current_pid_tgid (14) is not supported by the reference machine"
+    );
+    // bpf_redirect_map on a hash map; the lddw before the call takes two slots.
+    let obj = object(
+        vec![program(
+            "p",
+            "ld_pseudo r1, 1, 0\nr2 = 0\nr3 = 0\ncall 51\nexit",
+        )],
+        vec![MapSpec::new("m", 1, 4, 4, 4)],
+    );
+    let out = run_on(&obj, "p", &frame(64)).0;
+    let fault = out.fault.expect("a fault");
+    assert_eq!(
+        fault.to_string(),
+        "p: instruction 4: helper bpf_redirect_map (51): map m has type BPF_MAP_TYPE_HASH"
+    );
+}

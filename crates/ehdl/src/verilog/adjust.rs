@@ -60,7 +60,10 @@ impl Gen<'_> {
         }) {
             return Err(self.unsupported(
                 op,
-                "bpf_xdp_adjust_tail in a program that also moves its head",
+                format!(
+                    "helper {} in a program that also moves its head",
+                    hwxdp_ebpf::helper_label(XDP_ADJUST_TAIL)
+                ),
             ));
         }
         let delta = self.int_arg(cx, 2)?;

@@ -18,7 +18,7 @@ impl Gen<'_> {
     /// not a multiple of 4 or they add up to more than 512, else the folded difference of `to` and `from`.
     pub(super) fn csum_diff(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
-        let h = cx.helper_name().to_string();
+        let h = cx.helper_label();
         let size = |r: u8| match cx.arg_const(r) {
             Some(ArgConst::Scalar(v)) => Some(v as u32 as usize),
             _ => None,

@@ -32,7 +32,7 @@ impl Gen<'_> {
     /// A run-time `flags` with SRC, TBID or MARK aborts the packet (the reference machine stops there too).
     pub(super) fn fib_lookup(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
-        let h = cx.helper_name().to_string();
+        let h = cx.helper_label();
         let Some(ArgConst::Stack(at)) = cx.arg_const(2) else {
             return Err(self.unsupported(
                 op,

@@ -132,7 +132,10 @@ pub(super) fn plan(
         let op = &p.ops[checks[0].early as usize];
         return Err(refuse(
             op,
-            "in a program that calls bpf_xdp_adjust_head".into(),
+            format!(
+                "in a program that calls {}",
+                hwxdp_ebpf::helper_label(super::head::XDP_ADJUST_HEAD)
+            ),
         ));
     }
     // The elastic buffer goes right after the last effect a replay must not repeat.

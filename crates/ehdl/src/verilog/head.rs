@@ -123,7 +123,10 @@ impl Gen<'_> {
             if s != 0 {
                 return Err(self.internal(
                     Some(op),
-                    format!("shift {s} before any bpf_xdp_adjust_head"),
+                    format!(
+                        "shift {s} before any {}",
+                        hwxdp_ebpf::helper_label(XDP_ADJUST_HEAD)
+                    ),
                 ));
             }
             return Ok((o, None));

@@ -58,11 +58,11 @@ impl<'c, 's> Call<'c, 's> {
         [1, 2, 3, 4].map(|r| self.arg_const(r))
     }
 
-    /// The helper's name.
-    pub(super) fn helper_name(&self) -> &str {
+    /// The helper as messages name it, with its id: `bpf_map_lookup_elem (1)`.
+    pub(super) fn helper_label(&self) -> String {
         match &self.op.kind {
-            OpKind::Helper { name, .. } => name,
-            _ => "",
+            OpKind::Helper { id, .. } => hwxdp_ebpf::helper_label(*id),
+            _ => String::new(),
         }
     }
 }
@@ -95,7 +95,7 @@ pub(super) fn sideband_reads(op: &Op) -> Vec<i64> {
 impl Gen<'_> {
     /// Emits the block of helper op `cx.op`, or says which helper has none.
     pub(super) fn helper(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
-        let OpKind::Helper { id, name: h, .. } = &cx.op.kind else {
+        let OpKind::Helper { id, .. } = &cx.op.kind else {
             return Err(self.internal(Some(cx.op), "a helper block for a non-helper op".into()));
         };
         match *id {
@@ -110,14 +110,17 @@ impl Gen<'_> {
             // The front end inlines tail calls (crate::tailcall); one left here had no object to take callees from.
             TAIL_CALL => Err(self.unsupported(
                 cx.op,
-                "bpf_tail_call not inlined (compile the program with hwxdp_ehdl::compile_object)",
+                format!(
+                    "helper {} not inlined (compile the program with hwxdp_ehdl::compile_object)",
+                    hwxdp_ebpf::helper_label(TAIL_CALL)
+                ),
             )),
             TAIL_SLOT => self.tail_slot(cx),
             2 => self.map_update_call(cx),
             23 | 51 => self.redirect(cx),
             FIB_LOOKUP => self.fib_lookup(cx),
             SPIN_LOCK | SPIN_UNLOCK => self.spin_lock(cx),
-            id => Err(self.unsupported(cx.op, format!("helper {h} (call {id})"))),
+            id => Err(self.unsupported(cx.op, format!("helper {}", hwxdp_ebpf::helper_label(id)))),
         }
     }
 
@@ -135,7 +138,7 @@ impl Gen<'_> {
                 cx.op,
                 format!(
                     "{} with a pointer as its int argument r{r}",
-                    cx.helper_name()
+                    cx.helper_label()
                 ),
             )),
         }
@@ -284,9 +287,10 @@ impl Gen<'_> {
     /// `bpf_redirect` (23) and `bpf_redirect_map` (51) on a DEVMAP: the packet's target and R0's action.
     fn redirect(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
-        let OpKind::Helper { id, name: h, .. } = &op.kind else {
+        let OpKind::Helper { id, .. } = &op.kind else {
             return Err(self.internal(Some(op), "a redirect block for a non-helper op".into()));
         };
+        let h = cx.helper_label();
         let arg = |g: &mut Self, cx: &Call, r: u8| match cx.arg_const(r) {
             Some(ArgConst::Scalar(v)) => Some(hex64(v as u64)),
             Some(_) => None,
@@ -324,7 +328,7 @@ impl Gen<'_> {
                 ));
             };
             if !self.arrays.contains(&m) {
-                return Err(self.unsupported_map(op, h, m, "only DEVMAP has a block"));
+                return Err(self.unsupported_map(op, &h, m, "only DEVMAP has a block"));
             }
             let spec = self.maps.get(m as usize);
             let (entries, vsize) = spec.map_or((0, 4), |s| (s.max_entries, s.value_size));

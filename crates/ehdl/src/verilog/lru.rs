@@ -124,7 +124,10 @@ impl Gen<'_> {
         let [Some(ArgConst::Map(m)), Some(ArgConst::Stack(ko)), ..] = cx.args() else {
             return Err(self.unsupported(
                 op,
-                "bpf_map_delete_elem with a map or key pointer known only at run time",
+                format!(
+                    "helper {} with a map or key pointer known only at run time",
+                    cx.helper_label()
+                ),
             ));
         };
         let spec = self.maps.get(m as usize);
@@ -133,7 +136,8 @@ impl Gen<'_> {
             return Err(self.unsupported(
                 op,
                 format!(
-                    "bpf_map_delete_elem on map {} (only HASH and LRU_HASH maps take deletes)",
+                    "helper {} on map {} (only HASH and LRU_HASH maps take deletes)",
+                    cx.helper_label(),
                     spec.map_or("?", |s| s.name.as_str())
                 ),
             ));

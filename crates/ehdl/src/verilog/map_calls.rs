@@ -69,7 +69,7 @@ impl Gen<'_> {
     /// `bpf_map_lookup_elem` (1): an `ehdl_array_lookup` block, fed by the map's CAM for HASH and LPM_TRIE maps.
     pub(super) fn map_lookup(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
-        let h = cx.helper_name().to_string();
+        let h = cx.helper_label();
         let [Some(ArgConst::Map(m)), Some(ArgConst::Stack(ko)), ..] = cx.args() else {
             return Err(self.unsupported(
                 op,
@@ -146,7 +146,7 @@ impl Gen<'_> {
     /// `bpf_map_update_elem` (2) with constant map, key and value pointers and flags, on a HASH map.
     pub(super) fn map_update_call(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let op = cx.op;
-        let h = cx.helper_name().to_string();
+        let h = cx.helper_label();
         use ArgConst::{Map, Scalar, Stack};
         let [Some(Map(m)), Some(Stack(ko)), Some(Stack(vo)), Some(Scalar(flags @ 0..=2))] =
             cx.args()

@@ -292,7 +292,10 @@ impl<'a> Gen<'a> {
             format!(
                 "helper {helper} on map {} of type {} ({blocks})",
                 spec.map_or("?", |s| s.name.as_str()),
-                spec.map_or(0, |s| s.map_type)
+                spec.map_or_else(
+                    || "?".to_string(),
+                    |s| hwxdp_ebpf::map_type_label(s.map_type)
+                )
             ),
         )
     }

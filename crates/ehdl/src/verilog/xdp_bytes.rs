@@ -24,7 +24,7 @@ impl Gen<'_> {
     /// run-time packet access does.
     pub(super) fn xdp_bytes(&mut self, cx: &mut Call) -> Result<(), VerilogError> {
         let (op, name) = (cx.op, cx.name);
-        let h = cx.helper_name().to_string();
+        let h = cx.helper_label();
         let load = matches!(
             op.kind,
             OpKind::Helper {
@@ -35,7 +35,10 @@ impl Gen<'_> {
         if super::head::moves_head(self.p) {
             return Err(self.unsupported(
                 op,
-                format!("helper {h} in a program that calls bpf_xdp_adjust_head"),
+                format!(
+                    "helper {h} in a program that calls {}",
+                    hwxdp_ebpf::helper_label(super::head::XDP_ADJUST_HEAD)
+                ),
             ));
         }
         let (Some(ArgConst::Stack(buf)), Some(ArgConst::Scalar(len))) =

@@ -159,6 +159,8 @@ impl ProgramCfg {
         if spec.insns.is_empty() {
             return Err(AnalysisError::Empty { program });
         }
+        // Messages name instructions by slot, as llvm-objdump and the verifier do (a `lddw` takes two).
+        let slots = slot_offsets(&spec.insns);
         let kinds = spec
             .insns
             .iter()
@@ -166,12 +168,11 @@ impl ProgramCfg {
             .map(|(insn, i)| {
                 kind(i).map_err(|source| AnalysisError::Invalid {
                     program: program.clone(),
-                    insn,
+                    insn: slots[insn],
                     source,
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let slots = slot_offsets(&spec.insns);
         let insn_at_slot = |slot: i64| -> Option<usize> {
             let slot = usize::try_from(slot).ok()?;
             slots[..kinds.len()].binary_search(&slot).ok()
@@ -194,7 +195,7 @@ impl ProgramCfg {
                 let slot = slots[i + 1] as i64 + imm as i64;
                 let target = insn_at_slot(slot).ok_or(AnalysisError::CallTarget {
                     program: program.clone(),
-                    insn: i,
+                    insn: slots[i],
                     slot,
                 })?;
                 starts.insert(target);
@@ -338,7 +339,7 @@ impl FuncRange<'_> {
                     .filter(|t| (self.start..self.end).contains(t))
                     .ok_or_else(|| AnalysisError::JumpTarget {
                         program: self.program.to_string(),
-                        insn: i,
+                        insn: slots[i],
                         slot,
                         function: self.name.to_string(),
                     })?;
@@ -374,7 +375,7 @@ impl FuncRange<'_> {
                     return Err(AnalysisError::FallsOff {
                         program: self.program.to_string(),
                         function: self.name.to_string(),
-                        insn: last,
+                        insn: slots[last],
                     });
                 }
                 succs.push((block_at(last + 1), EdgeKind::Fallthrough));

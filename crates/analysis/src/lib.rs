@@ -91,7 +91,7 @@ pub enum AnalysisError {
     Invalid {
         /// The program's name.
         program: String,
-        /// The instruction index.
+        /// The instruction's slot index (as llvm-objdump and the verifier number it).
         insn: usize,
         /// What is wrong with it.
         source: InvalidInsn,
@@ -101,7 +101,7 @@ pub enum AnalysisError {
     JumpTarget {
         /// The program's name.
         program: String,
-        /// The jump's index.
+        /// The jump's slot index.
         insn: usize,
         /// The target slot.
         slot: i64,
@@ -115,7 +115,7 @@ pub enum AnalysisError {
     CallTarget {
         /// The program's name.
         program: String,
-        /// The call's index.
+        /// The call's slot index.
         insn: usize,
         /// The target slot.
         slot: i64,
@@ -127,7 +127,7 @@ pub enum AnalysisError {
         program: String,
         /// The function's name.
         function: String,
-        /// The function's last instruction.
+        /// The slot index of the function's last instruction.
         insn: usize,
     },
 }

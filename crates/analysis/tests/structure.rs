@@ -218,3 +218,33 @@ fn loops_report_back_edges_and_end_paths_there() {
     assert!(ends.contains(&PathEnd::Exit));
     assert!(ends.contains(&PathEnd::BackEdge(BlockId(1))));
 }
+
+#[test]
+fn errors_name_instructions_by_slot() {
+    // The lddw takes slots 0 and 1, so the jump is instruction 2, as llvm-objdump and the verifier number it.
+    let s = spec("r1 = 5 ll\nif r1 > 2 goto +5\nexit");
+    let err = ProgramCfg::build(&s).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            AnalysisError::JumpTarget {
+                insn: 2,
+                slot: 8,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("instruction 2:"), "{err}");
+    let s = spec("r1 = 5 ll\nif r1 > 2 goto +1\nexit\nr0 = 1");
+    assert!(matches!(
+        ProgramCfg::build(&s),
+        Err(AnalysisError::FallsOff { insn: 4, .. })
+    ));
+    let mut s = spec("r1 = 5 ll\nr0 = 0\nexit");
+    s.insns[1].code = 0xff;
+    assert!(matches!(
+        ProgramCfg::build(&s),
+        Err(AnalysisError::Invalid { insn: 2, .. })
+    ));
+}

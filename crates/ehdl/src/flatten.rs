@@ -21,9 +21,9 @@ pub const MAX_TRIPS: u64 = 4096;
 /// A loop the flattening unrolled.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Unrolled {
-    /// The loop's first instruction, in the original program.
+    /// The loop's first instruction: its slot index in the original program.
     pub header: u32,
-    /// The jump back to it, in the original program.
+    /// The jump back to it: its slot index in the original program.
     pub latch: u32,
     /// The register whose value bounds the loop.
     pub induction: u8,
@@ -36,11 +36,12 @@ pub struct Unrolled {
 pub struct Flat {
     /// One function, every jump forward.
     pub spec: ProgramSpec,
-    /// For each instruction of `spec`, the instruction of the original program it comes from.
+    /// For each instruction of `spec`, the instruction of the original program it comes from, by slot index (as
+    /// `hwxdp disasm` and the kernel's verifier number it: a `lddw` takes two).
     pub origin: Vec<u32>,
     /// Loops unrolled, innermost first.
     pub loops: Vec<Unrolled>,
-    /// bpf-to-bpf calls inlined: the call's original index and the callee's name (tail calls too, once per call
+    /// bpf-to-bpf calls inlined: the call's original slot index and the callee's name (tail calls too, once per call
     /// site and candidate program, see [`crate::tailcall`]).
     pub inlined: Vec<(u32, String)>,
     /// The programs (indices in the object's program list) inlined as tail-call targets; a PROG_ARRAY slot may name
@@ -63,6 +64,7 @@ pub fn flatten(spec: &ProgramSpec, maps: &[MapSpec], max_insns: usize) -> Result
     let mut inlined = Vec::new();
     let items = Inliner {
         spec,
+        slots: hwxdp_ebpf::slot_offsets(&spec.insns),
         prog: &prog,
         live: &Liveness::compute(&prog),
         inlined: &mut inlined,
@@ -214,6 +216,8 @@ pub(crate) fn encode(
 /// Inlines every bpf-to-bpf call of the program into one instruction sequence.
 struct Inliner<'a> {
     spec: &'a ProgramSpec,
+    /// The slot index of each instruction of `spec`: what origins and messages name.
+    slots: Vec<usize>,
     prog: &'a ProgramCfg,
     live: &'a Liveness,
     inlined: &'a mut Vec<(u32, String)>,
@@ -243,7 +247,7 @@ impl Inliner<'_> {
         for i in start..cfg.end.index() {
             at[i - start] = items.len();
             let kind = self.prog.kinds[i];
-            let origin = i as u32;
+            let origin = self.slots[i] as u32;
             match kind {
                 InsnKind::Call {
                     kind: CallKind::Local,
@@ -253,7 +257,7 @@ impl Inliner<'_> {
                     let name = self.prog.func(callee).name.clone();
                     let refuse = |why: &str| EhdlError::Inline {
                         program: self.spec.name.clone(),
-                        insn: i,
+                        insn: origin as usize,
                         callee: name.clone(),
                         why: why.to_string(),
                     };

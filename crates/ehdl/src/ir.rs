@@ -173,7 +173,7 @@ pub struct Op {
     pub id: u32,
     /// The instruction of the flattened program (program order).
     pub insn: u32,
-    /// The instruction of the original program it comes from.
+    /// The instruction of the original program it comes from, by slot index (as `hwxdp disasm` numbers it).
     pub origin: u32,
     /// The flattened instructions fused into this op (besides `insn`).
     pub fused: Vec<u32>,

@@ -73,9 +73,9 @@ pub enum EhdlError {
     UnboundedLoop {
         /// The program's name.
         program: String,
-        /// The jump closing the loop (index in the original program).
+        /// The jump closing the loop (slot index in the original program).
         insn: usize,
-        /// The loop's first instruction (index in the original program).
+        /// The loop's first instruction (slot index in the original program).
         header: usize,
         /// What is missing.
         why: String,
@@ -85,7 +85,7 @@ pub enum EhdlError {
     Irreducible {
         /// The program's name.
         program: String,
-        /// The jump closing the loop (index in the original program).
+        /// The jump closing the loop (slot index in the original program).
         insn: usize,
     },
     /// A bpf-to-bpf call the inliner cannot handle.
@@ -93,7 +93,7 @@ pub enum EhdlError {
     Inline {
         /// The program's name.
         program: String,
-        /// The call (index in the original program).
+        /// The call (slot index in the original program).
         insn: usize,
         /// The callee's name.
         callee: String,
@@ -115,7 +115,7 @@ pub enum EhdlError {
     TailCall {
         /// The program's name.
         program: String,
-        /// The call (index in the original program).
+        /// The call (slot index in the original program).
         insn: usize,
         /// What prevents inlining.
         why: String,

@@ -536,12 +536,12 @@ fn tail_calls_that_cannot_be_inlined_are_refused_naming_the_call() {
     let err = tail_call_compile(2, "r0 = 2\nexit").expect_err("an ARRAY, not a PROG_ARRAY");
     assert_eq!(
         err.to_string(),
-        "program test: instruction 6: cannot inline the tail call: r2 is not a constant PROG_ARRAY"
+        "program test: instruction 7: cannot inline the tail call: r2 is not a constant PROG_ARRAY"
     );
     let err = tail_call_compile(3, "r0 = r6\nr0 += r7\nr0 += r8\nr0 += r9\nexit")
         .expect_err("r6-r9 all live");
     assert!(
-        matches!(&err, EhdlError::TailCall { insn: 6, why, .. } if why.contains("r6-r9 are all live")),
+        matches!(&err, EhdlError::TailCall { insn: 7, why, .. } if why.contains("r6-r9 are all live")),
         "{err}"
     );
 }

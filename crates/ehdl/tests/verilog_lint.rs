@@ -114,6 +114,18 @@ fn a_helper_call_is_refused_with_its_name_and_instruction() {
     );
 }
 
+/// Refusals number instructions by slot, as `hwxdp disasm` and the kernel do: the `lddw` before the call takes two.
+#[test]
+fn a_refusal_after_a_lddw_names_the_slot_index() {
+    let p = common::pipeline("r1 = 5 ll\nr0 = 0\ncall 7\nr0 &= 3\nexit");
+    let err = generate(&p, &[], "ehdl_t").expect_err("bpf_get_prandom_u32 has no block");
+    assert_eq!(
+        err.to_string(),
+        "program test: instruction 3 (call 7): helper bpf_get_prandom_u32 (7) is not supported by the eHDL \
+         Verilog generator yet"
+    );
+}
+
 /// Compiled without its object's programs, a tail call is not inlined, and the generator says how to get it inlined.
 #[test]
 fn a_tail_call_is_refused_saying_why() {

@@ -110,7 +110,7 @@ pub fn lower(
                 let mut op = Op::from_insn(insn);
                 let unsupported = |what: &str| CompileError::Unsupported {
                     program: spec.name.clone(),
-                    insn: i,
+                    insn: slots[i],
                     what: what.to_string(),
                 };
                 if insn.class() == CLASS_LD && !insn.is_lddw() {

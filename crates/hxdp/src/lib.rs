@@ -36,7 +36,7 @@ pub enum CompileError {
     Unsupported {
         /// The program.
         program: String,
-        /// The instruction index.
+        /// The instruction's slot index (as `hwxdp disasm` and the kernel number it: a `lddw` takes two).
         insn: usize,
         /// What it is.
         what: String,

@@ -509,3 +509,18 @@ fn parallel_branches_leave_a_check_of_a_value_the_bundle_writes() {
     assert!(lanes.iter().all(|l| l.len() < 2), "{lanes:?}");
     agrees_with_machine(&text, &[14, 15, 60]);
 }
+
+#[test]
+fn refusals_name_the_slot_index() {
+    // The lddw takes slots 0 and 1: the gotol is instruction 2, as `hwxdp disasm` and the kernel number it.
+    let err = compile_object(
+        &object("r1 = 5 ll\ngotol +0\nr0 = 2\nexit"),
+        0,
+        &Options::default(),
+    )
+    .expect_err("gotol is refused");
+    assert_eq!(
+        err.to_string(),
+        "program t: instruction 2: gotol not supported by hxdp"
+    );
+}

@@ -117,7 +117,7 @@ pub enum VerilogError {
     Unsupported {
         /// The program's name.
         program: String,
-        /// The instruction in the original program.
+        /// The instruction in the original program, by slot index (as `hwxdp disasm` numbers it).
         origin: u32,
         /// The op as the pipeline diagram prints it.
         text: String,

@@ -1,5 +1,6 @@
 //! Every kind of bad input a user can hand the command line ends in one line on standard error that names the problem,
-//! and a non-zero exit: never a panic, never a partial result presented as success.
+//! and a non-zero exit: never a panic, never a partial result presented as success. The one exception is a program the
+//! kernel's verifier refuses: the verifier's own lines follow, as it wrote them.
 
 mod support;
 
@@ -221,4 +222,67 @@ fn a_closed_output_pipe_ends_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{stderr}");
+}
+
+/// A program the kernel's verifier refuses is the one error that is more than one line: the verifier's last lines (the
+/// reason) follow the error with their newlines intact, then a line says where the whole verifier log was written.
+#[test]
+fn verifier_rejections_keep_the_verifiers_lines() {
+    require_kernel();
+    let dir = scratch_dir("err-verifier");
+    let (_, pcap) = fixture(&dir);
+    let obj = compile_c(
+        &dir,
+        "reject",
+        r#"#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+SEC("xdp")
+int xdp_reject(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+
+	return *(__u8 *)(data + 20);
+}
+char _license[] SEC("license") = "GPL";
+"#,
+    );
+    let out = hwxdp(&["verify", &obj, "--pcap", &pcap]);
+    assert_eq!(out.code, Some(2), "expected exit 2:\n{}", out.all);
+    assert!(!out.stderr.contains("panicked"), "{}", out.all);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(lines.len() >= 4, "{}", out.all);
+    let first = lines[0];
+    assert!(
+        first.starts_with("hwxdp: ")
+            && first.contains("reject.o")
+            && first.contains("cannot load program xdp_reject")
+            && !first.contains("invalid access to packet"),
+        "{}",
+        out.all
+    );
+    let reason = &lines[1..lines.len() - 1];
+    assert!(reason.iter().all(|l| l.starts_with("  ")), "{}", out.all);
+    for words in [
+        "invalid access to packet, off=20 size=1",
+        "R1 offset is outside of the packet",
+    ] {
+        assert!(
+            reason.iter().any(|l| l.trim().starts_with(words)),
+            "{words:?} is not a line of its own:\n{}",
+            out.all
+        );
+    }
+    let last = lines[lines.len() - 1];
+    let path = last
+        .strip_prefix("hwxdp: the whole verifier log (")
+        .and_then(|rest| rest.split_once(" lines) is in "))
+        .map(|(_, path)| path)
+        .unwrap_or_else(|| panic!("no line saying where the log is:\n{}", out.all));
+    let log = std::fs::read_to_string(path).expect("the verifier log file");
+    let _ = std::fs::remove_file(path);
+    assert!(
+        log.lines()
+            .any(|l| l == "R1 offset is outside of the packet"),
+        "{log}"
+    );
 }

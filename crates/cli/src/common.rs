@@ -128,16 +128,68 @@ pub fn metadata(args: &TraceArgs, frame: &[u8]) -> XdpMd {
     }
 }
 
-/// An error and its causes on one line.
+/// An error and its causes on one line. When the kernel's verifier refused a program, the verifier's last lines (the
+/// reason) follow that line with their newlines intact, one per line and indented, as the kernel wrote them.
 pub fn one_line(err: &anyhow::Error) -> String {
+    // The kernel error shows the verifier's lines after its first line; a wrapper that shows its source's text shows
+    // them too, so they are taken out of every cause and put once at the end.
+    let verifier_lines = err.chain().find_map(|cause| {
+        verifier_log(cause)?;
+        let text = cause.to_string();
+        text.split_once('\n').map(|(_, lines)| format!("\n{lines}"))
+    });
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
-        let text = cause.to_string();
+        let mut text = cause.to_string();
+        if let Some(lines) = &verifier_lines {
+            text = text.replace(lines.as_str(), "");
+        }
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }
     }
-    parts.join(": ").replace('\n', " ")
+    let mut text = parts.join(": ").replace('\n', " ");
+    text.push_str(verifier_lines.as_deref().unwrap_or(""));
+    text
+}
+
+/// The whole verifier log when `cause` is the kernel's refusal of a program.
+fn verifier_log<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a str> {
+    cause
+        .downcast_ref::<hwxdp_kernel::KernelError>()
+        .and_then(hwxdp_kernel::KernelError::verifier_log)
+}
+
+/// When `err` is the kernel's verifier refusing a program, writes the whole verifier log to a file in the temporary
+/// directory and says where (or why it could not be written); `None` for every other error.
+pub fn save_verifier_log(err: &anyhow::Error) -> Option<String> {
+    let (cause, log) = err
+        .chain()
+        .find_map(|cause| Some((cause, verifier_log(cause)?)))?;
+    let program: String = match cause.downcast_ref::<hwxdp_kernel::KernelError>() {
+        Some(hwxdp_kernel::KernelError::Load { what, .. }) => what
+            .strip_prefix("program ")
+            .unwrap_or(what)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect(),
+        _ => "program".to_string(),
+    };
+    let path = std::env::temp_dir().join(format!(
+        "hwxdp-verifier-{program}-{}.log",
+        std::process::id()
+    ));
+    let lines = log.lines().count();
+    Some(match std::fs::write(&path, log) {
+        Ok(()) => format!(
+            "the whole verifier log ({lines} lines) is in {}",
+            path.display()
+        ),
+        Err(e) => format!(
+            "the whole verifier log ({lines} lines) could not be written to {}: {e}",
+            path.display()
+        ),
+    })
 }
 
 /// Creates the output directory.

@@ -95,6 +95,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("hwxdp: {}", common::one_line(&err));
+            if let Some(note) = common::save_verifier_log(&err) {
+                eprintln!("hwxdp: {note}");
+            }
             ExitCode::from(exit::ERROR)
         }
     }

@@ -23,6 +23,9 @@ pub enum KernelError {
         reason: String,
         /// The last 20 lines of the verifier log (or of libbpf's warnings when there is no verifier log).
         log: Vec<String>,
+        /// The whole verifier log, when the kernel's verifier refused a program (`None` for a map that could not
+        /// be created).
+        verifier_log: Option<String>,
     },
     /// The requested program is not an XDP program of the object.
     #[error("no xdp program {name} in the object (xdp programs: {})", .available.join(", "))]
@@ -82,6 +85,17 @@ pub enum KernelError {
 }
 
 impl KernelError {
+    /// The whole verifier log of a program the kernel's verifier refused; `None` for every other error.
+    pub fn verifier_log(&self) -> Option<&str> {
+        match self {
+            KernelError::Load {
+                verifier_log: Some(log),
+                ..
+            } => Some(log),
+            _ => None,
+        }
+    }
+
     /// A failed system call, with the errno of the calling thread.
     pub(crate) fn last_os(op: impl Into<String>) -> Self {
         KernelError::Syscall {

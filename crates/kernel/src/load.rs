@@ -2,7 +2,7 @@
 
 use crate::cpu::{pin_to_cpu0, possible_cpus};
 use crate::error::errno_text;
-use crate::log::{captured_tail, failed_part, start_capture};
+use crate::log::{captured_log, captured_tail, failed_part, start_capture};
 use crate::KernelError;
 use hwxdp_object::{MapKind, MapSpec, ObjectSpec};
 use libbpf_rs::libbpf_sys;
@@ -102,6 +102,7 @@ impl KernelProgram {
             what: failed_part(),
             reason: reason_of(&e),
             log: captured_tail(),
+            verifier_log: captured_log(),
         })?;
 
         let maps = spec

@@ -33,6 +33,12 @@ pub(crate) fn captured_tail() -> Vec<String> {
     CAPTURED.with(|c| tail_of(&c.borrow()))
 }
 
+/// The whole verifier log libbpf reported last since [`start_capture`], `None` when it reported none (a map that
+/// could not be created, an object libbpf refused before loading any program).
+pub(crate) fn captured_log() -> Option<String> {
+    CAPTURED.with(|c| log_of(&c.borrow()))
+}
+
 /// What libbpf said failed to load since [`start_capture`]: `program <name>`, `map <name>`, or `object`.
 pub(crate) fn failed_part() -> String {
     CAPTURED.with(|c| failed_part_of(&c.borrow()))
@@ -53,11 +59,25 @@ fn failed_part_of(text: &str) -> String {
     }
 }
 
+/// The text between the last pair of BEGIN/END markers, without the rest of the marker lines.
+fn body_of(text: &str) -> Option<&str> {
+    match (text.rfind(BEGIN), text.rfind(END)) {
+        (Some(begin), Some(end)) if begin < end => {
+            let body = &text[begin + BEGIN.len()..end];
+            Some(body.strip_prefix('\n').unwrap_or(body))
+        }
+        _ => None,
+    }
+}
+
+fn log_of(text: &str) -> Option<String> {
+    body_of(text)
+        .filter(|body| !body.trim().is_empty())
+        .map(str::to_string)
+}
+
 fn tail_of(text: &str) -> Vec<String> {
-    let body = match (text.rfind(BEGIN), text.rfind(END)) {
-        (Some(begin), Some(end)) if begin < end => &text[begin + BEGIN.len()..end],
-        _ => text,
-    };
+    let body = body_of(text).unwrap_or(text);
     let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
     let skip = lines.len().saturating_sub(LOG_TAIL_LINES);
     lines[skip..]
@@ -68,7 +88,7 @@ fn tail_of(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{failed_part_of, tail_of};
+    use super::{failed_part_of, log_of, tail_of};
 
     #[test]
     fn keeps_the_end_of_the_verifier_log_only() {
@@ -83,6 +103,12 @@ mod tests {
         assert_eq!(tail.len(), 20);
         assert_eq!(tail.first().map(String::as_str), Some("line 10"));
         assert_eq!(tail.last().map(String::as_str), Some("line 29"));
+        let whole = log_of(&text).expect("a verifier log");
+        assert!(
+            whole.starts_with("line 0\n") && whole.ends_with("line 29\n"),
+            "{whole}"
+        );
+        assert_eq!(whole.lines().count(), 30);
     }
 
     #[test]
@@ -97,5 +123,6 @@ mod tests {
     #[test]
     fn falls_back_to_all_warnings() {
         assert_eq!(tail_of("a\n\nb\n"), vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(log_of("a\n\nb\n"), None);
     }
 }

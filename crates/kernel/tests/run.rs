@@ -256,6 +256,9 @@ fn verifier_rejection_carries_the_verifier_message() {
         "{message}"
     );
     assert!(message.contains("invalid access to packet"), "{message}");
+    let whole = err.verifier_log().expect("the whole verifier log");
+    assert!(whole.contains("invalid access to packet"), "{whole}");
+    assert!(!whole.contains("BEGIN PROG LOAD LOG"), "{whole}");
     match err {
         KernelError::Load { what, log, .. } => {
             assert_eq!(what, "program xdp_reject");

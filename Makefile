@@ -38,7 +38,7 @@ demo: build examples
 	@$(demo_args); cmd="$(HWXDP) run $(DEMO_OBJ) $$args -o $(DEMO_DIR)/run --dump-maps"; echo "$$cmd"; $$cmd
 	@echo "== hwxdp verify: the same trace through the Linux kernel and the reference machine"
 	@$(demo_args); cmd="$(HWXDP) verify $(DEMO_OBJ) $$args"; echo "$$cmd"; $$cmd
-	@echo "== written: one pcap per verdict, stats.json (verdicts, instructions per packet, paths, coverage), maps.json"
+	@echo "== written: one pcap per verdict, stats.json (verdicts, instructions per packet, paths, coverage), packets.jsonl (one line a packet), maps.json"
 	@ls $(DEMO_DIR)/run
 	@echo "== hwxdp p4c + stf: a P4 LPM router compiled to XDP, its STF test on the reference machine and the kernel"
 	$(HWXDP) p4c examples/p4/xdp_lpm_router.p4 -o $(DEMO)/xdp_lpm_router.o --emit-c $(DEMO)/xdp_lpm_router.c

@@ -1,8 +1,9 @@
-//! Embeds the repository's `rtl/**/*.sv` into the crate, so that `hwxdp synth` finds the Verilog sources from an
-//! installed binary, whatever the current directory.
+//! Embeds the repository's `rtl/**/*.sv` (and Verilator waiver files, `rtl/**/*.vlt`) into the crate, so that an
+//! installed binary builds and synthesizes its models without a checkout, whatever the current directory.
 //!
-//! Writes `$OUT_DIR/rtl_files.rs`: one `RtlFile { path, text: include_str!(..) }` per source, sorted by path (relative
-//! to `rtl/`, `/`-separated). Cargo reruns this script when anything under `rtl/` changes, new files included.
+//! Writes `$OUT_DIR/rtl_files.rs` (the `.sv` files) and `$OUT_DIR/rtl_waivers.rs` (the `.vlt` files): one
+//! `RtlFile { path, text: include_str!(..) }` per file, sorted by path (relative to `rtl/`, `/`-separated). Cargo
+//! reruns this script when anything under `rtl/` changes, new files included.
 
 use std::env;
 use std::fmt::Write as _;
@@ -14,13 +15,20 @@ fn main() {
         PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let rtl = manifest.join("../../rtl");
     println!("cargo:rerun-if-changed={}", rtl.display());
-    let mut files = Vec::new();
-    if rtl.is_dir() {
-        collect(&rtl, &rtl, &mut files);
+    for (extension, list) in [("sv", "rtl_files.rs"), ("vlt", "rtl_waivers.rs")] {
+        let mut files = Vec::new();
+        if rtl.is_dir() {
+            collect(&rtl, &rtl, extension, &mut files);
+        }
+        files.sort();
+        write_list(&files, list);
     }
-    files.sort();
+}
+
+/// Writes `$OUT_DIR/<name>`: a slice expression of one `RtlFile` per (relative, absolute) path.
+fn write_list(files: &[(String, PathBuf)], name: &str) {
     let mut out = String::from("&[\n");
-    for (relative, absolute) in &files {
+    for (relative, absolute) in files {
         // Debug formatting of a str is a valid Rust string literal.
         writeln!(
             out,
@@ -30,13 +38,13 @@ fn main() {
         .expect("writing to a String cannot fail");
     }
     out.push_str("]\n");
-    let dest =
-        PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("rtl_files.rs");
+    let dest = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join(name);
     fs::write(&dest, out).unwrap_or_else(|err| panic!("cannot write {}: {err}", dest.display()));
 }
 
-/// Adds every `.sv` file under `dir` (recursively) as (path relative to `root` with `/` separators, absolute path).
-fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf)>) {
+/// Adds every file named `*.<extension>` under `dir` (recursively) as (path relative to `root` with `/` separators,
+/// absolute path).
+fn collect(root: &Path, dir: &Path, extension: &str, files: &mut Vec<(String, PathBuf)>) {
     let entries =
         fs::read_dir(dir).unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()));
     for entry in entries {
@@ -44,8 +52,8 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf)>) {
             .unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()))
             .path();
         if path.is_dir() {
-            collect(root, &path, files);
-        } else if path.extension().is_some_and(|ext| ext == "sv") {
+            collect(root, &path, extension, files);
+        } else if path.extension().is_some_and(|ext| ext == extension) {
             let relative = path
                 .strip_prefix(root)
                 .expect("a file found under root lies under root")

@@ -14,8 +14,13 @@
 // the first beat accepted to the first beat out; with REPORT 1 the line goes on with " stalls S": S cycles in which a
 // beat was offered, the output was not back-pressured and s_axis_tready was low, i.e. the pipeline's stall checks
 // (map hazards) held the input, then " flushes F": F cycles in which flush_o was high (a flush evaluation block
-// dropped the packets younger than a writer, to be fed again). Exit status 2 on malformed input, 3 when the pipeline stops producing packets, 4 when
-// tuser changes inside a packet.
+// dropped the packets younger than a writer, to be fed again).
+// A line "vcd FIRST END UNIT HALF START FILE" (numbers in hex; FILE is the rest of the line) records a VCD waveform of
+// packets FIRST to END-1 (counted from 0 in input order) into FILE, in a model built with `--trace`: from the cycle
+// packet FIRST's first beat is offered to the cycle packet END-1's last beat leaves, time in UNITs (1ps or 1fs) from
+// START, HALF of them per half clock period (the clock falls at START, rises HALF later, ...); stdout then gets
+// "vcd T" (decimal) before the cycles line, T the waveform's last time.
+// Exit status 2 on malformed input, 3 when the pipeline stops producing packets, 4 when tuser changes inside a packet.
 
 #include <cstdint>
 #include <cstdio>
@@ -27,6 +32,9 @@
 
 #include "Vehdl_pipe.h"
 #include "verilated.h"
+#if VM_TRACE
+#include "verilated_vcd_c.h"
+#endif
 
 namespace {
 
@@ -57,6 +65,9 @@ unsigned percent() {
 int main(int argc, char** argv) {
     auto context = std::make_unique<VerilatedContext>();
     context->commandArgs(argc, argv);
+#if VM_TRACE
+    context->traceEverOn(true);
+#endif
     auto top = std::make_unique<Vehdl_pipe>(context.get());
     const size_t words = sizeof(top->s_axis_tdata_i) / sizeof(EData);
     const size_t frame_bytes = words * 4;
@@ -90,10 +101,33 @@ int main(int argc, char** argv) {
         uint32_t bytes, base;
     };
     std::vector<Dump> dumps;
+    struct Waves {
+        bool wanted = false;
+        unsigned long long first = 0, end = 0, half = 0, start = 0;
+        std::string unit, file;
+    } waves;
     unsigned long line_number = 1;
     while (read_line(line)) {
         ++line_number;
         if (line.empty()) continue;
+        if (line.compare(0, 4, "vcd ") == 0) {
+            char unit[8] = {0};
+            int file_at = -1;
+            if (std::sscanf(line.c_str(), "vcd %llx %llx %7s %llx %llx %n", &waves.first, &waves.end, unit, &waves.half,
+                            &waves.start, &file_at) != 5 ||
+                file_at < 0 || static_cast<size_t>(file_at) >= line.size() || waves.first >= waves.end ||
+                waves.half == 0 || (std::strcmp(unit, "1ps") != 0 && std::strcmp(unit, "1fs") != 0)) {
+                std::fprintf(stderr,
+                             "ehdl_pipe_tb: line %lu: expected \"vcd FIRST END UNIT HALF START FILE\" (FIRST < END, UNIT "
+                             "1ps or 1fs, HALF > 0)\n",
+                             line_number);
+                return 2;
+            }
+            waves.wanted = true;
+            waves.unit = unit;
+            waves.file = line.substr(static_cast<size_t>(file_at));
+            continue;
+        }
         if (line[0] == 'w') {
             HostWrite w{};
             unsigned long long data = 0;
@@ -141,6 +175,41 @@ int main(int argc, char** argv) {
         packets.push_back(Packet{ifindex, rxq, bytes, fields == 4, time});
     }
     const size_t expected = packets.size();
+    if (waves.wanted && waves.end > expected) {
+        std::fprintf(stderr, "ehdl_pipe_tb: vcd: packets %llu..%llu, but %zu packets in\n", waves.first, waves.end,
+                     expected);
+        return 2;
+    }
+#if VM_TRACE
+    // The tracer is attached before the first eval and opened when packet FIRST is offered.
+    std::unique_ptr<VerilatedVcdC> vcd;
+    if (waves.wanted) {
+        vcd = std::make_unique<VerilatedVcdC>();
+        top->trace(vcd.get(), 99);
+        vcd->set_time_unit(waves.unit);
+        vcd->set_time_resolution(waves.unit);
+    }
+#else
+    if (waves.wanted) {
+        std::fprintf(stderr, "ehdl_pipe_tb: waves need a model built with verilator --trace (%s not written)\n",
+                     waves.file.c_str());
+        return 2;
+    }
+#endif
+    long long vcd_from = -1;  // the cycle at time START, once recording
+    unsigned long long vcd_last = 0;
+    // Records the signals after this cycle's falling (phase 0) or rising (phase 1) edge.
+    auto dump = [&](long long cycle, unsigned phase) {
+#if VM_TRACE
+        if (vcd && vcd->isOpen()) {
+            vcd_last = waves.start + (static_cast<unsigned long long>(cycle - vcd_from) * 2 + phase) * waves.half;
+            vcd->dump(static_cast<uint64_t>(vcd_last));
+        }
+#else
+        (void)cycle;
+        (void)phase;
+#endif
+    };
 
     top->clk_i = 0;
     top->rst_ni = 0;
@@ -170,6 +239,7 @@ int main(int argc, char** argv) {
     }
 
     size_t in_offset = 0;  // next byte of packets.front() to send
+    size_t sent = 0;       // packets whose last beat went in
     bool offering = false;
     std::vector<uint8_t> out_bytes;
     uint32_t out_verdict = 0;
@@ -209,6 +279,17 @@ int main(int argc, char** argv) {
         }
         top->m_axis_tready_i = percent() >= stall;
         top->eval();
+#if VM_TRACE
+        if (vcd && vcd_from < 0 && offering && in_offset == 0 && sent == waves.first) {
+            vcd->open(waves.file.c_str());
+            if (!vcd->isOpen()) {
+                std::fprintf(stderr, "ehdl_pipe_tb: vcd: cannot open %s\n", waves.file.c_str());
+                return 2;
+            }
+            vcd_from = cycle;
+        }
+#endif
+        dump(cycle, 0);
         if (offering && top->m_axis_tready_i && !top->s_axis_tready_o) ++stalls;
         if (top->flush_o) ++flushes;
         if (offering && top->s_axis_tready_o) {
@@ -218,6 +299,7 @@ int main(int argc, char** argv) {
             if (in_offset >= packets.front().bytes.size()) {
                 packets.pop_front();
                 in_offset = 0;
+                ++sent;
             }
             offering = false;
         }
@@ -248,6 +330,10 @@ int main(int argc, char** argv) {
         }
         top->clk_i = 1;
         top->eval();
+        dump(cycle, 1);
+#if VM_TRACE
+        if (vcd && vcd->isOpen() && done >= waves.end) vcd->close();
+#endif
         top->clk_i = 0;
         top->eval();
         ++cycle;
@@ -264,6 +350,7 @@ int main(int argc, char** argv) {
         }
         std::printf("\n");
     }
+    if (waves.wanted) std::printf("vcd %llu\n", vcd_last);
     std::printf("cycles %lld latency %lld beats %llu", last_out - first_in + 1, first_out - first_in, beats);
     if (report == 1) std::printf(" stalls %llu flushes %llu", stalls, flushes);
     std::printf("\n");

@@ -4,8 +4,8 @@
 // The protocol (docs/hxdp-module.md, "Harness protocol"): one command per line on stdin, one answer line per command
 // on stdout (flushed), numbers in hex without 0x, byte strings as hex pairs in memory order (byte 0 first), "-" for
 // an empty one. A malformed or refused command answers "error <what>" and the harness keeps going; "quit" or the
-// end of stdin ends it (no answer). Built with `--trace` the "vcd" command writes waves; without it "vcd" answers an
-// error. Widths of the key and value ports come from the model (-G overrides need no matching C++ flags); the map
+// end of stdin ends it (no answer). Built with `--trace` the "vcd UNIT HALF FILE" command writes waves (time in UNITs,
+// 1ps or 1fs, from 0 at the next cycle, HALF of them per half clock period); without it "vcd" answers an error. Widths of the key and value ports come from the model (-G overrides need no matching C++ flags); the map
 // table written with "map" gives each map's key and value sizes.
 //
 // Usage: hxdp_sim [--budget CYCLES]   (cycles a packet or host operation may take before "error timeout", default
@@ -18,7 +18,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -98,10 +97,14 @@ struct BadLine {
 
 class Words {
   public:
-    explicit Words(const std::string& line) {
-        std::istringstream in(line);
-        std::string w;
-        while (in >> w) words_.push_back(w);
+    explicit Words(const std::string& line) : line_(line) {
+        const char* space = " \t\r\n\f\v";
+        for (size_t at = line.find_first_not_of(space); at != std::string::npos;) {
+            const size_t end = line.find_first_of(space, at);
+            starts_.push_back(at);
+            words_.push_back(line.substr(at, end == std::string::npos ? std::string::npos : end - at));
+            at = end == std::string::npos ? end : line.find_first_not_of(space, end);
+        }
     }
     bool empty() const { return words_.empty(); }
     const std::string& command() const { return words_[0]; }
@@ -138,6 +141,15 @@ class Words {
 
     std::string word(const char* what) { return next(what); }
 
+    // The rest of the line from the next word on, inner spaces kept (a file name); nothing is left after it.
+    std::string rest(const char* what) {
+        if (pos_ >= words_.size()) throw BadLine{std::string("no ") + what};
+        std::string r = line_.substr(starts_[pos_]);
+        r.erase(r.find_last_not_of(" \t\r\n\f\v") + 1);
+        pos_ = words_.size();
+        return r;
+    }
+
     void end() {
         if (pos_ < words_.size()) throw BadLine{"unexpected \"" + words_[pos_] + "\" at the end"};
     }
@@ -153,6 +165,8 @@ class Words {
         if (pos_ >= words_.size()) throw BadLine{std::string("no ") + what};
         return words_[pos_++];
     }
+    std::string line_;
+    std::vector<size_t> starts_;
     std::vector<std::string> words_;
     size_t pos_ = 1;
 };
@@ -285,19 +299,22 @@ class Harness {
         top_->m_ready_i = (mready_ >> (cycles_ % 8)) & 1;
         top_->clk_i = 0;
         top_->eval();
-        dump();
+        dump(0);
         if (top_->m_valid_o && top_->m_ready_i) take_beat();
         top_->clk_i = 1;
         top_->eval();
-        dump();
+        dump(1);
         ++cycles_;
     }
 
-    void dump() {
+    // Records the signals after the falling (phase 0) or rising (phase 1) edge of this cycle, at the waveform's time:
+    // half periods since the cycle the waveform started.
+    void dump(unsigned phase) {
 #if VM_TRACE
-        if (vcd_->isOpen()) vcd_->dump(time_);
+        if (vcd_->isOpen()) vcd_->dump(((cycles_ - vcd_start_) * 2 + phase) * vcd_half_);
+#else
+        (void)phase;
 #endif
-        ++time_;
     }
 
     void take_beat() {
@@ -681,13 +698,21 @@ class Harness {
         answer(line);
     }
 
+    // vcd UNIT HALF FILE: waves of every later cycle into FILE, from time 0 at the next cycle.
     void vcd(Words& w) {
-        std::string file = w.word("FILE");
-        w.end();
+        const std::string unit = w.word("UNIT");
+        if (unit != "1ps" && unit != "1fs") throw BadLine{"UNIT \"" + unit + "\" is not 1ps or 1fs"};
+        const uint64_t half = w.number("HALF");
+        if (half == 0) throw BadLine{"HALF is 0: the clock needs a period"};
+        const std::string file = w.rest("FILE");
 #if VM_TRACE
         if (vcd_->isOpen()) vcd_->close();
+        vcd_->set_time_unit(unit);
+        vcd_->set_time_resolution(unit);
         vcd_->open(file.c_str());
         if (!vcd_->isOpen()) throw BadLine{"cannot open " + file};
+        vcd_start_ = cycles_;
+        vcd_half_ = half;
         answer("ok");
 #else
         throw BadLine{"waves need a model built with verilator --trace (" + file + " not written)"};
@@ -708,7 +733,8 @@ class Harness {
     uint64_t budget_;
     uint64_t cycles_ = 0;
     unsigned mready_ = 0xff;  // m_ready_i pattern over 8 cycles
-    uint64_t time_ = 0;
+    uint64_t vcd_start_ = 0;  // the cycle at time 0 of the waveform
+    uint64_t vcd_half_ = 1;   // half a clock period in the waveform's unit
     std::map<unsigned, MapDef> maps_;
     bool out_open_ = false;
     Result cur_{};

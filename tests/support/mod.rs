@@ -19,10 +19,11 @@ pub struct Output {
     pub all: String,
 }
 
-/// Runs `hwxdp ARGS`.
+/// Runs `hwxdp ARGS`, with the tests' model cache ([`model_cache`]).
 pub fn hwxdp(args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_hwxdp"))
         .args(args)
+        .env("HWXDP_CACHE_DIR", model_cache())
         .current_dir(repo_root())
         .output()
         .expect("the hwxdp binary runs");
@@ -35,6 +36,21 @@ pub fn hwxdp(args: &[&str]) -> Output {
         stdout,
         stderr,
     }
+}
+
+/// Cargo's target directory, the one these tests were built in.
+pub fn target_dir() -> PathBuf {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().map_or(tmp.clone(), PathBuf::from)
+}
+
+/// The Verilator models every test shares (`HWXDP_CACHE_DIR` for the `hwxdp` processes they start): `<target>/rtlsim`,
+/// where the rtlsim and eHDL suites cache theirs too, so that a test run builds each model once and nothing goes to
+/// the user's cache. `HWXDP_CACHE_DIR` in the tests' environment overrides it.
+pub fn model_cache() -> PathBuf {
+    std::env::var_os("HWXDP_CACHE_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| target_dir().join("rtlsim"), PathBuf::from)
 }
 
 /// The repository's root directory.

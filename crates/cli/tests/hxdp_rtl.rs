@@ -2,8 +2,9 @@
 //! `sim/hxdp/hxdp_harness.cpp`) against the reference machine: every bundled example's trace through both, with
 //! identical verdicts (one pcap per verdict, in order), packet bytes and final maps required. Examples whose helpers or
 //! maps the RTL does not have yet are listed in [`EXPECTED_TO_FAIL`] and must fail, so the list can only shrink as
-//! the RTL grows. Also: `--vcd` writes a waveform, `verify --backend hxdp-rtl` agrees with the kernel, and the
-//! errors (Verilator missing, a program too big for the hardware, `--vcd` without the RTL) are clear.
+//! the RTL grows. Also: `--vcd` writes a waveform, `verify --backend hxdp-rtl` agrees with the kernel, the errors
+//! (Verilator missing, a program too big for the hardware, `--vcd` without the RTL) are clear, and an installed
+//! `hwxdp` runs the RTL without the checkout it was built from.
 //!
 //! Needs the examples built (`make examples`) and Verilator; the module is built once per test run (then cached).
 
@@ -35,18 +36,16 @@ fn rtl_packets() -> usize {
     }
 }
 
-/// Builds the module once, in this process, before any test starts a `hwxdp` process: concurrent processes would each
-/// build it (the cache lock is per process).
+/// Builds the module once, in this process and in the tests' model cache, before any test starts a `hwxdp` process,
+/// so that a build failure is told once and the processes find it cached.
 fn model() {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
-        let spec = RtlPaths::from_env()
-            .build_spec(
+        RtlPaths::embedded(model_cache())
+            .model(
                 &Params::for_lanes(4)
                     .with_possible_cpus(hwxdp_kernel::possible_cpus().unwrap_or(1)),
             )
-            .map_err(|e| e.to_string())?;
-        hwxdp_rtlsim::build(&spec)
             .map(|_| ())
             .map_err(|e| e.to_string())
     });
@@ -256,6 +255,7 @@ fn missing_verilator_is_a_clear_error() {
         .args(&trace)
         .args(["-o", dir.as_str(), "--backend", "hxdp-rtl"])
         .env("HWXDP_VERILATOR", "/nonexistent/verilator")
+        .env("HWXDP_CACHE_DIR", model_cache())
         .current_dir(repo_root())
         .output()
         .expect("hwxdp runs");
@@ -365,4 +365,90 @@ fn bench_reports_the_module() {
         Some(cycles),
         "bench and run --backend hxdp-rtl disagree on the cycles of the same trace"
     );
+}
+
+/// The installed binary needs no checkout: `cargo install --debug` into a scratch root (reusing this test build's
+/// target directory and profile, so nothing but the install is done), then `hwxdp run --backend hxdp-rtl` from an
+/// empty directory, with the checkout's `rtl/` and `sim/` hidden from it (an empty directory mounted over each, in
+/// a mount namespace of its own: we are root) and `HWXDP_ROOT` unset. The model comes from the tests' cache; the
+/// run must give the reference machine's packets and maps, and leave the directory it ran in empty.
+#[test]
+fn the_installed_binary_runs_the_rtl_without_the_checkout() {
+    model();
+    let (obj, dir, trace) = workload_small("xdp2_macswap", "hxdp-rtl-installed");
+    let root = format!("{dir}/root");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let install = std::process::Command::new(cargo)
+        .args([
+            "install",
+            "--debug",
+            "--offline",
+            "--locked",
+            "--quiet",
+            "--path",
+        ])
+        .arg(repo_root().join("crates/cli"))
+        .args(["--root", root.as_str(), "--target-dir"])
+        .arg(target_dir())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        install.status.success(),
+        "cargo install failed:\n{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let empty = format!("{dir}/empty");
+    let cwd = format!("{dir}/cwd");
+    for d in [&empty, &cwd] {
+        std::fs::create_dir_all(d).expect("scratch");
+    }
+    let checkout = repo_root().canonicalize().expect("the checkout");
+    let (rtl, sim) = (checkout.join("rtl"), checkout.join("sim"));
+    let out = format!("{dir}/rtl");
+    // `sh -c SCRIPT sh EMPTY RTL SIM HWXDP ARGS...`: hide the sources, then become hwxdp.
+    let script = r#"mount --bind "$1" "$2" && mount --bind "$1" "$3" && test ! -e "$2/sephirot" && shift 3 && exec "$@""#;
+    let installed = format!("{root}/bin/hwxdp");
+    let run = std::process::Command::new("unshare")
+        .args(["--mount", "sh", "-c", script, "sh", empty.as_str()])
+        .args([&rtl, &sim])
+        .args([installed.as_str(), "run", obj.as_str()])
+        .args(&trace)
+        .args(["-o", out.as_str(), "--dump-maps", "--backend", "hxdp-rtl"])
+        .env("HWXDP_CACHE_DIR", model_cache())
+        .env_remove("HWXDP_ROOT")
+        .current_dir(&cwd)
+        .output()
+        .expect("unshare (util-linux) runs");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        run.status.success(),
+        "the installed hwxdp, without rtl/ and sim/:\n{all}"
+    );
+    assert!(
+        rtl.join("sephirot").is_dir(),
+        "the checkout is hidden only from the run"
+    );
+    let left: Vec<_> = std::fs::read_dir(&cwd).expect("cwd").collect();
+    assert!(
+        left.is_empty(),
+        "the run wrote into its directory: {left:?}"
+    );
+    let interp = format!("{dir}/interp");
+    let mut args = vec!["run", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend(["-o", interp.as_str(), "--dump-maps"]);
+    let r = hwxdp(&args);
+    assert!(r.ok, "{}", r.all);
+    for file in ["drop.pcap", "pass.pcap", "tx.pcap", "maps.json"] {
+        let a = std::fs::read(format!("{interp}/{file}")).unwrap_or_default();
+        let b = std::fs::read(format!("{out}/{file}")).unwrap_or_default();
+        assert!(
+            a == b,
+            "{file} differs between interp and the installed hxdp-rtl:\n{all}"
+        );
+    }
 }

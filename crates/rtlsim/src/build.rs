@@ -5,6 +5,7 @@
 //! one build, while different models build side by side (Verilator's translation runs on one core, so a second build
 //! uses the other); between processes, the rename decides which of two identical builds is kept.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
@@ -38,8 +39,8 @@ const BASE_FLAGS: &[&str] = &[
 /// The compiler cache every build uses when it is installed. Each model compiles Verilator's run-time library and
 /// its testbench again, the same sources with the same flags; with ccache the second model onwards takes them
 /// from the cache (a small unit model: 3.2 s of CPU instead of 9.5). The cache is not part of the model's key: it
-/// changes how long a build takes, not what it builds. It lives in `<target_dir>/rtlsim/ccache/` unless `CCACHE_DIR`
-/// says otherwise.
+/// changes how long a build takes, not what it builds. It lives in `<cache_dir>/ccache/` unless `CCACHE_DIR` says
+/// otherwise.
 const COMPILER_CACHE: &str = "ccache";
 
 /// Parallel jobs for the C++ compile; the build machines have two cores.
@@ -59,19 +60,26 @@ fn model_lock(dir: &Path) -> Arc<Mutex<()>> {
 /// Makes temporary directory names unique within this process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// What to build: Verilog sources from the repository's `rtl/` tree and one C++ testbench.
+/// What to build: Verilog sources, read from a directory or given by their text, and one C++ testbench.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildSpec {
     /// The top module, also the name of the executable (`<top>_sim`).
     pub top: String,
-    /// The repository's `rtl/` directory; `sources` are relative to it.
+    /// The directory `sources` are read from (the repository's `rtl/` for the unit tests).
     pub rtl_root: PathBuf,
     /// Verilog files (and `.vlt` waiver files) relative to `rtl_root`, in the order Verilator reads them.
     pub sources: Vec<PathBuf>,
-    /// The C++ testbench providing `main`.
+    /// Sources given by their text instead of read from `rtl_root` (embedded in the binary, or generated): a relative
+    /// path, as for `sources`, and the text. Verilator reads them after `sources`, in this order; a model is the same
+    /// (and cached once) whether its sources came from files or texts.
+    pub texts: Vec<(PathBuf, Cow<'static, str>)>,
+    /// The C++ testbench providing `main`; only its file name counts when `testbench_text` is given.
     pub testbench: PathBuf,
-    /// Cargo's target directory; models are cached under `<target_dir>/rtlsim/<top>-<hash>/`.
-    pub target_dir: PathBuf,
+    /// The testbench's text, when it is not read from `testbench`.
+    pub testbench_text: Option<Cow<'static, str>>,
+    /// The directory models are cached in, as `<cache_dir>/<top>-<hash>/` ([`crate::cache_dir`] for what users
+    /// run; [`BuildSpec::new`] takes a Cargo target directory and caches under its `rtlsim/`).
+    pub cache_dir: PathBuf,
     /// Extra Verilator flags, appended after the standard ones.
     pub flags: Vec<String>,
     /// The Verilator program to run, `verilator` from `PATH` unless overridden.
@@ -79,7 +87,8 @@ pub struct BuildSpec {
 }
 
 impl BuildSpec {
-    /// A spec with no sources yet, no extra flags and `verilator` from `PATH`.
+    /// A spec with no sources yet, no extra flags and `verilator` from `PATH`, cached under `<target_dir>/rtlsim/`
+    /// (the tests' cache: every test binary that builds a model shares it; set `cache_dir` to cache elsewhere).
     pub fn new(
         top: impl Into<String>,
         rtl_root: impl Into<PathBuf>,
@@ -90,8 +99,10 @@ impl BuildSpec {
             top: top.into(),
             rtl_root: rtl_root.into(),
             sources: Vec::new(),
+            texts: Vec::new(),
             testbench: testbench.into(),
-            target_dir: target_dir.into(),
+            testbench_text: None,
+            cache_dir: target_dir.into().join("rtlsim"),
             flags: Vec::new(),
             verilator: PathBuf::from("verilator"),
         }
@@ -100,6 +111,16 @@ impl BuildSpec {
     /// Adds a source file, relative to `rtl_root`.
     pub fn source(mut self, relative: impl Into<PathBuf>) -> Self {
         self.sources.push(relative.into());
+        self
+    }
+
+    /// Adds a source given by its text, under the relative path `relative`.
+    pub fn text(
+        mut self,
+        relative: impl Into<PathBuf>,
+        text: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        self.texts.push((relative.into(), text.into()));
         self
     }
 
@@ -130,13 +151,24 @@ struct Input {
 /// Builds the model `spec` describes, or returns the cached one when the sources, testbench, Verilator version and
 /// flags are all unchanged.
 pub fn build(spec: &BuildSpec) -> Result<Model, RtlError> {
-    if spec.sources.is_empty() {
+    build_announced(spec, &mut || {})
+}
+
+/// [`build`], calling `announce` right before Verilator runs (so never for a cached model).
+pub(crate) fn build_announced(
+    spec: &BuildSpec,
+    announce: &mut dyn FnMut(),
+) -> Result<Model, RtlError> {
+    if spec.sources.is_empty() && spec.texts.is_empty() {
         return Err(RtlError::NoSources {
             top: spec.top.clone(),
         });
     }
     let sources = read_sources(spec)?;
-    let testbench = read_file(&spec.testbench)?;
+    let testbench = match &spec.testbench_text {
+        Some(text) => text.as_bytes().to_vec(),
+        None => read_file(&spec.testbench)?,
+    };
     let version = tool::run(&spec.verilator, VERILATOR_PACKAGE, ["--version"], None)?;
     if !version.success {
         return Err(RtlError::Build {
@@ -162,7 +194,7 @@ pub fn build(spec: &BuildSpec) -> Result<Model, RtlError> {
     key.field(testbench_name.as_bytes());
     key.field(&testbench);
 
-    let cache = spec.target_dir.join("rtlsim");
+    let cache = &spec.cache_dir;
     let name = format!("{}-{}", spec.top, key.hex());
     let dir = cache.join(&name);
     let executable = executable_in(&dir, &spec.top);
@@ -181,6 +213,7 @@ pub fn build(spec: &BuildSpec) -> Result<Model, RtlError> {
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
+    announce();
     let built = fill_and_build(spec, &temp, &sources, &testbench_name, &testbench);
     if let Err(err) = built {
         // A failed build leaves nothing behind; its log is in the error.
@@ -195,6 +228,37 @@ pub fn build(spec: &BuildSpec) -> Result<Model, RtlError> {
     })
 }
 
+/// [`build_announced`] under an exclusive lock on the file `.<lock>.lock` of the cache directory: [`build`]
+/// serialises builds within one process, this across processes (test suites start many `hwxdp` processes at once),
+/// so a second process asking for the same model waits for the first's build and then finds it cached instead of
+/// building it again.
+pub(crate) fn locked_build(
+    spec: &BuildSpec,
+    lock: &str,
+    announce: &mut dyn FnMut(),
+) -> Result<Model, RtlError> {
+    use std::os::fd::AsRawFd;
+    let dir = &spec.cache_dir;
+    let io = |action: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RtlError::Io {
+            action,
+            path,
+            source,
+        }
+    };
+    fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
+    let path = dir.join(format!(".{lock}.lock"));
+    let file = fs::File::create(&path).map_err(io("cannot create", &path))?;
+    // SAFETY: flock on a descriptor this function owns; it is released when `file` is closed.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(io("cannot lock", &path)(std::io::Error::last_os_error()));
+    }
+    let model = build_announced(spec, announce);
+    drop(file);
+    model
+}
+
 fn executable_in(dir: &Path, top: &str) -> PathBuf {
     dir.join("obj").join(format!("{top}_sim"))
 }
@@ -207,24 +271,35 @@ fn read_file(path: &Path) -> Result<Vec<u8>, RtlError> {
     })
 }
 
+/// The sources read from `rtl_root`, then the texts; every path must stay inside the build directory.
 fn read_sources(spec: &BuildSpec) -> Result<Vec<Input>, RtlError> {
-    spec.sources
-        .iter()
-        .map(|relative| {
-            let inside = relative
-                .components()
-                .all(|component| matches!(component, Component::Normal(_)));
-            if !inside || relative.as_os_str().is_empty() {
-                return Err(RtlError::SourceOutsideRoot {
-                    path: relative.clone(),
-                });
-            }
-            Ok(Input {
-                relative: relative.clone(),
-                bytes: read_file(&spec.rtl_root.join(relative))?,
-            })
-        })
-        .collect()
+    let inside = |relative: &Path| {
+        let inside = relative
+            .components()
+            .all(|component| matches!(component, Component::Normal(_)));
+        if !inside || relative.as_os_str().is_empty() {
+            return Err(RtlError::SourceOutsideRoot {
+                path: relative.to_path_buf(),
+            });
+        }
+        Ok(())
+    };
+    let mut inputs = Vec::with_capacity(spec.sources.len() + spec.texts.len());
+    for relative in &spec.sources {
+        inside(relative)?;
+        inputs.push(Input {
+            relative: relative.clone(),
+            bytes: read_file(&spec.rtl_root.join(relative))?,
+        });
+    }
+    for (relative, text) in &spec.texts {
+        inside(relative)?;
+        inputs.push(Input {
+            relative: relative.clone(),
+            bytes: text.as_bytes().to_vec(),
+        });
+    }
+    Ok(inputs)
 }
 
 fn testbench_name(spec: &BuildSpec) -> Result<String, RtlError> {
@@ -281,7 +356,10 @@ fn fill_and_build(
     write_file(&temp.join(&bench), testbench)?;
     args.push(bench.to_string_lossy().into_owned());
 
-    let cache_dir = spec.target_dir.join("rtlsim").join(COMPILER_CACHE);
+    // Verilator runs in `temp`, so the compiler cache's path must not be relative.
+    let cache_dir = std::path::absolute(&spec.cache_dir)
+        .unwrap_or_else(|_| spec.cache_dir.clone())
+        .join(COMPILER_CACHE);
     let mut env = Vec::new();
     if on_path(COMPILER_CACHE) {
         args.extend([

@@ -24,10 +24,15 @@ mod tb;
 
 pub use error::EhdlRtlError;
 pub use model::{EhdlPaths, TOP, VERILATOR_FLAGS};
+// The waveform request is the crate's, shared with the hXDP backend.
+pub use crate::vcd::VcdRequest;
 pub use routes::{fib_block, fib_table_writes, FibWrite};
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
+
+use crate::vcd::Timescale;
+use model::Variant;
 
 use hwxdp_ehdl::verilog::{generate_with, Figures};
 use hwxdp_ehdl::{OpKind, Options, Pipeline};
@@ -129,6 +134,22 @@ pub struct EhdlRtl {
     fib: Vec<tb::HostWrite>,
     /// The records read back from the ring buffers' blocks.
     rings: host::Rings,
+    /// The generated module, its build and where it is cached: a waveform needs it built again with tracing.
+    text: String,
+    variant: Variant,
+    paths: EhdlPaths,
+    /// The waveform asked for with [`EhdlRtl::set_vcd`].
+    vcd: Option<Recording>,
+}
+
+/// A waveform being recorded over the batches that hold its packets.
+struct Recording {
+    request: VcdRequest,
+    scale: Timescale,
+    /// The model built with tracing.
+    executable: PathBuf,
+    /// The time the next piece starts at, once a first piece is written.
+    next: Option<u64>,
 }
 
 impl EhdlRtl {
@@ -171,7 +192,8 @@ impl EhdlRtl {
             Vec::new()
         };
         // LRU blocks size their eviction batches for the possible CPUs, as the kernel's maps on this machine do.
-        let params: Vec<(&str, u64)> = if text.contains(hwxdp_ehdl::verilog::POSSIBLE_CPUS) {
+        let params: Vec<(&'static str, u64)> = if text.contains(hwxdp_ehdl::verilog::POSSIBLE_CPUS)
+        {
             vec![(
                 hwxdp_ehdl::verilog::POSSIBLE_CPUS,
                 config.possible_cpus as u64,
@@ -179,7 +201,11 @@ impl EhdlRtl {
         } else {
             Vec::new()
         };
-        let model = model::build_model(&text, paths, &params)?;
+        let variant = Variant {
+            params,
+            trace: false,
+        };
+        let model = model::build_model(&text, &chosen.name, paths, &variant)?;
         Ok(EhdlRtl {
             program: chosen.name.clone(),
             executable: model.executable,
@@ -194,7 +220,33 @@ impl EhdlRtl {
             last_redirect: None,
             fib,
             rings: host::Rings::default(),
+            text,
+            variant,
+            paths: paths.clone(),
+            vcd: None,
         })
+    }
+
+    /// Records packets `request.packets` (counted from 0 over every batch, in the order they run) into
+    /// `request.path` as a VCD waveform, with one period of `request.clock_mhz` per cycle from time 0: from the cycle
+    /// the first of them is offered to the pipeline to the cycle the last one's last beat leaves it. Creates the
+    /// file's directory and builds the module again with waveform support (a model of its own in the cache; the
+    /// batches without recorded packets still run on the first). A range over several batches gives one waveform,
+    /// the batches' pieces one after the other.
+    pub fn set_vcd(&mut self, request: VcdRequest) -> Result<(), EhdlRtlError> {
+        let scale = request.prepare()?;
+        let traced = Variant {
+            trace: true,
+            ..self.variant.clone()
+        };
+        let model = model::build_model(&self.text, &self.program, &self.paths, &traced)?;
+        self.vcd = Some(Recording {
+            request,
+            scale,
+            executable: model.executable,
+            next: None,
+        });
+        Ok(())
     }
 
     /// The program's name.
@@ -259,9 +311,14 @@ impl EhdlRtl {
             &self.pipeline.tail_targets,
         )?);
         let dumps = host::dumps(self.maps.specs(), &self.blocks);
+        let waves = self.waves(packets.len() as u64);
+        let executable = match (&waves, &self.vcd) {
+            (Some(_), Some(r)) => &r.executable,
+            _ => &self.executable,
+        };
         let printed = tb::run(
-            &self.executable,
-            tb::input(&writes, &dumps, packets),
+            executable,
+            tb::input(&writes, &dumps, packets, waves.as_ref()),
             &self.program,
         )?;
         let output = |why: String| EhdlRtlError::Output {
@@ -283,6 +340,15 @@ impl EhdlRtl {
             &mut self.rings,
         )
         .map_err(output)?;
+        if let (Some(w), Some(r)) = (&waves, self.vcd.as_mut()) {
+            let end = printed
+                .vcd_end
+                .ok_or_else(|| output("no waveform end time after a recording".into()))?;
+            if r.next.is_some() {
+                crate::vcd::append(&r.request.path, &w.path)?;
+            }
+            r.next = Some(end + r.scale.half);
+        }
         let t = &mut self.totals;
         if t.batches == 0 {
             t.latency = printed.latency;
@@ -308,6 +374,34 @@ impl EhdlRtl {
             beats: printed.beats,
             stall_cycles: printed.stalls,
             flushes: printed.flushes,
+        })
+    }
+
+    /// The waveform piece of the next batch of `n` packets: the recorded packets among them, if any.
+    fn waves(&self, n: u64) -> Option<tb::Waves> {
+        let r = self.vcd.as_ref()?;
+        let base = self.totals.packets;
+        let first = r.request.packets.start.max(base);
+        let end = r.request.packets.end.min(base + n);
+        if first >= end {
+            return None;
+        }
+        // The first piece is the waveform itself; a later one goes to a file beside it and is appended.
+        let path = match r.next {
+            None => r.request.path.clone(),
+            Some(_) => {
+                let mut part = r.request.path.clone().into_os_string();
+                part.push(format!(".{}.part", std::process::id()));
+                PathBuf::from(part)
+            }
+        };
+        Some(tb::Waves {
+            first: first - base,
+            end: end - base,
+            unit: r.scale.unit,
+            half: r.scale.half,
+            start: r.next.unwrap_or(0),
+            path,
         })
     }
 

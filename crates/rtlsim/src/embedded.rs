@@ -20,6 +20,12 @@ pub fn rtl_files() -> &'static [RtlFile] {
     include!(concat!(env!("OUT_DIR"), "/rtl_files.rs"))
 }
 
+/// Every Verilator waiver file of the repository's `rtl/` tree (`rtl/**/*.vlt`), sorted by path; Verilator reads
+/// them before the sources they waive.
+pub fn rtl_waivers() -> &'static [RtlFile] {
+    include!(concat!(env!("OUT_DIR"), "/rtl_waivers.rs"))
+}
+
 /// A module found in a Verilog source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RtlModule {

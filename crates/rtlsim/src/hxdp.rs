@@ -23,10 +23,10 @@ pub use error::HxdpRtlError;
 pub use params::{layout, read_back, Layout, Needs, Params};
 pub use paths::RtlPaths;
 pub use protocol::{Answer, Command, PacketOut, ParseError};
+// The waveform request is the crate's, shared with the eHDL backend; it stays reachable here.
+pub use crate::vcd::{parse_packet_range, VcdRequest};
 
 use std::collections::BTreeMap;
-use std::ops::Range;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use hwxdp_hxdp::isa::{encode_op, Image, NO_ENTRY};
@@ -37,10 +37,10 @@ use hwxdp_object::{MapSpec, ObjectSpec};
 use hwxdp_xdp::fib::RouteTable;
 use hwxdp_xdp::{Backend, BackendError, Clock, Config, Verdict, XdpBuff, XdpMd};
 
+use crate::vcd::Timescale;
 use harness::Harness;
 use load::{check_image, program_order, route_commands};
 use mirror::syscall_value_size;
-use paths::locked_build;
 
 /// The module's top and the name of its executable (`hxdp_sim`).
 pub const TOP: &str = "hxdp";
@@ -48,36 +48,6 @@ pub const TOP: &str = "hxdp";
 /// How long the harness may take to answer one command before it is killed. A packet runs at most
 /// [`hwxdp_hxdp::timing::BUNDLE_BUDGET`] bundles, a few seconds of simulation; this leaves a loaded machine room.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The `--vcd` request: a file and the packets whose simulation it records.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VcdRequest {
-    /// The waveform file.
-    pub path: PathBuf,
-    /// Packets (counted from 0 in the order they are run) recorded.
-    pub packets: Range<u64>,
-}
-
-/// Parses `--vcd-packets`: `A..B` (B excluded), `A..=B`, or one packet `A`.
-pub fn parse_packet_range(text: &str) -> Result<Range<u64>, String> {
-    let number = |s: &str| {
-        s.trim()
-            .parse::<u64>()
-            .map_err(|_| format!("{s:?} is not a packet number"))
-    };
-    let range = if let Some((a, b)) = text.split_once("..=") {
-        number(a)?..number(b)?.saturating_add(1)
-    } else if let Some((a, b)) = text.split_once("..") {
-        number(a)?..number(b)?
-    } else {
-        let a = number(text)?;
-        a..a + 1
-    };
-    if range.is_empty() {
-        return Err(format!("{text}: the range holds no packet"));
-    }
-    Ok(range)
-}
 
 /// The mirror of one map the hardware holds: its entries in the syscall view.
 type Mirror = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -104,7 +74,7 @@ pub struct HxdpRtl {
     last_fault: Option<String>,
     last_redirect: Option<(Option<usize>, u64)>,
     stats: CoreStats,
-    vcd: Option<VcdRequest>,
+    vcd: Option<(VcdRequest, Timescale)>,
     vcd_on: bool,
 }
 
@@ -128,7 +98,7 @@ impl HxdpRtl {
         let params = Params::for_lanes(image.lanes).with_possible_cpus(config.possible_cpus);
         Needs::of(&image, &config.routes).check(&params)?;
         let reference = Maps::new(&spec.maps, config.possible_cpus)?;
-        let model = locked_build(&paths.build_spec(&params)?)?;
+        let model = paths.model(&params)?;
         let harness = Harness::spawn(&model.executable, ANSWER_TIMEOUT)?;
         let mirror = image
             .maps
@@ -226,15 +196,12 @@ impl HxdpRtl {
         Ok(())
     }
 
-    /// Records packets `request.packets` into `request.path` as a VCD waveform.
+    /// Records packets `request.packets` into `request.path` as a VCD waveform (its directory created now), from
+    /// the cycle the first of them arrives to the cycle the last one's result is out, with one period of
+    /// `request.clock_mhz` per cycle from time 0.
     pub fn set_vcd(&mut self, request: VcdRequest) -> Result<(), HxdpRtlError> {
-        if request.packets.is_empty() {
-            return Err(HxdpRtlError::VcdRange {
-                start: request.packets.start,
-                end: request.packets.end,
-            });
-        }
-        self.vcd = Some(request);
+        let scale = request.prepare()?;
+        self.vcd = Some((request, scale));
         Ok(())
     }
 
@@ -288,10 +255,15 @@ impl HxdpRtl {
     /// message in [`HxdpRtl::last_fault`].
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Result<Verdict, HxdpRtlError> {
         let index = self.packets;
-        if let Some(v) = &self.vcd {
+        if let Some((v, scale)) = &self.vcd {
             if index == v.packets.start {
-                let path = v.path.clone();
-                expect_ok(self.harness.call(&Command::Vcd(&path))?, "vcd")?;
+                let command = Command::Vcd {
+                    unit: scale.unit,
+                    half: scale.half,
+                    path: &v.path,
+                };
+                let answer = self.harness.call(&command)?;
+                expect_ok(answer, "vcd")?;
                 self.vcd_on = true;
             }
         }
@@ -317,7 +289,7 @@ impl HxdpRtl {
             && self
                 .vcd
                 .as_ref()
-                .is_some_and(|v| self.packets >= v.packets.end)
+                .is_some_and(|(v, _)| self.packets >= v.packets.end)
         {
             self.vcd_off()?;
         }
@@ -416,25 +388,5 @@ impl Backend for HxdpRtl {
 impl Drop for HxdpRtl {
     fn drop(&mut self) {
         let _ = self.finish();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn packet_ranges_parse_in_three_shapes() {
-        assert_eq!(parse_packet_range("0..1"), Ok(0..1));
-        assert_eq!(parse_packet_range("3..=5"), Ok(3..6));
-        assert_eq!(parse_packet_range("7"), Ok(7..8));
-        assert_eq!(
-            parse_packet_range("5..5"),
-            Err("5..5: the range holds no packet".into())
-        );
-        assert_eq!(
-            parse_packet_range("a..2"),
-            Err("\"a\" is not a packet number".into())
-        );
     }
 }

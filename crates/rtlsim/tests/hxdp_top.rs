@@ -431,7 +431,10 @@ fn protocol_errors_refusals_and_waves() {
          host_lookup 0 00000000\n\
          host_update 0 0 01000000 2a00000000000000\n\
          host_slot 0 1\n\
-         vcd {vcd}\n\
+         vcd 2ps c80 {vcd}\n\
+         vcd 1ps 0 {vcd}\n\
+         vcd 1ps c80\n\
+         vcd 1ps c80 {vcd}\n\
          packet 1 0 0 {good}\n\
          vcd_off\n\
          counters\n\
@@ -459,6 +462,9 @@ fn protocol_errors_refusals_and_waves() {
         "ret 0 1 2a00000000000000",
         "ret fffffffffffffff9", // -E2BIG: index 1 of a one-entry array
         "slot 0 - -",
+        "error vcd: UNIT \"2ps\" is not 1ps or 1fs",
+        "error vcd: HALF is 0",
+        "error vcd: no FILE",
         "ok",
     ];
     for (i, want) in expect_prefix.iter().enumerate() {
@@ -476,8 +482,10 @@ fn protocol_errors_refusals_and_waves() {
     assert_eq!(rest[n + 2], "counters 4 0 4");
     assert_eq!(rest[n + 3], "error empty line");
     assert_eq!(rest.len(), n + 4, "quit has no answer: {rest:?}");
+    // 156.25 MHz: 6400 ps a cycle, from #0 at the packet's first cycle.
     let waves = std::fs::read_to_string(&vcd).expect("the waves were written");
-    assert!(waves.contains("$enddefinitions") && waves.contains("s_valid_i"));
+    let waves = common::parse_vcd(&waves).unwrap_or_else(|e| panic!("{}: {e}", vcd.display()));
+    common::check_waves(&waves, "1ps", 3200, &["s_valid_i", "m_valid_o"]);
 }
 
 fn map(map_type: u32, key_size: u32, value_size: u32, max_entries: u32) -> MapSpec {

@@ -6,7 +6,7 @@ use hwxdp_ehdl::verilog::VerilogError;
 use hwxdp_ehdl::EhdlError;
 use hwxdp_maps::MapError;
 
-use crate::RtlError;
+use crate::{RtlError, VcdError};
 
 /// Why a program's eHDL pipeline could not be generated, built or run.
 #[derive(Debug, thiserror::Error)]
@@ -76,4 +76,7 @@ pub enum EhdlRtlError {
         /// What differs (or that nothing was queued).
         why: String,
     },
+    /// The waveform cannot be recorded as asked.
+    #[error(transparent)]
+    Vcd(#[from] VcdError),
 }

@@ -1,19 +1,19 @@
 //! The Verilator model of one generated pipeline: the module, the `rtl/ehdl/` primitives and the streaming testbench
-//! (`sim/ehdl/ehdl_pipe_tb.cpp`), all embedded in the binary, written to a scratch directory and built through the
-//! crate's cache.
+//! (`sim/ehdl/ehdl_pipe_tb.cpp`), all embedded in the binary, built through the crate's cache.
 //!
 //! The layout is the one `crates/ehdl/tests/verilog_sim.rs` builds (top `ehdl_pipe`, primitives under `ehdl/`, the
-//! module as `ehdl_pipe.sv`, [`VERILATOR_FLAGS`]), so a module those tests built is found in the cache and the other way
-//! round.
+//! module as `ehdl_pipe.sv`, [`VERILATOR_FLAGS`]), so a module those tests built in the same cache directory is found
+//! there and the other way round.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::borrow::Cow;
+use std::path::PathBuf;
 
 use hwxdp_ehdl::verilog::PRIMITIVES;
 
 use super::EhdlRtlError;
+use crate::build::locked_build;
 use crate::hash::KeyHasher;
-use crate::{build, rtl_files, BuildSpec, Model, RtlError};
+use crate::{rtl_files, BuildSpec, Model};
 
 /// The generated module's name in the build (the testbench instantiates `Vehdl_pipe`).
 pub const TOP: &str = "ehdl_pipe";
@@ -28,112 +28,189 @@ pub const VERILATOR_FLAGS: &[&str] = &["-fno-gate"];
 /// The streaming testbench, embedded so that an installed binary needs no checkout.
 const TESTBENCH: &str = include_str!("../../../../sim/ehdl/ehdl_pipe_tb.cpp");
 
-/// Makes scratch directory names unique within this process.
-static SCRATCH: AtomicU64 = AtomicU64::new(0);
+/// The testbench's file name, in `sim/ehdl/` and in the build.
+const TESTBENCH_NAME: &str = "ehdl_pipe_tb.cpp";
 
-/// Where models are cached and which Verilator builds them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Bytes of generated Verilog per estimated minute of a first build, for the notification: the module's text grows
+/// with what makes Verilator and the C++ compiler slow (stages, frame registers, map blocks and their CAM banks).
+const BYTES_PER_MINUTE: usize = 150_000;
+
+/// Where models are cached, which Verilator builds them and who hears of a build.
+// No `PartialEq`: `notify` is a function pointer, whose comparison means nothing.
+#[derive(Clone, Debug)]
 pub struct EhdlPaths {
-    /// Cargo's target directory; models are cached under `rtlsim/`.
-    pub target_dir: PathBuf,
+    /// The directory models are cached in ([`crate::cache_dir`] by default).
+    pub cache_dir: PathBuf,
     /// The Verilator program.
     pub verilator: PathBuf,
+    /// Called with one line, "building the eHDL pipeline model for PROGRAM (first time, ~N min)", right before
+    /// Verilator builds a model that is not in the cache (never for a cached one). The library prints nothing itself.
+    pub notify: Option<fn(&str)>,
 }
 
 impl EhdlPaths {
-    /// The cache and Verilator the hXDP backend uses ([`crate::hxdp::RtlPaths::from_env`]: `HWXDP_ROOT`,
-    /// `CARGO_TARGET_DIR`, `HWXDP_VERILATOR`).
+    /// What the environment asks for ([`crate::ENVIRONMENT`]): the cache [`crate::cache_dir`] (`HWXDP_CACHE_DIR`,
+    /// `XDG_CACHE_HOME`) and Verilator from `HWXDP_VERILATOR` or `PATH`, as the hXDP backend's
+    /// ([`crate::hxdp::RtlPaths::from_env`]); no notification.
     pub fn from_env() -> EhdlPaths {
-        let paths = crate::hxdp::RtlPaths::from_env();
         EhdlPaths {
-            target_dir: paths.target_dir,
-            verilator: paths.verilator,
+            cache_dir: crate::cache_dir(),
+            verilator: crate::env::verilator(),
+            notify: None,
         }
     }
 }
 
-/// Builds (or finds in the cache) the model of generated module `text`, whose module name is [`TOP`], with its top
-/// parameters `params` set (`-G`).
-pub(super) fn build_model(
-    text: &str,
-    paths: &EhdlPaths,
-    params: &[(&str, u64)],
-) -> Result<Model, EhdlRtlError> {
-    let cache = paths.target_dir.join("rtlsim");
-    let scratch = cache.join(format!(
-        ".ehdl-src-{}-{}",
-        std::process::id(),
-        SCRATCH.fetch_add(1, Ordering::Relaxed)
-    ));
-    let built = fill(&scratch, text, paths).and_then(|mut spec| {
-        spec.flags
-            .extend(params.iter().map(|(name, v)| format!("-G{name}={v}")));
-        locked_build(&spec, text)
-    });
-    let _ = std::fs::remove_dir_all(&scratch);
-    built
+/// How a model is built: its top parameters (`-G`) and whether it records waveforms (`--trace`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Variant {
+    pub(super) params: Vec<(&'static str, u64)>,
+    pub(super) trace: bool,
 }
 
-/// Writes the sources into `dir` and returns the build of them.
-fn fill(dir: &Path, text: &str, paths: &EhdlPaths) -> Result<BuildSpec, EhdlRtlError> {
+/// The build of generated module `text` (whose module name is [`TOP`]) as `variant`.
+pub(super) fn spec(
+    text: &str,
+    paths: &EhdlPaths,
+    variant: &Variant,
+) -> Result<BuildSpec, EhdlRtlError> {
     let files = rtl_files();
-    let mut spec = BuildSpec::new(TOP, dir, dir.join("ehdl_pipe_tb.cpp"), &paths.target_dir)
-        .flags(VERILATOR_FLAGS);
+    let mut spec =
+        BuildSpec::new(TOP, PathBuf::new(), TESTBENCH_NAME, PathBuf::new()).flags(VERILATOR_FLAGS);
+    spec.cache_dir = paths.cache_dir.clone();
     spec.verilator = paths.verilator.clone();
+    spec.testbench_text = Some(Cow::Borrowed(TESTBENCH));
     for &name in PRIMITIVES {
         let path = format!("ehdl/{name}");
         let file = files
             .iter()
             .find(|f| f.path == path)
             .ok_or(EhdlRtlError::Primitive(name))?;
-        write(&dir.join(&path), file.text)?;
-        spec = spec.source(path);
+        spec = spec.text(path, file.text);
     }
-    write(&dir.join("ehdl_pipe.sv"), text)?;
-    write(&dir.join("ehdl_pipe_tb.cpp"), TESTBENCH)?;
-    Ok(spec.source("ehdl_pipe.sv"))
+    spec = spec.text("ehdl_pipe.sv", text.to_string());
+    spec.flags.extend(
+        variant
+            .params
+            .iter()
+            .map(|(name, v)| format!("-G{name}={v}")),
+    );
+    if variant.trace {
+        spec.flags.push("--trace".into());
+    }
+    Ok(spec)
 }
 
-fn write(path: &Path, text: &str) -> Result<(), RtlError> {
-    let io = |action: &'static str| {
-        let path = path.to_path_buf();
-        move |source| RtlError::Io {
-            action,
-            path,
-            source,
-        }
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io("cannot create"))?;
-    }
-    std::fs::write(path, text).map_err(io("cannot write"))
-}
-
-/// [`build`] under an exclusive lock on a file in the cache directory named after the module's text: `build`
-/// serialises builds within one process, this across processes (test suites start many `hwxdp` processes at once), so
-/// a second process asking for the same module waits for the first's build and then finds it cached instead of
-/// compiling it again, while other modules (and cached ones) go ahead.
-fn locked_build(spec: &BuildSpec, text: &str) -> Result<Model, EhdlRtlError> {
-    use std::os::fd::AsRawFd;
-    let dir = spec.target_dir.join("rtlsim");
-    let io = |action: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| RtlError::Io {
-            action,
-            path,
-            source,
-        }
-    };
-    std::fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
+/// Builds (or finds in the cache) the model of generated module `text` of `program` as `variant`, under a lock
+/// file named after the module's text, so that a second process asking for the same module waits for the first's
+/// build and then finds it cached instead of compiling it again, while other modules (and cached ones) go ahead.
+pub(super) fn build_model(
+    text: &str,
+    program: &str,
+    paths: &EhdlPaths,
+    variant: &Variant,
+) -> Result<Model, EhdlRtlError> {
+    let spec = spec(text, paths, variant)?;
     let mut key = KeyHasher::new();
     key.field(text.as_bytes());
-    let path = dir.join(format!(".{TOP}-{}.lock", key.hex()));
-    let file = std::fs::File::create(&path).map_err(io("cannot create", &path))?;
-    // SAFETY: flock on a descriptor this function owns; it is released when `file` is closed.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(io("cannot lock", &path)(std::io::Error::last_os_error()).into());
+    if variant.trace {
+        key.field(b"--trace");
     }
-    let model = build(spec)?;
-    drop(file);
-    Ok(model)
+    let notify = paths.notify;
+    let mut announce = || {
+        if let Some(notify) = notify {
+            notify(&notice(program, text.len(), variant.trace));
+        }
+    };
+    Ok(locked_build(
+        &spec,
+        &format!("{TOP}-{}", key.hex()),
+        &mut announce,
+    )?)
+}
+
+/// The line a build is announced with: the program, the estimated minutes (from the module's size) and waveforms.
+fn notice(program: &str, verilog_bytes: usize, trace: bool) -> String {
+    let minutes = verilog_bytes.div_ceil(BYTES_PER_MINUTE).max(1);
+    let waves = if trace { " with waveforms" } else { "" };
+    format!("building the eHDL pipeline model for {program}{waves} (first time, ~{minutes} min)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_notice_names_the_program_and_the_estimate() {
+        assert_eq!(
+            notice("router", 10, false),
+            "building the eHDL pipeline model for router (first time, ~1 min)"
+        );
+        assert_eq!(
+            notice("nat", 3 * BYTES_PER_MINUTE + 1, true),
+            "building the eHDL pipeline model for nat with waveforms (first time, ~4 min)"
+        );
+    }
+
+    #[test]
+    fn the_build_is_the_layout_of_the_ehdl_tests_and_the_variant() {
+        let paths = EhdlPaths {
+            cache_dir: PathBuf::from("/cache"),
+            verilator: PathBuf::from("/usr/bin/verilator"),
+            notify: None,
+        };
+        let variant = Variant {
+            params: vec![("PossibleCpus", 2)],
+            trace: true,
+        };
+        let spec = spec("module ehdl_pipe; endmodule\n", &paths, &variant).expect("spec");
+        let names: Vec<String> = spec
+            .texts
+            .iter()
+            .map(|(p, _)| p.display().to_string())
+            .collect();
+        let mut expected: Vec<String> = PRIMITIVES.iter().map(|p| format!("ehdl/{p}")).collect();
+        expected.push("ehdl_pipe.sv".into());
+        assert_eq!(names, expected);
+        assert_eq!(spec.flags, ["-fno-gate", "-GPossibleCpus=2", "--trace"]);
+        assert_eq!(spec.cache_dir, PathBuf::from("/cache"));
+        assert_eq!(
+            spec.testbench.file_name().and_then(|n| n.to_str()),
+            Some(TESTBENCH_NAME)
+        );
+        assert!(spec
+            .testbench_text
+            .is_some_and(|t| t.contains("Vehdl_pipe")));
+    }
+
+    static HEARD: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+    fn hear(line: &str) {
+        HEARD.lock().expect("notices").push(line.to_string());
+    }
+
+    #[test]
+    fn a_build_is_announced_before_verilator_runs() {
+        let verilator = crate::testing::fake_verilator("ehdl-rtl-notify");
+        let paths = EhdlPaths {
+            cache_dir: verilator.with_file_name("cache"),
+            verilator,
+            notify: Some(hear),
+        };
+        let err = build_model(
+            "module ehdl_pipe;\nendmodule\n",
+            "prog",
+            &paths,
+            &Variant::default(),
+        )
+        .expect_err("the fake builds nothing");
+        assert!(
+            matches!(err, EhdlRtlError::Build(crate::RtlError::Build { .. })),
+            "{err}"
+        );
+        assert_eq!(
+            *HEARD.lock().expect("notices"),
+            ["building the eHDL pipeline model for prog (first time, ~1 min)"]
+        );
+    }
 }

@@ -26,6 +26,18 @@ pub(super) struct Dump {
     pub(super) base: u32,
 }
 
+/// A waveform recorded during a run: packets `first..end` of the batch (from the cycle the first is offered to the
+/// cycle the last one's last beat leaves) into `path`, time in `unit`s from `start`, `half` of them per half period.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Waves {
+    pub(super) first: u64,
+    pub(super) end: u64,
+    pub(super) unit: &'static str,
+    pub(super) half: u64,
+    pub(super) start: u64,
+    pub(super) path: std::path::PathBuf,
+}
+
 /// What the simulation printed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Printed {
@@ -39,6 +51,8 @@ pub(super) struct Printed {
     pub(super) stalls: u64,
     /// Cycles in which a flush evaluation block flushed (flush and replay only).
     pub(super) flushes: u64,
+    /// The time of the waveform's last change, when one was recorded.
+    pub(super) vcd_end: Option<u64>,
 }
 
 /// `writes` as host-port writes of `bytes` from byte address `base` of map `map`, 8 bytes a write; chunks that are
@@ -67,9 +81,26 @@ pub(super) fn write_bytes(
     }
 }
 
-/// The input of one run: back to back, no output back-pressure, the stall count reported.
-pub(super) fn input(writes: &[HostWrite], dumps: &[Dump], packets: &[PacketIn]) -> String {
+/// The input of one run: back to back, no output back-pressure, the stall count reported, and `waves` recorded.
+pub(super) fn input(
+    writes: &[HostWrite],
+    dumps: &[Dump],
+    packets: &[PacketIn],
+    waves: Option<&Waves>,
+) -> String {
     let mut s = String::from("cfg 0 0 1 1\n");
+    if let Some(v) = waves {
+        let _ = writeln!(
+            s,
+            "vcd {:x} {:x} {} {:x} {:x} {}",
+            v.first,
+            v.end,
+            v.unit,
+            v.half,
+            v.start,
+            v.path.display()
+        );
+    }
     for w in writes {
         let _ = writeln!(s, "w {:x} {:x} {:x} {:x}", w.map, w.addr, w.data, w.mask);
     }
@@ -139,6 +170,7 @@ pub(super) fn parse(text: &str) -> Result<Printed, String> {
                 p.packets.push((verdict, num(d, 16)?, unhex(b)?));
             }
             ["map", _, b] => p.dumps.push(unhex(b)?),
+            ["vcd", t] => p.vcd_end = Some(num(t, 10)?),
             ["cycles", c, "latency", l, "beats", b, "stalls", s, "flushes", f] => {
                 p.cycles = num(c, 10)?;
                 p.latency = num(l, 10)?;
@@ -214,17 +246,28 @@ mod tests {
                 md,
                 time_ns: 300,
             }],
+            None,
         );
         assert_eq!(
             text,
             "cfg 0 0 1 1\nw 2 10 201 ff\nw 2 20 9 1\nm 2 18 40000000\n5 11 ab01 12c\n"
         );
+        let waves = Waves {
+            first: 1,
+            end: 3,
+            unit: "1ps",
+            half: 3200,
+            start: 0x20,
+            path: "/tmp/my waves.vcd".into(),
+        };
+        let text = input(&[], &[], &[], Some(&waves));
+        assert_eq!(text, "cfg 0 0 1 1\nvcd 1 3 1ps c80 20 /tmp/my waves.vcd\n");
     }
 
     #[test]
     fn output_parses_and_needs_the_figures() {
         let p = parse(
-            "pkt 2 0 0a0b\npkt 4 20000000007 00\nmap 1 0102\ncycles 9 latency 7 beats 2 stalls 1 flushes 3\n",
+            "pkt 2 0 0a0b\npkt 4 20000000007 00\nmap 1 0102\nvcd 128000\ncycles 9 latency 7 beats 2 stalls 1 flushes 3\n",
         )
         .expect("parses");
         assert_eq!(
@@ -232,6 +275,7 @@ mod tests {
             [(2, 0, vec![10, 11]), (4, 0x200_0000_0007, vec![0])]
         );
         assert_eq!(p.dumps, [vec![1, 2]]);
+        assert_eq!(p.vcd_end, Some(128_000));
         assert_eq!(
             (p.cycles, p.latency, p.beats, p.stalls, p.flushes),
             (9, 7, 2, 1, 3)

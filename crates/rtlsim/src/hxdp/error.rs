@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use hwxdp_maps::MapError;
 
 use super::ParseError;
-use crate::RtlError;
+use crate::{RtlError, VcdError};
 
 /// Why the hXDP module could not be built, loaded or run.
 #[derive(Debug, thiserror::Error)]
@@ -93,12 +93,7 @@ pub enum HxdpRtlError {
         /// What happened then.
         story: String,
     },
-    /// A `--vcd-packets` range that holds no packet.
-    #[error("--vcd-packets {start}..{end}: the range holds no packet")]
-    VcdRange {
-        /// First packet.
-        start: u64,
-        /// One past the last.
-        end: u64,
-    },
+    /// The waveform cannot be recorded as asked.
+    #[error(transparent)]
+    Vcd(#[from] VcdError),
 }

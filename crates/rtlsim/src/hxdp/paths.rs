@@ -1,105 +1,157 @@
-//! Where the module's sources, the build cache and Verilator are, and the cached build itself.
+//! Where the module's sources come from (the binary, or a checkout named by `HWXDP_ROOT`), where its model is
+//! cached and which Verilator builds it, and the cached build itself.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::{HxdpRtlError, Params, TOP};
-use crate::{build, BuildSpec, Model, RtlError};
+use crate::build::locked_build;
+use crate::{rtl_files, rtl_waivers, BuildSpec, Model, RtlError};
 
-/// Where the module's sources, the build cache and Verilator are.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The harness, embedded so that an installed binary needs no checkout.
+const HARNESS: &str = include_str!("../../../../sim/hxdp/hxdp_harness.cpp");
+
+/// The harness's file name, in a checkout's `sim/hxdp/` and in the build.
+const HARNESS_NAME: &str = "hxdp_harness.cpp";
+
+/// The module's units: the files of this directory of `rtl/` (not of its subdirectories).
+const UNITS: &str = "sephirot";
+
+/// Roughly how long a first build of the module takes on a loaded two-core machine, for the notification.
+const BUILD_MINUTES: u32 = 2;
+
+/// Where the module's sources come from, where its model is cached and which Verilator builds it.
+// No `PartialEq`: `notify` is a function pointer, whose comparison means nothing.
+#[derive(Clone, Debug)]
 pub struct RtlPaths {
-    /// The repository's `rtl/` directory.
-    pub rtl_root: PathBuf,
-    /// The harness, `sim/hxdp/hxdp_harness.cpp`.
-    pub harness: PathBuf,
-    /// Cargo's target directory; the built module is cached under `rtlsim/`.
-    pub target_dir: PathBuf,
+    /// A checkout whose `rtl/sephirot/` and `sim/hxdp/hxdp_harness.cpp` the module is built from instead of the
+    /// sources embedded in the binary (`None`, the default).
+    pub source_root: Option<PathBuf>,
+    /// The directory models are cached in ([`crate::cache_dir`] by default).
+    pub cache_dir: PathBuf,
     /// The Verilator program.
     pub verilator: PathBuf,
+    /// Called with one line, "building the hXDP model (first time, ~2 min)", right before Verilator builds a model
+    /// that is not in the cache (never for a cached one). The library prints nothing itself.
+    pub notify: Option<fn(&str)>,
 }
 
 impl RtlPaths {
-    /// The paths under repository root `root`, with `target/` as the cache and `verilator` from `PATH`.
+    /// The sources embedded in the binary, cached in `cache_dir`, `verilator` from `PATH`, no notification.
+    pub fn embedded(cache_dir: impl Into<PathBuf>) -> RtlPaths {
+        RtlPaths {
+            source_root: None,
+            cache_dir: cache_dir.into(),
+            verilator: PathBuf::from("verilator"),
+            notify: None,
+        }
+    }
+
+    /// The sources of the checkout at `root` (its `rtl/sephirot/` and `sim/hxdp/hxdp_harness.cpp`), cached in
+    /// [`crate::cache_dir`], `verilator` from `PATH`.
     pub fn under(root: &Path) -> RtlPaths {
         RtlPaths {
-            rtl_root: root.join("rtl"),
-            harness: root.join("sim/hxdp/hxdp_harness.cpp"),
-            target_dir: root.join("target"),
-            verilator: PathBuf::from("verilator"),
+            source_root: Some(root.to_path_buf()),
+            ..RtlPaths::embedded(crate::cache_dir())
         }
     }
 
-    /// The paths of this checkout: the repository this crate was built from (or `HWXDP_ROOT`), the target directory
-    /// `CARGO_TARGET_DIR` (relative to the root) or `target/`, and Verilator from `HWXDP_VERILATOR` or `PATH`.
+    /// What the environment asks for ([`crate::ENVIRONMENT`]): the embedded sources unless `HWXDP_ROOT` names a
+    /// checkout to build instead, the cache [`crate::cache_dir`] (`HWXDP_CACHE_DIR`, `XDG_CACHE_HOME`), Verilator
+    /// from `HWXDP_VERILATOR` or `PATH`; no notification.
     pub fn from_env() -> RtlPaths {
-        let root = std::env::var_os("HWXDP_ROOT")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
-        let mut paths = RtlPaths::under(&root);
-        if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-            paths.target_dir = root.join(dir);
+        RtlPaths {
+            source_root: std::env::var_os("HWXDP_ROOT")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            cache_dir: crate::cache_dir(),
+            verilator: crate::env::verilator(),
+            notify: None,
         }
-        if let Some(v) = std::env::var_os("HWXDP_VERILATOR") {
-            paths.verilator = PathBuf::from(v);
-        }
-        paths
     }
 
-    /// The Verilator build of the module with `params`: every Verilog file of `rtl/sephirot/` (the module's units),
-    /// the harness, the parameters and waveform support.
+    /// The Verilator build of the module with `params`: every Verilog file of `rtl/sephirot/` (the module's units,
+    /// after its `.vlt` waivers), the harness, the parameters and waveform support.
     pub fn build_spec(&self, params: &Params) -> Result<BuildSpec, HxdpRtlError> {
-        let dir = self.rtl_root.join("sephirot");
-        for needed in [dir.join(format!("{TOP}.sv")), self.harness.clone()] {
-            if !needed.is_file() {
-                return Err(HxdpRtlError::Missing { path: needed });
-            }
-        }
-        let listing = std::fs::read_dir(&dir).map_err(|source| RtlError::Io {
-            action: "cannot list",
-            path: dir.clone(),
-            source,
-        })?;
-        let mut files: Vec<PathBuf> = listing
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("sv" | "vlt")))
-            .filter_map(|p| p.file_name().map(|n| Path::new("sephirot").join(n)))
-            .collect();
-        // Waiver files first, then the units in a stable order (the cache key depends on it).
-        files.sort_by_key(|p| (p.extension().is_some_and(|e| e != "vlt"), p.clone()));
-        let mut spec = BuildSpec::new(TOP, &self.rtl_root, &self.harness, &self.target_dir);
-        spec.sources = files;
+        let mut spec = match &self.source_root {
+            None => embedded_spec()?,
+            Some(root) => checkout_spec(root)?,
+        };
+        spec.cache_dir = self.cache_dir.clone();
         spec.verilator = self.verilator.clone();
         spec.flags = params.flags();
         // Waveforms are compiled in always, so one build serves runs with and without `--vcd`.
         spec.flags.push("--trace".into());
         Ok(spec)
     }
+
+    /// Builds the module with `params`, or finds it in the cache, under a lock that makes concurrent processes build
+    /// it once; [`RtlPaths::notify`] hears of a build before it starts.
+    pub fn model(&self, params: &Params) -> Result<Model, HxdpRtlError> {
+        let spec = self.build_spec(params)?;
+        let notify = self.notify;
+        let mut announce = || {
+            if let Some(notify) = notify {
+                notify(&format!(
+                    "building the hXDP model (first time, ~{BUILD_MINUTES} min)"
+                ));
+            }
+        };
+        Ok(locked_build(&spec, TOP, &mut announce)?)
+    }
 }
 
-/// [`build`] under an exclusive lock on a file in the cache directory: `build` serialises builds within one process,
-/// this across processes (test suites start many `hwxdp` processes at once), so the second waits for the first's build
-/// and then finds it cached instead of building the same module again.
-pub(super) fn locked_build(spec: &BuildSpec) -> Result<Model, HxdpRtlError> {
-    use std::os::fd::AsRawFd;
-    let dir = spec.target_dir.join("rtlsim");
-    let io = |action: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| RtlError::Io {
-            action,
-            path,
-            source,
-        }
+/// The build of the sources embedded in the binary.
+fn embedded_spec() -> Result<BuildSpec, HxdpRtlError> {
+    let unit = |path: &str| {
+        path.strip_prefix(UNITS)
+            .and_then(|p| p.strip_prefix('/'))
+            .is_some_and(|name| !name.contains('/'))
     };
-    std::fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
-    let path = dir.join(format!(".{TOP}.lock"));
-    let file = std::fs::File::create(&path).map_err(io("cannot create", &path))?;
-    // SAFETY: flock on a descriptor this function owns; it is released when `file` is closed.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(io("cannot lock", &path)(std::io::Error::last_os_error()).into());
+    // Waiver files first, then the units in path order (the cache key depends on it).
+    let texts: Vec<(PathBuf, Cow<'static, str>)> = rtl_waivers()
+        .iter()
+        .chain(rtl_files())
+        .filter(|f| unit(f.path))
+        .map(|f| (PathBuf::from(f.path), Cow::Borrowed(f.text)))
+        .collect();
+    let top = format!("{UNITS}/{TOP}.sv");
+    if !texts.iter().any(|(p, _)| p == Path::new(&top)) {
+        return Err(HxdpRtlError::Missing {
+            path: Path::new("rtl").join(top),
+        });
     }
-    let model = build(spec)?;
-    drop(file);
-    Ok(model)
+    let mut spec = BuildSpec::new(TOP, PathBuf::new(), HARNESS_NAME, PathBuf::new());
+    spec.texts = texts;
+    spec.testbench_text = Some(Cow::Borrowed(HARNESS));
+    Ok(spec)
+}
+
+/// The build of the sources of the checkout at `root`.
+fn checkout_spec(root: &Path) -> Result<BuildSpec, HxdpRtlError> {
+    let rtl_root = root.join("rtl");
+    let harness = root.join("sim/hxdp").join(HARNESS_NAME);
+    let dir = rtl_root.join(UNITS);
+    for needed in [dir.join(format!("{TOP}.sv")), harness.clone()] {
+        if !needed.is_file() {
+            return Err(HxdpRtlError::Missing { path: needed });
+        }
+    }
+    let listing = std::fs::read_dir(&dir).map_err(|source| RtlError::Io {
+        action: "cannot list",
+        path: dir.clone(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = listing
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("sv" | "vlt")))
+        .filter_map(|p| p.file_name().map(|n| Path::new(UNITS).join(n)))
+        .collect();
+    // Waiver files first, then the units in a stable order (the cache key depends on it).
+    files.sort_by_key(|p| (p.extension().is_some_and(|e| e != "vlt"), p.clone()));
+    let mut spec = BuildSpec::new(TOP, rtl_root, harness, PathBuf::new());
+    spec.sources = files;
+    Ok(spec)
 }
 
 #[cfg(test)]
@@ -152,5 +204,67 @@ mod tests {
         assert!(spec.flags.contains(&"-GLANES=2".to_string()));
         assert!(spec.flags.contains(&"--trace".to_string()));
         assert_eq!(spec.top, "hxdp");
+    }
+
+    #[test]
+    fn the_embedded_sources_are_the_checkouts() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let params = Params::for_lanes(4);
+        let embedded = RtlPaths::embedded("/cache")
+            .build_spec(&params)
+            .expect("embedded");
+        let checkout = RtlPaths {
+            source_root: Some(root.clone()),
+            ..RtlPaths::embedded("/cache")
+        }
+        .build_spec(&params)
+        .expect("checkout");
+        assert!(embedded.sources.is_empty());
+        let names: Vec<&Path> = embedded.texts.iter().map(|(p, _)| p.as_path()).collect();
+        assert_eq!(names, checkout.sources);
+        for (path, text) in &embedded.texts {
+            let file = std::fs::read_to_string(root.join("rtl").join(path)).expect("source");
+            assert!(
+                file == *text,
+                "{} differs from the checkout",
+                path.display()
+            );
+        }
+        let harness = std::fs::read_to_string(&checkout.testbench).expect("harness");
+        assert_eq!(embedded.testbench_text.as_deref(), Some(harness.as_str()));
+        assert_eq!(
+            embedded.testbench.file_name(),
+            checkout.testbench.file_name()
+        );
+        assert_eq!(embedded.cache_dir, Path::new("/cache"));
+        assert_eq!(embedded.flags, checkout.flags);
+    }
+
+    static NOTICES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+    fn notice(line: &str) {
+        NOTICES.lock().expect("notices").push(line.to_string());
+    }
+
+    #[test]
+    fn a_build_is_announced_before_verilator_runs() {
+        let verilator = crate::testing::fake_verilator("hxdp-rtl-notify");
+        let paths = RtlPaths {
+            cache_dir: verilator.with_file_name("cache"),
+            verilator,
+            notify: Some(notice),
+            ..RtlPaths::embedded("")
+        };
+        let err = paths
+            .model(&Params::for_lanes(4))
+            .expect_err("the fake builds nothing");
+        assert!(
+            matches!(err, HxdpRtlError::Build(RtlError::Build { .. })),
+            "{err}"
+        );
+        assert_eq!(
+            *NOTICES.lock().expect("notices"),
+            ["building the hXDP model (first time, ~2 min)"]
+        );
     }
 }

@@ -84,8 +84,16 @@ pub enum Command<'a> {
         /// The frame.
         bytes: &'a [u8],
     },
-    /// Starts writing a VCD waveform: `vcd FILE`.
-    Vcd(&'a Path),
+    /// Starts writing a VCD waveform: `vcd UNIT HALF FILE`, time in `UNIT`s (`1ps`, `1fs`) from 0 at the next
+    /// cycle, `HALF` of them (hex) per half clock period.
+    Vcd {
+        /// The waveform's time unit.
+        unit: &'a str,
+        /// Half a clock period in units.
+        half: u64,
+        /// The file (the rest of the line: it may hold spaces).
+        path: &'a Path,
+    },
     /// Stops writing the waveform and closes the file: `vcd_off`.
     VcdOff,
     /// Reads the packet counters: `counters`.
@@ -167,8 +175,8 @@ impl Command<'_> {
                 let _ = write!(l, "packet {ifindex:x} {rxq:x} {time_ns:x} ");
                 push_hex(&mut l, bytes);
             }
-            Command::Vcd(path) => {
-                let _ = write!(l, "vcd {}", path.display());
+            Command::Vcd { unit, half, path } => {
+                let _ = write!(l, "vcd {unit} {half:x} {}", path.display());
             }
             Command::VcdOff => l.push_str("vcd_off"),
             Command::Counters => l.push_str("counters"),
@@ -447,7 +455,14 @@ mod tests {
                 },
                 "packet 5 7f 3b9aca00 deadbeef",
             ),
-            (Command::Vcd(Path::new("/tmp/w.vcd")), "vcd /tmp/w.vcd"),
+            (
+                Command::Vcd {
+                    unit: "1ps",
+                    half: 3200,
+                    path: Path::new("/tmp/my waves.vcd"),
+                },
+                "vcd 1ps c80 /tmp/my waves.vcd",
+            ),
             (Command::VcdOff, "vcd_off"),
             (Command::Counters, "counters"),
             (Command::Ringbuf { map: 12 }, "ringbuf c"),

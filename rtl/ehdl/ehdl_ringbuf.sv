@@ -14,8 +14,10 @@
 // data_i (byte i at bits 8i); ok_o says the record fits (R0 = 0, else -EAGAIN), and with en_i (the call's predicate,
 // gated by the advance) it is written and the producer moves on.
 // Host port (8-byte aligned addresses): bytes [0, SIZE) read the data area; SIZE reads the producer position, SIZE + 8
-// the consumer position, which a write there sets (the host's drain frees the space up to it). Reads see the state
-// before this cycle's writes. Reset empties the ring.
+// the consumer position, which a write there sets (the host's drain frees the space up to it). A write to SIZE sets the
+// producer position: a new simulation of the same ring resumes where the last one's records ended. Host writes come
+// before the packets, never in a cycle a port writes. Reads see the state before this cycle's writes. Reset empties
+// the ring.
 module ehdl_ringbuf #(
   parameter integer SIZE = 4096,  // data bytes, a power of two of at least 16
   parameter integer NP   = 1,     // pipeline ports
@@ -121,6 +123,11 @@ module ehdl_ringbuf #(
     end else begin
       mem_q  <= mem_d;
       prod_q <= prod_d;
+      if (host_we_i && {{(32 - AW) {1'b0}}, host_addr_i} == Size) begin
+        for (integer b = 0; b < 4; b = b + 1) begin
+          if (host_wmask_i[b]) prod_q[8*b +: 8] <= host_wdata_i[8*b +: 8];
+        end
+      end
       if (host_we_i && {{(32 - AW) {1'b0}}, host_addr_i} == Size + 32'd8) begin
         for (integer b = 0; b < 4; b = b + 1) begin
           if (host_wmask_i[b]) cons_q[8*b +: 8] <= host_wdata_i[8*b +: 8];

@@ -54,15 +54,19 @@ pub(super) struct Rings {
 }
 
 impl Rings {
-    /// The host-port writes that free what has been read: each ring's consumer position.
+    /// The host-port writes that free what has been read and carry each ring over into the next batch: its
+    /// consumer position and, because every batch starts a fresh simulation whose producer position is 0, its
+    /// producer position too (both where the last batch's records ended).
     pub(super) fn frees(&self) -> Vec<HostWrite> {
         self.read
             .iter()
-            .map(|(&map, &(size, pos))| HostWrite {
-                map,
-                addr: size + 8,
-                data: pos,
-                mask: 0xff,
+            .flat_map(|(&map, &(size, pos))| {
+                [size, size + 8].map(|addr| HostWrite {
+                    map,
+                    addr,
+                    data: pos,
+                    mask: 0xff,
+                })
             })
             .collect()
     }
@@ -482,15 +486,14 @@ mod tests {
         let mut rings = Rings::default();
         rings.take(4, size, &dump).expect("fits");
         assert_eq!(rings.records[&4], vec![b"hello".to_vec(), b"abc".to_vec()]);
-        assert_eq!(
-            rings.frees(),
-            vec![HostWrite {
-                map: 4,
-                addr: 40,
-                data: 56,
-                mask: 0xff
-            }]
-        );
+        // The next batch is a fresh simulation: both positions carry over, so it appends after these records.
+        let at = |addr| HostWrite {
+            map: 4,
+            addr,
+            data: 56,
+            mask: 0xff,
+        };
+        assert_eq!(rings.frees(), vec![at(32), at(40)]);
         dump[32] = 23; // a producer behind the consumer
         let err = rings.take(4, size, &dump).expect_err("bad positions");
         assert!(err.contains("ring 4"), "{err}");

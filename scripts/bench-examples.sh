@@ -18,8 +18,10 @@ for obj in build/examples/xdp/*.o; do
   "$hwxdp" bench "$obj" "${extra[@]}" --json > "$dir/bench.json"
   python3 - "$dir/bench.json" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))
-print(f"| {r['program']} | {r['insns_per_packet']:.1f} | {r['kernel_ns_per_packet']:.1f} | "
-      f"{r['interp_ns_per_packet']:.1f} | {r['interp_ns_per_insn']:.2f} | {r['interp_over_kernel']:.1f}x |")
+reports = json.load(open(sys.argv[1]))
+for r in reports if isinstance(reports, list) else [reports]:
+    k, i = r["backends"]["kernel"], r["backends"]["interp"]
+    print(f"| {r['program']} | {i['insns_per_packet']:.1f} | {k['ns_per_packet']:.1f} | "
+          f"{i['ns_per_packet']:.1f} | {i['ns_per_insn']:.2f} | {i['over_kernel']:.1f}x |")
 PY
 done

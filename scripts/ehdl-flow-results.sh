@@ -38,7 +38,7 @@ for p in ${PROGRAMS:-ethertype_counter xdp1_drop xdp2_macswap vlan_filter firewa
     case_key=$([ $trace = zipf ] && echo zipf || echo single_flow)
     label=$([ $trace = zipf ] && echo "50k Zipf flows" || echo "1 flow")
     jq -r --slurpfile m "$model" --arg p "$p" --arg tr "$label" --arg k "$case_key" --arg hz "$hazards" '
-      .ehdl as $e | $m[0] as $h | $h[$k] as $c |
+      (.figures + {packets_per_cycle}) as $e | $m[0] as $h | $h[$k] as $c |
       (if $hz == "flush" then $e.flushes else $e.stall_cycles end) as $per |
       "| \($p) | \($h.hazard_distance) | \($h.paper_flushed_stages) | \($tr) | \($e.packets_per_cycle * 1000 | round / 1000) | \(($per / .packets) * 100 | round / 100) | \($e.packets_per_cycle * 250 | round) | \(if $c then "\($c.stall_mpps | round) Mpps" else "-" end) | \(if $c then "\($c.flush_mpps | round) Mpps" else "-" end) |"' \
       "$dir/run/stats.json"

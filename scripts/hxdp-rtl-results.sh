@@ -40,7 +40,7 @@ for obj in "${objs[@]}"; do
     --slurpfile rtl "$dir/rtl/stats.json" --slurpfile model "$dir/model/stats.json" '
     def r2: . * 100 | round / 100;
     def r1: . * 10 | round / 10;
-    ($rtl[0].hxdp.cycles_per_packet.mean) as $r | ($model[0].hxdp.cycles_per_packet.mean) as $m |
+    ($rtl[0].cycles_per_packet.mean) as $r | ($model[0].cycles_per_packet.mean) as $m |
     "| \($name) | \($rtl[0].packets) | \($r | r1) | \($m | r1) | \((($r - $m) / $m * 100) | r1)% | " +
     "\(156.25 / $r | r2) | \(250 / $r | r2) | " +
     (if $kernel == "" then "-" else ($kernel | tonumber / 1e6 | r2 | tostring) end) + " |"'

@@ -242,7 +242,7 @@ for prog in programs:
             "program": prog,
             "options": v,
             "instructions": insns,
-            "insns_per_packet": benches[0]["insns_per_packet"],
+            "insns_per_packet": benches[0]["backends"]["interp"]["insns_per_packet"],
             "kernel_ns_per_packet": statistics.median(kns),
             "kernel_ns_per_packet_runs": kns,
             "kernel_mpps": 1e3 / statistics.median(kns),

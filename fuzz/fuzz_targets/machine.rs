@@ -24,13 +24,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let maps = maps::one_of_each();
-    let program = ProgramSpec {
-        name: "fuzz".into(),
-        section: "xdp".into(),
-        own_len: insns.len(),
-        insns,
-        functions: vec![(0, "fuzz".into())],
-    };
+    let program = ProgramSpec::standalone("fuzz", "xdp", insns);
     let spec = ObjectSpec {
         programs: vec![program],
         maps,

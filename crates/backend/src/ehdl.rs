@@ -21,7 +21,8 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         hazards: setup.options.hazards.unwrap_or_default(),
         ..hwxdp_ehdl::Options::default()
     };
-    let paths = EhdlPaths::from_env();
+    let mut paths = EhdlPaths::from_env();
+    paths.notify = setup.notify;
     let rtl = EhdlRtl::new(
         setup.spec,
         Some(setup.program),

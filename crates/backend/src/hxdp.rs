@@ -48,35 +48,57 @@ pub fn compile_options(lanes: usize, disable: &[String]) -> Result<Options, Stri
     Ok(Options { lanes, disabled })
 }
 
-fn compile(setup: &Setup, backend: &'static str) -> Result<Image, BackendError> {
+/// The image, and the chosen program's own figures in it (the image holds every program a tail call may reach).
+struct Built {
+    image: Image,
+    bundles: usize,
+    static_ipc: f64,
+}
+
+fn compile(setup: &Setup, backend: &'static str) -> Result<Built, BackendError> {
     let options = compile_options(setup.options.lanes, &setup.options.disable)
         .map_err(|e| BackendError::setup(backend, e))?;
     let compiled = hwxdp_hxdp::compile_object(setup.spec, setup.entry(), &options)
         .map_err(|e| BackendError::setup(backend, e))?;
-    Ok(compiled.image)
+    let report = compiled.reports.iter().find(|r| r.name == setup.program);
+    Ok(Built {
+        bundles: report.map_or(0, |r| r.bundles),
+        static_ipc: report.map_or(0.0, |r| r.static_ipc()),
+        image: compiled.image,
+    })
 }
 
 fn create_model(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
-    let image = compile(setup, MODEL.name)?;
-    let core = HxdpCore::new(image, setup.spec, Some(setup.program), setup.config)
+    let built = compile(setup, MODEL.name)?;
+    let core = HxdpCore::new(built.image, setup.spec, Some(setup.program), setup.config)
         .map_err(|e| BackendError::setup(MODEL.name, e))?;
     Ok(Box::new(Hxdp {
         core,
         rings: crate::ring_buffers(&setup.spec.maps),
         lanes: setup.options.lanes,
+        bundles: built.bundles,
+        static_ipc: built.static_ipc,
         buff: empty_buff(),
     }))
 }
 
 fn create_rtl(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
-    let image = compile(setup, RTL.name)?;
-    let paths = RtlPaths::from_env();
-    let mut rtl = HxdpRtl::new(image, setup.spec, Some(setup.program), setup.config, &paths)
-        .map_err(|e| BackendError::setup(RTL.name, e))?;
+    let built = compile(setup, RTL.name)?;
+    let mut paths = RtlPaths::from_env();
+    paths.notify = setup.notify;
+    let mut rtl = HxdpRtl::new(
+        built.image,
+        setup.spec,
+        Some(setup.program),
+        setup.config,
+        &paths,
+    )
+    .map_err(|e| BackendError::setup(RTL.name, e))?;
     if let Some(vcd) = &setup.options.vcd {
         rtl.set_vcd(VcdRequest {
             path: vcd.path.clone(),
             packets: vcd.packets.clone(),
+            clock_mhz: vcd.clock_mhz,
         })
         .map_err(|e| BackendError::setup(RTL.name, e))?;
     }
@@ -84,6 +106,8 @@ fn create_rtl(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         core: rtl,
         rings: crate::ring_buffers(&setup.spec.maps),
         lanes: setup.options.lanes,
+        bundles: built.bundles,
+        static_ipc: built.static_ipc,
         buff: empty_buff(),
     }))
 }
@@ -215,6 +239,9 @@ struct Hxdp<C> {
     core: C,
     rings: Vec<usize>,
     lanes: usize,
+    /// The chosen program's bundles and eBPF instructions per bundle.
+    bundles: usize,
+    static_ipc: f64,
     buff: XdpBuff,
 }
 
@@ -252,9 +279,20 @@ impl<C: Core> Backend for Hxdp<C> {
     }
 
     fn summary(&self) -> Summary {
-        Summary::default()
+        let image = self.core.image().bundles.len();
+        let summary = Summary::default()
             .with("lanes", "lanes", self.lanes as f64)
-            .with("bundles", "bundles", self.core.image().bundles.len() as f64)
+            .with("bundles", "bundles", self.bundles as f64)
+            .with(
+                "static_ipc",
+                "eBPF instructions per bundle",
+                self.static_ipc,
+            );
+        if image == self.bundles {
+            summary
+        } else {
+            summary.with("image_bundles", "bundles in the image", image as f64)
+        }
     }
 
     fn finish(&mut self) -> Result<(), BackendError> {

@@ -151,7 +151,12 @@ pub struct Summary {
 
 impl Summary {
     /// Adds a figure.
-    pub fn with(mut self, key: &'static str, label: &'static str, value: impl Into<f64>) -> Summary {
+    pub fn with(
+        mut self,
+        key: &'static str,
+        label: &'static str,
+        value: impl Into<f64>,
+    ) -> Summary {
         self.figures.push(Figure {
             key,
             label,

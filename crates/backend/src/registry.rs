@@ -52,7 +52,10 @@ pub fn help() -> String {
 }
 
 /// Refuses each option in `given` (as spelled on the command line) that none of `chosen` takes.
-pub fn check_options(chosen: &[&'static Entry], given: &[&'static str]) -> Result<(), BackendError> {
+pub fn check_options(
+    chosen: &[&'static Entry],
+    given: &[&'static str],
+) -> Result<(), BackendError> {
     for &option in given {
         if chosen.iter().any(|e| e.options.contains(&option)) {
             continue;
@@ -95,14 +98,14 @@ mod tests {
     fn an_option_no_chosen_backend_takes_is_refused_naming_its_owners() {
         let interp = find("interp").unwrap();
         let err = check_options(&[interp], &["--lanes"])
-            .err()
-            .expect("interp has no lanes")
+            .expect_err("interp has no lanes")
             .to_string();
         assert_eq!(
             err,
             "--lanes is an option of --backend hxdp or hxdp-rtl, not of interp"
         );
         check_options(&[interp, find("hxdp").unwrap()], &["--lanes"]).expect("hxdp takes it");
-        check_options(&[find("ehdl-rtl").unwrap()], &["--data-width", "--hazards"]).expect("ehdl-rtl");
+        check_options(&[find("ehdl-rtl").unwrap()], &["--data-width", "--hazards"])
+            .expect("ehdl-rtl");
     }
 }

@@ -1,21 +1,21 @@
-//! `hwxdp bench`: the kernel's JIT and the reference machine (and with `--backend hxdp` the hXDP core model, with
-//! `hxdp-rtl` the hXDP module's RTL under Verilator, with `ehdl-rtl` the program's eHDL pipeline under Verilator) on
-//! the same trace, timed in one run, side by side.
+//! `hwxdp bench`: backends timed on the same trace in one run, side by side (the kernel's JIT and the reference
+//! machine by default), for every XDP program of the object in turn. Each backend runs the trace once for its
+//! figures (instructions, cycles, a pipeline's throughput), then again and again for the wall-clock time.
 
+use crate::backends::{self, BackendArgs, Session};
 use crate::common::{self, ProgramArgs, TraceArgs};
-use crate::pair::Pair;
-use crate::trace::TracePacket;
-use crate::under_test::{BackendArgs, Hardware};
-use anyhow::{bail, Context, Result};
-use hwxdp_hxdp::{timing, CoreStats};
-use hwxdp_xdp::XdpMd;
-use hwxdp_xdp::{Clock, XdpBuff};
+use crate::tally::{self, Mpps, Tally};
+use anyhow::{bail, Result};
+use hwxdp_backend::{Packet, Timing};
+use hwxdp_xdp::{Clock, Config, XdpBuff};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Arguments of `hwxdp bench`.
 #[derive(clap::Args)]
+#[command(after_help = format!("{}\n\n{}", backends::backends_help(), crate::exit::AFTER_HELP))]
 pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
@@ -27,69 +27,70 @@ pub struct Args {
     /// Distinct packets of the trace timed in the kernel (spread evenly over the trace).
     #[arg(long, default_value_t = 200)]
     kernel_samples: usize,
-    /// Least time spent running the trace on the reference machine (it is repeated until then), in milliseconds.
+    /// Least time spent running the trace on each of the other backends (it is repeated until then), in
+    /// milliseconds.
     #[arg(long, default_value_t = 1000)]
     min_ms: u64,
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// `--backend hxdp` (or `hxdp-rtl`) also runs the trace on the hXDP core model (or RTL), timed like the reference
-    /// machine.
+    /// The backends timed beside the kernel and the reference machine (`--backend` more than once, or `all`).
     #[command(flatten)]
     backend: BackendArgs,
 }
 
 /// The figures of one backend.
 #[derive(Serialize)]
-struct BackendFigures {
+struct Column {
     ns_per_packet: f64,
+    packets_per_second: f64,
+    /// This backend's time over the kernel's, when the kernel ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    over_kernel: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    insns_per_packet: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ns_per_insn: Option<f64>,
-    packets_per_second: f64,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    hxdp: Option<HxdpFigures>,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    ehdl: Option<EhdlFigures>,
-}
-
-/// What the eHDL pipeline adds: the simulated hardware's figures for the trace streamed back to back (first pass).
-#[derive(Serialize)]
-struct EhdlFigures {
-    stages: usize,
-    latency_cycles: u64,
-    packets_per_cycle: f64,
-    cycles: u64,
-    stall_cycles: u64,
-}
-
-/// What the hXDP core model adds to its wall-clock figures: the simulated hardware's.
-#[derive(Serialize)]
-struct HxdpFigures {
-    cycles_per_packet: f64,
-    mpps_156_25_mhz: f64,
-    mpps_250_mhz: f64,
-    lanes: usize,
-    bundles: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cycles_per_packet: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packets_per_cycle: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mpps: Vec<Mpps>,
+    #[serde(flatten)]
+    figures: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Serialize)]
 struct Report {
     program: String,
     packets: usize,
-    insns_per_packet: f64,
-    kernel_ns_per_packet: f64,
-    interp_ns_per_packet: f64,
-    interp_ns_per_insn: f64,
-    interp_over_kernel: f64,
-    backends: std::collections::BTreeMap<&'static str, BackendFigures>,
+    backends: BTreeMap<&'static str, Column>,
+    /// Backends that could not run, and why.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    missing: BTreeMap<&'static str, String>,
+    #[serde(skip)]
+    order: Vec<&'static str>,
 }
 
 /// Runs `hwxdp bench`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
-    let packets: Vec<TracePacket> = common::load_trace(&args.trace)?
+    let programs = backends::xdp_programs(&loaded.spec, &args.program)?;
+    // The kernel and the reference machine are the baselines every other backend is timed beside.
+    let mut chosen = args.backend.clone();
+    chosen
+        .backend
+        .splice(0..0, ["kernel".to_string(), "interp".to_string()]);
+    let entries = chosen.entries(&[], true)?;
+    let packets: Vec<Packet> = common::load_trace(&args.trace)?
         .into_iter()
         .filter(|p| XdpBuff::new(&p.data).is_ok())
+        .map(|p| Packet {
+            md: common::metadata(&args.trace, &p.data),
+            bytes: p.data,
+            time_ns: p.time_ns,
+        })
         .collect();
     if packets.is_empty() {
         bail!(
@@ -97,231 +98,157 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.trace.pcap.display()
         );
     }
-    // Virtual time keeps the reference machine's runs identical to each other, so every repetition does the same work.
-    let mut pair = Pair::setup(
-        &args.program,
-        &args.trace,
-        &args.backend,
-        &loaded,
-        Clock::Virtual,
-    )?;
-
-    let step = (packets.len() / args.kernel_samples.max(1)).max(1);
-    let mut kernel_total = 0.0;
-    let mut sampled = 0usize;
-    for packet in packets.iter().step_by(step) {
-        let md = common::metadata(&args.trace, &packet.data);
-        kernel_total += pair
-            .kernel
-            .bench(&packet.data, &md, args.repeat)
-            .context("kernel test run")?;
-        sampled += 1;
-    }
-    let kernel_ns = kernel_total / sampled as f64;
-
-    let metadata: Vec<_> = packets
-        .iter()
-        .map(|p| common::metadata(&args.trace, &p.data))
-        .collect();
-    let mut buff = XdpBuff::new(&packets[0].data).context("first packet")?;
-    let (mut runs, mut insns, mut elapsed) = (0u64, 0u64, Duration::ZERO);
-    while elapsed < Duration::from_millis(args.min_ms) || runs == 0 {
-        let start = Instant::now();
-        for (packet, md) in packets.iter().zip(&metadata) {
-            buff.reset(&packet.data).context("packet")?;
-            pair.machine.set_time(packet.time_ns);
-            insns += pair.machine.run_packet(&mut buff, md).insns;
-        }
-        elapsed += start.elapsed();
-        runs += 1;
-    }
-    let total_packets = runs as f64 * packets.len() as f64;
-    let interp_ns = elapsed.as_nanos() as f64 / total_packets;
-    let interp_ns_insn = elapsed.as_nanos() as f64 / insns.max(1) as f64;
-    let mut backends = std::collections::BTreeMap::new();
-    backends.insert(
-        "kernel",
-        BackendFigures {
-            ns_per_packet: kernel_ns,
-            ns_per_insn: None,
-            packets_per_second: 1e9 / kernel_ns,
-            hxdp: None,
-            ehdl: None,
-        },
-    );
-    backends.insert(
-        "interp",
-        BackendFigures {
-            ns_per_packet: interp_ns,
-            ns_per_insn: Some(interp_ns_insn),
-            packets_per_second: 1e9 / interp_ns,
-            hxdp: None,
-            ehdl: None,
-        },
-    );
-    if let Some(Hardware::Ehdl(e)) = pair.core.as_deref_mut() {
-        let (ns, first) = time_ehdl(e, &packets, &metadata, args.min_ms)?;
-        backends.insert(
-            "ehdl-rtl",
-            BackendFigures {
-                ns_per_packet: ns,
-                ns_per_insn: None,
-                packets_per_second: 1e9 / ns,
-                hxdp: None,
-                ehdl: Some(EhdlFigures {
-                    stages: e.figures().stages,
-                    latency_cycles: first.latency,
-                    packets_per_cycle: packets.len() as f64 / first.cycles.max(1) as f64,
-                    cycles: first.cycles,
-                    stall_cycles: first.stall_cycles,
-                }),
-            },
-        );
-    } else if let Some(core) = pair.core.as_deref_mut() {
-        let (ns, cycles) = time_core(core, &packets, &metadata, args.min_ms)?;
-        backends.insert(
-            core.name(),
-            BackendFigures {
-                ns_per_packet: ns,
-                ns_per_insn: None,
-                packets_per_second: 1e9 / ns,
-                hxdp: Some(HxdpFigures {
-                    cycles_per_packet: cycles.mean(),
-                    mpps_156_25_mhz: timing::mpps(timing::CLOCK_PAPER_MHZ, cycles.mean()),
-                    mpps_250_mhz: timing::mpps(timing::CLOCK_FAST_MHZ, cycles.mean()),
-                    lanes: args.backend.lanes,
-                    bundles: core.image().map_or(0, |i| i.bundles.len()),
-                }),
-                ehdl: None,
-            },
-        );
-    }
-    let report = Report {
-        program: pair.name.clone(),
-        packets: packets.len(),
-        insns_per_packet: insns as f64 / total_packets,
-        kernel_ns_per_packet: kernel_ns,
-        interp_ns_per_packet: interp_ns,
-        interp_ns_per_insn: interp_ns_insn,
-        interp_over_kernel: interp_ns / kernel_ns,
-        backends,
+    // Virtual time keeps every pass of the trace the same work.
+    let config = Config {
+        possible_cpus: hwxdp_kernel::possible_cpus().unwrap_or(1),
+        clock: Clock::Virtual,
+        ..Config::default()
     };
+    let session = Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
+    let timing = Timing {
+        min: Duration::from_millis(args.min_ms),
+        repeat: args.repeat,
+        samples: args.kernel_samples,
+    };
+    let mut reports = Vec::new();
+    for program in &programs {
+        let mut report = Report {
+            program: program.clone(),
+            packets: packets.len(),
+            backends: BTreeMap::new(),
+            missing: BTreeMap::new(),
+            order: Vec::new(),
+        };
+        for entry in &entries {
+            match column(&session, entry, program, &packets, &timing, &args.backend) {
+                Ok(c) => {
+                    report.backends.insert(entry.name, c);
+                    report.order.push(entry.name);
+                }
+                // Without root the kernel cannot run; the other columns still can, and the table says why one is
+                // missing. Any other backend's failure is the user's to see as an error.
+                Err(e) if entry.needs_kernel => {
+                    report.missing.insert(entry.name, common::one_line(&e));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if let Some(kernel) = report.backends.get("kernel").map(|k| k.ns_per_packet) {
+            for c in report.backends.values_mut() {
+                c.over_kernel = Some(c.ns_per_packet / kernel);
+            }
+        }
+        reports.push(report);
+    }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        let json = if reports.len() == 1 {
+            serde_json::to_string_pretty(&reports[0])?
+        } else {
+            serde_json::to_string_pretty(&reports)?
+        };
+        println!("{json}");
     } else {
-        print_table(&report);
+        print_table(&reports);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs the trace on the core until `min_ms` have passed; returns the wall-clock nanoseconds per packet and the cycle
-/// figures of the first pass. Later passes start from the maps the first left behind; the first equals what `run
-/// --backend hxdp` reports for the trace (unless the program draws random numbers, which bench seeds differently).
-fn time_core(
-    core: &mut Hardware,
-    packets: &[TracePacket],
-    metadata: &[XdpMd],
-    min_ms: u64,
-) -> Result<(f64, CoreStats)> {
-    let mut buff = XdpBuff::new(&packets[0].data).context("first packet")?;
-    let (mut runs, mut elapsed, mut first_pass) = (0u64, Duration::ZERO, None);
-    while elapsed < Duration::from_millis(min_ms) || runs == 0 {
-        let start = Instant::now();
-        for (packet, md) in packets.iter().zip(metadata) {
-            buff.reset(&packet.data).context("packet")?;
-            core.set_time(packet.time_ns);
-            core.run_packet(&mut buff, md)?;
-        }
-        elapsed += start.elapsed();
-        runs += 1;
-        first_pass.get_or_insert_with(|| core.stats().cloned().unwrap_or_default());
-    }
-    let ns = elapsed.as_nanos() as f64 / (runs as f64 * packets.len() as f64);
-    Ok((ns, first_pass.unwrap_or_default()))
+/// Runs the trace on `entry` once for its figures, then times it.
+fn column(
+    session: &Session,
+    entry: &hwxdp_backend::Entry,
+    program: &str,
+    packets: &[Packet],
+    timing: &Timing,
+    args: &BackendArgs,
+) -> Result<Column> {
+    let mut backend = session.create(entry, program)?;
+    let mut tally = Tally::default();
+    let bar = crate::progress::packets(packets.len(), &format!("{program} on {}", entry.name));
+    crate::drive::run_all(
+        &mut *backend,
+        packets.iter().cloned().enumerate(),
+        bar.clone(),
+        |i, _, ran| {
+            tally.add(i, &ran);
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    let summary = backend.summary();
+    let ns = backend.time(packets, timing)?;
+    backend.finish()?;
+    let insns = tally.insns().map(|s| s.mean);
+    let cycles = tally.cycles();
+    Ok(Column {
+        ns_per_packet: ns,
+        packets_per_second: 1e9 / ns,
+        over_kernel: None,
+        insns_per_packet: insns,
+        ns_per_insn: insns.map(|i| ns / i.max(1.0)),
+        mpps: tally::mpps(&args.clocks(), cycles.as_ref(), &summary),
+        cycles_per_packet: cycles.map(|c| c.mean),
+        packets_per_cycle: summary.packets_per_cycle,
+        figures: tally::figures_json(&summary),
+    })
 }
 
-/// Streams the trace through the eHDL pipeline, as whole batches, until `min_ms` have passed; returns the wall-clock
-/// nanoseconds per packet (Verilator's, the generated module simulated cycle by cycle) and the first batch. Later
-/// batches start from the maps the one before left behind.
-fn time_ehdl(
-    e: &mut hwxdp_rtlsim::ehdl::EhdlRtl,
-    packets: &[TracePacket],
-    metadata: &[XdpMd],
-    min_ms: u64,
-) -> Result<(f64, hwxdp_rtlsim::ehdl::Batch)> {
-    let batch: Vec<hwxdp_rtlsim::ehdl::PacketIn> = packets
+/// One row per program and backend: the same columns for every backend, blank where it has no such figure.
+fn print_table(reports: &[Report]) {
+    let clocks: Vec<f64> = reports
         .iter()
-        .zip(metadata)
-        .map(|(p, md)| hwxdp_rtlsim::ehdl::PacketIn {
-            bytes: p.data.clone(),
-            md: *md,
-            time_ns: p.time_ns,
-        })
-        .collect();
-    let (mut runs, mut elapsed, mut first) = (0u64, Duration::ZERO, None);
-    while elapsed < Duration::from_millis(min_ms) || runs == 0 {
-        let start = Instant::now();
-        let b = e.run_batch(&batch)?;
-        elapsed += start.elapsed();
-        runs += 1;
-        first.get_or_insert(b);
-    }
-    let ns = elapsed.as_nanos() as f64 / (runs as f64 * packets.len() as f64);
-    Ok((ns, first.unwrap_or_default()))
-}
-
-fn print_table(r: &Report) {
-    let hxdp = ["hxdp", "hxdp-rtl"].iter().find_map(|name| {
-        let b = r.backends.get(name)?;
-        b.hxdp.as_ref().map(|h| (*name, b, h))
-    });
+        .flat_map(|r| r.backends.values())
+        .flat_map(|c| c.mpps.iter().map(|m| m.clock_mhz))
+        .fold(Vec::new(), |mut v, c| {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+            v
+        });
     let mut head = format!(
-        "{:<20} {:>8} {:>10} {:>14} {:>14} {:>15} {:>14}",
+        "{:<20} {:<10} {:>8} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10}",
         "program",
+        "backend",
         "packets",
+        "ns/pkt",
+        "x kernel",
         "insns/pkt",
-        "kernel ns/pkt",
-        "interp ns/pkt",
-        "interp ns/insn",
-        "interp/kernel"
+        "ns/insn",
+        "cyc/pkt",
+        "pkt/cycle"
     );
-    let mut row = format!(
-        "{:<20} {:>8} {:>10.1} {:>14.1} {:>14.1} {:>15.2} {:>13.1}x",
-        r.program,
-        r.packets,
-        r.insns_per_packet,
-        r.kernel_ns_per_packet,
-        r.interp_ns_per_packet,
-        r.interp_ns_per_insn,
-        r.interp_over_kernel
-    );
-    if let Some((name, b, h)) = hxdp {
-        head.push_str(&format!(
-            " {:>12} {:>12} {:>15} {:>12}",
-            format!("{name} ns/pkt"),
-            format!("{name} cyc/pkt"),
-            "Mpps@156.25MHz",
-            "Mpps@250MHz"
-        ));
-        row.push_str(&format!(
-            " {:>12.1} {:>12.1} {:>15.2} {:>12.2}",
-            b.ns_per_packet, h.cycles_per_packet, h.mpps_156_25_mhz, h.mpps_250_mhz
-        ));
-    }
-    if let Some((b, e)) = r
-        .backends
-        .get("ehdl-rtl")
-        .and_then(|b| b.ehdl.as_ref().map(|e| (b, e)))
-    {
-        head.push_str(&format!(
-            " {:>16} {:>8} {:>8} {:>10} {:>8}",
-            "ehdl-rtl ns/pkt", "stages", "latency", "pkt/cycle", "stalls"
-        ));
-        row.push_str(&format!(
-            " {:>16.1} {:>8} {:>8} {:>10.3} {:>8}",
-            b.ns_per_packet, e.stages, e.latency_cycles, e.packets_per_cycle, e.stall_cycles
-        ));
+    for c in &clocks {
+        head.push_str(&format!(" {:>15}", format!("Mpps@{c}MHz")));
     }
     println!("{head}");
-    println!("{row}");
+    let cell = |v: Option<f64>, prec: usize| v.map_or(String::new(), |v| format!("{v:.prec$}"));
+    for r in reports {
+        for name in &r.order {
+            let c = &r.backends[name];
+            let mut row = format!(
+                "{:<20} {:<10} {:>8} {:>10.1} {:>10} {:>9} {:>10} {:>9} {:>10}",
+                r.program,
+                name,
+                r.packets,
+                c.ns_per_packet,
+                cell(c.over_kernel, 1),
+                cell(c.insns_per_packet, 1),
+                cell(c.ns_per_insn, 2),
+                cell(c.cycles_per_packet, 1),
+                cell(c.packets_per_cycle, 3),
+            );
+            for clock in &clocks {
+                let m = c
+                    .mpps
+                    .iter()
+                    .find(|m| m.clock_mhz == *clock)
+                    .map(|m| m.mpps);
+                row.push_str(&format!(" {:>15}", cell(m, 2)));
+            }
+            println!("{row}");
+        }
+        for (name, why) in &r.missing {
+            println!("{:<20} {:<10} not run: {why}", r.program, name);
+        }
+    }
 }

@@ -38,7 +38,7 @@ pub struct Args {
     /// replayed from the input, or from an elastic buffer after the last map write before the flush stage; refused,
     /// naming the instruction, when the checks end at several stages or a map write falls inside a check).
     #[arg(long, value_enum, default_value = "stall")]
-    hazards: crate::under_test::HazardsArg,
+    hazards: crate::backends::HazardsArg,
 }
 
 /// Compile options from `--lanes` and `--disable`.

@@ -1,33 +1,46 @@
-//! `hwxdp run`: a trace through a program on the reference machine (or, with `--backend`, on the hXDP core model, the
-//! hXDP module's RTL or the program's eHDL pipeline).
+//! `hwxdp run`: a trace through a program on one backend: one pcap per verdict, `stats.json`, a per-packet log, the
+//! records the program emitted, and optionally the maps and an instruction trace.
 
+use crate::backends::{self, BackendArgs};
 use crate::common::{self, ProgramArgs, TraceArgs};
-use crate::under_test::{self, BackendArgs};
+use crate::drive::Feeder;
+use crate::tally::{self, Mpps, Spread, Tally};
 use crate::{progress, trace};
-use anyhow::{Context, Result};
-use hwxdp_rtlsim::ehdl::PacketIn;
-use hwxdp_xdp::{Clock, Config, Machine, Verdict, XdpBuff};
+use anyhow::{bail, Context, Result};
+use hwxdp_backend::{Backend, Capabilities, Packet, Ran, Record};
+use hwxdp_xdp::{Clock, Config, Verdict, XdpBuff};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
-use std::io::Write;
-use std::path::PathBuf;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+const AFTER_HELP: &str = "\
+Writes to OUT: aborted/drop/pass/tx/redirect.pcap (the packets as the program left them, by verdict), stats.json
+(verdicts and the figures the backend has: instructions and paths for software, cycles per packet for processors,
+a pipeline's latency and packets per cycle; coverage where the backend can map its work back to eBPF
+instructions), packets.jsonl (one line a packet: index, input time, verdict, redirect, instructions or cycles,
+fault, the exit instruction), records.jsonl (ring buffer records, when the object has ring buffers),
+trace_printk.txt (bpf_trace_printk lines) and, with --dump-maps, maps.json.";
 
 /// Arguments of `hwxdp run`.
 #[derive(clap::Args)]
+#[command(after_help = format!("{AFTER_HELP}\n\n{}\n\n{}", backends::backends_help(), crate::exit::AFTER_HELP))]
 pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
     #[command(flatten)]
     trace: TraceArgs,
-    /// Directory for aborted/drop/pass/tx/redirect.pcap and stats.json.
+    /// Directory for the pcaps, stats.json, packets.jsonl and the rest (created if missing).
     #[arg(short = 'o', long = "out")]
     out: PathBuf,
     /// Also write the maps after the last packet to OUT/maps.json (bpftool JSON shape).
     #[arg(long)]
     dump_maps: bool,
-    /// Write the slot index of every executed instruction, one JSON line per packet, to this file.
+    /// Write the slot index of every executed instruction, one JSON line per packet, to this file (backends that
+    /// can map their work back to eBPF instructions).
     #[arg(long)]
     insn_trace: Option<PathBuf>,
     /// Seed of bpf_get_prandom_u32.
@@ -35,96 +48,6 @@ pub struct Args {
     seed: u64,
     #[command(flatten)]
     backend: BackendArgs,
-}
-
-/// Cycle figures of `--backend hxdp` and `hxdp-rtl`.
-#[derive(Serialize)]
-struct HxdpStats {
-    backend: &'static str,
-    lanes: usize,
-    bundles: usize,
-    cycles_per_packet: InsnStats,
-    mpps_156_25_mhz: f64,
-    mpps_250_mhz: f64,
-}
-
-/// Pipeline figures of `--backend ehdl-rtl`: the generated module's, and the trace's measured in the simulation.
-#[derive(Serialize)]
-struct EhdlStats {
-    backend: &'static str,
-    data_width: u32,
-    stages: usize,
-    /// Cycles from the first packet's first beat in to its first beat out, as measured.
-    latency_cycles: u64,
-    /// Packets over the cycles from the first beat in to the last beat out, the trace streamed back to back.
-    packets_per_cycle: f64,
-    cycles: u64,
-    /// Input beats (frames of `data_width` bits): at most one a cycle.
-    beats: u64,
-    /// Cycles the stall checks (map hazards between packets in flight) held the input.
-    stall_cycles: u64,
-    stall_checks: usize,
-    /// With `--hazards flush`: the flushes (cycles a flush evaluation block dropped younger packets to replay them)
-    /// and the checks the blocks watch.
-    flushes: u64,
-    flush_checks: usize,
-    /// With `--hazards flush`: the boundary of the elastic buffer a flush replays from (0: the input buffer).
-    elastic_boundary: u32,
-    /// The largest read-to-write distance of a stall check, in stages (the paper's `L`).
-    hazard_distance: u32,
-    /// The earliest stage of a stall check's first access (the paper's `K` is this plus 4).
-    hazard_stage: u32,
-    state_flops: u64,
-    frame_flops: u64,
-}
-
-impl EhdlStats {
-    fn of(e: &hwxdp_rtlsim::ehdl::EhdlRtl) -> EhdlStats {
-        let (f, t) = (e.figures(), e.totals());
-        EhdlStats {
-            backend: "ehdl-rtl",
-            data_width: e.pipeline().summary.data_width,
-            stages: f.stages,
-            latency_cycles: t.latency,
-            packets_per_cycle: t.packets_per_cycle(),
-            cycles: t.cycles,
-            beats: t.beats,
-            stall_cycles: t.stall_cycles,
-            stall_checks: f.stall_checks,
-            flushes: t.flushes,
-            flush_checks: f.flush_checks,
-            elastic_boundary: f.elastic_boundary,
-            hazard_distance: f.hazard_distance,
-            hazard_stage: f.hazard_stage,
-            state_flops: f.state_flops,
-            frame_flops: f.frame_flops,
-        }
-    }
-}
-
-#[derive(Serialize, Default)]
-struct InsnStats {
-    min: u64,
-    mean: f64,
-    max: u64,
-}
-
-#[derive(Serialize)]
-struct Stats {
-    object: String,
-    program: String,
-    packets: usize,
-    skipped: usize,
-    verdicts: BTreeMap<&'static str, usize>,
-    insns_per_packet: InsnStats,
-    paths: usize,
-    faults: usize,
-    first_faults: Vec<String>,
-    coverage: Vec<CoverageStats>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hxdp: Option<HxdpStats>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ehdl: Option<EhdlStats>,
 }
 
 /// Coverage of one program, as `stats.json` shows it.
@@ -145,141 +68,240 @@ struct OneWay {
     taken: bool,
 }
 
-/// Path ids are already hashes: hashing them again (SipHash, per packet) would be wasted work.
-#[derive(Default)]
-struct PathHashHasher(u64);
-
-impl Hasher for PathHashHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
+#[derive(Serialize)]
+struct Stats {
+    object: String,
+    program: String,
+    backend: &'static str,
+    packets: usize,
+    skipped: usize,
+    verdicts: BTreeMap<&'static str, usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    insns_per_packet: Option<Spread>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paths: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cycles_per_packet: Option<Spread>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packets_per_cycle: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mpps: Vec<Mpps>,
+    figures: serde_json::Map<String, serde_json::Value>,
+    faults: usize,
+    first_faults: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coverage: Option<Vec<CoverageStats>>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    records: BTreeMap<String, usize>,
 }
 
 /// Runs `hwxdp run`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
+    let program = backends::one_xdp_program(&loaded.spec, &args.program)?;
+    let entries = args.backend.entries(&["interp"], false)?;
+    let [entry] = entries.as_slice() else {
+        bail!("run takes one --backend (verify and bench take several)");
+    };
+    if let Some(vcd) = &args.backend.vcd {
+        check_vcd_packets(&args, vcd)?;
+    }
     let config = Config {
         possible_cpus: hwxdp_kernel::possible_cpus().unwrap_or(1),
         clock: Clock::Virtual,
         seed: args.seed,
         record_trace: args.insn_trace.is_some(),
-        routes: common::load_routes(&args.trace)?,
         ..Config::default()
     };
-    let mut machine = Machine::new(
-        &loaded.spec,
-        args.program.chosen(&loaded.spec).as_deref(),
-        &config,
-    )
-    .with_context(|| args.program.object.display().to_string())?;
-    let mut core = args.backend.core(&args.program, &loaded.spec, &config)?;
-    if let Some(path) = &args.trace.maps {
-        let file = common::load_maps(path)?;
-        let target = under_test::chosen(core.as_mut(), &mut machine).maps();
-        hwxdp_maps::json::preload(target, &file).with_context(|| path.display().to_string())?;
-    }
-    if let Some(c) = core.as_mut().filter(|c| c.ehdl().is_some()) {
-        // The pipeline takes the whole trace back to back; the loop below then hands out its results in order.
-        let mut batch = Vec::new();
-        trace::for_each(&args.trace.pcap, |time_ns, data| {
-            if XdpBuff::new(data).is_ok() {
-                batch.push(PacketIn {
-                    bytes: data.to_vec(),
-                    md: common::metadata(&args.trace, data),
-                    time_ns,
-                });
-            }
-            Ok(())
-        })?;
-        c.queue(batch)?;
+    let session =
+        backends::Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
+    let mut backend = session.create(entry, &program)?;
+    let caps = backend.capabilities();
+    if args.insn_trace.is_some() && !caps.insn_trace {
+        bail!(
+            "--insn-trace: --backend {} cannot record which eBPF instructions ran (its work has no map back to \
+             them); use --backend interp",
+            backend.name()
+        );
     }
     common::create_dir(&args.out)?;
-    let mut writers = Vec::new();
-    for v in Verdict::NAMED {
-        writers.push(trace::Writer::create(
-            &args.out.join(format!("{}.pcap", v.bucket())),
-        )?);
-    }
-    let mut insn_trace = match &args.insn_trace {
-        Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("{}: cannot create", p.display()))?,
-        )),
-        None => None,
-    };
-    let mut printk = Vec::new();
-    let mut counts = [0usize; Verdict::NAMED.len()];
-    let (mut min, mut max, mut total, mut ran) = (u64::MAX, 0u64, 0u64, 0usize);
-    let mut paths: HashSet<u64, BuildHasherDefault<PathHashHasher>> = HashSet::default();
-    let mut faults = (0usize, Vec::new());
-    let mut skipped = 0;
-    let mut buff = XdpBuff::new(&[0; 64]).expect("a 64-byte frame fits");
+    let mut out = Outputs::create(&args, &loaded.spec, &mut *backend)?;
     let bar = progress::counter("run");
-    let mut i = 0usize;
+    let mut feeder = Feeder::new(&mut *backend, bar.clone());
+    let (mut index, mut skipped) = (0usize, 0usize);
+    let mut each = |i: usize, packet: &Packet, ran: Ran| out.packet(i, packet, ran);
     trace::for_each(&args.trace.pcap, |time_ns, data| {
-        let index = i;
-        i += 1;
-        if index.is_multiple_of(4096) {
-            bar.set_position(index as u64);
-        }
-        if let Err(e) = buff.reset(data) {
-            eprintln!("hwxdp: packet {index}: skipped: {e}");
+        let i = index;
+        index += 1;
+        if let Err(e) = XdpBuff::new(data) {
+            eprintln!("hwxdp: packet {i}: skipped: {e}");
             skipped += 1;
             return Ok(());
         }
-        let md = common::metadata(&args.trace, data);
-        let outcome = match core.as_mut() {
-            Some(c) => {
-                c.set_time(time_ns);
-                let verdict = c
-                    .run_packet(&mut buff, &md)
-                    .with_context(|| format!("packet {index}"))?;
-                hwxdp_xdp::Outcome {
-                    retval: verdict.retval(),
-                    insns: c.cycles(),
-                    ..Default::default()
+        let packet = Packet {
+            bytes: data.to_vec(),
+            md: common::metadata(&args.trace, data),
+            time_ns,
+        };
+        feeder.push(i, packet, &mut each)
+    })?;
+    feeder.flush(&mut each)?;
+    drop(feeder);
+    out.skipped = skipped;
+    bar.finish_and_clear();
+    let late = backend.drain_records()?;
+    out.late_records(late)?;
+    if args.dump_maps {
+        let dump = hwxdp_maps::json::dump(backend.maps())?;
+        common::write_json(&args.out.join("maps.json"), &dump)?;
+    }
+    backend.finish()?;
+    let stats = out.finish(&args, &program, &*backend, caps)?;
+    common::write_json(&args.out.join("stats.json"), &stats)?;
+    print_summary(&stats, backend.as_ref(), &args.out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--vcd-packets` must name packets of the trace.
+fn check_vcd_packets(args: &Args, vcd: &Path) -> Result<()> {
+    let range = args.backend.vcd_packets.clone().unwrap_or(0..1);
+    let packets = trace::for_each(&args.trace.pcap, |_, _| Ok(()))? as u64;
+    if range.start >= packets || range.end > packets {
+        bail!(
+            "--vcd-packets {}..{}: the trace {} has {packets} packets, so {} records nothing or runs past its end",
+            range.start,
+            range.end,
+            args.trace.pcap.display(),
+            vcd.display()
+        );
+    }
+    Ok(())
+}
+
+/// Everything `run` writes while the packets go through.
+struct Outputs {
+    dir: PathBuf,
+    writers: Vec<trace::Writer>,
+    counts: [usize; Verdict::NAMED.len()],
+    ran: usize,
+    skipped: usize,
+    tally: Tally,
+    log: BufWriter<File>,
+    records: Option<BufWriter<File>>,
+    record_counts: BTreeMap<String, usize>,
+    insn_trace: Option<BufWriter<File>>,
+    printk: Vec<String>,
+    /// The object's programs, for the exit instruction's name and source line.
+    programs: Vec<hwxdp_object::ProgramSpec>,
+    maps: Vec<String>,
+    /// The interface each device map entry names, read before the first packet (programs cannot write them).
+    devmap_ifindex: BTreeMap<(usize, u64), u32>,
+}
+
+fn create(path: &Path) -> Result<BufWriter<File>> {
+    Ok(BufWriter::new(File::create(path).with_context(|| {
+        format!("{}: cannot create", path.display())
+    })?))
+}
+
+impl Outputs {
+    fn create(
+        args: &Args,
+        spec: &hwxdp_object::ObjectSpec,
+        backend: &mut dyn Backend,
+    ) -> Result<Outputs> {
+        let mut writers = Vec::new();
+        for v in Verdict::NAMED {
+            writers.push(trace::Writer::create(
+                &args.out.join(format!("{}.pcap", v.bucket())),
+            )?);
+        }
+        let has_rings = !hwxdp_backend::ring_buffers(&spec.maps).is_empty();
+        let mut devmap_ifindex = BTreeMap::new();
+        for (m, map) in spec.maps.iter().enumerate() {
+            if !backends::DEVMAP_TYPES.contains(&map.map_type) {
+                continue;
+            }
+            for (key, value) in backend.maps().entries(m)? {
+                if let (Some(k), Some(v)) = (key.get(..4), value.get(..4)) {
+                    let key = u32::from_le_bytes([k[0], k[1], k[2], k[3]]);
+                    devmap_ifindex.insert(
+                        (m, u64::from(key)),
+                        u32::from_le_bytes([v[0], v[1], v[2], v[3]]),
+                    );
                 }
             }
-            None => {
-                machine.set_time(time_ns);
-                machine.run_packet(&mut buff, &md)
-            }
-        };
-        let verdict = outcome.verdict();
+        }
+        Ok(Outputs {
+            dir: args.out.clone(),
+            writers,
+            counts: [0; Verdict::NAMED.len()],
+            ran: 0,
+            skipped: 0,
+            tally: Tally::default(),
+            log: create(&args.out.join("packets.jsonl"))?,
+            records: if has_rings {
+                Some(create(&args.out.join("records.jsonl"))?)
+            } else {
+                None
+            },
+            record_counts: BTreeMap::new(),
+            insn_trace: args.insn_trace.as_deref().map(create).transpose()?,
+            printk: Vec::new(),
+            programs: spec.programs.clone(),
+            maps: spec.maps.iter().map(|m| m.name.clone()).collect(),
+            devmap_ifindex,
+        })
+    }
+
+    fn packet(&mut self, index: usize, packet: &Packet, ran: Ran) -> Result<()> {
+        let verdict = ran.verdict();
         let bucket = Verdict::NAMED
             .iter()
             .position(|v| v.bucket() == verdict.bucket())
             .unwrap_or(0);
-        counts[bucket] += 1;
-        writers[bucket].write(time_ns, buff.data())?;
-        ran += 1;
-        min = min.min(outcome.insns);
-        max = max.max(outcome.insns);
-        total += outcome.insns;
-        paths.insert(outcome.path);
-        if let Some(f) = &outcome.fault {
-            faults.0 += 1;
-            if faults.1.len() < 10 {
-                faults.1.push(format!("packet {index}: {f}"));
-            }
-        }
-        printk.extend(
-            outcome
-                .printk
-                .iter()
-                .map(|l| format!("packet {index}: {l}")),
-        );
-        if let Some(out) = insn_trace.as_mut() {
-            let slots: Vec<String> = outcome
+        self.counts[bucket] += 1;
+        self.writers[bucket].write(packet.time_ns, ran.data())?;
+        self.ran += 1;
+        self.tally.add(index, &ran);
+        let redirect = ran.redirect.map(|r| {
+            let ifindex = match r.map {
+                None => Some(r.key as u32),
+                Some(m) => self.devmap_ifindex.get(&(m, r.key)).copied(),
+            };
+            json!({
+                "map": r.map.and_then(|m| self.maps.get(m)),
+                "key": r.key,
+                "ifindex": ifindex,
+            })
+        });
+        let exit = ran.exit.map(|site| {
+            let program = self.programs.get(site.program);
+            let line = program
+                .and_then(|p| p.source_line(site.slot as usize))
+                .map(|l| format!("{}:{}: {}", l.file, l.line, l.text.trim()));
+            json!({
+                "program": program.map(|p| &p.name),
+                "insn": site.slot,
+                "line": line,
+            })
+        });
+        let line = json!({
+            "packet": index,
+            "time_ns": packet.time_ns,
+            "verdict": verdict.to_string(),
+            "redirect": redirect,
+            "insns": ran.insns,
+            "cycles": ran.cycles,
+            "fault": ran.fault,
+            "exit": exit,
+        });
+        writeln!(self.log, "{line}")?;
+        self.write_records(Some(index), &ran.records)?;
+        self.printk
+            .extend(ran.printk.iter().map(|l| format!("packet {index}: {l}")));
+        if let Some(out) = self.insn_trace.as_mut() {
+            let slots: Vec<String> = ran
                 .trace
                 .iter()
                 .map(|(p, s)| format!("[{p},{s}]"))
@@ -291,140 +313,162 @@ pub fn run(args: Args) -> Result<ExitCode> {
             )?;
         }
         Ok(())
-    })?;
-    bar.finish_and_clear();
-    for w in writers {
-        w.finish()?;
     }
-    let verdicts: BTreeMap<&'static str, usize> = Verdict::NAMED
-        .iter()
-        .zip(counts)
-        .map(|(v, n)| (v.bucket(), n))
-        .collect();
-    if let Some(mut out) = insn_trace {
-        out.flush()?;
+
+    fn write_records(&mut self, packet: Option<usize>, records: &[Record]) -> Result<()> {
+        let Some(out) = self.records.as_mut() else {
+            return Ok(());
+        };
+        for r in records {
+            let name = self.maps.get(r.map).cloned().unwrap_or_default();
+            let hex: String = r.bytes.iter().map(|b| format!("{b:02x}")).collect();
+            writeln!(
+                out,
+                "{}",
+                json!({"packet": packet, "map": name, "bytes": hex})
+            )?;
+            *self.record_counts.entry(name).or_default() += 1;
+        }
+        Ok(())
     }
-    if !printk.is_empty() {
-        std::fs::write(args.out.join("trace_printk.txt"), printk.join("\n") + "\n")?;
+
+    /// Records a batch backend could not attribute to a packet.
+    fn late_records(&mut self, records: Vec<Record>) -> Result<()> {
+        self.write_records(None, &records)
     }
-    if args.dump_maps {
-        let maps = under_test::chosen(core.as_mut(), &mut machine).maps();
-        let dump = hwxdp_maps::json::dump(maps)?;
-        common::write_json(&args.out.join("maps.json"), &dump)?;
-    }
-    if let Some(under_test::Hardware::Rtl(rtl)) = core.as_mut() {
-        // Closes a waveform still being written, so that its file is complete when run returns.
-        rtl.finish()?;
-    }
-    let hxdp = core.as_ref().and_then(|c| {
-        let (st, image) = (c.stats()?, c.image()?);
-        Some(HxdpStats {
-            backend: c.name(),
-            lanes: args.backend.lanes,
-            bundles: image.bundles.len(),
-            cycles_per_packet: InsnStats {
-                min: st.min,
-                mean: st.mean(),
-                max: st.max,
-            },
-            mpps_156_25_mhz: hwxdp_hxdp::timing::mpps(
-                hwxdp_hxdp::timing::CLOCK_PAPER_MHZ,
-                st.mean(),
-            ),
-            mpps_250_mhz: hwxdp_hxdp::timing::mpps(hwxdp_hxdp::timing::CLOCK_FAST_MHZ, st.mean()),
+
+    fn finish(
+        mut self,
+        args: &Args,
+        program: &str,
+        backend: &dyn Backend,
+        caps: Capabilities,
+    ) -> Result<Stats> {
+        for w in self.writers {
+            w.finish()?;
+        }
+        self.log.flush()?;
+        if let Some(mut r) = self.records.take() {
+            r.flush()?;
+        }
+        if let Some(mut t) = self.insn_trace.take() {
+            t.flush()?;
+        }
+        if !self.printk.is_empty() {
+            std::fs::write(
+                self.dir.join("trace_printk.txt"),
+                self.printk.join("\n") + "\n",
+            )?;
+        }
+        let summary = backend.summary();
+        let cycles = self.tally.cycles();
+        let coverage = caps.coverage.then(|| backend.coverage()).flatten();
+        Ok(Stats {
+            object: args.program.object.display().to_string(),
+            program: program.to_string(),
+            backend: backend.name(),
+            packets: self.ran,
+            skipped: self.skipped,
+            verdicts: Verdict::NAMED
+                .iter()
+                .zip(self.counts)
+                .map(|(v, n)| (v.bucket(), n))
+                .collect(),
+            insns_per_packet: self.tally.insns(),
+            paths: self.tally.paths(),
+            mpps: tally::mpps(&args.backend.clocks(), cycles.as_ref(), &summary),
+            cycles_per_packet: cycles,
+            packets_per_cycle: summary.packets_per_cycle,
+            figures: tally::figures_json(&summary),
+            faults: self.tally.faults,
+            first_faults: std::mem::take(&mut self.tally.first_faults),
+            coverage: coverage.map(|c| {
+                c.into_iter()
+                    .map(|c| CoverageStats {
+                        program: c.program,
+                        instructions_executed: c.executed,
+                        instructions: c.total,
+                        branches_both_ways: c.branches_both_ways,
+                        branches: c.branches,
+                        never_executed: c.never_executed,
+                        one_way_branches: c
+                            .one_way
+                            .into_iter()
+                            .map(|(insn, taken)| OneWay { insn, taken })
+                            .collect(),
+                    })
+                    .collect()
+            }),
+            records: self.record_counts,
         })
-    });
-    let ehdl = core.as_ref().and_then(|c| c.ehdl()).map(EhdlStats::of);
-    let stats = Stats {
-        hxdp,
-        ehdl,
-        object: args.program.object.display().to_string(),
-        program: machine.entry().name.clone(),
-        packets: ran,
-        skipped,
-        verdicts,
-        insns_per_packet: if ran == 0 {
-            InsnStats::default()
-        } else {
-            InsnStats {
-                min,
-                mean: total as f64 / ran as f64,
-                max,
-            }
-        },
-        paths: paths.len(),
-        faults: faults.0,
-        first_faults: faults.1,
-        coverage: machine
-            .coverage()
-            .into_iter()
-            .map(|c| CoverageStats {
-                program: c.program,
-                instructions_executed: c.executed,
-                instructions: c.total,
-                branches_both_ways: c.branches_both_ways,
-                branches: c.branches,
-                never_executed: c.never_executed,
-                one_way_branches: c
-                    .one_way
-                    .into_iter()
-                    .map(|(insn, taken)| OneWay { insn, taken })
-                    .collect(),
-            })
-            .collect(),
-    };
-    common::write_json(&args.out.join("stats.json"), &stats)?;
-    print_summary(&stats, &args.out);
-    Ok(ExitCode::SUCCESS)
+    }
 }
 
-fn print_summary(stats: &Stats, out: &std::path::Path) {
+fn print_summary(stats: &Stats, backend: &dyn Backend, out: &Path) {
     let counts: Vec<String> = stats
         .verdicts
         .iter()
         .map(|(k, v)| format!("{v} {k}"))
         .collect();
     println!(
-        "{}: {} packets: {}",
+        "{}: {} packets on {}: {}",
         stats.program,
         stats.packets,
+        stats.backend,
         counts.join(", ")
     );
-    println!(
-        "instructions per packet: min {} mean {:.1} max {}; {} distinct paths",
-        stats.insns_per_packet.min,
-        stats.insns_per_packet.mean,
-        stats.insns_per_packet.max,
-        stats.paths
-    );
-    for c in &stats.coverage {
+    if let Some(i) = &stats.insns_per_packet {
         println!(
-            "coverage of {}: {}/{} instructions, {}/{} branches both ways",
-            c.program, c.instructions_executed, c.instructions, c.branches_both_ways, c.branches
+            "instructions per packet: min {} mean {:.1} max {}; {} distinct paths",
+            i.min,
+            i.mean,
+            i.max,
+            stats.paths.unwrap_or(0)
         );
+    }
+    if let Some(c) = &stats.cycles_per_packet {
+        println!(
+            "cycles per packet: min {} mean {:.1} max {}; {}",
+            c.min,
+            c.mean,
+            c.max,
+            tally::mpps_text(&stats.mpps)
+        );
+    }
+    let summary = backend.summary();
+    if !summary.figures.is_empty() {
+        println!("{}: {}", stats.backend, tally::figures_text(&summary));
+    }
+    if let Some(ppc) = stats.packets_per_cycle {
+        println!(
+            "packets per cycle: {ppc:.3} ({} packets); {}",
+            stats.packets,
+            tally::mpps_text(&stats.mpps)
+        );
+    }
+    match &stats.coverage {
+        Some(coverage) => {
+            for c in coverage {
+                println!(
+                    "coverage of {}: {}/{} instructions, {}/{} branches both ways",
+                    c.program,
+                    c.instructions_executed,
+                    c.instructions,
+                    c.branches_both_ways,
+                    c.branches
+                );
+            }
+        }
+        None => println!(
+            "coverage: not measured on {} (its work has no map back to eBPF instructions; --backend interp has it)",
+            stats.backend
+        ),
     }
     if stats.skipped > 0 {
         println!("{} packets skipped (not a valid XDP frame)", stats.skipped);
     }
-    if let Some(h) = &stats.hxdp {
-        println!(
-            "{}: {} lanes, {} bundles; cycles per packet: min {} mean {:.1} max {}; {:.2} Mpps at 156.25 MHz, {:.2} Mpps at 250 MHz",
-            h.backend, h.lanes, h.bundles, h.cycles_per_packet.min, h.cycles_per_packet.mean, h.cycles_per_packet.max,
-            h.mpps_156_25_mhz, h.mpps_250_mhz
-        );
-    }
-    if let Some(e) = &stats.ehdl {
-        println!(
-            "{}: {} stages at {} bits, latency {} cycles; {:.3} packets per cycle ({} packets in {} cycles), {} stall cycles \
-             ({} stall checks){}",
-            e.backend, e.stages, e.data_width, e.latency_cycles, e.packets_per_cycle, stats.packets, e.cycles,
-            e.stall_cycles, e.stall_checks,
-            if e.flush_checks > 0 {
-                format!(", {} flushes ({} flush checks)", e.flushes, e.flush_checks)
-            } else {
-                String::new()
-            }
-        );
+    for (map, n) in &stats.records {
+        println!("{n} records in ring buffer {map}");
     }
     for f in &stats.first_faults {
         println!("fault: {f}");

@@ -1,7 +1,7 @@
 //! `hwxdp stf`: a P4 program compiled to XDP, tested with an STF script of the P4 tools.
 
 use anyhow::{Context, Result};
-use hwxdp_cli::stf_run::{self, Backend};
+use hwxdp_cli::stf_run;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,15 +35,14 @@ expectation is met, 1 when the test fails, 2 on usage, compile or script errors.
 
 /// Arguments of `hwxdp stf`.
 #[derive(clap::Args)]
-#[command(after_long_help = LONG_HELP)]
+#[command(after_long_help = format!("{LONG_HELP}\n\n{}", crate::backends::backends_help()))]
 pub struct Args {
     /// P4-16 program for xdp_model.p4 or ebpf_model.p4.
     p4: PathBuf,
     /// STF script.
     stf: PathBuf,
-    /// Where the program runs: `interp` (the reference machine), `kernel` (BPF_PROG_TEST_RUN; needs root) or `hxdp`
-    /// (the hXDP compiler's image on the Sephirot cycle model).
-    #[arg(long, default_value = "interp", value_parser = ["interp", "kernel", "hxdp"])]
+    /// Where the program runs (see the backends below; each packet runs on its own, table writes between them).
+    #[arg(long, default_value = "interp", value_parser = clap::builder::PossibleValuesParser::new(hwxdp_backend::registry::names()))]
     backend: String,
     /// Directory for the generated C and object (default: a temporary directory, removed afterwards).
     #[arg(short = 'o', long = "out")]
@@ -69,12 +68,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .with_context(|| format!("{}: cannot create directory", out.display()))?;
     let result = crate::p4build::build(&args.p4, &out, &args.codegen.options()).and_then(
         |(checked, object)| {
-            let backend = match args.backend.as_str() {
-                "kernel" => Backend::Kernel,
-                "hxdp" => Backend::Hxdp,
-                _ => Backend::Interp,
-            };
-            stf_run::run_script(&object, &checked, &stf_name, &script, backend)
+            stf_run::run_script(&object, &checked, &stf_name, &script, &args.backend)
         },
     );
     if temporary {

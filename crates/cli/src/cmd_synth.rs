@@ -49,7 +49,7 @@ pub struct Args {
     pub(crate) no_prune: bool,
     /// `--target ehdl`: map hazards handled by `stall` checks or by `flush` evaluation and replay [default: stall].
     #[arg(long, value_enum)]
-    pub(crate) hazards: Option<crate::under_test::HazardsArg>,
+    pub(crate) hazards: Option<crate::backends::HazardsArg>,
     /// The module to synthesize, any module of the target's unit (e.g. sephirot, maps, pkt_buffer, alu); default:
     /// the target's top.
     #[arg(long)]

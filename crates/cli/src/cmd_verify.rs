@@ -1,446 +1,394 @@
-//! `hwxdp verify`: the kernel and the machine under test (the reference machine, the hXDP core with `--backend hxdp`,
-//! the hXDP module's RTL with `--backend hxdp-rtl` or the program's eHDL pipeline with `--backend ehdl-rtl`) side by
-//! side, packet by packet, then their maps.
+//! `hwxdp verify`: the kernel and one or more backends side by side on the same trace, packet by packet (verdict,
+//! fault, packet bytes, ring buffer records), then their maps, for every XDP program of the object in turn.
 //!
-//! The eHDL pipeline runs the whole trace back to back before the comparison, so when a packet differs the maps
-//! shown beside it are the pipeline's after the last packet.
+//! Packets go to every side in lockstep, one at a time, so a difference is shown with the maps as they were right
+//! after it; with a backend that takes the whole trace as one batch (a pipeline), the whole trace is one step and
+//! the maps shown are those after the last packet.
 
-use crate::common::{self, ProgramArgs, TraceArgs};
-use crate::pair::Pair;
-use crate::progress;
-use crate::under_test::{chosen, BackendArgs, Tested};
-use anyhow::{Context, Result};
-use hwxdp_kernel::KernelRun;
-use hwxdp_maps::MapStore;
-use hwxdp_rtlsim::ehdl::PacketIn;
-use hwxdp_xdp::{Clock, Verdict, XdpBuff};
+use crate::backends::{self, BackendArgs, Session};
+use crate::common::{self, Loaded, ProgramArgs, TraceArgs};
+use crate::compare::{compare_maps, packet_problems, ringbuf_problem};
+use crate::tally::{self, Tally};
+use crate::{progress, trace};
+use anyhow::{bail, Context, Result};
+use hwxdp_backend::{Backend, Packet, Ran, Record};
+use hwxdp_xdp::{Clock, Config, XdpBuff};
+use serde::Serialize;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `hwxdp verify`.
 #[derive(clap::Args)]
+#[command(after_help = format!("{}\n\n{}", backends::backends_help(), crate::exit::AFTER_HELP_CHECK))]
 pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
     #[command(flatten)]
     trace: TraceArgs,
+    /// Print one JSON report (an entry per program and backend) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Report every differing packet, not just the first.
+    #[arg(long)]
+    keep_going: bool,
+    /// Write the input packets that differ on some backend to this pcap, to run them again.
+    #[arg(long, value_name = "FILE")]
+    diff_pcap: Option<PathBuf>,
+    /// The backends compared with the kernel (`--backend` more than once, or `all`) [default: interp].
     #[command(flatten)]
     backend: BackendArgs,
 }
 
-const RINGBUF: u32 = 27;
+/// One differing packet.
+#[derive(Serialize)]
+struct Difference {
+    packet: usize,
+    problems: Vec<String>,
+    /// The maps' differences right after it.
+    maps: Vec<String>,
+}
+
+/// What one backend's comparison with the kernel found for one program.
+#[derive(Serialize)]
+struct Verdict {
+    program: String,
+    backend: &'static str,
+    compared: usize,
+    skipped: usize,
+    identical: bool,
+    differences: Vec<Difference>,
+    /// Ring buffer differences found after the trace.
+    records: Vec<String>,
+    ring_records: usize,
+    /// Map differences after the trace.
+    maps: Vec<String>,
+    map_count: usize,
+    figures: serde_json::Map<String, serde_json::Value>,
+    #[serde(skip)]
+    has_rings: bool,
+    #[serde(skip)]
+    line: String,
+}
+
+/// One backend beside the kernel.
+struct Side {
+    backend: Box<dyn Backend>,
+    per_packet_records: bool,
+    /// Records of a batch backend's packets and the kernel's meanwhile, compared after the trace.
+    kernel_records: Vec<Record>,
+    verdict: Verdict,
+    tally: Tally,
+    stopped: bool,
+}
 
 /// Runs `hwxdp verify`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let loaded = common::load_object(&args.program.object)?;
-    let packets = common::load_trace(&args.trace)?;
-    let Pair {
-        _sandbox,
-        mut kernel,
-        mut machine,
-        mut core,
-        name,
-    } = Pair::setup(
-        &args.program,
-        &args.trace,
-        &args.backend,
-        &loaded,
-        Clock::Monotonic,
-    )?;
-    if let Some(c) = core.as_deref_mut() {
-        // The kernel's bpf_ktime_get_ns reads CLOCK_MONOTONIC while the packets run right after: the batch gets now.
-        let now = monotonic_ns();
-        c.queue(
-            packets
-                .iter()
-                .filter(|p| XdpBuff::new(&p.data).is_ok())
-                .map(|p| PacketIn {
-                    bytes: p.data.clone(),
-                    md: common::metadata(&args.trace, &p.data),
-                    time_ns: now,
-                })
-                .collect(),
-        )?;
+    let programs = backends::xdp_programs(&loaded.spec, &args.program)?;
+    let entries = args.backend.entries(&["interp"], false)?;
+    if entries.iter().any(|e| e.needs_kernel) {
+        bail!("verify compares backends with the kernel: --backend kernel would compare it with itself");
     }
-    let tested = chosen(core.as_deref_mut(), &mut machine);
-    let side = tested.side();
-    let ringbufs: Vec<usize> = (0..loaded.spec.maps.len())
-        .filter(|&m| loaded.spec.maps[m].map_type == RINGBUF)
+    let all: Vec<trace::TracePacket> = common::load_trace(&args.trace)?;
+    let skipped = all
+        .iter()
+        .filter(|p| XdpBuff::new(&p.data).is_err())
+        .count();
+    let packets: Vec<(usize, Packet)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| XdpBuff::new(&p.data).is_ok())
+        .map(|(i, p)| {
+            let packet = Packet {
+                bytes: p.data.clone(),
+                md: common::metadata(&args.trace, &p.data),
+                time_ns: p.time_ns,
+            };
+            (i, packet)
+        })
         .collect();
-    // A batch backend's rings are compared after the trace; the kernel's fill up as the batch's do meanwhile.
-    let (per_packet_rings, after_trace_rings) = if tested.rings_after_trace() {
-        (Vec::new(), ringbufs)
-    } else {
-        (ringbufs, Vec::new())
+    hwxdp_kernel::bpf_available().context(
+        "the kernel cannot run BPF programs here, so there is nothing to verify against",
+    )?;
+    let config = Config {
+        possible_cpus: hwxdp_kernel::possible_cpus()?,
+        clock: Clock::Monotonic,
+        ..Config::default()
     };
-
-    let bar = progress::packets(packets.len(), "verify");
-    let mut buff = XdpBuff::new(&[0; 64]).expect("a 64-byte frame fits");
-    let mut compared = 0;
-    let mut ring_records = 0;
-    for (i, packet) in packets.iter().enumerate() {
-        bar.inc(1);
-        if buff.reset(&packet.data).is_err() {
-            continue;
+    let session = Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
+    let mut verdicts = Vec::new();
+    let mut differing = std::collections::BTreeSet::new();
+    for program in &programs {
+        let found = verify_program(&args, &session, &loaded, program, &entries, &packets)?;
+        for mut v in found {
+            v.skipped = skipped;
+            differing.extend(v.differences.iter().map(|d| d.packet));
+            verdicts.push(v);
         }
-        let md = common::metadata(&args.trace, &packet.data);
-        let k = kernel
-            .test_run(&packet.data, &md)
-            .with_context(|| format!("packet {i}"))?;
-        let o = tested
-            .run_one(&mut buff, &md)
-            .with_context(|| format!("packet {i} on {side}"))?;
-        compared += 1;
-        let mut problems = packet_problems(side, &k, &o, buff.output());
-        for &m in &per_packet_rings {
-            let theirs = kernel.ringbuf_drain(m)?;
-            let ours = tested.ringbuf_drain(m)?;
-            ring_records += theirs.len();
-            problems.extend(ringbuf_problem(
-                side,
-                &loaded.spec.maps[m].name,
-                &theirs,
-                &ours,
-            ));
+    }
+    if let Some(path) = &args.diff_pcap {
+        let mut w = trace::Writer::create(path)?;
+        for &i in &differing {
+            w.write(all[i].time_ns, &all[i].data)?;
         }
-        if !problems.is_empty() {
-            bar.finish_and_clear();
+        w.finish()?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&verdicts)?);
+    } else {
+        for v in &verdicts {
+            println!("{}", v.line);
+        }
+        if let Some(path) = &args.diff_pcap {
             println!(
-                "{name}: packet {i} differs ({compared} compared, {} identical before it)",
-                compared - 1
+                "wrote {} differing packets to {}",
+                differing.len(),
+                path.display()
             );
-            for p in problems {
-                println!("  {p}");
-            }
-            for d in compare_maps(side, &mut kernel, tested.maps())? {
-                println!("  {d}");
-            }
-            return Ok(ExitCode::from(1));
+        }
+    }
+    Ok(if verdicts.iter().all(|v| v.identical) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Every backend of `entries` beside the kernel on `program`.
+fn verify_program(
+    args: &Args,
+    session: &Session,
+    loaded: &Loaded,
+    program: &str,
+    entries: &[&'static hwxdp_backend::Entry],
+    packets: &[(usize, Packet)],
+) -> Result<Vec<Verdict>> {
+    let mut kernel = session.create(hwxdp_backend::find("kernel")?, program)?;
+    let mut sides = Vec::new();
+    for entry in entries {
+        let backend = session.create(entry, program)?;
+        let caps = backend.capabilities();
+        sides.push(Side {
+            per_packet_records: caps.records_per_packet,
+            backend,
+            kernel_records: Vec::new(),
+            verdict: Verdict {
+                program: program.to_string(),
+                backend: entry.name,
+                compared: 0,
+                skipped: 0,
+                identical: true,
+                differences: Vec::new(),
+                records: Vec::new(),
+                ring_records: 0,
+                maps: Vec::new(),
+                map_count: loaded.spec.maps.len(),
+                figures: Default::default(),
+                has_rings: !hwxdp_backend::ring_buffers(&loaded.spec.maps).is_empty(),
+                line: String::new(),
+            },
+            tally: Tally::default(),
+            stopped: false,
+        });
+    }
+    let whole = sides.iter().any(|s| s.backend.capabilities().whole_trace);
+    let step = if whole { packets.len().max(1) } else { 1 };
+    let bar = progress::packets(packets.len(), &format!("verify {program}"));
+    for chunk in packets.chunks(step) {
+        let input: Vec<Packet> = chunk.iter().map(|(_, p)| p.clone()).collect();
+        let theirs = kernel.run(&input).context("kernel")?;
+        for side in sides.iter_mut().filter(|s| !s.stopped) {
+            let ours = side.backend.run(&input)?;
+            compare_step(args, side, &mut *kernel, chunk, &theirs, &ours)?;
+        }
+        bar.inc(chunk.len() as u64);
+        if sides.iter().all(|s| s.stopped) {
+            break;
         }
     }
     bar.finish_and_clear();
-    for &m in &after_trace_rings {
-        let theirs = kernel.ringbuf_drain(m)?;
-        let ours = tested.ringbuf_drain(m)?;
-        ring_records += theirs.len();
-        if let Some(p) = ringbuf_problem(side, &loaded.spec.maps[m].name, &theirs, &ours) {
-            println!("{name}: {compared} packets identical, but the ring buffers differ after the run:\n  {p}");
-            return Ok(ExitCode::from(1));
+    for side in &mut sides {
+        finish_side(args, side, &mut *kernel, loaded)?;
+    }
+    Ok(sides.into_iter().map(|s| s.verdict).collect())
+}
+
+/// Compares one step's packets on one backend with the kernel's.
+fn compare_step(
+    args: &Args,
+    side: &mut Side,
+    kernel: &mut dyn Backend,
+    chunk: &[(usize, Packet)],
+    theirs: &[Ran],
+    ours: &[Ran],
+) -> Result<()> {
+    let name = side.verdict.backend;
+    let spec_maps: Vec<String> = side
+        .backend
+        .maps()
+        .specs()
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    for (((index, _), k), o) in chunk.iter().zip(theirs).zip(ours) {
+        side.verdict.compared += 1;
+        side.tally.add(*index, o);
+        let mut problems = packet_problems(name, k, o);
+        side.verdict.ring_records += k.records.len();
+        if side.per_packet_records {
+            for (m, map) in spec_maps.iter().enumerate() {
+                let pick = |r: &[Record]| -> Vec<Vec<u8>> {
+                    r.iter()
+                        .filter(|r| r.map == m)
+                        .map(|r| r.bytes.clone())
+                        .collect()
+                };
+                problems.extend(ringbuf_problem(
+                    name,
+                    map,
+                    &pick(&k.records),
+                    &pick(&o.records),
+                ));
+            }
+        } else {
+            side.kernel_records.extend(k.records.iter().cloned());
+        }
+        if problems.is_empty() {
+            continue;
+        }
+        side.verdict.identical = false;
+        let maps = compare_maps(name, kernel.maps(), side.backend.maps())?;
+        side.verdict.differences.push(Difference {
+            packet: *index,
+            problems,
+            maps,
+        });
+        if !args.keep_going {
+            side.stopped = true;
+            break;
         }
     }
-    let map_diffs = compare_maps(side, &mut kernel, tested.maps())?;
-    if !map_diffs.is_empty() {
-        println!("{name}: {compared} packets identical, but the maps differ after the run:");
-        for d in map_diffs {
-            println!("  {d}");
+    Ok(())
+}
+
+/// The after-trace checks (a batch backend's records, every map) and the report line.
+fn finish_side(
+    args: &Args,
+    side: &mut Side,
+    kernel: &mut dyn Backend,
+    loaded: &Loaded,
+) -> Result<()> {
+    let name = side.verdict.backend;
+    if !side.stopped {
+        if !side.per_packet_records {
+            let ours = side.backend.drain_records()?;
+            for m in hwxdp_backend::ring_buffers(&loaded.spec.maps) {
+                let pick = |r: &[Record]| -> Vec<Vec<u8>> {
+                    r.iter()
+                        .filter(|r| r.map == m)
+                        .map(|r| r.bytes.clone())
+                        .collect()
+                };
+                let map = &loaded.spec.maps[m].name;
+                side.verdict.records.extend(ringbuf_problem(
+                    name,
+                    map,
+                    &pick(&side.kernel_records),
+                    &pick(&ours),
+                ));
+            }
         }
-        return Ok(ExitCode::from(1));
+        side.verdict.maps = compare_maps(name, kernel.maps(), side.backend.maps())?;
+        if !side.verdict.records.is_empty() || !side.verdict.maps.is_empty() {
+            side.verdict.identical = false;
+        }
     }
-    let skipped = packets.len() - compared;
-    let cycles = core.as_deref().and_then(|c| {
-        if let Some(e) = c.ehdl() {
-            let t = e.totals();
-            return Some(format!(
-                "; {}: {} stages, latency {} cycles, {:.3} packets per cycle, {} stall cycles",
-                c.name(),
-                e.figures().stages,
-                t.latency,
-                t.packets_per_cycle(),
-                t.stall_cycles
-            ));
+    side.backend.finish()?;
+    let summary = side.backend.summary();
+    side.verdict.figures = tally::figures_json(&summary);
+    side.verdict.line = report_line(args, side, &summary);
+    Ok(())
+}
+
+/// The text `verify` prints for one program on one backend.
+fn report_line(args: &Args, side: &Side, summary: &hwxdp_backend::Summary) -> String {
+    let v = &side.verdict;
+    let head = format!("{} on {}", v.program, v.backend);
+    let mut text = String::new();
+    for d in &v.differences {
+        text.push_str(&format!("{head}: packet {} differs\n", d.packet));
+        for p in d.problems.iter().chain(&d.maps) {
+            text.push_str(&format!("  {p}\n"));
         }
-        Some(format!(
-            "; {}: {} lanes, {} bundles, mean {:.1} cycles per packet",
-            c.name(),
-            args.backend.lanes,
-            c.image()?.bundles.len(),
-            c.stats()?.mean()
-        ))
-    });
-    let rings = if per_packet_rings.is_empty() && after_trace_rings.is_empty() {
+    }
+    if let Some(first) = v.differences.first() {
+        text.push_str(&format!(
+            "{head}: {} of {} packets compared differ (the first is packet {}){}",
+            v.differences.len(),
+            v.compared,
+            first.packet,
+            if args.keep_going {
+                ""
+            } else {
+                "; --keep-going reports them all"
+            }
+        ));
+        return text;
+    }
+    if !v.records.is_empty() || !v.maps.is_empty() {
+        text.push_str(&format!(
+            "{head}: {} packets identical, but after the run:",
+            v.compared
+        ));
+        for p in v.records.iter().chain(&v.maps) {
+            text.push_str(&format!("\n  {p}"));
+        }
+        return text;
+    }
+    let rings = if !v.has_rings {
         String::new()
     } else {
-        format!(", {ring_records} ring buffer records")
+        format!(", {} ring buffer records", v.ring_records)
     };
-    println!(
-        "{name}: {compared} packets identical (verdicts, packet bytes{rings}), {} maps identical{}{}",
-        loaded.spec.maps.len(),
-        if skipped > 0 {
-            format!("; {skipped} frames too short or long for XDP skipped")
+    let mut figures = tally::figures_text(summary);
+    if let Some(i) = side.tally.insns() {
+        figures = join(
+            &figures,
+            &format!("mean {:.1} instructions per packet", i.mean),
+        );
+    }
+    if let Some(c) = side.tally.cycles() {
+        figures = join(&figures, &format!("mean {:.1} cycles per packet", c.mean));
+    }
+    if let Some(ppc) = summary.packets_per_cycle {
+        figures = join(&figures, &format!("{ppc:.3} packets per cycle"));
+    }
+    let rates = tally::mpps(
+        &args.backend.clocks(),
+        side.tally.cycles().as_ref(),
+        summary,
+    );
+    if !rates.is_empty() {
+        figures = join(&figures, &tally::mpps_text(&rates));
+    }
+    format!(
+        "{}: {} packets identical (verdicts, packet bytes{rings}), {} maps identical{}; {}: {figures}",
+        v.program,
+        v.compared,
+        v.map_count,
+        if v.skipped > 0 {
+            format!("; {} frames too short or long for XDP skipped", v.skipped)
         } else {
             String::new()
         },
-        cycles.unwrap_or_default()
-    );
-    Ok(ExitCode::SUCCESS)
+        v.backend,
+    )
 }
 
-/// `CLOCK_MONOTONIC` in nanoseconds, what the kernel's `bpf_ktime_get_ns` reads.
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec to a valid pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// How one packet's run on `side` differs from the kernel's: verdict, a fault, packet bytes (`ours` is the packet as
-/// `side` left it, metadata first, like the kernel's output).
-fn packet_problems(side: &str, kernel: &KernelRun, tested: &Tested, ours: &[u8]) -> Vec<String> {
-    let mut problems = Vec::new();
-    if kernel.retval != tested.retval {
-        problems.push(format!(
-            "verdict: kernel {}, {side} {}",
-            kernel.verdict(),
-            Verdict::from_retval(tested.retval)
-        ));
-    }
-    if let Some(f) = &tested.fault {
-        problems.push(format!("{side} stopped the program: {f}"));
-    }
-    if kernel.output != ours {
-        problems.push(byte_diff(side, &kernel.output, ours));
-    }
-    problems
-}
-
-/// How the records one packet wrote to ring buffer `map` differ, if they do.
-fn ringbuf_problem(side: &str, map: &str, theirs: &[Vec<u8>], ours: &[Vec<u8>]) -> Option<String> {
-    if theirs == ours {
-        return None;
-    }
-    let first = theirs.iter().zip(ours).find(|(a, b)| a != b);
-    Some(format!(
-        "ring buffer {map}: kernel has {} records, {side} {} (first differing: kernel {:02x?}, {side} {:02x?})",
-        theirs.len(),
-        ours.len(),
-        first.map(|p| p.0),
-        first.map(|p| p.1),
-    ))
-}
-
-/// Describes how two packets differ.
-fn byte_diff(side: &str, kernel: &[u8], ours: &[u8]) -> String {
-    let mut out = format!(
-        "packet bytes: kernel {} bytes, {side} {} bytes",
-        kernel.len(),
-        ours.len()
-    );
-    let diffs: Vec<String> = (0..kernel.len().max(ours.len()))
-        .filter(|&i| kernel.get(i) != ours.get(i))
-        .take(16)
-        .map(|i| {
-            let show =
-                |b: Option<&u8>| b.map(|b| format!("{b:02x}")).unwrap_or_else(|| "--".into());
-            format!("{i}: {} vs {}", show(kernel.get(i)), show(ours.get(i)))
-        })
-        .collect();
-    if !diffs.is_empty() {
-        out.push_str(&format!("; differing offsets (kernel vs {side}): "));
-        out.push_str(&diffs.join(", "));
-    }
-    out
-}
-
-/// Every entry that differs between the kernel's maps and those of `side`.
-fn compare_maps(
-    side: &str,
-    kernel: &mut dyn MapStore,
-    ours: &mut dyn MapStore,
-) -> Result<Vec<String>> {
-    let mut diffs = Vec::new();
-    for m in 0..ours.specs().len() {
-        let name = ours.specs()[m].name.clone();
-        let theirs = kernel
-            .entries(m)
-            .with_context(|| format!("map {name} (kernel)"))?;
-        let mine = ours.entries(m).with_context(|| format!("map {name}"))?;
-        let (mut a, mut b) = (theirs.iter().peekable(), mine.iter().peekable());
-        loop {
-            match (a.peek(), b.peek()) {
-                (None, None) => break,
-                (Some((ka, va)), Some((kb, vb))) if ka == kb => {
-                    if va != vb {
-                        diffs.push(format!(
-                            "map {name} key {ka:02x?}: kernel {va:02x?}, {side} {vb:02x?}"
-                        ));
-                    }
-                    a.next();
-                    b.next();
-                }
-                (Some((ka, va)), Some((kb, _))) if ka < kb => {
-                    diffs.push(format!(
-                        "map {name} key {ka:02x?}: kernel {va:02x?}, {side} has no entry"
-                    ));
-                    a.next();
-                }
-                (Some((ka, va)), None) => {
-                    diffs.push(format!(
-                        "map {name} key {ka:02x?}: kernel {va:02x?}, {side} has no entry"
-                    ));
-                    a.next();
-                }
-                (_, Some((kb, vb))) => {
-                    diffs.push(format!(
-                        "map {name} key {kb:02x?}: kernel has no entry, {side} {vb:02x?}"
-                    ));
-                    b.next();
-                }
-            }
-            if diffs.len() >= 20 {
-                diffs.push("(more differences not shown)".into());
-                return Ok(diffs);
-            }
-        }
-    }
-    Ok(diffs)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::under_test::{Hardware, UnderTest};
-    use hwxdp_maps::Maps;
-    use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
-    use hwxdp_xdp::{Config, Machine, XdpMd};
-
-    fn object(text: &str) -> ObjectSpec {
-        let insns = hwxdp_ebpf::assemble(text).expect("assembles");
-        ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns))
-    }
-
-    /// The hXDP core for `text`, built the way `verify --backend hxdp` builds it.
-    fn core(spec: &ObjectSpec) -> Hardware {
-        let program = ProgramArgs {
-            object: "t.o".into(),
-            program: None,
-        };
-        let backend = BackendArgs {
-            backend: "hxdp".into(),
-            lanes: 4,
-            disable: Vec::new(),
-            vcd: None,
-            vcd_packets: 0..1,
-            data_width: None,
-            hazards: None,
-        };
-        backend
-            .core(&program, spec, &Config::default())
-            .expect("compiles")
-            .expect("a core for --backend hxdp")
-    }
-
-    fn frame() -> Vec<u8> {
-        (0..64u8).collect()
-    }
-
-    fn kernel(retval: u32, output: Vec<u8>) -> KernelRun {
-        KernelRun {
-            retval,
-            output,
-            meta_len: 0,
-        }
-    }
-
-    /// Runs `frame()` on `tested` and compares it with what the kernel is said to have done.
-    fn problems(tested: &mut dyn UnderTest, kernel: &KernelRun) -> Vec<String> {
-        let mut buff = XdpBuff::new(&frame()).expect("frame");
-        let o = tested.run_one(&mut buff, &XdpMd::default()).expect("runs");
-        packet_problems(tested.side(), kernel, &o, buff.output())
-    }
-
-    #[test]
-    fn core_that_agrees_with_the_kernel_has_no_problems() {
-        let mut c = core(&object("r0 = 1\nexit"));
-        assert_eq!(problems(&mut c, &kernel(1, frame())), Vec::<String>::new());
-    }
-
-    #[test]
-    fn core_verdict_unlike_the_kernels_is_reported_as_hxdp() {
-        let mut c = core(&object("r0 = 1\nexit"));
-        assert_eq!(
-            problems(&mut c, &kernel(2, frame())),
-            vec!["verdict: kernel XDP_PASS, hxdp XDP_DROP".to_string()]
-        );
-    }
-
-    #[test]
-    fn core_fault_is_reported_with_its_reason() {
-        // Reads far past the end of the context: the core stops the program, the kernel is said to have passed it.
-        let mut c = core(&object("r0 = *(u32 *)(r1 + 4000)\nexit"));
-        let found = problems(&mut c, &kernel(2, frame()));
-        assert_eq!(found.len(), 2, "{found:?}");
-        assert_eq!(found[0], "verdict: kernel XDP_PASS, hxdp XDP_ABORTED");
-        assert!(
-            found[1].starts_with("hxdp stopped the program: "),
-            "{found:?}"
-        );
-    }
-
-    #[test]
-    fn reference_machine_keeps_its_name_in_reports() {
-        let spec = object("r0 = 1\nexit");
-        let mut m = Machine::new(&spec, None, &Config::default()).expect("loads");
-        assert_eq!(
-            problems(&mut m, &kernel(3, frame())),
-            vec!["verdict: kernel XDP_TX, hwxdp XDP_DROP".to_string()]
-        );
-    }
-
-    #[test]
-    fn differing_bytes_are_listed_by_offset() {
-        let mut theirs = frame();
-        theirs[3] = 0xff;
-        theirs.push(7);
-        let tested = Tested {
-            retval: 2,
-            fault: None,
-        };
-        let found = packet_problems("hxdp", &kernel(2, theirs), &tested, &frame());
-        assert_eq!(
-            found,
-            vec![
-                "packet bytes: kernel 65 bytes, hxdp 64 bytes; differing offsets (kernel vs hxdp): \
-                 3: ff vs 03, 64: 07 vs --"
-                    .to_string()
-            ]
-        );
-    }
-
-    #[test]
-    fn ring_buffer_records_are_compared() {
-        let a = vec![vec![1u8, 2], vec![3]];
-        let b = vec![vec![1u8, 2], vec![4]];
-        assert_eq!(ringbuf_problem("hxdp", "events", &a, &a), None);
-        assert_eq!(
-            ringbuf_problem("hxdp", "events", &a, &b).as_deref(),
-            Some(
-                "ring buffer events: kernel has 2 records, hxdp 2 \
-                 (first differing: kernel Some([03]), hxdp Some([04]))"
-            )
-        );
-    }
-
-    #[test]
-    fn map_entries_that_differ_or_are_missing_are_listed() {
-        let specs = [MapSpec::new("flows", 1, 4, 4, 8)];
-        let mut theirs = Maps::new(&specs, 1).expect("maps");
-        let mut ours = Maps::new(&specs, 1).expect("maps");
-        theirs.update(0, &[1, 0, 0, 0], &[5, 0, 0, 0], 0).unwrap();
-        ours.update(0, &[1, 0, 0, 0], &[6, 0, 0, 0], 0).unwrap();
-        theirs.update(0, &[2, 0, 0, 0], &[7, 0, 0, 0], 0).unwrap();
-        ours.update(0, &[3, 0, 0, 0], &[8, 0, 0, 0], 0).unwrap();
-        assert_eq!(
-            compare_maps("hxdp", &mut theirs, &mut ours).expect("compares"),
-            vec![
-                "map flows key [01, 00, 00, 00]: kernel [05, 00, 00, 00], hxdp [06, 00, 00, 00]",
-                "map flows key [02, 00, 00, 00]: kernel [07, 00, 00, 00], hxdp has no entry",
-                "map flows key [03, 00, 00, 00]: kernel has no entry, hxdp [08, 00, 00, 00]",
-            ]
-        );
-        assert!(compare_maps("hxdp", &mut theirs.clone(), &mut theirs)
-            .expect("compares")
-            .is_empty());
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}, {b}")
     }
 }

@@ -1,6 +1,7 @@
 //! `hwxdp`: run unmodified clang-built XDP programs on the reference machine and FPGA NIC models, checked against the
 //! Linux kernel.
 
+mod backends;
 mod cmd_bench;
 mod cmd_compile;
 mod cmd_disasm;
@@ -12,14 +13,15 @@ mod cmd_stf;
 mod cmd_synth;
 mod cmd_verify;
 mod common;
+mod compare;
+mod drive;
 mod exit;
 mod output;
 mod p4build;
-mod pair;
 mod progress;
 mod rss;
 mod synth_ehdl;
-mod under_test;
+mod tally;
 mod version;
 
 use clap::{CommandFactory, Parser, Subcommand};

@@ -10,8 +10,8 @@ pub fn packets(len: usize, what: &str) -> ProgressBar {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
     let style =
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} packets ({per_sec}, eta {eta})")
-            .map(|s| s.progress_chars("=> "))
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} packets ({rate}, eta {eta})")
+            .map(|s| s.progress_chars("=> ").with_key("rate", rate))
             .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     bar.set_message(what.to_string());
@@ -24,9 +24,20 @@ pub fn counter(what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
-    let style = ProgressStyle::with_template("{spinner} {msg} {pos} packets ({per_sec})")
+    let style = ProgressStyle::with_template("{spinner} {msg} {pos} packets ({rate})")
+        .map(|s| s.with_key("rate", rate))
         .unwrap_or_else(|_| ProgressStyle::default_spinner());
     bar.set_style(style);
     bar.set_message(what.to_string());
     bar
+}
+
+/// One line on standard error before long work (a model being built), terminal or not.
+pub fn note(line: &str) {
+    eprintln!("hwxdp: {line}");
+}
+
+/// A style key for whole packets per second: rates without fractions.
+fn rate(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = write!(w, "{:.0}/s", state.per_sec());
 }

@@ -11,25 +11,13 @@
 //! `wait` does nothing (runs are synchronous); `check_counter` reads the counter's map then and there.
 
 use anyhow::{bail, Context, Result};
-use hwxdp_hxdp::HxdpCore;
-use hwxdp_kernel::{KernelProgram, Sandbox};
+use hwxdp_backend::{Backend, Options, Packet, Setup};
 use hwxdp_maps::MapStore;
 use hwxdp_object::ObjectSpec;
 use hwxdp_p4::ir::{Arch, Checked};
 use hwxdp_p4::stf::{Command, Encoder, Failure, MapWrite, Matcher};
-use hwxdp_xdp::{Config, Machine, Verdict, XdpBuff, XdpMd};
+use hwxdp_xdp::{Config, Verdict, XdpMd};
 use std::path::Path;
-
-/// Where the program runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// The reference machine.
-    Interp,
-    /// The running kernel (`BPF_PROG_TEST_RUN`), in a private network namespace with one device per port.
-    Kernel,
-    /// The hXDP compiler's image (default options) on the cycle model of the Sephirot core.
-    Hxdp,
-}
 
 /// What a script's run found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,54 +32,23 @@ pub struct StfReport {
     pub failures: Vec<Failure>,
 }
 
-/// One program loaded on a backend.
-trait Target {
-    fn maps(&mut self) -> &mut dyn MapStore;
-    /// Runs `data` arriving on `port`: the verdict, the packet afterwards, and a fault if the program was stopped.
-    fn run(&mut self, data: &[u8], port: u32) -> Result<(Verdict, Vec<u8>, Option<String>)>;
-}
-
-impl Target for Machine {
-    fn maps(&mut self) -> &mut dyn MapStore {
-        self.maps_mut()
-    }
-
-    fn run(&mut self, data: &[u8], port: u32) -> Result<(Verdict, Vec<u8>, Option<String>)> {
-        let mut buff = XdpBuff::new(data)?;
-        let outcome = self.run_packet(&mut buff, &metadata(port));
-        Ok((
-            outcome.verdict(),
-            buff.data().to_vec(),
-            outcome.fault.map(|f| f.to_string()),
-        ))
-    }
-}
-
-impl Target for HxdpCore {
-    fn maps(&mut self) -> &mut dyn MapStore {
-        self.machine_mut().maps_mut()
-    }
-
-    fn run(&mut self, data: &[u8], port: u32) -> Result<(Verdict, Vec<u8>, Option<String>)> {
-        let mut buff = XdpBuff::new(data)?;
-        let verdict = self.run_packet(&mut buff, &metadata(port));
-        Ok((
-            verdict,
-            buff.data().to_vec(),
-            self.last_fault().map(str::to_string),
-        ))
-    }
-}
-
-impl Target for KernelProgram {
-    fn maps(&mut self) -> &mut dyn MapStore {
-        self
-    }
-
-    fn run(&mut self, data: &[u8], port: u32) -> Result<(Verdict, Vec<u8>, Option<String>)> {
-        let run = self.test_run(data, &metadata(port))?;
-        Ok((run.verdict(), run.data().to_vec(), None))
-    }
+/// Runs `data` arriving on `port`: the verdict, the packet afterwards, and a fault if the program was stopped.
+fn run_packet(
+    backend: &mut dyn Backend,
+    data: &[u8],
+    port: u32,
+) -> Result<(Verdict, Vec<u8>, Option<String>)> {
+    hwxdp_xdp::XdpBuff::new(data)?;
+    let packet = Packet {
+        bytes: data.to_vec(),
+        md: metadata(port),
+        time_ns: 0,
+    };
+    let ran = backend
+        .run(&[packet])?
+        .pop()
+        .context("the backend gave no result")?;
+    Ok((ran.verdict(), ran.data().to_vec(), ran.fault))
 }
 
 fn metadata(port: u32) -> XdpMd {
@@ -101,7 +58,8 @@ fn metadata(port: u32) -> XdpMd {
     }
 }
 
-/// Runs `script` (from the file `stf_name`) against `object`, the program compiled from `checked`.
+/// Runs `script` (from the file `stf_name`) against `object`, the program compiled from `checked`, on the backend
+/// registered as `backend`.
 ///
 /// Errors (bad ports, entries the program cannot take, a program that cannot load) end the run; test failures are in
 /// the report.
@@ -110,7 +68,7 @@ pub fn run_script(
     checked: &Checked,
     stf_name: &str,
     script: &[(usize, Command)],
-    backend: Backend,
+    backend: &str,
 ) -> Result<StfReport> {
     let mut ports = Vec::new();
     for (line, command) in script {
@@ -131,36 +89,22 @@ pub fn run_script(
         possible_cpus: hwxdp_kernel::possible_cpus().unwrap_or(1),
         ..Config::default()
     };
-    match backend {
-        Backend::Interp => {
-            let mut machine = Machine::new(&spec, Some(&name), &config)
-                .with_context(|| object.display().to_string())?;
-            execute(&mut machine, checked, stf_name, script)
-        }
-        Backend::Hxdp => {
-            let entry = spec
-                .programs
-                .iter()
-                .position(|p| p.name == name)
-                .context("the XDP program vanished from the object")?;
-            let compiled =
-                hwxdp_hxdp::compile_object(&spec, entry, &hwxdp_hxdp::Options::default())
-                    .with_context(|| object.display().to_string())?;
-            let mut core = HxdpCore::new(compiled.image, &spec, Some(&name), &config)
-                .with_context(|| object.display().to_string())?;
-            execute(&mut core, checked, stf_name, script)
-        }
-        Backend::Kernel => {
-            hwxdp_kernel::bpf_available()
-                .context("the kernel cannot run BPF programs here (not root?)")?;
-            let devices: Vec<(u32, u32)> = ports.iter().map(|&p| (p, 1)).collect();
-            let _sandbox = Sandbox::enter(&devices)
-                .context("cannot set up the interfaces of the script's ports")?;
-            let mut kernel = KernelProgram::load(&elf, &spec, &name)
-                .with_context(|| object.display().to_string())?;
-            execute(&mut kernel, checked, stf_name, script)
-        }
-    }
+    let devices: Vec<(u32, u32)> = ports.iter().map(|&p| (p, 1)).collect();
+    let setup = Setup {
+        object,
+        elf: &elf,
+        spec: &spec,
+        program: &name,
+        config: &config,
+        devices: &devices,
+        options: &Options::default(),
+        notify: Some(|line| eprintln!("hwxdp: {line}")),
+    };
+    let mut target = (hwxdp_backend::find(backend)?.create)(&setup)
+        .with_context(|| object.display().to_string())?;
+    let report = execute(&mut *target, checked, stf_name, script)?;
+    target.finish()?;
+    Ok(report)
 }
 
 /// The object's one XDP program.
@@ -178,7 +122,7 @@ fn xdp_program(spec: &ObjectSpec, object: &Path) -> Result<String> {
 }
 
 fn execute(
-    target: &mut dyn Target,
+    target: &mut dyn Backend,
     checked: &Checked,
     file: &str,
     script: &[(usize, Command)],
@@ -203,8 +147,7 @@ fn execute(
             Command::Expect { port, pattern } => matcher.expect(line, *port, pattern.clone()),
             Command::Packet { port, data } => {
                 report.packets += 1;
-                let (verdict, out, fault) = target
-                    .run(data, *port)
+                let (verdict, out, fault) = run_packet(target, data, *port)
                     .with_context(|| format!("{file}:{line}: cannot run the packet"))?;
                 if let Some(fault) = fault {
                     failures.push(failure(line, format!("the program was stopped: {fault}")));

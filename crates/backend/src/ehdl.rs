@@ -10,7 +10,7 @@ use hwxdp_rtlsim::ehdl::{EhdlPaths, EhdlRtl, PacketIn};
 pub const RTL: Entry = Entry {
     name: "ehdl-rtl",
     about: "the program's generated eHDL pipeline, simulated with Verilator, the trace streamed back to back",
-    options: &["--data-width", "--hazards"],
+    options: &["--data-width", "--hazards", "--vcd", "--vcd-packets"],
     needs_kernel: false,
     create,
 };
@@ -23,7 +23,7 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
     };
     let mut paths = EhdlPaths::from_env();
     paths.notify = setup.notify;
-    let rtl = EhdlRtl::new(
+    let mut rtl = EhdlRtl::new(
         setup.spec,
         Some(setup.program),
         setup.config,
@@ -31,6 +31,14 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         &paths,
     )
     .map_err(|e| BackendError::setup(RTL.name, e))?;
+    if let Some(vcd) = &setup.options.vcd {
+        rtl.set_vcd(hwxdp_rtlsim::VcdRequest {
+            path: vcd.path.clone(),
+            packets: vcd.packets.clone(),
+            clock_mhz: vcd.clock_mhz,
+        })
+        .map_err(|e| BackendError::setup(RTL.name, e))?;
+    }
     Ok(Box::new(Ehdl {
         rtl,
         rings: crate::ring_buffers(&setup.spec.maps),
@@ -51,6 +59,7 @@ impl Backend for Ehdl {
         Capabilities {
             whole_trace: true,
             redirects: true,
+            waves: true,
             ..Capabilities::default()
         }
     }

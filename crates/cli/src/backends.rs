@@ -78,9 +78,22 @@ fn parse_clock(text: &str) -> Result<f64, String> {
     }
 }
 
-/// The list of backends for `--help`.
+/// The list of backends and the environment variables they read, for `--help`.
 pub fn backends_help() -> String {
-    format!("Backends (--backend NAME):\n{}", registry::help())
+    let width = hwxdp_rtlsim::ENVIRONMENT
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    let environment: Vec<String> = hwxdp_rtlsim::ENVIRONMENT
+        .iter()
+        .map(|(name, meaning)| format!("  {name:width$}  {meaning}"))
+        .collect();
+    format!(
+        "Backends (--backend NAME):\n{}\n\nEnvironment (the RTL backends):\n{}",
+        registry::help(),
+        environment.join("\n")
+    )
 }
 
 impl BackendArgs {

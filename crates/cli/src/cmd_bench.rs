@@ -15,6 +15,7 @@ use std::time::Duration;
 
 /// Arguments of `hwxdp bench`.
 #[derive(clap::Args)]
+#[command(mut_arg("program", |a| a.help("The XDP program to time, by function or section name (default: every XDP program of the object, in turn)")))]
 #[command(after_help = format!("{}\n\n{}", backends::backends_help(), crate::exit::AFTER_HELP))]
 pub struct Args {
     #[command(flatten)]

@@ -27,6 +27,7 @@ trace_printk.txt (bpf_trace_printk lines) and, with --dump-maps, maps.json.";
 
 /// Arguments of `hwxdp run`.
 #[derive(clap::Args)]
+#[command(mut_arg("program", |a| a.help("The XDP program to run, by function or section name (default: the object's only XDP program, or the one named like the file)")))]
 #[command(after_help = format!("{AFTER_HELP}\n\n{}\n\n{}", backends::backends_help(), crate::exit::AFTER_HELP))]
 pub struct Args {
     #[command(flatten)]

@@ -19,6 +19,7 @@ use std::process::ExitCode;
 
 /// Arguments of `hwxdp verify`.
 #[derive(clap::Args)]
+#[command(mut_arg("program", |a| a.help("The XDP program to verify, by function or section name (default: every XDP program of the object, in turn)")))]
 #[command(after_help = format!("{}\n\n{}", backends::backends_help(), crate::exit::AFTER_HELP_CHECK))]
 pub struct Args {
     #[command(flatten)]

@@ -46,13 +46,14 @@ struct Cli {
 enum Command {
     /// Print a program's instructions as `llvm-objdump -d` does.
     Disasm(cmd_disasm::Args),
-    /// Run a trace through a program: one pcap per verdict, stats.json, optional map dump.
+    /// Run a trace through a program on one backend: one pcap per verdict, stats.json, a per-packet log, optional map
+    /// dump.
     Run(cmd_run::Args),
-    /// Run a trace through the kernel (BPF_PROG_TEST_RUN) and the reference machine or hXDP core; compare packets and maps.
+    /// Run a trace through the kernel (BPF_PROG_TEST_RUN) and one or more backends; compare packets, records and maps.
     Verify(cmd_verify::Args),
     /// Write a trace (and map preloads) that exercises a program.
     Gen(cmd_gen::Args),
-    /// Time the kernel's JIT, the reference machine (and the hXDP core model) on a trace, side by side.
+    /// Time the kernel's JIT, the reference machine and any other backends on a trace, side by side.
     Bench(cmd_bench::Args),
     /// Compile a program for a hardware target: `--target hxdp` writes the VLIW image and listing, `--target ehdl` the
     /// pipeline (text, Graphviz, JSON) and its Verilog module. Without `--program`, every XDP program of the object
@@ -60,7 +61,7 @@ enum Command {
     Compile(cmd_compile::Args),
     /// Compile a P4-16 program to an XDP object (`-o prog.o` or `-o DIR`, `--emit-c` keeps the C).
     P4c(cmd_p4c::Args),
-    /// Compile a P4-16 program to XDP and run an STF test script against it (reference machine, kernel or hXDP model).
+    /// Compile a P4-16 program to XDP and run an STF test script against it on any backend.
     Stf(cmd_stf::Args),
     /// Synthesize a hardware target with Yosys for Xilinx UltraScale+ (`--target hxdp`: the hXDP module at chosen
     /// lanes and memory sizes; `--target ehdl prog.o`: a program's eHDL pipeline) and count its LUTs, flip-flops,

@@ -41,13 +41,13 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
     }
     Ok(Box::new(Ehdl {
         rtl,
-        rings: crate::ring_buffers(&setup.spec.maps),
+        rings: crate::Rings::of(setup),
     }))
 }
 
 struct Ehdl {
     rtl: EhdlRtl,
-    rings: Vec<usize>,
+    rings: crate::Rings,
 }
 
 impl Backend for Ehdl {
@@ -95,7 +95,7 @@ impl Backend for Ehdl {
 
     fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
         let mut records = Vec::new();
-        for &map in &self.rings {
+        for &map in self.rings.all() {
             let drained = self.rtl.ringbuf_records(map);
             records.extend(drained.into_iter().map(|bytes| Record { map, bytes }));
         }

@@ -74,7 +74,7 @@ fn create_model(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         .map_err(|e| BackendError::setup(MODEL.name, e))?;
     Ok(Box::new(Hxdp {
         core,
-        rings: crate::ring_buffers(&setup.spec.maps),
+        rings: crate::Rings::of(setup),
         lanes: setup.options.lanes,
         bundles: built.bundles,
         static_ipc: built.static_ipc,
@@ -104,7 +104,7 @@ fn create_rtl(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
     }
     Ok(Box::new(Hxdp {
         core: rtl,
-        rings: crate::ring_buffers(&setup.spec.maps),
+        rings: crate::Rings::of(setup),
         lanes: setup.options.lanes,
         bundles: built.bundles,
         static_ipc: built.static_ipc,
@@ -237,7 +237,7 @@ impl Core for HxdpRtl {
 
 struct Hxdp<C> {
     core: C,
-    rings: Vec<usize>,
+    rings: crate::Rings,
     lanes: usize,
     /// The chosen program's bundles and eBPF instructions per bundle.
     bundles: usize,
@@ -251,7 +251,10 @@ impl<C: Core> Backend for Hxdp<C> {
     }
 
     fn capabilities(&self) -> Capabilities {
-        C::CAPABILITIES
+        Capabilities {
+            records_per_packet: self.rings.live(),
+            ..C::CAPABILITIES
+        }
     }
 
     fn run(&mut self, packets: &[Packet]) -> Result<Vec<Ran>, BackendError> {
@@ -264,7 +267,7 @@ impl<C: Core> Backend for Hxdp<C> {
                 output: self.buff.output().to_vec(),
                 meta_len: self.buff.meta().len(),
                 redirect: self.core.redirect().map(|(map, key)| Redirect { map, key }),
-                records: self.core.records(&self.rings)?,
+                records: self.core.records(self.rings.per_packet())?,
                 fault: self.core.fault(),
                 cycles: Some(self.core.cycles()),
                 printk: self.core.printk(),
@@ -276,6 +279,10 @@ impl<C: Core> Backend for Hxdp<C> {
 
     fn maps(&mut self) -> &mut dyn MapStore {
         self.core.maps()
+    }
+
+    fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
+        self.core.records(self.rings.all())
     }
 
     fn summary(&self) -> Summary {

@@ -2,8 +2,7 @@
 
 use crate::registry::Entry;
 use crate::{
-    ring_buffers, Backend, BackendError, Capabilities, Packet, Ran, Record, Redirect, Setup, Site,
-    Timing,
+    Backend, BackendError, Capabilities, Packet, Ran, Record, Redirect, Setup, Site, Timing,
 };
 use hwxdp_maps::MapStore;
 use hwxdp_xdp::{Coverage, Machine, XdpBuff};
@@ -21,7 +20,7 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
     let machine = Machine::new(setup.spec, Some(setup.program), setup.config)
         .map_err(|e| BackendError::setup(ENTRY.name, e))?;
     Ok(Box::new(Interp {
-        rings: ring_buffers(&setup.spec.maps),
+        rings: crate::Rings::of(setup),
         machine,
         buff: empty_buff(),
     }))
@@ -57,7 +56,7 @@ pub(crate) fn drain(maps: &mut hwxdp_maps::Maps, rings: &[usize]) -> Vec<Record>
 
 struct Interp {
     machine: Machine,
-    rings: Vec<usize>,
+    rings: crate::Rings,
     buff: XdpBuff,
 }
 
@@ -71,7 +70,7 @@ impl Backend for Interp {
             instructions: true,
             insn_trace: true,
             coverage: true,
-            records_per_packet: true,
+            records_per_packet: self.rings.live(),
             redirects: true,
             ..Capabilities::default()
         }
@@ -88,7 +87,7 @@ impl Backend for Interp {
                 output: self.buff.output().to_vec(),
                 meta_len: self.buff.meta().len(),
                 redirect: o.redirect.map(|(map, key)| Redirect { map, key }),
-                records: drain(self.machine.maps_mut(), &self.rings),
+                records: drain(self.machine.maps_mut(), self.rings.per_packet()),
                 fault: o.fault.map(|f| f.to_string()),
                 insns: Some(o.insns),
                 path: Some(o.path),
@@ -103,6 +102,10 @@ impl Backend for Interp {
 
     fn maps(&mut self) -> &mut dyn MapStore {
         self.machine.maps_mut()
+    }
+
+    fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
+        Ok(drain(self.machine.maps_mut(), self.rings.all()))
     }
 
     fn coverage(&self) -> Option<Vec<Coverage>> {

@@ -24,7 +24,7 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         .map_err(failed)?;
     let program = KernelProgram::load(setup.elf, setup.spec, setup.program).map_err(failed)?;
     Ok(Box::new(Kernel {
-        rings: crate::ring_buffers(&setup.spec.maps),
+        rings: crate::Rings::of(setup),
         program,
         _sandbox: sandbox,
     }))
@@ -32,7 +32,7 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
 
 struct Kernel {
     program: KernelProgram,
-    rings: Vec<usize>,
+    rings: crate::Rings,
     /// Dropped after the program: the thread leaves the namespace last.
     _sandbox: Sandbox,
 }
@@ -44,7 +44,7 @@ impl Backend for Kernel {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            records_per_packet: true,
+            records_per_packet: self.rings.live(),
             ..Capabilities::default()
         }
     }
@@ -57,11 +57,7 @@ impl Backend for Kernel {
                 .program
                 .test_run(&packet.bytes, &packet.md)
                 .map_err(failed)?;
-            let mut records = Vec::new();
-            for &map in &self.rings {
-                let drained = self.program.ringbuf_drain(map).map_err(failed)?;
-                records.extend(drained.into_iter().map(|bytes| Record { map, bytes }));
-            }
+            let records = drain(&mut self.program, self.rings.per_packet()).map_err(failed)?;
             out.push(Ran {
                 retval: run.retval,
                 output: run.output,
@@ -77,6 +73,10 @@ impl Backend for Kernel {
         &mut self.program
     }
 
+    fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
+        drain(&mut self.program, self.rings.all()).map_err(|e| BackendError::run(ENTRY.name, e))
+    }
+
     /// The kernel times its own runs: each sampled packet `timing.repeat` times in one `BPF_PROG_TEST_RUN`.
     fn time(&mut self, packets: &[Packet], timing: &Timing) -> Result<f64, BackendError> {
         let step = (packets.len() / timing.samples.max(1)).max(1);
@@ -90,4 +90,17 @@ impl Backend for Kernel {
         }
         Ok(total / sampled.max(1) as f64)
     }
+}
+
+/// The records ring buffers `rings` hold, consumed.
+fn drain(
+    program: &mut KernelProgram,
+    rings: &[usize],
+) -> Result<Vec<Record>, hwxdp_kernel::KernelError> {
+    let mut records = Vec::new();
+    for &map in rings {
+        let drained = program.ringbuf_drain(map)?;
+        records.extend(drained.into_iter().map(|bytes| Record { map, bytes }));
+    }
+    Ok(records)
 }

@@ -238,6 +238,43 @@ pub(crate) fn repeat_until(
 /// `BPF_MAP_TYPE_RINGBUF`.
 pub const RINGBUF: u32 = 27;
 
+/// A backend's ring buffers and when its consumer reads them: after every packet (a consumer that keeps up, so
+/// records are attributed to packets) or once after the trace (a consumer that sleeps through it, so rings can
+/// fill up and programs take their ring-full paths).
+pub(crate) struct Rings {
+    all: Vec<usize>,
+    live: bool,
+}
+
+impl Rings {
+    /// The rings of `setup`'s object, read as its options say.
+    pub(crate) fn of(setup: &Setup) -> Rings {
+        Rings {
+            all: ring_buffers(&setup.spec.maps),
+            live: !setup.options.rings_after_trace,
+        }
+    }
+
+    /// The rings to read after each packet.
+    pub(crate) fn per_packet(&self) -> &[usize] {
+        if self.live {
+            &self.all
+        } else {
+            &[]
+        }
+    }
+
+    /// Every ring.
+    pub(crate) fn all(&self) -> &[usize] {
+        &self.all
+    }
+
+    /// Whether records are read after each packet.
+    pub(crate) fn live(&self) -> bool {
+        self.live
+    }
+}
+
 /// The ring buffer maps of an object, by index.
 pub fn ring_buffers(maps: &[hwxdp_object::MapSpec]) -> Vec<usize> {
     (0..maps.len())

@@ -30,6 +30,8 @@ pub struct Options {
     pub hazards: Option<hwxdp_ehdl::verilog::Hazards>,
     /// `--vcd`.
     pub vcd: Option<Vcd>,
+    /// Ring buffers are read once after the trace instead of after every packet.
+    pub rings_after_trace: bool,
 }
 
 impl Default for Options {
@@ -40,6 +42,7 @@ impl Default for Options {
             data_width: None,
             hazards: None,
             vcd: None,
+            rings_after_trace: false,
         }
     }
 }

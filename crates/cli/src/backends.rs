@@ -51,6 +51,10 @@ pub struct BackendArgs {
     /// [default: 156.25 and 250].
     #[arg(long = "clock-mhz", value_name = "F", value_parser = parse_clock)]
     pub clock_mhz: Vec<f64>,
+    /// Read ring buffers once after the trace, as a consumer that sleeps through it (rings can fill up and programs
+    /// take their ring-full paths), instead of after every packet.
+    #[arg(long)]
+    pub rings_after_trace: bool,
 }
 
 /// `--hazards`: the eHDL pipeline's handling of map hazards.
@@ -165,6 +169,7 @@ impl BackendArgs {
                 packets: self.vcd_packets.clone().unwrap_or(0..1),
                 clock_mhz: self.clocks()[0],
             }),
+            rings_after_trace: self.rings_after_trace,
         }
     }
 }

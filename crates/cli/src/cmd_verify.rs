@@ -75,8 +75,6 @@ struct Verdict {
 struct Side {
     backend: Box<dyn Backend>,
     per_packet_records: bool,
-    /// Records of a batch backend's packets and the kernel's meanwhile, compared after the trace.
-    kernel_records: Vec<Record>,
     verdict: Verdict,
     tally: Tally,
     stopped: bool,
@@ -172,7 +170,6 @@ fn verify_program(
         sides.push(Side {
             per_packet_records: caps.records_per_packet,
             backend,
-            kernel_records: Vec::new(),
             verdict: Verdict {
                 program: program.to_string(),
                 backend: entry.name,
@@ -195,9 +192,12 @@ fn verify_program(
     let whole = sides.iter().any(|s| s.backend.capabilities().whole_trace);
     let step = if whole { packets.len().max(1) } else { 1 };
     let bar = progress::packets(packets.len(), &format!("verify {program}"));
+    // Every record the kernel's program emitted, for the backends that give theirs after the trace.
+    let mut kernel_records = Vec::new();
     for chunk in packets.chunks(step) {
         let input: Vec<Packet> = chunk.iter().map(|(_, p)| p.clone()).collect();
         let theirs = kernel.run(&input).context("kernel")?;
+        kernel_records.extend(theirs.iter().flat_map(|r| r.records.iter().cloned()));
         for side in sides.iter_mut().filter(|s| !s.stopped) {
             let ours = side.backend.run(&input)?;
             compare_step(args, side, &mut *kernel, chunk, &theirs, &ours)?;
@@ -208,8 +208,9 @@ fn verify_program(
         }
     }
     bar.finish_and_clear();
+    kernel_records.extend(kernel.drain_records()?);
     for side in &mut sides {
-        finish_side(args, side, &mut *kernel, loaded)?;
+        finish_side(args, side, &mut *kernel, &kernel_records, loaded)?;
     }
     Ok(sides.into_iter().map(|s| s.verdict).collect())
 }
@@ -235,7 +236,6 @@ fn compare_step(
         side.verdict.compared += 1;
         side.tally.add(*index, o);
         let mut problems = packet_problems(name, k, o);
-        side.verdict.ring_records += k.records.len();
         if side.per_packet_records {
             for (m, map) in spec_maps.iter().enumerate() {
                 let pick = |r: &[Record]| -> Vec<Vec<u8>> {
@@ -251,8 +251,6 @@ fn compare_step(
                     &pick(&o.records),
                 ));
             }
-        } else {
-            side.kernel_records.extend(k.records.iter().cloned());
         }
         if problems.is_empty() {
             continue;
@@ -277,10 +275,12 @@ fn finish_side(
     args: &Args,
     side: &mut Side,
     kernel: &mut dyn Backend,
+    kernel_records: &[Record],
     loaded: &Loaded,
 ) -> Result<()> {
     let name = side.verdict.backend;
     if !side.stopped {
+        side.verdict.ring_records = kernel_records.len();
         if !side.per_packet_records {
             let ours = side.backend.drain_records()?;
             for m in hwxdp_backend::ring_buffers(&loaded.spec.maps) {
@@ -294,7 +294,7 @@ fn finish_side(
                 side.verdict.records.extend(ringbuf_problem(
                     name,
                     map,
-                    &pick(&side.kernel_records),
+                    &pick(kernel_records),
                     &pick(&ours),
                 ));
             }

@@ -114,9 +114,9 @@ fn differential(
     let rtl_dir = format!("{dir}/{name}-ehdl");
     let args: Vec<&str> = trace.iter().map(String::as_str).collect();
     let b = run_beside_interp(obj, &args, ("ehdl-rtl", ehdl), &interp_dir, &rtl_dir)?;
-    let e = &b["ehdl"];
+    let e = &b["figures"];
     if e["stages"].as_u64().unwrap_or(0) == 0
-        || e["packets_per_cycle"].as_f64().unwrap_or(0.0) <= 0.0
+        || b["packets_per_cycle"].as_f64().unwrap_or(0.0) <= 0.0
     {
         return Err(format!("no pipeline figures in stats.json:\n{b}"));
     }
@@ -157,12 +157,12 @@ fn check(example: &str, extra: &[&str]) {
         .unwrap_or_else(|why| panic!("{example} on ehdl-rtl, the single-flow trace: {why}"));
     println!(
         "{example}: {writers} map-changing packets; single-flow trace: {} packets, {} stall cycles",
-        stats["packets"], stats["ehdl"]["stall_cycles"]
+        stats["packets"], stats["figures"]["stall_cycles"]
     );
     if example == "xdp1_drop" {
         // Its per-protocol counters are `load; add; store`: back-to-back packets of one flow must stall.
         assert!(
-            stats["ehdl"]["stall_cycles"].as_u64().unwrap_or(0) > 0,
+            stats["figures"]["stall_cycles"].as_u64().unwrap_or(0) > 0,
             "xdp1_drop: no stall cycles on the single-flow trace:\n{stats}"
         );
     }
@@ -194,12 +194,12 @@ fn flush_and_replay_matches_interp_and_flushes_on_one_flow() {
     let flush = ["--hazards", "flush"];
     let stats = differential(&obj, &dir, "trace", &trace, &flush)
         .unwrap_or_else(|why| panic!("xdp1_drop with --hazards flush, its trace: {why}"));
-    assert_eq!(stats["ehdl"]["flush_checks"], 1, "{stats}");
+    assert_eq!(stats["figures"]["flush_checks"], 1, "{stats}");
     adversarial_trace(&obj, &dir);
     trace[1] = format!("{dir}/flow.pcap");
     let stats = differential(&obj, &dir, "flow", &trace, &flush)
         .unwrap_or_else(|why| panic!("xdp1_drop with --hazards flush, one flow: {why}"));
-    let e = &stats["ehdl"];
+    let e = &stats["figures"];
     assert!(
         e["flushes"].as_u64().unwrap_or(0) > 50,
         "few flushes:\n{stats}"
@@ -302,8 +302,8 @@ fn bench_reports_the_pipeline() {
     let stats = read_stats(&out);
     assert_eq!(
         (
-            stats["ehdl"]["cycles"].as_u64(),
-            stats["ehdl"]["stages"].as_u64()
+            stats["figures"]["cycles"].as_u64(),
+            stats["figures"]["stages"].as_u64()
         ),
         (e["cycles"].as_u64(), e["stages"].as_u64()),
         "bench and run --backend ehdl-rtl disagree on the same trace:\n{}",
@@ -318,14 +318,14 @@ fn a_256_bit_pipeline_matches_the_reference_machine() {
     let (obj, dir, trace) = workload_n("redirect_fwd", "ehdl-rtl-256", TRACE_PACKETS);
     let narrow = differential(&obj, &dir, "trace-256", &trace, &["--data-width", "256"])
         .unwrap_or_else(|why| panic!("redirect_fwd at 256 bits: {why}"));
-    assert_eq!(narrow["ehdl"]["data_width"].as_u64(), Some(256));
+    assert_eq!(narrow["figures"]["data_width"].as_u64(), Some(256));
     let wide = differential(&obj, &dir, "trace-512", &trace, &[])
         .unwrap_or_else(|why| panic!("redirect_fwd at 512 bits: {why}"));
     assert!(
-        narrow["ehdl"]["cycles"].as_u64() > wide["ehdl"]["cycles"].as_u64(),
+        narrow["figures"]["cycles"].as_u64() > wide["figures"]["cycles"].as_u64(),
         "half the bus carries the same trace in more cycles: {} vs {}",
-        narrow["ehdl"],
-        wide["ehdl"]
+        narrow["figures"],
+        wide["figures"]
     );
 }
 
@@ -338,7 +338,7 @@ fn data_width_needs_the_ehdl_backend_and_a_width_it_takes() {
         (
             "interp",
             "256",
-            "--data-width sets the eHDL pipeline's bus: it needs --backend ehdl-rtl",
+            "--data-width is an option of --backend ehdl-rtl, not of interp",
         ),
         (
             "ehdl-rtl",

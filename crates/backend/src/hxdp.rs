@@ -200,7 +200,7 @@ impl Core for HxdpRtl {
     }
 
     fn cycles(&self) -> u64 {
-        hwxdp_xdp::Backend::cycles(self).unwrap_or(0)
+        self.last_cycles()
     }
 
     fn redirect(&self) -> Option<(Option<usize>, u64)> {

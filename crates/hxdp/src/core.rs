@@ -11,12 +11,8 @@ use crate::timing::*;
 use crate::CompileError;
 use hwxdp_ebpf::opcode::*;
 use hwxdp_object::ObjectSpec;
-use hwxdp_xdp::maps::MapStore;
 use hwxdp_xdp::region::{self, Region};
-use hwxdp_xdp::{
-    alu, Backend, BackendError, Config, FaultKind, Hosted, Machine, Outcome, Verdict, XdpBuff,
-    XdpMd,
-};
+use hwxdp_xdp::{alu, Config, FaultKind, Hosted, Machine, Outcome, Verdict, XdpBuff, XdpMd};
 
 /// Cycle figures over the packets run so far.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -55,7 +51,7 @@ struct Frame {
     saved: [u64; 4],
 }
 
-/// The hXDP core with its image, maps and helpers, as a [`Backend`].
+/// The hXDP core with its image, maps and helpers (`--backend hxdp` in `hwxdp_backend`).
 pub struct HxdpCore {
     image: Image,
     machine: Machine,
@@ -724,22 +720,4 @@ fn store(
     let new = alu::atomic_rmw(imm, old, operand).ok_or_else(|| invalid(op))?;
     vm.store(addr, size, new)?;
     Ok((imm & ATOMIC_FETCH != 0).then_some((op.src, old)))
-}
-
-impl Backend for HxdpCore {
-    fn name(&self) -> &str {
-        "hxdp"
-    }
-
-    fn run(&mut self, pkt: &mut XdpBuff, md: &XdpMd) -> Result<Verdict, BackendError> {
-        Ok(self.run_packet(pkt, md))
-    }
-
-    fn maps(&mut self) -> &mut dyn MapStore {
-        self.machine.maps_mut()
-    }
-
-    fn cycles(&self) -> Option<u64> {
-        Some(self.last_cycles)
-    }
 }

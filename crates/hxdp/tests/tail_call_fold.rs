@@ -11,7 +11,7 @@ use hwxdp_hxdp::isa::EXIT_IMM;
 use hwxdp_hxdp::{compile_object, HxdpCore, Options, Pass};
 use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_xdp::maps::MapStore;
-use hwxdp_xdp::{Backend, Config, Machine, XdpBuff, XdpMd};
+use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -223,7 +223,8 @@ fn compare(spec: &ObjectSpec, program: &str, options: &Options) -> Vec<u32> {
             .maps_mut()
             .update(jump_table, &key, &value, 0)
             .expect("preload the reference");
-        core.maps()
+        core.machine_mut()
+            .maps_mut()
             .update(jump_table, &key, &value, 0)
             .expect("preload the core");
     }
@@ -401,7 +402,8 @@ fn r0_set_before_a_failed_tail_call_is_the_verdict() {
             .maps_mut()
             .update(0, &key, &value, 0)
             .expect("preload the reference");
-        core.maps()
+        core.machine_mut()
+            .maps_mut()
             .update(0, &key, &value, 0)
             .expect("preload the core");
         for (slot, verdict) in [(0u8, 3u32), (1, 2)] {
@@ -463,7 +465,8 @@ fn a_tail_called_program_keeps_its_zeroing() {
             .maps_mut()
             .update(0, &key, &value, 0)
             .expect("preload the reference");
-        core.maps()
+        core.machine_mut()
+            .maps_mut()
             .update(0, &key, &value, 0)
             .expect("preload the core");
         let frame: Vec<u8> = (0..14u8).collect();

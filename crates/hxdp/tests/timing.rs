@@ -7,7 +7,7 @@ use hwxdp_hxdp::isa::EXIT_IMM;
 use hwxdp_hxdp::timing::*;
 use hwxdp_hxdp::{Bundle, HxdpCore, Image, Op};
 use hwxdp_object::{ObjectSpec, ProgramSpec};
-use hwxdp_xdp::{Backend, Config, XdpBuff, XdpMd};
+use hwxdp_xdp::{Config, XdpBuff, XdpMd};
 
 const LANES: usize = 4;
 
@@ -58,7 +58,7 @@ fn run(bundles: Vec<Op>, len: usize, present: bool) -> (u32, bool, u64, Vec<(i32
     (
         verdict,
         core.last_fault().is_some(),
-        core.cycles().expect("cycles"),
+        core.last_cycles(),
         core.last_helper_calls().to_vec(),
     )
 }

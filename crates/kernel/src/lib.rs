@@ -5,7 +5,6 @@
 //! Determinism: [`KernelProgram::load`] pins the calling thread to CPU 0, and [`Sandbox`] gives the thread its own
 //! network namespace with the interfaces the packets claim to arrive on. Use a program from the thread that loaded it.
 
-mod backend;
 mod cpu;
 mod error;
 mod load;
@@ -17,7 +16,6 @@ mod routes;
 mod run;
 mod sandbox;
 
-pub use backend::KernelBackend;
 pub use cpu::possible_cpus;
 pub use error::KernelError;
 pub use load::KernelProgram;

@@ -3,9 +3,9 @@
 mod common;
 
 use common::*;
-use hwxdp_kernel::{KernelBackend, KernelError, KernelProgram, Sandbox};
+use hwxdp_kernel::{KernelError, KernelProgram, Sandbox};
 use hwxdp_maps::MapStore;
-use hwxdp_xdp::{Backend, Verdict, XdpBuff, XdpMd};
+use hwxdp_xdp::{Verdict, XdpBuff, XdpMd};
 
 fn load(name: &str) -> KernelProgram {
     require_bpf();
@@ -31,28 +31,23 @@ fn mac_swap_returns_tx_and_the_swapped_frame() {
 }
 
 #[test]
-fn backend_writes_the_output_back_and_keeps_input_metadata() {
-    let mut backend = KernelBackend::new(load("xdp_swap"));
-    assert_eq!(backend.name(), "kernel");
+fn output_is_written_back_with_the_input_metadata() {
+    let mut prog = load("xdp_swap");
     let packet = frame();
     let mut buff = XdpBuff::new(&packet).expect("buffer");
-    assert_eq!(
-        backend.run(&mut buff, &XdpMd::default()).expect("run"),
-        Verdict::Tx
-    );
+    let run = prog.test_run(buff.data(), &XdpMd::default()).expect("run");
+    assert_eq!(run.verdict(), Verdict::Tx);
+    buff.set_output(&run.output, run.meta_len).expect("fits");
     assert_eq!(buff.data(), &swapped(&packet)[..]);
     assert!(buff.meta().is_empty());
 
-    let mut with_meta = XdpBuff::new(&packet).expect("buffer");
-    assert_eq!(with_meta.adjust_meta(-8), 0);
-    let (meta_start, data, _) = with_meta.offsets();
-    with_meta.frame_mut()[meta_start..data].copy_from_slice(&[9, 8, 7, 6, 5, 4, 3, 2]);
-    assert_eq!(
-        backend.run(&mut with_meta, &XdpMd::default()).expect("run"),
-        Verdict::Tx
-    );
-    assert_eq!(with_meta.meta(), &[9, 8, 7, 6, 5, 4, 3, 2]);
-    assert_eq!(with_meta.data(), &swapped(&packet)[..]);
+    let meta = [9, 8, 7, 6, 5, 4, 3, 2];
+    let run = prog
+        .test_run_with_meta(&meta, &packet, &XdpMd::default())
+        .expect("run");
+    assert_eq!(run.verdict(), Verdict::Tx);
+    assert_eq!(run.meta(), &meta);
+    assert_eq!(run.data(), &swapped(&packet)[..]);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The whole hXDP module (`rtl/sephirot/hxdp.sv`) under Verilator as a [`Backend`]: `--backend hxdp-rtl`.
+//! The whole hXDP module (`rtl/sephirot/hxdp.sv`) under Verilator: `--backend hxdp-rtl` in `hwxdp_backend`.
 //!
 //! [`HxdpRtl::new`] builds (or takes from the cache) the module with one fixed parameter set ([`Params::for_lanes`]),
 //! refuses an image that does not fit it, starts the harness (`sim/hxdp/hxdp_harness.cpp`, protocol in
@@ -35,7 +35,7 @@ use hwxdp_maps::abi::map_type;
 use hwxdp_maps::{MapStore, Maps};
 use hwxdp_object::{MapSpec, ObjectSpec};
 use hwxdp_xdp::fib::RouteTable;
-use hwxdp_xdp::{Backend, BackendError, Clock, Config, Verdict, XdpBuff, XdpMd};
+use hwxdp_xdp::{Clock, Config, Verdict, XdpBuff, XdpMd};
 
 use crate::vcd::Timescale;
 use harness::Harness;
@@ -52,7 +52,7 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
 /// The mirror of one map the hardware holds: its entries in the syscall view.
 type Mirror = BTreeMap<Vec<u8>, Vec<u8>>;
 
-/// The hXDP module running an image, as a [`Backend`].
+/// The hXDP module running an image.
 pub struct HxdpRtl {
     harness: Harness,
     params: Params,
@@ -230,6 +230,11 @@ impl HxdpRtl {
         self.last_fault.as_deref()
     }
 
+    /// Cycles the last packet took, as the module counted them.
+    pub fn last_cycles(&self) -> u64 {
+        self.last_cycles
+    }
+
     /// Where the last packet was redirected: (map index or `None` for `bpf_redirect`, key or ifindex).
     pub fn last_redirect(&self) -> Option<(Option<usize>, u64)> {
         self.last_redirect
@@ -362,27 +367,6 @@ fn monotonic_ns() -> u64 {
     // bpf_ktime_get_ns reads, so `verify` compares like with like.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-impl Backend for HxdpRtl {
-    fn name(&self) -> &str {
-        "hxdp-rtl"
-    }
-
-    fn run(&mut self, pkt: &mut XdpBuff, md: &XdpMd) -> Result<Verdict, BackendError> {
-        self.run_packet(pkt, md).map_err(|e| BackendError::Failed {
-            backend: "hxdp-rtl".into(),
-            message: e.to_string(),
-        })
-    }
-
-    fn maps(&mut self) -> &mut dyn MapStore {
-        self
-    }
-
-    fn cycles(&self) -> Option<u64> {
-        Some(self.last_cycles)
-    }
 }
 
 impl Drop for HxdpRtl {

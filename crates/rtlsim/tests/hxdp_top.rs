@@ -16,6 +16,7 @@ use hwxdp_hxdp::isa::{encode_op, Bundle, Image, Op};
 use hwxdp_hxdp::{compile_object, HxdpCore, Options};
 use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_rtlsim::BuildSpec;
+use hwxdp_xdp::maps::MapStore;
 use hwxdp_xdp::{Config, XdpBuff, XdpMd};
 
 /// Sources of the top, in the order Verilator reads them.
@@ -217,7 +218,9 @@ fn run_preloaded(
     model.set_packet_present(false);
     let mut input = load_lines(&image);
     for (map, key, value) in preload {
-        hwxdp_xdp::Backend::maps(&mut model)
+        model
+            .machine_mut()
+            .maps_mut()
             .update(*map, key, value, 0)
             .unwrap_or_else(|e| panic!("{name}: preloading map {map}: {e}"));
         input.push_str(&format!(
@@ -246,7 +249,7 @@ fn run_preloaded(
             fault: model.last_fault().is_some(),
             bytes: buff.output().to_vec(),
         };
-        let model_cycles = hwxdp_xdp::Backend::cycles(&model).expect("the model counts cycles");
+        let model_cycles = model.last_cycles();
         let (got, cycles) = parse_out(&rest[i]);
         assert_eq!(got, want, "{name}: packet {i} ({} bytes)", frame.len());
         println!(

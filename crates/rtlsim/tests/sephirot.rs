@@ -12,7 +12,8 @@ use hwxdp_ebpf::Insn;
 use hwxdp_hxdp::isa::{Bundle, Image, Op, EXIT_IMM, LDX6, STX6};
 use hwxdp_hxdp::{compile_object, timing, HxdpCore, Options};
 use hwxdp_object::{MapKind, MapSpec, ObjectSpec, ProgramSpec};
-use hwxdp_xdp::{Backend, Config, XdpBuff, XdpMd};
+use hwxdp_xdp::maps::MapStore;
+use hwxdp_xdp::{Config, XdpBuff, XdpMd};
 
 /// Lanes of the hand-scheduled images and of the main build.
 const LANES: usize = 4;
@@ -165,7 +166,8 @@ fn reference(case: &Case, arrival: bool) -> Vec<Outcome> {
     .unwrap_or_else(|e| panic!("{}: {e}", case.name));
     core.set_packet_present(!arrival);
     for (map, key, value) in &case.preload {
-        core.maps()
+        core.machine_mut()
+            .maps_mut()
             .update(*map, key, value, 0)
             .unwrap_or_else(|e| panic!("{}: preloading map {map}: {e}", case.name));
     }
@@ -178,7 +180,7 @@ fn reference(case: &Case, arrival: bool) -> Vec<Outcome> {
                 verdict,
                 fault: core.last_fault().is_some(),
                 bytes: buff.output().to_vec(),
-                cycles: core.cycles().expect("the model counts cycles"),
+                cycles: core.last_cycles(),
                 calls: Vec::new(),
                 call_cycles: core.last_helper_calls().iter().map(|c| c.1).collect(),
                 hmem: Vec::new(),
@@ -1392,7 +1394,10 @@ fn tail_calls_continue_in_the_next_program() {
         let mut machine = hwxdp_xdp::Machine::new(&case.spec, Some("t"), &Config::default())
             .expect("the reference loads the object");
         let (map, key, value) = &case.preload[0];
-        machine.maps().update(*map, key, value, 0).expect("preload");
+        machine
+            .maps_mut()
+            .update(*map, key, value, 0)
+            .expect("preload");
         for (o, (frame, md)) in outcomes.iter().zip(case.packets.iter().cycle()) {
             let mut buff = XdpBuff::new(frame).expect("frame");
             let want = machine.run_packet(&mut buff, md);

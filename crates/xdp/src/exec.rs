@@ -84,12 +84,24 @@ impl<'a> Vm<'a> {
     pub fn run_with(mut self, r1: u64, r2: u64) -> (Outcome, u64) {
         self.regs[1] = r1;
         self.regs[2] = r2;
+        self.run_from(0)
+    }
+
+    /// Runs from instruction `pc` of the entry program with r0-r9 as given (r10 is the frame pointer), counting
+    /// `skipped` instructions as already executed; the caller has written the frame.
+    pub fn resume_at(mut self, pc: usize, regs: [u64; 10], skipped: u64) -> Outcome {
+        self.regs[..10].copy_from_slice(&regs);
+        self.outcome.insns = skipped;
+        self.run_from(pc).0
+    }
+
+    fn run_from(mut self, start: usize) -> (Outcome, u64) {
         self.regs[10] = region::stack(STACK_SIZE);
         self.outcome.path = mix(0xcbf2_9ce4_8422_2325, self.program as u64);
         let result = if self.env.record_trace {
-            self.execute::<true>()
+            self.execute::<true>(start)
         } else {
-            self.execute::<false>()
+            self.execute::<false>(start)
         };
         if let Err(kind) = result {
             let (program, insn) = self.fault_site();
@@ -136,10 +148,10 @@ fn mix(hash: u64, value: u64) -> u64 {
 impl Vm<'_> {
     /// The interpreter loop. The instructions compilers emit most are matched on their whole opcode byte first, with
     /// stack and packet accesses inlined; everything else goes through the general path below them.
-    fn execute<const RECORD: bool>(&mut self) -> Result<(), FaultKind> {
+    fn execute<const RECORD: bool>(&mut self, start: usize) -> Result<(), FaultKind> {
         let mut program = self.current();
         let mut ops: &[Op] = &program.ops;
-        let mut pc = 0usize;
+        let mut pc = start;
         // The op being executed, for the diagnostic of a fault.
         let mut current = 0usize;
         let mut insns = self.outcome.insns;

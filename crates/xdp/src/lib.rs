@@ -16,6 +16,7 @@ mod memory;
 mod prepare;
 pub mod printk;
 pub mod region;
+mod resume;
 mod verdict;
 
 pub use backend::*;
@@ -26,4 +27,5 @@ pub use hosted::Hosted;
 pub use hwxdp_maps as maps;
 pub use machine::*;
 pub use prepare::Program;
+pub use resume::{Resume, ResumeError, ResumeValue, StackWrite};
 pub use verdict::*;

@@ -4,7 +4,7 @@ use crate::exec::Vm;
 use crate::fault::{Fault, LoadError};
 use crate::fib::RouteTable;
 use crate::prepare::{prepare, Program};
-use crate::{Backend, BackendError, Verdict, XdpBuff, XdpMd};
+use crate::{Verdict, XdpBuff, XdpMd};
 use hwxdp_maps::{MapStore, Maps};
 use hwxdp_object::ObjectSpec;
 
@@ -303,19 +303,5 @@ impl Machine {
             outcome.retval = 0;
         }
         outcome
-    }
-}
-
-impl Backend for Machine {
-    fn name(&self) -> &str {
-        "interp"
-    }
-
-    fn run(&mut self, pkt: &mut XdpBuff, md: &XdpMd) -> Result<Verdict, BackendError> {
-        Ok(self.run_packet(pkt, md).verdict())
-    }
-
-    fn maps(&mut self) -> &mut dyn MapStore {
-        &mut self.maps
     }
 }

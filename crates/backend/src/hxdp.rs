@@ -7,7 +7,7 @@ use crate::registry::Entry;
 use crate::{
     Backend, BackendError, Capabilities, Packet, Ran, Record, Redirect, Setup, Summary, Timing,
 };
-use hwxdp_hxdp::{HxdpCore, Image, Options, Pass};
+use hwxdp_hxdp::{HxdpCore, Image, Options};
 use hwxdp_maps::MapStore;
 use hwxdp_rtlsim::hxdp::{HxdpRtl, RtlPaths, VcdRequest};
 use hwxdp_xdp::XdpBuff;
@@ -30,24 +30,6 @@ pub const RTL: Entry = Entry {
     create: create_rtl,
 };
 
-/// The compile options of `--lanes` and `--disable`.
-pub fn compile_options(lanes: usize, disable: &[String]) -> Result<Options, String> {
-    let mut disabled = Vec::new();
-    for name in disable {
-        match Pass::from_name(name) {
-            Some(p) => disabled.push(p),
-            None => {
-                let known: Vec<&str> = Pass::ALL.iter().map(|p| p.name()).collect();
-                return Err(format!(
-                    "--disable {name}: no such pass (passes: {})",
-                    known.join(", ")
-                ));
-            }
-        }
-    }
-    Ok(Options { lanes, disabled })
-}
-
 /// The image, and the chosen program's own figures in it (the image holds every program a tail call may reach).
 struct Built {
     image: Image,
@@ -56,7 +38,7 @@ struct Built {
 }
 
 fn compile(setup: &Setup, backend: &'static str) -> Result<Built, BackendError> {
-    let options = compile_options(setup.options.lanes, &setup.options.disable)
+    let options = Options::with_disabled(setup.options.lanes, &setup.options.disable)
         .map_err(|e| BackendError::setup(backend, e))?;
     let compiled = hwxdp_hxdp::compile_object(setup.spec, setup.entry(), &options)
         .map_err(|e| BackendError::setup(backend, e))?;

@@ -3,7 +3,7 @@
 
 use crate::common::{self, ProgramArgs};
 use anyhow::{bail, Context, Result};
-use hwxdp_hxdp::{compile_object, isa, Options, Pass};
+use hwxdp_hxdp::{compile_object, isa, Options};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -43,20 +43,7 @@ pub struct Args {
 
 /// Compile options from `--lanes` and `--disable`.
 pub fn options(lanes: usize, disable: &[String]) -> Result<Options> {
-    let mut disabled = Vec::new();
-    for name in disable {
-        match Pass::from_name(name) {
-            Some(p) => disabled.push(p),
-            None => {
-                let known: Vec<&str> = Pass::ALL.iter().map(|p| p.name()).collect();
-                bail!(
-                    "--disable {name}: no such pass (passes: {})",
-                    known.join(", ")
-                );
-            }
-        }
-    }
-    Ok(Options { lanes, disabled })
+    Options::with_disabled(lanes, disable).map_err(anyhow::Error::msg)
 }
 
 /// Compiles `object`'s programs into an image; returns it with the entry program's index.

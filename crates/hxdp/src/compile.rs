@@ -78,6 +78,27 @@ pub struct Options {
     pub disabled: Vec<Pass>,
 }
 
+impl Options {
+    /// `lanes` lanes with the passes named in `disable` (as `--disable` spells them) switched off; an unknown name
+    /// is refused with the list of passes.
+    pub fn with_disabled(lanes: usize, disable: &[String]) -> Result<Options, String> {
+        let mut disabled = Vec::new();
+        for name in disable {
+            match Pass::from_name(name) {
+                Some(p) => disabled.push(p),
+                None => {
+                    let known: Vec<&str> = Pass::ALL.iter().map(|p| p.name()).collect();
+                    return Err(format!(
+                        "--disable {name}: no such pass (passes: {})",
+                        known.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(Options { lanes, disabled })
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {

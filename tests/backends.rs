@@ -419,3 +419,66 @@ fn an_option_no_chosen_backend_takes_is_refused() {
         assert!(r.stderr.contains(needle), "{needle:?} not in {}", r.stderr);
     }
 }
+
+#[test]
+fn run_on_the_kernel_writes_what_the_reference_machine_writes() {
+    require_kernel();
+    let (obj, dir, trace) = short("firewall", "be-kernel-run");
+    let args: Vec<&str> = trace.iter().map(String::as_str).collect();
+    let stats = run_beside_interp(
+        &obj,
+        &args,
+        ("kernel", &[]),
+        &format!("{dir}/interp"),
+        &format!("{dir}/kernel"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stats["backend"], "kernel");
+    // The kernel reports no figures of its own, and no coverage.
+    assert!(
+        stats.get("insns_per_packet").is_none() && stats.get("coverage").is_none(),
+        "{stats}"
+    );
+}
+
+#[test]
+fn vcd_packets_outside_the_trace_are_refused_before_any_model_is_built() {
+    let (obj, dir, trace) = short("xdp1_drop", "be-vcd-range");
+    let mut a = args(
+        &["run", &obj],
+        &trace,
+        &["-o", &dir, "--backend", "hxdp-rtl"],
+    );
+    a.extend(["--vcd", "w.vcd", "--vcd-packets", "40..42"]);
+    let r = hwxdp(&a);
+    assert_eq!(r.code, Some(2), "{}", r.all);
+    assert!(
+        r.stderr.contains("--vcd-packets 40..42: the trace") && r.stderr.contains("has 40 packets"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("building"), "{}", r.stderr);
+}
+
+#[test]
+fn program_help_says_what_each_command_does_with_it() {
+    for (command, words) in [
+        ("run", "The XDP program to run"),
+        ("verify", "every XDP program of the object, in turn"),
+        ("bench", "The XDP program to time"),
+    ] {
+        let help = hwxdp(&[command, "--help"]);
+        assert!(help.ok, "{}", help.all);
+        assert!(help.stdout.contains(words), "{command}: {}", help.stdout);
+        assert!(
+            help.stdout.contains("Exit status:"),
+            "{command}: {}",
+            help.stdout
+        );
+        assert!(
+            help.stdout.contains("HWXDP_CACHE_DIR"),
+            "{command}: {}",
+            help.stdout
+        );
+    }
+}

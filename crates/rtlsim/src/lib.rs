@@ -2,14 +2,16 @@
 //!
 //! [`build`] turns Verilog sources (from a directory, or embedded in the binary) and a C++ testbench into a
 //! simulation executable, cached by a hash of every input, so an unchanged model is built once. The backends
-//! ([`hxdp::HxdpRtl`], [`ehdl::EhdlRtl`]) build from the sources embedded in the binary into the user's cache
-//! ([`cache_dir`]); [`ENVIRONMENT`] lists the variables that change where and how.
+//! ([`hxdp::HxdpRtl`], [`ehdl::EhdlRtl`]) and the eBPFlow engine ([`ebpflow::EbpflowRtl`]) build from the sources
+//! embedded in the binary into the user's cache ([`cache_dir`]); [`ENVIRONMENT`] lists the variables that change
+//! where and how.
 //! [`lint`] runs `verilator --lint-only -Wall`, and [`synth`] checks that a top synthesizes with Yosys for Xilinx
 //! UltraScale+; [`run_synthesis`] synthesizes the sources embedded in the binary ([`rtl_files`]) and counts the
 //! resources. Nothing here prints; failures are [`RtlError`]s carrying the tools' first error lines.
 
 mod build;
 mod check;
+pub mod ebpflow;
 pub mod ehdl;
 mod embedded;
 mod env;

@@ -1,5 +1,8 @@
 //! `hwxdp compile --target hxdp`: an object to an hXDP image and listing, with a report of what each pass did.
 //! `hwxdp compile --target ehdl`: an object to an eHDL pipeline (text diagram, Graphviz, JSON, Verilog).
+//! `hwxdp compile --target warp`: an object to Warp Engine rules and their configuration ([`warp`]).
+
+mod warp;
 
 use crate::common::{self, ProgramArgs};
 use anyhow::{bail, Context, Result};
@@ -14,11 +17,13 @@ pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
     /// What to compile for.
-    #[arg(long, value_parser = ["hxdp", "ehdl"])]
+    #[arg(long, value_parser = ["hxdp", "ehdl", "warp"])]
     target: String,
     /// Directory for `<program>.hxdp` (the image) and `<program>.lst` (the listing); for ehdl,
     /// `<program>.pipeline.txt`, `<program>.pipeline.dot`, `<program>.ehdl.json` and the Verilog module
-    /// `ehdl_<program>.sv` (a program the generator has no Verilog for is an error, after the diagrams are written).
+    /// `ehdl_<program>.sv` (a program the generator has no Verilog for is an error, after the diagrams are written);
+    /// for warp, `<program>.warp.json` (rules, key extractors, restores, report), `<program>.rules.txt` (the same as
+    /// tables), `<program>.report.json` and, with `--pcap`, `<program>.paths.json`.
     #[arg(short = 'o', long = "out")]
     out: PathBuf,
     /// Lanes per bundle (1 to 8).
@@ -39,6 +44,27 @@ pub struct Args {
     /// naming the instruction, when the checks end at several stages or a map write falls inside a check).
     #[arg(long, value_enum, default_value = "stall")]
     hazards: crate::backends::HazardsArg,
+    /// warp: an engine parameter (Table 5 of the warping paper) as NAME=VALUE, comma-separated or repeated: chunk
+    /// (128), key-bytes (16), key-extractors (12), key-read (2), tcam-entries (64), stack-extractors (10),
+    /// stack-read (8), stack-buffer (136), reg-extractors (9), reg-read (8), range-entries (16).
+    #[arg(long = "warp-param", value_delimiter = ',', help_heading = "Warp")]
+    warp_param: Vec<String>,
+    /// warp: run this trace on the reference machine plainly and warped, fail on the first packet whose verdict,
+    /// bytes or maps differ, and report the processor's instructions per path without and with warping.
+    #[arg(long, help_heading = "Warp")]
+    pcap: Option<PathBuf>,
+    /// warp: map entries to load before the trace (`--maps` of `hwxdp run`).
+    #[arg(long, requires = "pcap", help_heading = "Warp")]
+    maps: Option<PathBuf>,
+    /// warp: the route table of `bpf_fib_lookup` for the trace (`--routes` of `hwxdp run`).
+    #[arg(long, requires = "pcap", help_heading = "Warp")]
+    routes: Option<PathBuf>,
+    /// warp: `ingress_ifindex` of the trace's packets.
+    #[arg(long, default_value_t = 1, help_heading = "Warp")]
+    ifindex: u32,
+    /// warp: receive queues the trace's packets are spread over by RSS.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256), help_heading = "Warp")]
+    rx_queues: u32,
 }
 
 /// Compile options from `--lanes` and `--disable`.
@@ -72,11 +98,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.target != "ehdl" && args.no_prune {
         bail!("--no-prune turns off the eHDL front end's state pruning: it needs --target ehdl");
     }
+    if args.target != "warp" && (!args.warp_param.is_empty() || args.pcap.is_some()) {
+        bail!("--warp-param and --pcap configure and check the Warp Engine's rules: they need --target warp");
+    }
     let loaded = common::load_object(&args.program.object)?;
     let spec = &loaded.spec;
     let chosen = programs(&args.program, spec)?;
     let hxdp_options = match args.target.as_str() {
-        "ehdl" => None,
+        "ehdl" | "warp" => None,
         _ => Some(options(args.lanes, &args.disable)?),
     };
     let mut failed = Vec::new();
@@ -84,6 +113,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let program = &spec.programs[index];
         let done = match &hxdp_options {
             Some(options) => run_hxdp(&args, spec, &program.name, options),
+            None if args.target == "warp" => warp::run(&args, spec, program),
             None => run_ehdl(&args, spec, program),
         };
         match done {
@@ -113,6 +143,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 fn artifact(target: &str) -> &'static str {
     match target {
         "ehdl" => "Verilog module",
+        "warp" => "rule set",
         _ => "hXDP image",
     }
 }

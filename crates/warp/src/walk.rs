@@ -1,0 +1,505 @@
+//! Algorithm 1: a depth-first walk of the entry function from its first instruction, evaluating every instruction
+//! symbolically, that turns each path into a rule `<matches, action>` in priority order.
+//!
+//! At a conditional jump on key bits the side whose condition is a conjunction of fewest TCAM entries (the taken
+//! side on a tie, as in the paper) is walked first with its condition added to the matches; the other side is
+//! walked afterwards without a match: its rules have lower priority, so the packets of the first side never reach
+//! them. A path ends at `exit` (a verdict, when r0 is known) or at the first instruction the engine cannot run (a
+//! restore there, or at the last block start on the path where a restore is possible).
+
+use crate::classify::in_loop;
+use crate::restore::{restore_at, Restore, Unrestorable, Value};
+use crate::state::{PathState, Stop, MAX_LEN};
+use crate::sym::{Bits, Sym, LEN_BITS};
+use crate::ternary::{self, in_intervals, Interval, Pattern, Side};
+use crate::Params;
+use hwxdp_analysis::{BlockId, Cfg, EdgeKind, InsnId, Liveness, ProgramCfg, StackLiveness};
+use hwxdp_ebpf::{InsnKind, JmpCond};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// What a rule does with the packets it matches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Action {
+    /// The program's return value: the packet needs no processor at all.
+    Verdict {
+        /// r0 at the `exit`.
+        retval: u32,
+        /// Slot of the `exit`.
+        exit: u32,
+        /// Instructions the engine ran in place of the processor (the whole path).
+        warped: u64,
+    },
+    /// The processor goes on from a restored context.
+    Restore(Restore),
+}
+
+impl Action {
+    /// Instructions the engine runs in place of the processor for a packet of this rule.
+    pub fn warped(&self) -> u64 {
+        match self {
+            Action::Verdict { warped, .. } => *warped,
+            Action::Restore(r) => r.warped,
+        }
+    }
+}
+
+/// One decided conditional jump on a rule's path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// Slot of the jump.
+    pub slot: u32,
+    /// Whether it is taken.
+    pub taken: bool,
+    /// Whether the rule matches on it (false: the side walked second, or decided by constants).
+    pub matched: bool,
+}
+
+/// A rule as the walk found it: a conjunction of conditions, each a disjunction of patterns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawRule {
+    /// The conditions.
+    pub conds: Vec<Vec<Pattern>>,
+    /// What to do.
+    pub action: Action,
+    /// The jumps decided on the way.
+    pub path: Vec<Decision>,
+    /// Why the path ends in the processor (`None` for a verdict).
+    pub stop: Option<Stop>,
+    /// Why the restore is not at the stop but at an earlier block start.
+    pub fallback: Option<Unrestorable>,
+}
+
+/// How far one walk goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most matches on one path.
+    pub depth: usize,
+    /// Most TCAM entries one condition may take.
+    pub range_entries: usize,
+    /// Rules after which the walk gives up (the rules cannot fit).
+    pub max_rules: usize,
+}
+
+/// What the walk needs of the program.
+pub struct Program<'a> {
+    /// Its CFG.
+    pub prog: &'a ProgramCfg,
+    /// Register liveness.
+    pub live: &'a Liveness,
+    /// Stack liveness.
+    pub stack: &'a StackLiveness,
+    /// Slot index of each instruction.
+    pub slots: &'a [usize],
+    /// The engine.
+    pub params: &'a Params,
+}
+
+/// One path being walked.
+#[derive(Clone)]
+struct Task {
+    block: BlockId,
+    st: PathState,
+    conds: Vec<Vec<Pattern>>,
+    path: Vec<Decision>,
+    /// The last restore point on the path.
+    checkpoint: Rc<Restore>,
+}
+
+/// The rules of one walk, or `None` when there are more than `limits.max_rules`.
+pub fn walk(p: &Program, limits: &Limits) -> Option<Vec<RawRule>> {
+    let cfg = p.prog.func(hwxdp_analysis::FuncId(0));
+    let loops = in_loop(cfg);
+    let start = Restore {
+        slot: 0,
+        regs: vec![(1, Value::Context)],
+        stack: Vec::new(),
+        warped: 0,
+    };
+    let mut work = vec![Task {
+        block: Cfg::ENTRY,
+        st: PathState::entry(),
+        conds: Vec::new(),
+        path: Vec::new(),
+        checkpoint: Rc::new(start),
+    }];
+    let mut rules = Vec::new();
+    while let Some(task) = work.pop() {
+        walk_path(p, cfg, &loops, limits, task, &mut work, &mut rules);
+        if rules.len() > limits.max_rules {
+            return None;
+        }
+    }
+    Some(rules)
+}
+
+/// Follows one path until it ends (a rule) or splits (two tasks).
+fn walk_path(
+    p: &Program,
+    cfg: &Cfg,
+    loops: &[bool],
+    limits: &Limits,
+    mut t: Task,
+    work: &mut Vec<Task>,
+    rules: &mut Vec<RawRule>,
+) {
+    loop {
+        let block = cfg.block(t.block);
+        if loops[t.block.index()] {
+            return rules.push(stop_rule(p, t, block.start, Stop::Loop));
+        }
+        if let Ok(r) = restore_here(p, &t.st, block.start) {
+            t.checkpoint = Rc::new(r);
+        }
+        for i in block.insns() {
+            let k = p.prog.kinds[i.index()];
+            match k {
+                InsnKind::Exit => return rules.push(exit_rule(p, t, i)),
+                InsnKind::Branch { .. } => return branch(p, cfg, limits, t, i, &k, work, rules),
+                InsnKind::Ja { .. } | InsnKind::JaLong { .. } => t.st.insns += 1,
+                _ => match t.st.eval(&k, p.params.chunk) {
+                    Ok(()) => t.st.insns += 1,
+                    Err(stop) => return rules.push(stop_rule(p, t, i, stop)),
+                },
+            }
+        }
+        // A fall-through or `goto` block has one successor.
+        match block.succs.first() {
+            Some(&(next, _)) => t.block = next,
+            None => return,
+        }
+    }
+}
+
+fn restore_here(p: &Program, st: &PathState, i: InsnId) -> Result<Restore, Unrestorable> {
+    restore_at(
+        st,
+        p.slots[i.index()] as u32,
+        p.live.live_in(i),
+        p.stack.live_in(i),
+        p.params,
+    )
+}
+
+/// The rule of a path that ends at instruction `i`, which the engine cannot run.
+fn stop_rule(p: &Program, t: Task, i: InsnId, stop: Stop) -> RawRule {
+    let (restore, fallback) = match restore_here(p, &t.st, i) {
+        Ok(r) => (r, None),
+        Err(why) => ((*t.checkpoint).clone(), Some(why)),
+    };
+    RawRule {
+        conds: t.conds,
+        action: Action::Restore(restore),
+        path: t.path,
+        stop: Some(stop),
+        fallback,
+    }
+}
+
+/// The rule of a path that reaches `exit` at `i`.
+fn exit_rule(p: &Program, mut t: Task, i: InsnId) -> RawRule {
+    match t.st.regs[0].as_const() {
+        Some(r0) => {
+            t.st.insns += 1;
+            RawRule {
+                conds: t.conds,
+                action: Action::Verdict {
+                    retval: r0 as u32,
+                    exit: p.slots[i.index()] as u32,
+                    warped: t.st.insns,
+                },
+                path: t.path,
+                stop: None,
+                fallback: None,
+            }
+        }
+        None => stop_rule(p, t, i, Stop::UnknownVerdict),
+    }
+}
+
+/// The two sides of a jump, as the walk sees them.
+enum Split {
+    /// Constants decide it.
+    Static(bool),
+    /// Key bits decide it: each side's patterns and the packet lengths that reach it.
+    Match {
+        taken: Side,
+        fall: Side,
+        len_taken: Interval,
+        len_fall: Interval,
+    },
+    /// The engine cannot compute it.
+    Unknown,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn branch(
+    p: &Program,
+    cfg: &Cfg,
+    limits: &Limits,
+    mut t: Task,
+    i: InsnId,
+    k: &InsnKind,
+    work: &mut Vec<Task>,
+    rules: &mut Vec<RawRule>,
+) {
+    let InsnKind::Branch {
+        wide,
+        cond,
+        dst,
+        src,
+        ..
+    } = *k
+    else {
+        return;
+    };
+    let block = cfg.block(cfg.block_of(i).unwrap_or(Cfg::ENTRY));
+    let succ = |kind: EdgeKind| block.succs.iter().find(|s| s.1 == kind).map(|s| s.0);
+    let (Some(taken_to), Some(fall_to)) = (succ(EdgeKind::Taken), succ(EdgeKind::Fallthrough))
+    else {
+        return rules.push(stop_rule(p, t, i, Stop::UnknownBranch));
+    };
+    let slot = p.slots[i.index()] as u32;
+    let split = split(&t.st, wide, cond, t.st.regs[dst as usize], t.st.source(src));
+    let (taken, fall, len_taken, len_fall) = match split {
+        Split::Unknown => return rules.push(stop_rule(p, t, i, Stop::UnknownBranch)),
+        Split::Static(taken) => {
+            t.st.insns += 1;
+            t.block = if taken { taken_to } else { fall_to };
+            t.path.push(Decision {
+                slot,
+                taken,
+                matched: false,
+            });
+            work.push(t);
+            return;
+        }
+        Split::Match {
+            taken,
+            fall,
+            len_taken,
+            len_fall,
+        } => (taken, fall, len_taken, len_fall),
+    };
+    // The side to match on: the fewest entries, the taken side on a tie.
+    let first_taken = taken.entries() <= fall.entries();
+    let (matched, entries) = if first_taken {
+        (taken, len_taken)
+    } else {
+        (fall, len_fall)
+    };
+    let Side::When(patterns) = matched else {
+        return;
+    };
+    if patterns.len() > limits.range_entries {
+        return rules.push(stop_rule(p, t, i, Stop::WideRange));
+    }
+    let depth = t.conds.len();
+    if depth >= limits.depth {
+        return rules.push(stop_rule(p, t, i, Stop::Depth));
+    }
+    t.st.insns += 1;
+    let mut second = t.clone();
+    second.block = if first_taken { fall_to } else { taken_to };
+    second.st.len = if first_taken { len_fall } else { len_taken };
+    second.path.push(Decision {
+        slot,
+        taken: !first_taken,
+        matched: false,
+    });
+    work.push(second);
+    t.block = if first_taken { taken_to } else { fall_to };
+    t.st.len = entries;
+    t.conds.push(patterns);
+    t.path.push(Decision {
+        slot,
+        taken: first_taken,
+        matched: true,
+    });
+    work.push(t);
+}
+
+/// How the jump `a cond b` splits the packets that reach it.
+fn split(st: &PathState, wide: bool, cond: JmpCond, a: Sym, b: Sym) -> Split {
+    let width = if wide { 64 } else { 32 };
+    if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+        return match hwxdp_xdp::alu::condition(cond.bits(), wide, x, y) {
+            Some(t) => Split::Static(t),
+            None => Split::Unknown,
+        };
+    }
+    // Pointer and length compares: `s * len + t` against zero.
+    if let Some((s, t)) = affine_difference(st, a, b) {
+        return len_split(st, cond, s, t);
+    }
+    let (v, c, cond) = match (a, b.as_const(), a.as_const(), b) {
+        (Sym::Bits(v), Some(c), _, _) => (v, c, cond),
+        (_, _, Some(c), Sym::Bits(v)) => match swapped(cond) {
+            Some(cond) => (v, c, cond),
+            None => return Split::Unknown,
+        },
+        _ => return Split::Unknown,
+    };
+    let (taken, fall) = ternary::compare(&v, cond, c, width);
+    match (&taken, &fall) {
+        (Side::Never, _) | (_, Side::Always) => Split::Static(false),
+        (Side::Always, _) | (_, Side::Never) => Split::Static(true),
+        _ => Split::Match {
+            taken,
+            fall,
+            len_taken: st.len,
+            len_fall: st.len,
+        },
+    }
+}
+
+/// `a - b` as `s * len + t`, when both are packet pointers, or a length and a constant whose compare is one of
+/// integers (no wrap-around at any length the path allows).
+fn affine_difference(st: &PathState, a: Sym, b: Sym) -> Option<(i64, i64)> {
+    let pointer = |v: Sym| match v {
+        Sym::Packet(k) => Some((0, k)),
+        Sym::PacketEnd(k) => Some((1, k)),
+        _ => None,
+    };
+    let small = 1i64 << 31;
+    let scalar = |v: Sym| match v {
+        Sym::Len(k) if k >= -(st.len.0 as i64) && st.len.1 as i64 + k < small => Some((1, k)),
+        Sym::Bits(bits) => bits
+            .as_const()
+            .filter(|&c| c < small as u64)
+            .map(|c| (0, c as i64)),
+        _ => None,
+    };
+    let ((s1, t1), (s2, t2)) = match (pointer(a), pointer(b)) {
+        (Some(x), Some(y)) => (x, y),
+        (None, None) => (scalar(a)?, scalar(b)?),
+        _ => return None,
+    };
+    Some((s1 - s2, t1 - t2))
+}
+
+/// `b cond a` as `a cond' b`.
+fn swapped(cond: JmpCond) -> Option<JmpCond> {
+    Some(match cond {
+        JmpCond::Eq | JmpCond::Ne | JmpCond::Set => cond,
+        JmpCond::Gt => JmpCond::Lt,
+        JmpCond::Ge => JmpCond::Le,
+        JmpCond::Lt => JmpCond::Gt,
+        JmpCond::Le => JmpCond::Ge,
+        JmpCond::Sgt => JmpCond::Slt,
+        JmpCond::Sge => JmpCond::Sle,
+        JmpCond::Slt => JmpCond::Sgt,
+        JmpCond::Sle => JmpCond::Sge,
+    })
+}
+
+/// `s * len + t cond 0` (integers, no wrap-around: offsets are far from it), split over the lengths the path
+/// allows.
+fn len_split(st: &PathState, cond: JmpCond, s: i64, t: i64) -> Split {
+    let (lo, hi) = (st.len.0 as i64, st.len.1 as i64);
+    if s == 0 {
+        let d = t;
+        return Split::Static(match cond {
+            JmpCond::Eq => d == 0,
+            JmpCond::Ne => d != 0,
+            JmpCond::Gt | JmpCond::Sgt => d > 0,
+            JmpCond::Ge | JmpCond::Sge => d >= 0,
+            JmpCond::Lt | JmpCond::Slt => d < 0,
+            JmpCond::Le | JmpCond::Sle => d <= 0,
+            JmpCond::Set => return Split::Unknown,
+        });
+    }
+    // With s = -1 the compare of `t - len` with 0 is that of `len - t` with 0, mirrored.
+    let cond = if s < 0 {
+        swapped(cond).unwrap_or(cond)
+    } else {
+        cond
+    };
+    let root = if s < 0 { t } else { -t };
+    // `len cond root`, as the lengths where it holds.
+    let (a, b) = match cond {
+        JmpCond::Eq | JmpCond::Ne => (root, root),
+        JmpCond::Gt | JmpCond::Sgt => (root + 1, i64::MAX),
+        JmpCond::Ge | JmpCond::Sge => (root, i64::MAX),
+        JmpCond::Lt | JmpCond::Slt => (i64::MIN, root - 1),
+        JmpCond::Le | JmpCond::Sle => (i64::MIN, root),
+        JmpCond::Set => return Split::Unknown,
+    };
+    let clip = |a: i64, b: i64| -> Vec<Interval> {
+        let (a, b) = (a.max(lo), b.min(hi));
+        if a <= b {
+            vec![(a as u64, b as u64)]
+        } else {
+            vec![]
+        }
+    };
+    let inside = clip(a, b);
+    let mut outside = clip(lo, a.saturating_sub(1));
+    outside.extend(clip(b.saturating_add(1), hi));
+    let (taken, fall) = if cond == JmpCond::Ne {
+        (outside, inside)
+    } else {
+        (inside, outside)
+    };
+    len_sides(st.len, &taken, &fall)
+}
+
+/// The sides of a length compare within the known lengths `known`.
+fn len_sides(known: Interval, taken: &[Interval], fall: &[Interval]) -> Split {
+    match (taken.is_empty(), fall.is_empty()) {
+        (true, _) => return Split::Static(false),
+        (_, true) => return Split::Static(true),
+        _ => {}
+    }
+    let hull = |l: &[Interval]| (l[0].0, l[l.len() - 1].1);
+    Split::Match {
+        taken: widened(known, taken),
+        fall: widened(known, fall),
+        len_taken: hull(taken),
+        len_fall: hull(fall),
+    }
+}
+
+/// The length patterns of `side`, each interval widened past the known bounds where that takes fewer entries
+/// (lengths outside `known` never reach the rule).
+fn widened(known: Interval, side: &[Interval]) -> Side {
+    let len = Bits::length();
+    let mut out: Vec<Pattern> = Vec::new();
+    for &(lo, hi) in side {
+        let los = if lo == known.0 { vec![lo, 0] } else { vec![lo] };
+        let his = if hi == known.1 {
+            vec![hi, MAX_LEN]
+        } else {
+            vec![hi]
+        };
+        let best = los
+            .iter()
+            .flat_map(|&l| his.iter().map(move |&h| (l, h)))
+            .map(|(l, h)| in_intervals(&len, &[(l, h)], LEN_BITS as u32))
+            .min_by_key(|s| match s {
+                Side::Always => 0,
+                s => s.entries().max(1),
+            });
+        match best {
+            Some(Side::When(p)) => out.extend(p.into_iter().filter(|x| !x.is_empty())),
+            Some(Side::Always) => return Side::Always,
+            _ => {}
+        }
+    }
+    if out.is_empty() {
+        Side::Never
+    } else {
+        Side::When(out)
+    }
+}
+
+/// Counts per reason, for the report.
+pub fn count<K: Ord>(items: impl Iterator<Item = K>) -> BTreeMap<K, usize> {
+    let mut out = BTreeMap::new();
+    for k in items {
+        *out.entry(k).or_insert(0) += 1;
+    }
+    out
+}

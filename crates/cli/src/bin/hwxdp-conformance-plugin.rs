@@ -7,6 +7,11 @@
 //! when that is 0. The final r0 is printed in hex on standard output; a program that cannot run makes the plugin exit
 //! 1 with one line on standard error. `--help` (`-h`) and `--version` (`-V`) print what they say and exit 0 without
 //! reading standard input.
+//!
+//! `--engine ebpflow-rtl` (or `HWXDP_CONFORMANCE_ENGINE=ebpflow-rtl` in the environment, for runners that pass no
+//! options) runs the program on one eBPFlow engine's RTL under Verilator instead (`hwxdp_rtlsim::ebpflow`): the
+//! program is checked as the reference machine's loader checks it, then its slots go into the engine's instruction
+//! memory and the memory is the frame the engine receives.
 
 use hwxdp_ebpf::Insn;
 use hwxdp_object::{ObjectSpec, ProgramSpec};
@@ -31,8 +36,11 @@ standard output. Options of other plugins are ignored, except --elf, which is re
 raw instructions.
 
 Options:
-  -h, --help     Print this help
-  -V, --version  Print the version
+  --engine ENGINE  interp (the reference machine, default) or ebpflow-rtl (one eBPFlow engine's RTL
+                   under Verilator; the model is built once into HWXDP_CACHE_DIR, else
+                   $XDG_CACHE_HOME/hwxdp or ~/.cache/hwxdp); HWXDP_CONFORMANCE_ENGINE sets it too
+  -h, --help       Print this help
+  -V, --version    Print the version
 
 Exit status:
   0  r0 printed
@@ -86,8 +94,58 @@ fn normalize_callx(insns: &mut [Insn]) {
     }
 }
 
+/// Where the program runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Engine {
+    /// The reference machine.
+    Interp,
+    /// One eBPFlow engine's RTL under Verilator.
+    EbpflowRtl,
+}
+
+/// `--engine NAME` taken out of `args` (the last one wins), else `HWXDP_CONFORMANCE_ENGINE`, else the reference
+/// machine.
+fn engine(args: &mut Vec<String>) -> Result<Engine, String> {
+    let mut name = std::env::var("HWXDP_CONFORMANCE_ENGINE")
+        .ok()
+        .filter(|v| !v.is_empty());
+    while let Some(i) = args.iter().position(|a| a == "--engine") {
+        if i + 1 >= args.len() {
+            return Err("--engine needs a value: interp or ebpflow-rtl".into());
+        }
+        name = Some(args.remove(i + 1));
+        args.remove(i);
+    }
+    match name.as_deref() {
+        None | Some("interp") => Ok(Engine::Interp),
+        Some("ebpflow-rtl") => Ok(Engine::EbpflowRtl),
+        Some(other) => Err(format!("unknown engine {other:?}: interp or ebpflow-rtl")),
+    }
+}
+
+/// Runs the program on one eBPFlow engine's RTL with `memory` as its frame.
+fn run_rtl(insns: &[Insn], memory: &[u8]) -> Result<u64, String> {
+    use hwxdp_rtlsim::ebpflow::{slots_of, EbpflowPaths, EbpflowRtl, Header};
+    let slots = slots_of(&hwxdp_ebpf::encode(insns)).ok_or("program: not whole 8-byte slots")?;
+    let mut rtl = EbpflowRtl::new(&EbpflowPaths::from_env()).map_err(|e| e.to_string())?;
+    rtl.load(&slots).map_err(|e| e.to_string())?;
+    let run = rtl
+        .run(&Header::default(), memory, 0)
+        .map_err(|e| e.to_string())?;
+    if run.fault {
+        return Err(
+            "the eBPFlow engine stopped the program: an access out of bounds, an instruction that does not \
+             exist, a call too deep or a helper's fault"
+                .into(),
+        );
+    }
+    Ok(run.r0)
+}
+
 fn run() -> Result<u64, String> {
-    let mut args = std::env::args().skip(1).peekable();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let engine = engine(&mut args)?;
+    let mut args = args.into_iter().peekable();
     let memory = match args.peek() {
         Some(a) if !a.starts_with("--") => hex_bytes(&args.next().unwrap_or_default(), "memory")?,
         _ => Vec::new(),
@@ -111,8 +169,12 @@ fn run() -> Result<u64, String> {
         environment: Environment::Conformance,
         ..Config::default()
     };
+    // The reference machine's loader checks the program for both engines.
     let mut machine = Machine::new(&spec, None, &config).map_err(|e| e.to_string())?;
     let mut buff = XdpBuff::memory(&memory).map_err(|e| format!("memory: {e}"))?;
+    if engine == Engine::EbpflowRtl {
+        return run_rtl(&spec.programs[0].insns, &memory);
+    }
     let (outcome, r0) = machine.run_memory(&mut buff);
     match outcome.fault {
         Some(fault) => Err(fault.to_string()),

@@ -259,6 +259,7 @@ module ebpflow_dm_fifo #(
   logic [255:0] hdr_d;
   always_comb begin
     hdr_d = hdr_q;
+    hi    = 0;
     if (rx_first_o) begin
       hdr_d = {128'd0, s_axis_tuser_i};
     end else if (a_req_i && a_we_i && a_w0 < WW'(HdrWords)) begin

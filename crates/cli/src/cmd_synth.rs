@@ -24,6 +24,13 @@ const HXDP_TOP: &str = "hxdp";
 /// The directory under `rtl/` holding the hXDP module's units.
 const HXDP_UNIT: &str = "sephirot";
 
+/// The module `--target ebpflow` synthesizes unless `--top` says otherwise: one eBPFlow engine (DM_FIFO, processor,
+/// FSM; the instruction memory and the helper unit are outside it, shared in the NIC).
+const EBPFLOW_TOP: &str = "ebpflow_engine";
+
+/// The directory under `rtl/` holding the eBPFlow engine's units.
+const EBPFLOW_UNIT: &str = "ebpflow";
+
 /// Lanes when `--lanes` is not given (the hXDP paper's configuration).
 const DEFAULT_LANES: u64 = 4;
 
@@ -32,7 +39,8 @@ const DEFAULT_LANES: u64 = 4;
 #[command(after_help = crate::exit::AFTER_HELP)]
 pub struct Args {
     /// What to synthesize: `hxdp` is the hXDP module of `rtl/sephirot/` (built into this binary); `ehdl` is the
-    /// pipeline generated from OBJECT's program.
+    /// pipeline generated from OBJECT's program; `ebpflow` is one eBPFlow engine of `rtl/ebpflow/` (`--top` and
+    /// `--param` only).
     #[arg(long, value_enum)]
     target: Target,
     /// `--target ehdl`: the BPF object (built with `clang -O2 -g -target bpf`) whose program becomes the pipeline.
@@ -92,6 +100,8 @@ enum Target {
     Hxdp,
     /// An eHDL pipeline generated from a program (`rtl/ehdl/` primitives).
     Ehdl,
+    /// One eBPFlow engine (`rtl/ebpflow/`).
+    Ebpflow,
 }
 
 impl Target {
@@ -100,6 +110,7 @@ impl Target {
         match self {
             Target::Hxdp => "hxdp",
             Target::Ehdl => "ehdl",
+            Target::Ebpflow => "ebpflow",
         }
     }
 
@@ -122,6 +133,27 @@ impl Target {
                 hxdp_design(args)
             }
             Target::Ehdl => crate::synth_ehdl::design(args),
+            Target::Ebpflow => {
+                let foreign = [
+                    ("OBJECT", args.object.is_some()),
+                    ("--program", args.program.is_some()),
+                    ("--data-width", args.data_width.is_some()),
+                    ("--no-prune", args.no_prune),
+                    ("--hazards", args.hazards.is_some()),
+                    ("--lanes", args.lanes.is_some()),
+                    ("--imem-bundles", args.imem_bundles.is_some()),
+                    ("--stack-frames", args.stack_frames.is_some()),
+                    ("--map-entries", args.map_entries.is_some()),
+                    ("--map-words", args.map_words.is_some()),
+                    ("--diff-entries", args.diff_entries.is_some()),
+                ];
+                if let Some((flag, _)) = foreign.iter().find(|(_, given)| *given) {
+                    bail!(
+                        "{flag} is not for --target ebpflow (it takes --top and --param NAME=VALUE)"
+                    );
+                }
+                unit_design(args, EBPFLOW_UNIT, EBPFLOW_TOP, &[])
+            }
         }
     }
 }
@@ -142,7 +174,13 @@ pub(crate) struct Design {
 /// The hXDP target: the embedded `rtl/sephirot/` sources the top needs, and the size options turned into the top's
 /// parameters.
 fn hxdp_design(args: &Args) -> Result<Design> {
-    let prefix = format!("{HXDP_UNIT}/");
+    unit_design(args, HXDP_UNIT, HXDP_TOP, &sizes(args)?)
+}
+
+/// The embedded sources of `rtl/<unit>/` that the top (`--top`, else `default_top`) needs, with `sizes` and
+/// `--param` turned into its parameters.
+fn unit_design(args: &Args, unit: &str, default_top: &str, sizes: &[Given]) -> Result<Design> {
+    let prefix = format!("{unit}/");
     let files: Vec<(&str, &str)> = rtl_files()
         .iter()
         .filter(|f| f.path.starts_with(&prefix))
@@ -150,19 +188,21 @@ fn hxdp_design(args: &Args) -> Result<Design> {
         .collect();
     if files.is_empty() {
         // A build from outside the repository (a published crate) has no rtl/ to embed.
-        bail!("this hwxdp was built without the sources of rtl/{HXDP_UNIT}: build it from the repository");
+        bail!(
+            "this hwxdp was built without the sources of rtl/{unit}: build it from the repository"
+        );
     }
     let modules = scan(files.iter().copied());
-    let top = args.top.clone().unwrap_or_else(|| HXDP_TOP.to_string());
+    let top = args.top.clone().unwrap_or_else(|| default_top.to_string());
     let Some(module) = modules.iter().find(|m| m.name == top) else {
         let mut names: Vec<&str> = modules.iter().map(|m| m.name.as_str()).collect();
         names.sort_unstable();
         bail!(
-            "--top {top}: no module {top} in rtl/{HXDP_UNIT} (modules: {})",
+            "--top {top}: no module {top} in rtl/{unit} (modules: {})",
             names.join(", ")
         );
     };
-    let params = parameters(module, &sizes(args)?, &args.params)?;
+    let params = parameters(module, sizes, &args.params)?;
     let sources = sources_of(&files, &top)
         .context("the module vanished between two scans")?
         .into_iter()

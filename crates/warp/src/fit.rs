@@ -223,10 +223,18 @@ fn fit(
                 .unwrap_or(64)
         }
     };
+    // Of the walks that fit, the one whose rules warp the most instructions (summed over rules), the deepest on a
+    // tie.
+    let mut best: Option<(u64, Vec<RawRule>, Vec<Vec<Pattern>>, usize, usize)> = None;
     for depth in (0..natural).rev() {
         for &range in &ranges {
             match attempt(depth, range) {
-                Ok((rules, entries)) => return (rules, entries, Some(depth), range, limited_by),
+                Ok((rules, entries)) => {
+                    let score: u64 = rules.iter().map(|r| r.action.warped()).sum();
+                    if best.as_ref().is_none_or(|b| score > b.0) {
+                        best = Some((score, rules, entries, depth, range));
+                    }
+                }
                 Err(why) if limited_by.len() < 4 => {
                     limited_by.push(format!("{why} (depth {depth}, range {range})"))
                 }
@@ -234,7 +242,10 @@ fn fit(
             }
         }
     }
-    (Vec::new(), Vec::new(), Some(0), 0, limited_by)
+    match best {
+        Some((_, rules, entries, depth, range)) => (rules, entries, Some(depth), range, limited_by),
+        None => (Vec::new(), Vec::new(), Some(0), 0, limited_by),
+    }
 }
 
 /// A TCAM entry's care bits as matches on runs of chunk bytes and on the length.

@@ -189,6 +189,11 @@ pub fn entries(rule: &RawRule, cap: usize) -> Option<Vec<Pattern>> {
     Some(out)
 }
 
+/// Whether every packet `p` matches also matches `q` (q's care bits are a subset of p's, with the same values).
+fn covers(q: &Pattern, p: &Pattern) -> bool {
+    q.iter().all(|(k, v)| p.get(k) == Some(v))
+}
+
 /// What one set of rules takes of the engine.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
@@ -216,11 +221,15 @@ impl Usage {
 }
 
 /// The entries of every rule and what they take; `None` when they exceed `cap` entries in all.
+///
+/// An entry that a higher-priority entry already covers (one whose care bits are a subset of its own) can never
+/// match and is left out; a rule left without entries is dropped by the caller.
 pub fn usage(rules: &[RawRule], params: &Params, cap: usize) -> Option<(Vec<Vec<Pattern>>, Usage)> {
-    let mut all = Vec::new();
+    let mut all: Vec<Vec<Pattern>> = Vec::new();
     let mut total = 0usize;
     for r in rules {
-        let e = entries(r, cap.saturating_sub(total))?;
+        let mut e = entries(r, cap.saturating_sub(total))?;
+        e.retain(|p| !all.iter().flatten().any(|q| covers(q, p)));
         total += e.len();
         all.push(e);
     }

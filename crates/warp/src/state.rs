@@ -14,6 +14,9 @@ const XDP_MD_DATA: i64 = 0;
 const XDP_MD_DATA_END: i64 = 4;
 /// Largest packet length the key holds.
 pub const MAX_LEN: u64 = (1 << crate::sym::LEN_BITS) - 1;
+/// Shortest frame XDP sees: an Ethernet header (the kernel's `BPF_PROG_TEST_RUN` and the reference machine refuse
+/// shorter ones, and a NIC drops runts).
+pub const MIN_LEN: u64 = 14;
 
 /// Why the walk stops at an instruction: what the engine cannot do there, so the processor must.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -112,7 +115,7 @@ impl PathState {
         PathState {
             regs,
             stack: BTreeMap::new(),
-            len: (0, MAX_LEN),
+            len: (MIN_LEN, MAX_LEN),
             insns: 0,
         }
     }
@@ -330,7 +333,12 @@ fn alu_op(wide: bool, op: AluOp, a: Sym, b: Sym) -> Sym {
             return p;
         }
     }
-    match (a, b) {
+    // The length itself is a number of key bits (it fits in 16).
+    let number = |v: Sym| match v {
+        Sym::Len(0) => Sym::Bits(Bits::length()),
+        v => v,
+    };
+    match (number(a), number(b)) {
         (Sym::Bits(x), Sym::Bits(y)) => bits_op(wide, op, x, y).map_or(Sym::Unknown, Sym::Bits),
         _ => Sym::Unknown,
     }
@@ -412,6 +420,7 @@ mod tests {
             base: 2,
             off: 12,
         };
+        st.len = (13, MAX_LEN);
         assert_eq!(st.eval(&load, 128), Err(Stop::Unproven));
         st.len = (14, MAX_LEN);
         st.eval(&load, 128).unwrap();

@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn ranges_expand_to_the_minimal_prefixes() {
         assert_eq!(prefixes(0, 13, 16), vec![(0, 3), (8, 2), (12, 1)]);
-        assert_eq!(prefixes(14, 65535, 16).len(), 12);
+        assert_eq!(prefixes(14, 65535, 16).len(), 13);
         assert_eq!(prefixes(0, u64::MAX, 64), vec![(0, 64)]);
     }
 

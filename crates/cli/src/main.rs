@@ -6,6 +6,7 @@ mod cmd_bench;
 mod cmd_compile;
 mod cmd_disasm;
 mod cmd_docs;
+mod cmd_dpi;
 mod cmd_gen;
 mod cmd_p4c;
 mod cmd_run;
@@ -63,6 +64,8 @@ enum Command {
     P4c(cmd_p4c::Args),
     /// Compile a P4-16 program to XDP and run an STF test script against it on any backend.
     Stf(cmd_stf::Args),
+    /// Compile deep packet inspection rules (our format or the Snort subset) to an XDP object with its DFA table.
+    Dpi(cmd_dpi::Args),
     /// Synthesize a hardware target with Yosys for Xilinx UltraScale+ (`--target hxdp`: the hXDP module at chosen
     /// lanes and memory sizes; `--target ehdl prog.o`: a program's eHDL pipeline) and count its LUTs, flip-flops,
     /// BRAM, URAM and DSPs.
@@ -90,6 +93,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => cmd_compile::run(args),
         Command::P4c(args) => cmd_p4c::run(args),
         Command::Stf(args) => cmd_stf::run(args),
+        Command::Dpi(args) => cmd_dpi::run(args),
         Command::Synth(args) => cmd_synth::run(args),
         Command::Completions(args) => cmd_docs::completions(args, Cli::command()),
         Command::Man(args) => cmd_docs::man(args, Cli::command()),

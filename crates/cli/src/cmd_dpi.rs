@@ -1,0 +1,120 @@
+//! `hwxdp dpi`: a rules file (our format or the Snort subset, `docs/dpi.md`) to an XDP object whose transition table
+//! is in its `.rodata`, so `run`, `verify` and `bench` need nothing beside it.
+
+use anyhow::{Context, Result};
+use hwxdp_dpi::{Compiled, Options};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `hwxdp dpi`.
+#[derive(clap::Args)]
+#[command(after_help = crate::exit::AFTER_HELP)]
+pub struct Args {
+    /// The rules file: one rule a line, `#` comments (docs/dpi.md).
+    rules: PathBuf,
+    /// Where to write the object: a directory (an existing one, or one written with a trailing `/`) for
+    /// `<rules>.o` in it, or the object's file (default: the rules file's path with `.o`).
+    #[arg(short = 'o', long = "out", value_name = "DIR|FILE")]
+    out: Option<PathBuf>,
+    /// Also keep the generated C in this file.
+    #[arg(long = "emit-c", value_name = "FILE")]
+    emit_c: Option<PathBuf>,
+    /// Payload bytes scanned at most per packet (1 to 4096).
+    #[arg(long = "max-payload", value_name = "N", default_value_t = hwxdp_dpi::DEFAULT_MAX_PAYLOAD)]
+    max_payload: usize,
+    /// Size limit of each DFA, in bytes: a rule set over it is refused, naming the rule that crossed it.
+    #[arg(long = "dfa-limit", value_name = "BYTES", default_value_t = hwxdp_dpi::DEFAULT_DFA_LIMIT)]
+    dfa_limit: usize,
+    /// The XDP program's name (default: the rules file's name, as a C identifier).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+}
+
+/// Runs `hwxdp dpi`.
+pub fn run(args: Args) -> Result<ExitCode> {
+    let stem = args
+        .rules
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dpi".into());
+    let output = match &args.out {
+        Some(out) => crate::output::file_or_dir(out, &format!("{stem}.o"))?,
+        None => args.rules.with_extension("o"),
+    };
+    let text = std::fs::read_to_string(&args.rules)
+        .with_context(|| format!("cannot read {}", args.rules.display()))?;
+    let options = Options {
+        max_payload: args.max_payload,
+        dfa_limit: args.dfa_limit,
+        name: args.name.clone().unwrap_or_else(|| c_identifier(&stem)),
+    };
+    let source = args.rules.display().to_string();
+    let compiled = hwxdp_dpi::compile(&text, &source, &options)
+        .map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    let scratch = std::env::temp_dir().join(format!("hwxdp-dpi-{}", std::process::id()));
+    let c_path = match &args.emit_c {
+        Some(path) => path.clone(),
+        None => {
+            std::fs::create_dir_all(&scratch)
+                .with_context(|| format!("cannot create {}", scratch.display()))?;
+            scratch.join(format!("{stem}.c"))
+        }
+    };
+    let built = hwxdp_dpi::build(&compiled, &c_path, &output);
+    if args.emit_c.is_none() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    built?;
+    report(&compiled, &options.name, &output)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The summary: rules, DFAs, states, table bytes, instructions, the scan limit.
+fn report(compiled: &Compiled, name: &str, output: &Path) -> Result<()> {
+    let object = hwxdp_object::load(output)
+        .with_context(|| format!("cannot read back {}", output.display()))?;
+    let insns = object.program(Some(name)).map_or(0, |p| p.insns.len());
+    let a = &compiled.automaton;
+    let layout = &compiled.layout;
+    println!(
+        "{}: {} rules, {} patterns, {} DFAs, {} states ({} match states), table {} bytes ({} rows of {}-byte states, and the match masks) in .rodata",
+        name,
+        a.rules.len(),
+        a.rule_masks.iter().map(|m| m.count_ones()).sum::<u32>(),
+        a.classes.len(),
+        a.states(),
+        a.states() - a.first_match as usize,
+        layout.table_bytes,
+        layout.rows,
+        layout.entry_bytes,
+    );
+    for class in &a.classes {
+        let port = class
+            .dport
+            .map_or("any other port".to_string(), |p| format!("port {p}"));
+        println!(
+            "  {} {port}: {} rules, {} states",
+            class.proto.keyword(),
+            class.rules.len(),
+            class.states
+        );
+    }
+    println!(
+        "{insns} instructions; at most {} payload bytes scanned per packet; hits counted per rule in map dpi_hits -> {}",
+        compiled.max_payload,
+        output.display()
+    );
+    Ok(())
+}
+
+/// `name` with every character that C does not allow in an identifier replaced by `_`.
+fn c_identifier(name: &str) -> String {
+    let mut id: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
+        id.insert_str(0, "dpi_");
+    }
+    id
+}

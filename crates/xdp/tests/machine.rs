@@ -368,3 +368,82 @@ fn messages_name_helpers_with_their_id_and_map_types_by_name() {
         "p: instruction 4: helper bpf_redirect_map (51): map m has type BPF_MAP_TYPE_HASH"
     );
 }
+
+/// A program that reads a spilled context pointer, a stack byte and a packet byte through r7 = data + 2.
+const RESUMABLE: &str = "r2 = *(u32 *)(r1 + 0)\n*(u64 *)(r10 - 8) = r1\nr7 = r2\nr7 += 2\nr8 = 5\n\
+                         *(u8 *)(r10 - 9) = r8\nr1 = *(u64 *)(r10 - 8)\nr3 = *(u32 *)(r1 + 0)\n\
+                         r4 = *(u8 *)(r7 + 0)\nr5 = *(u8 *)(r10 - 9)\nr0 = r4\nr0 += r5\nexit";
+
+#[test]
+fn a_resumed_run_from_the_state_at_a_slot_ends_as_the_whole_run() {
+    use hwxdp_xdp::{Resume, ResumeValue, StackWrite};
+    let obj = object(vec![program("p", RESUMABLE)], vec![]);
+    let (whole, _, _) = run_on(&obj, "p", &frame(64));
+    assert_eq!(whole.retval, 2 + 5);
+    let mut machine = Machine::new(&obj, Some("p"), &Config::default()).expect("program prepares");
+    let mut buff = XdpBuff::new(&frame(64)).expect("packet fits");
+    // The state before slot 6 (`r1 = *(u64 *)(r10 - 8)`): the context spilled, r7 = data + 2, the byte 5 at r10-9.
+    let mut regs = [None; 9];
+    regs[6] = Some(ResumeValue::Packet(2));
+    let resume = Resume {
+        slot: 6,
+        regs,
+        stack: vec![
+            StackWrite {
+                off: -8,
+                size: 8,
+                value: ResumeValue::Context,
+            },
+            StackWrite {
+                off: -9,
+                size: 1,
+                value: ResumeValue::Scalar(5),
+            },
+        ],
+        skipped: 6,
+    };
+    let resumed = machine
+        .run_resumed(&mut buff, &XdpMd::default(), &resume)
+        .expect("the resume fits");
+    assert_eq!(resumed.retval, whole.retval);
+    assert_eq!(
+        resumed.insns, whole.insns,
+        "the skipped instructions are counted"
+    );
+    assert!(resumed.fault.is_none());
+}
+
+#[test]
+fn a_resume_inside_an_lddw_or_outside_the_frame_is_refused() {
+    use hwxdp_xdp::{Resume, ResumeError, ResumeValue, StackWrite};
+    let obj = object(vec![program("p", "r0 = 1 ll\nexit")], vec![]);
+    let mut machine = Machine::new(&obj, Some("p"), &Config::default()).expect("program prepares");
+    let mut buff = XdpBuff::new(&frame(64)).expect("packet fits");
+    let at = |slot| Resume {
+        slot,
+        ..Resume::default()
+    };
+    let md = XdpMd::default();
+    assert!(matches!(
+        machine.run_resumed(&mut buff, &md, &at(1)),
+        Err(ResumeError::Slot { slot: 1, .. })
+    ));
+    assert_eq!(
+        machine.run_resumed(&mut buff, &md, &at(2)).unwrap().retval,
+        0,
+        "slot 2 is the exit, r0 = 0"
+    );
+    let outside = Resume {
+        slot: 0,
+        stack: vec![StackWrite {
+            off: -4,
+            size: 8,
+            value: ResumeValue::Scalar(1),
+        }],
+        ..Resume::default()
+    };
+    assert!(matches!(
+        machine.run_resumed(&mut buff, &md, &outside),
+        Err(ResumeError::Stack { off: -4, size: 8 })
+    ));
+}

@@ -229,7 +229,6 @@ module ebpflow_dm_fifo #(
   logic          rd_w0_odd_q;
   logic [1:0]    rd_hdr_q;                        // the low and the high word are header words
   logic [1:0]    rd_hdr_w0_q;                     // the low word's index among the header's
-  logic [255:0]  hdr_rd_q;                        // the header as the load saw it
   logic [127:0]  rd_pair;
   logic [127:0]  rd_shift;
   logic [63:0]   rd_lo;
@@ -238,10 +237,10 @@ module ebpflow_dm_fifo #(
     rd_lo = rd_w0_odd_q ? a_q[127:64] : a_q[63:0];
     rd_hi = rd_w0_odd_q ? a_q[63:0] : a_q[127:64];
     if (rd_hdr_q[0]) begin
-      rd_lo = hdr_rd_q[{rd_hdr_w0_q, 6'd0} +: 64];
+      rd_lo = hdr_q[{rd_hdr_w0_q, 6'd0} +: 64];
     end
     if (rd_hdr_q[1]) begin
-      rd_hi = hdr_rd_q[{rd_hdr_w0_q + 2'd1, 6'd0} +: 64];
+      rd_hi = hdr_q[{rd_hdr_w0_q + 2'd1, 6'd0} +: 64];
     end
     rd_pair  = {rd_hi, rd_lo};
     rd_shift = rd_pair >> {rd_off_q, 3'b000};
@@ -263,9 +262,10 @@ module ebpflow_dm_fifo #(
     if (rx_first_o) begin
       hdr_d = {128'd0, s_axis_tuser_i};
     end else if (a_req_i && a_we_i && a_w0 < WW'(HdrWords)) begin
-      for (hi = 0; hi < 16; hi = hi + 1) begin
-        if (a_be[hi] && (a_w0 + WW'(hi / 8)) < WW'(HdrWords)) begin
-          hdr_d[(a_w0[1:0] * 64) + hi*8 +: 8] = a_win[hi*8 +: 8];
+      // Byte hi of the header takes the store's byte hi - offset when the store covers it.
+      for (hi = 0; hi < HdrWords * 8; hi = hi + 1) begin
+        if ((AW+1)'(hi) >= {1'b0, a_addr_i} && (AW+1)'(hi) <= a_last) begin
+          hdr_d[hi*8 +: 8] = a_wdata_i[{3'(hi) - a_addr_i[2:0], 3'b000} +: 8];
         end
       end
     end else if (host_req_i && host_we_i && host_addr_i < WW'(HdrWords) && !rx_take && !tx_rd) begin
@@ -288,7 +288,6 @@ module ebpflow_dm_fifo #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       hdr_q       <= 256'd0;
-      hdr_rd_q    <= 256'd0;
       len_q       <= 16'd0;
       valid_q     <= '0;
       receiving_q <= 1'b0;
@@ -330,7 +329,6 @@ module ebpflow_dm_fifo #(
         rd_w0_odd_q <= a_w0[0];
         rd_hdr_q    <= {a_w1 < WW'(HdrWords), a_w0 < WW'(HdrWords)};
         rd_hdr_w0_q <= a_w0[1:0];
-        hdr_rd_q    <= hdr_q;
       end
       // Output: words HdrWords .. HdrWords + frame_words - 1, one read a cycle unless the output register holds.
       if (tx_start_i) begin

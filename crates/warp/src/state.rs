@@ -132,6 +132,56 @@ impl PathState {
     /// as it was.
     pub fn eval(&mut self, k: &InsnKind, chunk: u16) -> Result<(), Stop> {
         match *k {
+            InsnKind::Load {
+                size,
+                signed,
+                dst,
+                base,
+                off,
+            } => {
+                let v = self.load(self.regs[base as usize], off as i64, size, chunk)?;
+                let bits = size.bytes() * 8;
+                self.regs[dst as usize] = match v {
+                    Sym::Bits(b) if signed => Sym::Bits(b.sign_extend(bits)),
+                    v => v,
+                };
+            }
+            InsnKind::Store {
+                size,
+                base,
+                off,
+                src,
+            } => {
+                let at = match self.regs[base as usize] {
+                    Sym::Stack(k) => k + off as i64,
+                    Sym::Packet(_) | Sym::PacketEnd(_) => return Err(Stop::PacketWrite),
+                    _ => return Err(Stop::UnknownPointer),
+                };
+                let value = self.source(src);
+                self.store(at, size, value)?;
+            }
+            InsnKind::Atomic { base, .. } => {
+                return Err(match self.regs[base as usize] {
+                    Sym::Packet(_) => Stop::PacketWrite,
+                    _ => Stop::MapOrAtomic,
+                })
+            }
+            InsnKind::Call { kind, .. } => {
+                return Err(match kind {
+                    hwxdp_ebpf::CallKind::Local => Stop::LocalCall,
+                    _ => Stop::Helper,
+                })
+            }
+            InsnKind::CallReg { .. } => return Err(Stop::Helper),
+            InsnKind::LoadPacket { .. } => return Err(Stop::LegacyLoad),
+            _ => self.arithmetic(k),
+        }
+        Ok(())
+    }
+
+    /// Evaluates an instruction that only computes a register (jumps and `exit` change nothing).
+    fn arithmetic(&mut self, k: &InsnKind) {
+        match *k {
             InsnKind::Alu { wide, op, dst, src } => {
                 let v = alu_op(wide, op, self.regs[dst as usize], self.source(src));
                 self.regs[dst as usize] = v;
@@ -180,58 +230,8 @@ impl PathState {
                     _ => Sym::Unknown,
                 };
             }
-            InsnKind::LoadPacket { .. } => return Err(Stop::LegacyLoad),
-            InsnKind::Load {
-                size,
-                signed,
-                dst,
-                base,
-                off,
-            } => {
-                let v = self.load(self.regs[base as usize], off as i64, size, chunk)?;
-                let bits = size.bytes() * 8;
-                self.regs[dst as usize] = match v {
-                    Sym::Bits(b) if signed => Sym::Bits(b.sign_extend(bits)),
-                    v => v,
-                };
-            }
-            InsnKind::Store {
-                size,
-                base,
-                off,
-                src,
-            } => {
-                let at = match self.regs[base as usize] {
-                    Sym::Stack(k) => k + off as i64,
-                    Sym::Packet(_) | Sym::PacketEnd(_) => return Err(Stop::PacketWrite),
-                    _ => return Err(Stop::UnknownPointer),
-                };
-                let value = match src {
-                    Source::Reg(r) => self.regs[r as usize],
-                    Source::Imm(i) => Sym::constant(i as i64 as u64),
-                };
-                self.store(at, size, value)?;
-            }
-            InsnKind::Atomic { base, .. } => {
-                return Err(match self.regs[base as usize] {
-                    Sym::Packet(_) => Stop::PacketWrite,
-                    Sym::Stack(_) => Stop::MapOrAtomic,
-                    _ => Stop::MapOrAtomic,
-                })
-            }
-            InsnKind::Call { kind, .. } => {
-                return Err(match kind {
-                    hwxdp_ebpf::CallKind::Local => Stop::LocalCall,
-                    _ => Stop::Helper,
-                })
-            }
-            InsnKind::CallReg { .. } => return Err(Stop::Helper),
-            InsnKind::Ja { .. }
-            | InsnKind::JaLong { .. }
-            | InsnKind::Branch { .. }
-            | InsnKind::Exit => {}
+            _ => {}
         }
-        Ok(())
     }
 
     /// A load of `size` bytes at `base + off`.

@@ -118,7 +118,9 @@ fn measure(trace: &TraceArgs, spec: &ObjectSpec, warp: &Warp, out: &std::path::P
 }
 
 fn per_path(cmp: &Comparison) -> Vec<PathFigures> {
-    let mut by: BTreeMap<(u64, Option<usize>), (usize, u32, u64, u64)> = BTreeMap::new();
+    // Packets, return value, plain and warped instructions of one path.
+    type Seen = (usize, u32, u64, u64);
+    let mut by: BTreeMap<(u64, Option<usize>), Seen> = BTreeMap::new();
     for p in &cmp.packets {
         let e = by
             .entry((p.path, p.rule))

@@ -1,5 +1,6 @@
 //! Appendix D's equivalence check: a trace run plainly on the reference machine and through the engine (the rest
-//! on a second reference machine), compared packet by packet: verdicts, packet bytes, redirects, faults and maps.
+//! on a second reference machine), compared packet by packet: verdicts, packet bytes, redirects, faults, ring buffer
+//! records and maps.
 
 use crate::{Engine, Warp, WarpError};
 use hwxdp_maps::json::{self, MapsFile};
@@ -68,6 +69,9 @@ pub fn compare_trace(
         json::preload(warped.maps_mut(), file)?;
     }
     let engine = Engine::new(warp);
+    let rings: Vec<usize> = (0..spec.maps.len())
+        .filter(|&m| spec.maps[m].map_type == hwxdp_maps::abi::map_type::RINGBUF)
+        .collect();
     let mut out = Comparison {
         packets: Vec::with_capacity(packets.len()),
         difference: None,
@@ -114,6 +118,8 @@ pub fn compare_trace(
                 "instructions {} plain, {} warped (the rule's path is not the packet's)",
                 x.insns, o.insns
             ))
+        } else if records(&mut plain, &rings) != records(&mut warped, &rings) {
+            Some("ring buffer records".to_string())
         } else if json::dump(plain.maps_mut())? != json::dump(warped.maps_mut())? {
             Some("maps".to_string())
         } else {
@@ -131,4 +137,12 @@ pub fn compare_trace(
         }
     }
     Ok(out)
+}
+
+/// The records ring buffers `rings` received since the last call, consumed.
+fn records(machine: &mut Machine, rings: &[usize]) -> Vec<Vec<Vec<u8>>> {
+    rings
+        .iter()
+        .map(|&m| machine.maps_mut().ringbuf_drain(m))
+        .collect()
 }

@@ -155,7 +155,7 @@ fn paths_table(paths: &[PathFigures], packets: usize) -> String {
     let warped: u64 = paths.iter().map(|p| p.warped * p.packets as u64).sum();
     let _ = writeln!(
         out,
-        "{packets} packets identical warped and plain (verdicts, packet bytes, maps); processor instructions per packet: mean {:.1} -> {:.1}",
+        "{packets} packets identical warped and plain (verdicts, packet bytes, records, maps); processor instructions per packet: mean {:.1} -> {:.1}",
         plain as f64 / packets.max(1) as f64,
         warped as f64 / packets.max(1) as f64
     );

@@ -83,7 +83,11 @@ fn hxdp_reports_cycles_not_instructions_and_no_coverage_it_cannot_measure() {
 fn the_reference_machine_logs_every_packet_with_its_exit_line_and_ring_buffer_records() {
     let (obj, dir, trace) = short("firewall", "be-log");
     let out = format!("{dir}/out");
-    let run = hwxdp(&args(&["run", &obj], &trace, &["-o", &out]));
+    let run = hwxdp(&args(
+        &["run", &obj],
+        &trace,
+        &["-o", &out, "--rings", "packet"],
+    ));
     assert!(run.ok, "{}", run.all);
     let log = std::fs::read_to_string(format!("{out}/packets.jsonl")).expect("packets.jsonl");
     let lines: Vec<serde_json::Value> = log

@@ -47,8 +47,8 @@ fn check_coverage(example: &str, verify_args: &[&str], dir: &str) {
     let out = format!("{dir}/run");
     let mut args = verify_args.to_vec();
     args[0] = "run";
-    // A consumer that reads the rings after the trace: they fill up, and the programs' ring-full paths run.
-    args.extend(["-o", out.as_str(), "--rings-after-trace"]);
+    // run's consumer reads the rings after the trace: they fill up, and the programs' ring-full paths run.
+    args.extend(["-o", out.as_str()]);
     let run = hwxdp(&args);
     assert!(run.ok, "hwxdp run failed for {example}:\n{}", run.all);
     let stats = read_stats(&out);

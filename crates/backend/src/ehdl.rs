@@ -12,6 +12,7 @@ pub const RTL: Entry = Entry {
     about: "the program's generated eHDL pipeline, simulated with Verilator, the trace streamed back to back",
     options: &["--data-width", "--hazards", "--vcd", "--vcd-packets"],
     needs_kernel: false,
+    whole_trace: true,
     create,
 };
 

@@ -18,6 +18,7 @@ pub const MODEL: Entry = Entry {
     about: "the hXDP compiler's VLIW image on the Sephirot core's cycle model",
     options: &["--lanes", "--disable"],
     needs_kernel: false,
+    whole_trace: false,
     create: create_model,
 };
 
@@ -27,6 +28,7 @@ pub const RTL: Entry = Entry {
     about: "the hXDP compiler's VLIW image on the hXDP module's RTL, simulated with Verilator",
     options: &["--lanes", "--disable", "--vcd", "--vcd-packets"],
     needs_kernel: false,
+    whole_trace: false,
     create: create_rtl,
 };
 

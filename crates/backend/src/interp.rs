@@ -13,6 +13,7 @@ pub const ENTRY: Entry = Entry {
     about: "the reference machine: the kernel's XDP semantics, interpreted",
     options: &[],
     needs_kernel: false,
+    whole_trace: false,
     create,
 };
 

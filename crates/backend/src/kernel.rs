@@ -12,6 +12,7 @@ pub const ENTRY: Entry = Entry {
     about: "the running Linux kernel (BPF_PROG_TEST_RUN with its JIT; needs root)",
     options: &[],
     needs_kernel: true,
+    whole_trace: false,
     create,
 };
 

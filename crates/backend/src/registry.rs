@@ -12,6 +12,8 @@ pub struct Entry {
     pub options: &'static [&'static str],
     /// Whether it needs the running kernel (root and the `bpf()` syscall).
     pub needs_kernel: bool,
+    /// Whether it runs the whole trace as one batch (so it reads ring buffers only after the trace).
+    pub whole_trace: bool,
     /// Creates it.
     pub create: fn(&Setup) -> Result<Box<dyn Backend>, BackendError>,
 }

@@ -51,10 +51,20 @@ pub struct BackendArgs {
     /// [default: 156.25 and 250].
     #[arg(long = "clock-mhz", value_name = "F", value_parser = parse_clock)]
     pub clock_mhz: Vec<f64>,
-    /// Read ring buffers once after the trace, as a consumer that sleeps through it (rings can fill up and programs
-    /// take their ring-full paths), instead of after every packet.
-    #[arg(long)]
-    pub rings_after_trace: bool,
+    /// When the ring buffers' consumer reads them: after every `packet` (records are attributed to packets, rings
+    /// never fill) or once after the whole `trace` (rings fill up and programs take their ring-full paths) [default:
+    /// run: trace; verify and bench: packet, or trace when a backend runs the trace as one batch].
+    #[arg(long, value_enum)]
+    pub rings: Option<RingsArg>,
+}
+
+/// `--rings`: when ring buffers are read.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingsArg {
+    /// After every packet.
+    Packet,
+    /// Once after the trace.
+    Trace,
 }
 
 /// `--hazards`: the eHDL pipeline's handling of map hazards.
@@ -157,6 +167,25 @@ impl BackendArgs {
         }
     }
 
+    /// Whether the chosen backends read their ring buffers after the trace: `--rings`, else after the trace when
+    /// `after_by_default` or when one of them runs the trace as one batch; every side alike, so that rings fill up
+    /// (or not) the same way everywhere.
+    pub fn rings_after_trace(
+        &self,
+        entries: &[&'static Entry],
+        after_by_default: bool,
+    ) -> Result<bool> {
+        let batch = entries.iter().find(|e| e.whole_trace);
+        match (self.rings, batch) {
+            (Some(RingsArg::Packet), Some(e)) => bail!(
+                "--rings packet: --backend {} runs the trace as one batch and reads its ring buffers after it",
+                e.name
+            ),
+            (Some(r), _) => Ok(r == RingsArg::Trace),
+            (None, batch) => Ok(after_by_default || batch.is_some()),
+        }
+    }
+
     /// The options the backends are created with.
     pub fn options(&self) -> Options {
         Options {
@@ -169,7 +198,7 @@ impl BackendArgs {
                 packets: self.vcd_packets.clone().unwrap_or(0..1),
                 clock_mhz: self.clocks()[0],
             }),
-            rings_after_trace: self.rings_after_trace,
+            rings_after_trace: false,
         }
     }
 }
@@ -356,5 +385,64 @@ impl<'a> Session<'a> {
                 .with_context(|| format!("{} ({})", path.display(), entry.name))?;
         }
         Ok(backend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(names: &[&str]) -> Vec<&'static Entry> {
+        names
+            .iter()
+            .map(|n| registry::find(n).expect("registered"))
+            .collect()
+    }
+
+    #[test]
+    fn every_side_reads_its_rings_alike_and_a_batch_backend_after_the_trace() {
+        let args = BackendArgs::default();
+        assert!(!args
+            .rings_after_trace(&entries(&["interp", "hxdp"]), false)
+            .unwrap());
+        assert!(args.rings_after_trace(&entries(&["interp"]), true).unwrap());
+        assert!(args
+            .rings_after_trace(&entries(&["interp", "ehdl-rtl"]), false)
+            .unwrap());
+        let per_packet = BackendArgs {
+            rings: Some(RingsArg::Packet),
+            ..BackendArgs::default()
+        };
+        assert!(!per_packet
+            .rings_after_trace(&entries(&["interp"]), true)
+            .unwrap());
+        let err = per_packet
+            .rings_after_trace(&entries(&["interp", "ehdl-rtl"]), false)
+            .expect_err("a batch backend cannot read per packet")
+            .to_string();
+        assert!(
+            err.contains("--backend ehdl-rtl runs the trace as one batch"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn all_means_every_backend_and_the_kernel_only_where_asked() {
+        let all = BackendArgs {
+            backend: vec!["all".into()],
+            ..BackendArgs::default()
+        };
+        let names = |kernel| -> Vec<&str> {
+            all.entries(&[], kernel)
+                .unwrap()
+                .iter()
+                .map(|e| e.name)
+                .collect()
+        };
+        assert_eq!(names(false), ["interp", "hxdp", "hxdp-rtl", "ehdl-rtl"]);
+        assert_eq!(
+            names(true),
+            ["kernel", "interp", "hxdp", "hxdp-rtl", "ehdl-rtl"]
+        );
     }
 }

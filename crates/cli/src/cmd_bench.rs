@@ -105,7 +105,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         clock: Clock::Virtual,
         ..Config::default()
     };
-    let session = Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
+    let mut session = Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
+    session.options.rings_after_trace = args.backend.rings_after_trace(&entries, false)?;
     let timing = Timing {
         min: Duration::from_millis(args.min_ms),
         repeat: args.repeat,

@@ -114,8 +114,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         record_trace: args.insn_trace.is_some(),
         ..Config::default()
     };
-    let session =
+    let mut session =
         backends::Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
+    session.options.rings_after_trace = args.backend.rings_after_trace(&entries, true)?;
     let mut backend = session.create(entry, &program)?;
     let caps = backend.capabilities();
     if args.insn_trace.is_some() && !caps.insn_trace {

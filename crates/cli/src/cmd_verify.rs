@@ -114,7 +114,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         clock: Clock::Monotonic,
         ..Config::default()
     };
-    let session = Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
+    let mut session = Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
+    session.options.rings_after_trace = args.backend.rings_after_trace(&entries, false)?;
     let mut verdicts = Vec::new();
     let mut differing = std::collections::BTreeSet::new();
     for program in &programs {

@@ -19,7 +19,7 @@ pub struct Args {
     /// Also keep the generated C in this file.
     #[arg(long = "emit-c", value_name = "FILE")]
     emit_c: Option<PathBuf>,
-    /// Payload bytes scanned at most per packet (1 to 4096).
+    /// Payload bytes scanned at most per packet (1 to 4096 for up to 128 DFA states, 2048 above).
     #[arg(long = "max-payload", value_name = "N", default_value_t = hwxdp_dpi::DEFAULT_MAX_PAYLOAD)]
     max_payload: usize,
     /// Size limit of each DFA, in bytes: a rule set over it is refused, naming the rule that crossed it.

@@ -166,7 +166,7 @@ const SCAN: &str = r#"#define DPI_BLOCK(STEP, n)                                
 	} while (0)
 
 /* The fast step: the next state, flagged once any pattern has matched. */
-#define DPI_FAST(c) (s = *(const dpi_state_t *)(DPI_INDEX(s, (__u64)(c)) + (unsigned long)table))
+#define DPI_FAST(c) (s = *(const dpi_state_t *)(DPI_INDEX(s, (__u64)(c)) * sizeof(dpi_state_t) + (unsigned long)table))
 /* The slow step: the next state without the flag, and the patterns that end here. */
 #define DPI_SLOW(c) (s = table[DPI_INDEX(s, (__u64)(c))] & (DPI_FLAG - 1), m |= dpi_ends[s])
 

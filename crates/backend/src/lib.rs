@@ -16,6 +16,7 @@ mod interp;
 mod kernel;
 pub mod registry;
 mod setup;
+mod warp;
 
 pub use error::BackendError;
 pub use registry::{find, Entry, REGISTRY};

@@ -25,6 +25,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::hxdp::MODEL,
     crate::hxdp::RTL,
     crate::ehdl::RTL,
+    crate::warp::ENTRY,
 ];
 
 /// The backend called `name`.
@@ -86,7 +87,10 @@ mod tests {
         let mut names = names();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names, ["ehdl-rtl", "hxdp", "hxdp-rtl", "interp", "kernel"]);
+        assert_eq!(
+            names,
+            ["ehdl-rtl", "hxdp", "hxdp-rtl", "interp", "kernel", "warp"]
+        );
     }
 
     #[test]

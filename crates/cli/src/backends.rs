@@ -439,10 +439,13 @@ mod tests {
                 .map(|e| e.name)
                 .collect()
         };
-        assert_eq!(names(false), ["interp", "hxdp", "hxdp-rtl", "ehdl-rtl"]);
+        assert_eq!(
+            names(false),
+            ["interp", "hxdp", "hxdp-rtl", "ehdl-rtl", "warp"]
+        );
         assert_eq!(
             names(true),
-            ["kernel", "interp", "hxdp", "hxdp-rtl", "ehdl-rtl"]
+            ["kernel", "interp", "hxdp", "hxdp-rtl", "ehdl-rtl", "warp"]
         );
     }
 }

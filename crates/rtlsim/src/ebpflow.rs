@@ -10,13 +10,13 @@
 //! [`BASE`] + [`STACK_OFFSET`] for the stack frames: at start r1 is the frame's address (0 for an empty frame), r2 its
 //! length and r10 the top of the first 512-byte stack frame.
 
-use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command as Process, Stdio};
 
 use crate::build::locked_build;
-use crate::{rtl_files, rtl_waivers, BuildSpec, Model, RtlError};
+use crate::unit::{SpecError, Unit};
+use crate::{BuildSpec, Model, RtlError};
 
 /// The model's top.
 pub const TOP: &str = "ebpflow_conformance";
@@ -146,8 +146,8 @@ impl EbpflowPaths {
     /// The Verilator build of the model: every file of `rtl/ebpflow/` (its `.vlt` waivers first) and the harness.
     pub fn build_spec(&self) -> Result<BuildSpec, EbpflowRtlError> {
         let mut spec = match &self.source_root {
-            None => embedded_spec()?,
-            Some(root) => checkout_spec(root)?,
+            None => ENGINE.embedded_spec()?,
+            Some(root) => ENGINE.checkout_spec(root)?,
         };
         spec.cache_dir = self.cache_dir.clone();
         spec.verilator = self.verilator.clone();
@@ -169,55 +169,22 @@ impl EbpflowPaths {
     }
 }
 
-/// Whether `path` (relative to `rtl/`) is a file of the unit's directory.
-fn in_unit(path: &str) -> bool {
-    path.strip_prefix(UNIT)
-        .and_then(|p| p.strip_prefix('/'))
-        .is_some_and(|name| !name.contains('/'))
-}
+/// The engine and its harness.
+const ENGINE: Unit = Unit {
+    dir: UNIT,
+    top: TOP,
+    harness_name: HARNESS_NAME,
+    harness_text: HARNESS,
+    sim_dir: "ebpflow",
+};
 
-fn embedded_spec() -> Result<BuildSpec, EbpflowRtlError> {
-    let texts: Vec<(PathBuf, Cow<'static, str>)> = rtl_waivers()
-        .iter()
-        .chain(rtl_files())
-        .filter(|f| in_unit(f.path))
-        .map(|f| (PathBuf::from(f.path), Cow::Borrowed(f.text)))
-        .collect();
-    let top = format!("{UNIT}/{TOP}.sv");
-    if !texts.iter().any(|(p, _)| p == Path::new(&top)) {
-        return Err(EbpflowRtlError::Missing {
-            path: Path::new("rtl").join(top),
-        });
-    }
-    let mut spec = BuildSpec::new(TOP, PathBuf::new(), HARNESS_NAME, PathBuf::new());
-    spec.texts = texts;
-    spec.testbench_text = Some(Cow::Borrowed(HARNESS));
-    Ok(spec)
-}
-
-fn checkout_spec(root: &Path) -> Result<BuildSpec, EbpflowRtlError> {
-    let rtl_root = root.join("rtl");
-    let harness = root.join("sim/ebpflow").join(HARNESS_NAME);
-    let dir = rtl_root.join(UNIT);
-    for needed in [dir.join(format!("{TOP}.sv")), harness.clone()] {
-        if !needed.is_file() {
-            return Err(EbpflowRtlError::Missing { path: needed });
+impl From<SpecError> for EbpflowRtlError {
+    fn from(e: SpecError) -> Self {
+        match e {
+            SpecError::Missing(path) => EbpflowRtlError::Missing { path },
+            SpecError::Io(e) => EbpflowRtlError::Build(e),
         }
     }
-    let listing = std::fs::read_dir(&dir).map_err(|source| RtlError::Io {
-        action: "cannot list",
-        path: dir.clone(),
-        source,
-    })?;
-    let mut files: Vec<PathBuf> = listing
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("sv" | "vlt")))
-        .filter_map(|p| p.file_name().map(|n| Path::new(UNIT).join(n)))
-        .collect();
-    files.sort_by_key(|p| (p.extension().is_some_and(|e| e != "vlt"), p.clone()));
-    let mut spec = BuildSpec::new(TOP, rtl_root, harness, PathBuf::new());
-    spec.sources = files;
-    Ok(spec)
 }
 
 /// The metadata header ahead of the frame (Table 4.1 of the thesis; the length is the frame's).
@@ -524,7 +491,7 @@ mod tests {
 
     #[test]
     fn the_embedded_sources_are_the_checkouts() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let embedded = EbpflowPaths::embedded("/cache")
             .build_spec()
             .expect("embedded");
@@ -534,7 +501,8 @@ mod tests {
         }
         .build_spec()
         .expect("checkout");
-        let names: Vec<&Path> = embedded.texts.iter().map(|(p, _)| p.as_path()).collect();
+        let names: Vec<&std::path::Path> =
+            embedded.texts.iter().map(|(p, _)| p.as_path()).collect();
         assert_eq!(names, checkout.sources);
         for (path, text) in &embedded.texts {
             let file = std::fs::read_to_string(root.join("rtl").join(path)).expect("source");

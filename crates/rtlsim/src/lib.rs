@@ -20,6 +20,7 @@ mod hash;
 pub mod hxdp;
 mod synth;
 mod tool;
+mod unit;
 mod vcd;
 
 pub use build::{build, BuildSpec, Model};

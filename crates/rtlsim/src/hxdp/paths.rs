@@ -1,12 +1,12 @@
 //! Where the module's sources come from (the binary, or a checkout named by `HWXDP_ROOT`), where its model is
 //! cached and which Verilator builds it, and the cached build itself.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::{HxdpRtlError, Params, TOP};
 use crate::build::locked_build;
-use crate::{rtl_files, rtl_waivers, BuildSpec, Model, RtlError};
+use crate::unit::{SpecError, Unit};
+use crate::{BuildSpec, Model};
 
 /// The harness, embedded so that an installed binary needs no checkout.
 const HARNESS: &str = include_str!("../../../../sim/hxdp/hxdp_harness.cpp");
@@ -74,8 +74,8 @@ impl RtlPaths {
     /// after its `.vlt` waivers), the harness, the parameters and waveform support.
     pub fn build_spec(&self, params: &Params) -> Result<BuildSpec, HxdpRtlError> {
         let mut spec = match &self.source_root {
-            None => embedded_spec()?,
-            Some(root) => checkout_spec(root)?,
+            None => SEPHIROT.embedded_spec()?,
+            Some(root) => SEPHIROT.checkout_spec(root)?,
         };
         spec.cache_dir = self.cache_dir.clone();
         spec.verilator = self.verilator.clone();
@@ -101,57 +101,22 @@ impl RtlPaths {
     }
 }
 
-/// The build of the sources embedded in the binary.
-fn embedded_spec() -> Result<BuildSpec, HxdpRtlError> {
-    let unit = |path: &str| {
-        path.strip_prefix(UNITS)
-            .and_then(|p| p.strip_prefix('/'))
-            .is_some_and(|name| !name.contains('/'))
-    };
-    // Waiver files first, then the units in path order (the cache key depends on it).
-    let texts: Vec<(PathBuf, Cow<'static, str>)> = rtl_waivers()
-        .iter()
-        .chain(rtl_files())
-        .filter(|f| unit(f.path))
-        .map(|f| (PathBuf::from(f.path), Cow::Borrowed(f.text)))
-        .collect();
-    let top = format!("{UNITS}/{TOP}.sv");
-    if !texts.iter().any(|(p, _)| p == Path::new(&top)) {
-        return Err(HxdpRtlError::Missing {
-            path: Path::new("rtl").join(top),
-        });
-    }
-    let mut spec = BuildSpec::new(TOP, PathBuf::new(), HARNESS_NAME, PathBuf::new());
-    spec.texts = texts;
-    spec.testbench_text = Some(Cow::Borrowed(HARNESS));
-    Ok(spec)
-}
+/// The hXDP module and its harness.
+const SEPHIROT: Unit = Unit {
+    dir: UNITS,
+    top: TOP,
+    harness_name: HARNESS_NAME,
+    harness_text: HARNESS,
+    sim_dir: "hxdp",
+};
 
-/// The build of the sources of the checkout at `root`.
-fn checkout_spec(root: &Path) -> Result<BuildSpec, HxdpRtlError> {
-    let rtl_root = root.join("rtl");
-    let harness = root.join("sim/hxdp").join(HARNESS_NAME);
-    let dir = rtl_root.join(UNITS);
-    for needed in [dir.join(format!("{TOP}.sv")), harness.clone()] {
-        if !needed.is_file() {
-            return Err(HxdpRtlError::Missing { path: needed });
+impl From<SpecError> for HxdpRtlError {
+    fn from(e: SpecError) -> Self {
+        match e {
+            SpecError::Missing(path) => HxdpRtlError::Missing { path },
+            SpecError::Io(e) => HxdpRtlError::Build(e),
         }
     }
-    let listing = std::fs::read_dir(&dir).map_err(|source| RtlError::Io {
-        action: "cannot list",
-        path: dir.clone(),
-        source,
-    })?;
-    let mut files: Vec<PathBuf> = listing
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("sv" | "vlt")))
-        .filter_map(|p| p.file_name().map(|n| Path::new(UNITS).join(n)))
-        .collect();
-    // Waiver files first, then the units in a stable order (the cache key depends on it).
-    files.sort_by_key(|p| (p.extension().is_some_and(|e| e != "vlt"), p.clone()));
-    let mut spec = BuildSpec::new(TOP, rtl_root, harness, PathBuf::new());
-    spec.sources = files;
-    Ok(spec)
 }
 
 #[cfg(test)]
@@ -259,7 +224,7 @@ mod tests {
             .model(&Params::for_lanes(4))
             .expect_err("the fake builds nothing");
         assert!(
-            matches!(err, HxdpRtlError::Build(RtlError::Build { .. })),
+            matches!(err, HxdpRtlError::Build(crate::RtlError::Build { .. })),
             "{err}"
         );
         assert_eq!(

@@ -1,0 +1,84 @@
+//! Where a unit's Verilator build takes its sources from: the `rtl/` files embedded in the binary (the default, so an
+//! installed `hwxdp` needs no checkout), or a checkout's `rtl/` and `sim/` (`HWXDP_ROOT`).
+
+use crate::{rtl_files, rtl_waivers, BuildSpec, RtlError};
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+/// A directory of `rtl/` built into one model with its C++ harness.
+pub(crate) struct Unit {
+    /// The directory under `rtl/` (`sephirot`, `ebpflow`): every `.sv` and `.vlt` file directly in it is a source.
+    pub dir: &'static str,
+    /// The top module, defined in `<dir>/<top>.sv`.
+    pub top: &'static str,
+    /// The harness's file name, under `sim/<sim_dir>/` in a checkout.
+    pub harness_name: &'static str,
+    /// The harness's text, as embedded.
+    pub harness_text: &'static str,
+    /// The harness's directory under `sim/`.
+    pub sim_dir: &'static str,
+}
+
+/// Why a unit's build cannot be set up.
+#[derive(Debug)]
+pub(crate) enum SpecError {
+    /// A file the build needs is not there.
+    Missing(PathBuf),
+    /// The checkout's unit directory cannot be listed.
+    Io(RtlError),
+}
+
+impl Unit {
+    fn owns(&self, path: &str) -> bool {
+        path.strip_prefix(self.dir)
+            .and_then(|p| p.strip_prefix('/'))
+            .is_some_and(|name| !name.contains('/'))
+    }
+
+    /// The build of the embedded sources: waiver files first, then the unit's files in path order (the cache key
+    /// depends on the order).
+    pub(crate) fn embedded_spec(&self) -> Result<BuildSpec, SpecError> {
+        let texts: Vec<(PathBuf, Cow<'static, str>)> = rtl_waivers()
+            .iter()
+            .chain(rtl_files())
+            .filter(|f| self.owns(f.path))
+            .map(|f| (PathBuf::from(f.path), Cow::Borrowed(f.text)))
+            .collect();
+        let top = format!("{}/{}.sv", self.dir, self.top);
+        if !texts.iter().any(|(p, _)| p == Path::new(&top)) {
+            return Err(SpecError::Missing(Path::new("rtl").join(top)));
+        }
+        let mut spec = BuildSpec::new(self.top, PathBuf::new(), self.harness_name, PathBuf::new());
+        spec.texts = texts;
+        spec.testbench_text = Some(Cow::Borrowed(self.harness_text));
+        Ok(spec)
+    }
+
+    /// The build of the sources of the checkout at `root`, ordered as [`Unit::embedded_spec`] orders them.
+    pub(crate) fn checkout_spec(&self, root: &Path) -> Result<BuildSpec, SpecError> {
+        let rtl_root = root.join("rtl");
+        let harness = root.join("sim").join(self.sim_dir).join(self.harness_name);
+        let dir = rtl_root.join(self.dir);
+        for needed in [dir.join(format!("{}.sv", self.top)), harness.clone()] {
+            if !needed.is_file() {
+                return Err(SpecError::Missing(needed));
+            }
+        }
+        let listing = std::fs::read_dir(&dir).map_err(|source| {
+            SpecError::Io(RtlError::Io {
+                action: "cannot list",
+                path: dir.clone(),
+                source,
+            })
+        })?;
+        let mut files: Vec<PathBuf> = listing
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("sv" | "vlt")))
+            .filter_map(|p| p.file_name().map(|n| Path::new(self.dir).join(n)))
+            .collect();
+        files.sort_by_key(|p| (p.extension().is_some_and(|e| e != "vlt"), p.clone()));
+        let mut spec = BuildSpec::new(self.top, rtl_root, harness, PathBuf::new());
+        spec.sources = files;
+        Ok(spec)
+    }
+}

@@ -12,6 +12,13 @@ use crate::lexer::{lex, Token, TokenKind};
 const MAX_INCLUDE_DEPTH: usize = 32;
 /// Macro expansion deeper than this is a self-referential definition.
 const MAX_EXPANSION_DEPTH: usize = 32;
+/// The whole token stream (every file and every macro expansion) is refused past this many tokens: large P4
+/// programs are around 100k tokens, and definitions that double each other (`#define B A A`) would otherwise grow
+/// it exponentially within the depth limit.
+pub(crate) const MAX_TOKENS: usize = 1 << 20;
+/// Files read through `#include`, counted every time (guarded files too): within the depth limit, a file that
+/// includes the next one twice would otherwise read 2^32 files.
+const MAX_INCLUDES: usize = 1024;
 
 /// The include files shipped with the crate, found by the name given in `#include`.
 const BUNDLED: &[(&str, &str)] = &[
@@ -52,6 +59,8 @@ pub(crate) struct Preprocessor {
     pub sources: SourceMap,
     defines: HashMap<String, Vec<Token>>,
     out: Vec<Token>,
+    /// `#include`s read so far.
+    includes: usize,
 }
 
 impl Preprocessor {
@@ -60,6 +69,7 @@ impl Preprocessor {
             sources: SourceMap::default(),
             defines: HashMap::new(),
             out: Vec::new(),
+            includes: 0,
         }
     }
 
@@ -98,7 +108,7 @@ impl Preprocessor {
                 .is_none_or(|f| f.parent_active && (f.taken != f.in_else));
             let TokenKind::Directive(line) = &tok.kind else {
                 if active {
-                    self.emit(tok, 0)?;
+                    self.emit(tok, None, 0)?;
                 }
                 continue;
             };
@@ -157,15 +167,15 @@ impl Preprocessor {
         }
     }
 
-    /// Pushes a token, replacing a defined name by its definition.
-    fn emit(&mut self, tok: Token, depth: usize) -> Result<(), SpanError> {
-        let TokenKind::Ident(name) = &tok.kind else {
-            self.out.push(tok);
-            return Ok(());
+    /// Pushes a token, replacing a defined name by its definition. `used` is the macro named at the use site when
+    /// `tok` comes from its expansion.
+    fn emit(&mut self, tok: Token, used: Option<&str>, depth: usize) -> Result<(), SpanError> {
+        let expansion = match &tok.kind {
+            TokenKind::Ident(name) => self.defines.get(name).map(|b| (name.clone(), b.clone())),
+            _ => None,
         };
-        let Some(body) = self.defines.get(name).cloned() else {
-            self.out.push(tok);
-            return Ok(());
+        let Some((name, body)) = expansion else {
+            return self.push(tok, used);
         };
         if depth >= MAX_EXPANSION_DEPTH {
             return Err(SpanError::new(
@@ -173,6 +183,7 @@ impl Preprocessor {
                 format!("macro `{name}` expands without end"),
             ));
         }
+        let used = used.unwrap_or(&name);
         for t in body {
             // The expansion is reported at the use site: that is where a reader looks.
             self.emit(
@@ -180,9 +191,23 @@ impl Preprocessor {
                     kind: t.kind,
                     span: tok.span,
                 },
+                Some(used),
                 depth + 1,
             )?;
         }
+        Ok(())
+    }
+
+    /// Appends one token to the output, within [`MAX_TOKENS`].
+    fn push(&mut self, tok: Token, used: Option<&str>) -> Result<(), SpanError> {
+        if self.out.len() >= MAX_TOKENS {
+            let message = match used {
+                Some(name) => format!("macro `{name}` expands past {MAX_TOKENS} tokens"),
+                None => format!("program longer than {MAX_TOKENS} tokens"),
+            };
+            return Err(SpanError::new(tok.span, message));
+        }
+        self.out.push(tok);
         Ok(())
     }
 
@@ -238,6 +263,13 @@ impl Preprocessor {
                     "`#include` expects <file> or \"file\"",
                 ));
             };
+        self.includes += 1;
+        if self.includes > MAX_INCLUDES {
+            return Err(SpanError::new(
+                span,
+                format!("more than {MAX_INCLUDES} includes at `{name}`"),
+            ));
+        }
         if depth >= MAX_INCLUDE_DEPTH {
             return Err(SpanError::new(
                 span,

@@ -90,6 +90,8 @@ struct Checker<'a> {
     prog: &'a Program,
     headers: Vec<HeaderDef>,
     structs: Vec<StructDef>,
+    /// Per struct: how deeply it nests structs (1 for none) and how many members it holds in full.
+    struct_extents: Vec<(u32, u64)>,
     enums: Vec<EnumDef>,
     errors: Vec<String>,
     match_kinds: Vec<String>,
@@ -124,6 +126,7 @@ impl<'a> Checker<'a> {
             prog,
             headers: Vec::new(),
             structs: Vec::new(),
+            struct_extents: Vec::new(),
             enums: Vec::new(),
             errors: Vec::new(),
             match_kinds: Vec::new(),

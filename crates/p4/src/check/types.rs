@@ -6,6 +6,12 @@ use crate::ast::{Decl, DeclKind, Field, Type, TypeKind};
 use crate::ir::{EnumDef, ExprKind, FieldDef, HeaderDef, StructDef, Ty};
 use crate::lexer::MAX_WIDTH;
 
+/// Structs nested deeper than this (a field of a struct type whose own field is a struct ...) are refused.
+const MAX_STRUCT_DEPTH: u32 = 32;
+/// A struct holding more than this many scalar fields, headers and stack elements, counting nested structs in full,
+/// is refused.
+const MAX_STRUCT_MEMBERS: u64 = 1 << 16;
+
 impl<'a> Checker<'a> {
     /// Records one top-level declaration.
     pub(super) fn top_decl(&mut self, decl: &'a Decl) -> CResult<()> {
@@ -20,6 +26,7 @@ impl<'a> Checker<'a> {
             }
             DeclKind::Struct { name, fields } => {
                 let fields = self.fields(fields, false)?;
+                self.struct_extent(name, &fields)?;
                 self.new_type(name, Ty::Struct(self.structs.len()))?;
                 self.structs.push(StructDef {
                     name: name.name.clone(),
@@ -104,6 +111,45 @@ impl<'a> Checker<'a> {
                 return err(name.span, "unsupported construct: tables outside a control");
             }
         }
+        Ok(())
+    }
+
+    /// Records how deeply a new struct nests structs and how many members it holds in full, and refuses it past
+    /// [`MAX_STRUCT_DEPTH`] or [`MAX_STRUCT_MEMBERS`]: code generation walks nested structs recursively and emits
+    /// code per header, and structs that hold the previous one twice would double both with every declaration.
+    fn struct_extent(&mut self, name: &crate::ast::Ident, fields: &[FieldDef]) -> CResult<()> {
+        let mut depth = 1;
+        let mut members: u64 = 0;
+        for f in fields {
+            members = members.saturating_add(match &f.ty {
+                Ty::Struct(inner) => {
+                    let (d, m) = self.struct_extents[*inner];
+                    depth = depth.max(d + 1);
+                    m
+                }
+                Ty::Stack { size, .. } => u64::from(*size),
+                _ => 1,
+            });
+        }
+        if depth > MAX_STRUCT_DEPTH {
+            return err(
+                name.span,
+                format!(
+                    "struct `{}` nests structs deeper than {MAX_STRUCT_DEPTH} levels",
+                    name.name
+                ),
+            );
+        }
+        if members > MAX_STRUCT_MEMBERS {
+            return err(
+                name.span,
+                format!(
+                    "struct `{}` holds more than {MAX_STRUCT_MEMBERS} fields and headers (nested structs and stacks counted in full)",
+                    name.name
+                ),
+            );
+        }
+        self.struct_extents.push((depth, members));
         Ok(())
     }
 

@@ -138,13 +138,21 @@ enum Need {
 }
 
 impl Analysis<'_> {
+    /// The representative of `loc`'s class. Iterative: a chain of copies (`a = b; b = c; ...`) links as many
+    /// locations as the program has, and the path is compressed afterwards.
     fn find(&mut self, loc: Loc) -> Loc {
-        let p = *self.parent.get(&loc).unwrap_or(&loc);
-        if p == loc {
-            return loc;
+        let mut root = loc;
+        while let Some(&p) = self.parent.get(&root) {
+            if p == root {
+                break;
+            }
+            root = p;
         }
-        let root = self.find(p);
-        self.parent.insert(loc, root);
+        let mut at = loc;
+        while at != root {
+            let next = self.parent.insert(at, root).unwrap_or(root);
+            at = next;
+        }
         root
     }
 

@@ -63,12 +63,23 @@ impl Parser<'_> {
     }
 
     /// Operators binding at least as tightly as `min_prec`, all left-associative.
+    ///
+    /// The chain is read in a loop, but the tree it builds leans left and every later walk over it recurses, so
+    /// each operator counts as one nesting level (see [`Parser::chained`]).
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
+        let depth = self.depth;
+        let r = self.binary_chain(min_prec);
+        self.depth = depth;
+        r
+    }
+
+    fn binary_chain(&mut self, min_prec: u8) -> PResult<Expr> {
         let mut lhs = self.unary()?;
         while let Some((op, len)) = self.binary_op() {
             if op.precedence() < min_prec {
                 break;
             }
+            self.chained()?;
             for _ in 0..len {
                 self.bump();
             }
@@ -158,7 +169,16 @@ impl Parser<'_> {
         }))
     }
 
+    /// Member accesses, indices, slices and calls after a primary expression; like a chain of binary operators,
+    /// each one nests the tree one level deeper.
     fn postfix(&mut self) -> PResult<Expr> {
+        let depth = self.depth;
+        let r = self.postfix_chain();
+        self.depth = depth;
+        r
+    }
+
+    fn postfix_chain(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
         loop {
             let start = e.span;
@@ -217,6 +237,7 @@ impl Parser<'_> {
             } else {
                 break;
             };
+            self.chained()?;
             e = Expr {
                 kind,
                 span: start.to(self.prev_span()),

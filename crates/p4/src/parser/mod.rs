@@ -242,6 +242,13 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// One more link of a chain the parser reads in a loop (`a + b + c`, `x[7:0][3:0]`, `h.a.b`, `T[2][2]`): the
+    /// tree still nests one level deeper per link, and every later walk over it (checker, code generation, pretty
+    /// printer) recurses, so a link counts as a nesting level. The caller restores `depth` when the chain ends.
+    fn chained(&mut self) -> PResult<()> {
+        self.enter()
+    }
+
     fn leave(&mut self) {
         self.depth -= 1;
     }

@@ -26,7 +26,10 @@ impl Parser<'_> {
     pub(super) fn ty(&mut self) -> PResult<Type> {
         self.nested(|p| {
             let mut t = p.base_type()?;
+            let depth = p.depth;
             while p.is_punct("[") {
+                // `T[1][1]...` nests the type like a chain of operators nests an expression.
+                p.chained()?;
                 p.bump();
                 let size = p.expr()?;
                 p.expect_punct("]")?;
@@ -39,6 +42,7 @@ impl Parser<'_> {
                     span,
                 };
             }
+            p.depth = depth;
             Ok(t)
         })
     }

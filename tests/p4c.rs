@@ -114,3 +114,106 @@ xdp(P(), C(), D()) main;
         out.stderr
     );
 }
+
+/// Runs `hwxdp ARGS` under `prlimit --as` of 1 GiB, so that a blow-up fails the test instead of the machine;
+/// returns what it printed and how long it took.
+fn hwxdp_in_1g(args: &[&str]) -> (Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let out = std::process::Command::new("prlimit")
+        .arg(format!("--as={}", 1u64 << 30))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_hwxdp"))
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("prlimit (util-linux) runs");
+    let elapsed = start.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let output = Output {
+        ok: out.status.success(),
+        code: out.status.code(),
+        all: format!("$ hwxdp {}\n{stdout}{stderr}", args.join(" ")),
+        stdout,
+        stderr,
+    };
+    (output, elapsed)
+}
+
+/// `hwxdp p4c` (and `hwxdp stf`, with an empty script) on `source`, under 1 GiB.
+fn p4c_in_1g(name: &str, source: &str, stf: bool) -> (Output, std::time::Duration) {
+    let dir = scratch_dir(&format!("p4c-hostile-{name}"));
+    let path = format!("{dir}/{name}.p4");
+    std::fs::write(&path, source).expect("write P4 source");
+    if stf {
+        let script = format!("{dir}/{name}.stf");
+        std::fs::write(&script, "# nothing\n").expect("write STF script");
+        hwxdp_in_1g(&["stf", &path, &script, "-o", &format!("{dir}/out")])
+    } else {
+        hwxdp_in_1g(&["p4c", &path, "-o", &format!("{dir}/out.o")])
+    }
+}
+
+/// Exit 2 with one line on stderr ending in `message`, naming the file and a line.
+fn assert_refused(out: &Output, name: &str, message: &str) {
+    assert_eq!(out.code, Some(2), "{}", out.all);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", out.all);
+    assert!(
+        lines[0].contains(&format!("{name}.p4:")) && lines[0].ends_with(message),
+        "{}",
+        out.all
+    );
+}
+
+#[test]
+fn hostile_chains_and_macros_exit_2_in_bounded_time_and_memory() {
+    let chain = |n: usize| {
+        program(
+            "",
+            &format!("hd.eth.type_ = hd.eth.type_{};", " + 16w1".repeat(n)),
+        )
+    };
+    let slices = |n: usize| {
+        program(
+            "",
+            &format!("hd.eth.type_ = hd.eth.type_{};", "[15:0]".repeat(n)),
+        )
+    };
+    let bomb = |levels: usize| {
+        let mut text = String::from("#define A_0 ;\n");
+        for i in 1..=levels {
+            text.push_str(&format!("#define A_{i} A_{} A_{}\n", i - 1, i - 1));
+        }
+        text + &program("", &format!("A_{levels}"))
+    };
+    let nesting = "nesting deeper than 128 levels";
+    for stf in [false, true] {
+        let (small, small_time) = p4c_in_1g("chain60", &chain(60), stf);
+        assert!(small.ok, "{}", small.all);
+        let (big, big_time) = p4c_in_1g("chain6000", &chain(6000), stf);
+        assert_refused(&big, "chain6000", nesting);
+        assert!(
+            big_time <= small_time * 50,
+            "{big_time:?} against {small_time:?}"
+        );
+
+        let (small, small_time) = p4c_in_1g("slices20", &slices(20), stf);
+        assert!(small.ok, "{}", small.all);
+        let (big, big_time) = p4c_in_1g("slices20000", &slices(20_000), stf);
+        assert_refused(&big, "slices20000", nesting);
+        assert!(
+            big_time <= small_time * 50,
+            "{big_time:?} against {small_time:?}"
+        );
+
+        let (small, small_time) = p4c_in_1g("bomb10", &bomb(10), stf);
+        assert!(small.ok, "{}", small.all);
+        let (big, big_time) = p4c_in_1g("bomb31", &bomb(31), stf);
+        assert_refused(&big, "bomb31", "macro `A_31` expands past 1048576 tokens");
+        assert!(
+            big_time <= small_time * 50,
+            "{big_time:?} against {small_time:?}"
+        );
+    }
+}

@@ -53,7 +53,7 @@ pub struct BackendArgs {
     pub clock_mhz: Vec<f64>,
     /// When the ring buffers' consumer reads them: after every `packet` (records are attributed to packets, rings
     /// never fill) or once after the whole `trace` (rings fill up and programs take their ring-full paths) [default:
-    /// run: trace; verify and bench: packet, or trace when a backend runs the trace as one batch].
+    /// run and bench: trace; verify: packet, or trace when a backend runs the trace as one batch].
     #[arg(long, value_enum)]
     pub rings: Option<RingsArg>,
 }

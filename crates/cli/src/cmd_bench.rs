@@ -106,7 +106,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ..Config::default()
     };
     let mut session = Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
-    session.options.rings_after_trace = args.backend.rings_after_trace(&entries, false)?;
+    // As run reads them, so that both give the same figures for a trace.
+    session.options.rings_after_trace = args.backend.rings_after_trace(&entries, true)?;
     let timing = Timing {
         min: Duration::from_millis(args.min_ms),
         repeat: args.repeat,

@@ -40,7 +40,9 @@ fn differential(example: &str, extra: &[&str]) {
     );
     for backend in ["interp", "warp"] {
         assert!(
-            verify.stdout.contains(&format!(" maps identical; {backend}: ")),
+            verify
+                .stdout
+                .contains(&format!(" maps identical; {backend}: ")),
             "{example}: no line for {backend}:\n{}",
             verify.all
         );

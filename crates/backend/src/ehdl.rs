@@ -5,6 +5,7 @@ use crate::registry::Entry;
 use crate::{Backend, BackendError, Capabilities, Packet, Ran, Record, Redirect, Setup, Summary};
 use hwxdp_maps::MapStore;
 use hwxdp_rtlsim::ehdl::{EhdlPaths, EhdlRtl, PacketIn};
+use std::convert::Infallible;
 
 /// The registry's line.
 pub const RTL: Entry = Entry {
@@ -95,11 +96,10 @@ impl Backend for Ehdl {
     }
 
     fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
-        let mut records = Vec::new();
-        for &map in self.rings.all() {
-            let drained = self.rtl.ringbuf_records(map);
-            records.extend(drained.into_iter().map(|bytes| Record { map, bytes }));
-        }
+        let rtl = &mut self.rtl;
+        let Ok(records) = crate::collect_records(self.rings.all(), |map| {
+            Ok::<_, Infallible>(rtl.ringbuf_records(map))
+        });
         Ok(records)
     }
 

@@ -196,14 +196,8 @@ impl Core for HxdpRtl {
     }
 
     fn records(&mut self, rings: &[usize]) -> Result<Vec<Record>, BackendError> {
-        let mut records = Vec::new();
-        for &map in rings {
-            let drained = self
-                .ringbuf_drain(map)
-                .map_err(|e| BackendError::run(RTL.name, e))?;
-            records.extend(drained.into_iter().map(|bytes| Record { map, bytes }));
-        }
-        Ok(records)
+        crate::collect_records(rings, |map| self.ringbuf_drain(map))
+            .map_err(|e| BackendError::run(RTL.name, e))
     }
 
     fn maps(&mut self) -> &mut dyn MapStore {

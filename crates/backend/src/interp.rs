@@ -6,6 +6,7 @@ use crate::{
 };
 use hwxdp_maps::MapStore;
 use hwxdp_xdp::{Coverage, Machine, XdpBuff};
+use std::convert::Infallible;
 
 /// The registry's line.
 pub const ENTRY: Entry = Entry {
@@ -44,14 +45,8 @@ pub(crate) fn load(
 
 /// The records ring buffers `rings` of `maps` hold, consumed.
 pub(crate) fn drain(maps: &mut hwxdp_maps::Maps, rings: &[usize]) -> Vec<Record> {
-    let mut records = Vec::new();
-    for &map in rings {
-        records.extend(
-            maps.ringbuf_drain(map)
-                .into_iter()
-                .map(|bytes| Record { map, bytes }),
-        );
-    }
+    let Ok(records) =
+        crate::collect_records(rings, |map| Ok::<_, Infallible>(maps.ringbuf_drain(map)));
     records
 }
 

@@ -98,10 +98,5 @@ fn drain(
     program: &mut KernelProgram,
     rings: &[usize],
 ) -> Result<Vec<Record>, hwxdp_kernel::KernelError> {
-    let mut records = Vec::new();
-    for &map in rings {
-        let drained = program.ringbuf_drain(map)?;
-        records.extend(drained.into_iter().map(|bytes| Record { map, bytes }));
-    }
-    Ok(records)
+    crate::collect_records(rings, |map| program.ringbuf_drain(map))
 }

@@ -239,6 +239,18 @@ pub(crate) fn repeat_until(
 /// `BPF_MAP_TYPE_RINGBUF`.
 pub const RINGBUF: u32 = 27;
 
+/// The records of ring buffers `rings`, each map's as `read` consumes them, in map order.
+pub(crate) fn collect_records<E>(
+    rings: &[usize],
+    mut read: impl FnMut(usize) -> Result<Vec<Vec<u8>>, E>,
+) -> Result<Vec<Record>, E> {
+    let mut records = Vec::new();
+    for &map in rings {
+        records.extend(read(map)?.into_iter().map(|bytes| Record { map, bytes }));
+    }
+    Ok(records)
+}
+
 /// A backend's ring buffers and when its consumer reads them: after every packet (a consumer that keeps up, so
 /// records are attributed to packets) or once after the trace (a consumer that sleeps through it, so rings can
 /// fill up and programs take their ring-full paths).

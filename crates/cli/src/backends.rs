@@ -342,16 +342,24 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    /// Reads the `--maps` and `--routes` files and works out the interfaces.
+    /// Reads the `--maps` and `--routes` files, works out the interfaces, and sets the backends' options for
+    /// `entries`: ring buffers read as [`BackendArgs::rings_after_trace`] decides, after the trace when
+    /// `rings_after_by_default`.
     pub fn new(
         loaded: &'a Loaded,
         args: &'a ProgramArgs,
         trace: &'a TraceArgs,
         backend: &BackendArgs,
         config: Config,
+        entries: &[&'static Entry],
+        rings_after_by_default: bool,
     ) -> Result<Session<'a>> {
         let preload = trace.maps.as_deref().map(common::load_maps).transpose()?;
         let devices = devices(trace, &loaded.spec, preload.as_ref())?;
+        let options = Options {
+            rings_after_trace: backend.rings_after_trace(entries, rings_after_by_default)?,
+            ..backend.options()
+        };
         Ok(Session {
             loaded,
             args,
@@ -362,7 +370,7 @@ impl<'a> Session<'a> {
             },
             preload,
             devices,
-            options: backend.options(),
+            options,
         })
     }
 

@@ -105,9 +105,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         clock: Clock::Virtual,
         ..Config::default()
     };
-    let mut session = Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
-    // As run reads them, so that both give the same figures for a trace.
-    session.options.rings_after_trace = args.backend.rings_after_trace(&entries, true)?;
+    // Ring buffers read after the trace, as run reads them, so that both give the same figures for a trace.
+    let session = Session::new(
+        &loaded,
+        &args.program,
+        &args.trace,
+        &args.backend,
+        config,
+        &entries,
+        true,
+    )?;
     let timing = Timing {
         min: Duration::from_millis(args.min_ms),
         repeat: args.repeat,

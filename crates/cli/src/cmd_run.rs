@@ -114,17 +114,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
         record_trace: args.insn_trace.is_some(),
         ..Config::default()
     };
-    let mut session =
-        backends::Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
-    session.options.rings_after_trace = args.backend.rings_after_trace(&entries, true)?;
+    let session = backends::Session::new(
+        &loaded,
+        &args.program,
+        &args.trace,
+        &args.backend,
+        config,
+        &entries,
+        true,
+    )?;
     let mut backend = session.create(entry, &program)?;
     let caps = backend.capabilities();
     if args.insn_trace.is_some() && !caps.insn_trace {
-        bail!(
-            "--insn-trace: --backend {} cannot record which eBPF instructions ran (its work has no map back to \
-             them); use --backend interp",
-            backend.name()
-        );
+        let refused = hwxdp_backend::BackendError::Unsupported {
+            backend: backend.name(),
+            what: "record which eBPF instructions ran (its work has no map back to them); use --backend interp"
+                .into(),
+        };
+        return Err(anyhow::Error::new(refused).context("--insn-trace"));
     }
     common::create_dir(&args.out)?;
     let mut out = Outputs::create(&args, &loaded.spec, &mut *backend)?;

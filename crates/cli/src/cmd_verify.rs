@@ -7,7 +7,7 @@
 
 use crate::backends::{self, BackendArgs, Session};
 use crate::common::{self, Loaded, ProgramArgs, TraceArgs};
-use crate::compare::{compare_maps, packet_problems, ringbuf_problem};
+use crate::compare::{compare_maps, packet_problems, ring_problems};
 use crate::tally::{self, Tally};
 use crate::{progress, trace};
 use anyhow::{bail, Context, Result};
@@ -71,6 +71,12 @@ struct Verdict {
     line: String,
 }
 
+/// The packets a program is verified on: each with its index in the pcap.
+struct Trace<'a> {
+    indices: &'a [usize],
+    packets: &'a [Packet],
+}
+
 /// One backend beside the kernel.
 struct Side {
     backend: Box<dyn Backend>,
@@ -93,7 +99,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .filter(|p| XdpBuff::new(&p.data).is_err())
         .count();
-    let packets: Vec<(usize, Packet)> = all
+    let (indices, packets): (Vec<usize>, Vec<Packet>) = all
         .iter()
         .enumerate()
         .filter(|(_, p)| XdpBuff::new(&p.data).is_ok())
@@ -105,7 +111,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             };
             (i, packet)
         })
-        .collect();
+        .unzip();
+    let trace = Trace {
+        indices: &indices,
+        packets: &packets,
+    };
     hwxdp_kernel::bpf_available().context(
         "the kernel cannot run BPF programs here, so there is nothing to verify against",
     )?;
@@ -114,12 +124,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
         clock: Clock::Monotonic,
         ..Config::default()
     };
-    let mut session = Session::new(&loaded, &args.program, &args.trace, &args.backend, config)?;
-    session.options.rings_after_trace = args.backend.rings_after_trace(&entries, false)?;
+    let session = Session::new(
+        &loaded,
+        &args.program,
+        &args.trace,
+        &args.backend,
+        config,
+        &entries,
+        false,
+    )?;
     let mut verdicts = Vec::new();
     let mut differing = std::collections::BTreeSet::new();
     for program in &programs {
-        let found = verify_program(&args, &session, &loaded, program, &entries, &packets)?;
+        let found = verify_program(&args, &session, &loaded, program, &entries, &trace)?;
         for mut v in found {
             v.skipped = skipped;
             differing.extend(v.differences.iter().map(|d| d.packet));
@@ -161,8 +178,12 @@ fn verify_program(
     loaded: &Loaded,
     program: &str,
     entries: &[&'static hwxdp_backend::Entry],
-    packets: &[(usize, Packet)],
+    trace: &Trace,
 ) -> Result<Vec<Verdict>> {
+    let rings: Vec<(usize, String)> = hwxdp_backend::ring_buffers(&loaded.spec.maps)
+        .into_iter()
+        .map(|m| (m, loaded.spec.maps[m].name.clone()))
+        .collect();
     let mut kernel = session.create(hwxdp_backend::find("kernel")?, program)?;
     let mut sides = Vec::new();
     for entry in entries {
@@ -183,7 +204,7 @@ fn verify_program(
                 maps: Vec::new(),
                 map_count: loaded.spec.maps.len(),
                 figures: Default::default(),
-                has_rings: !hwxdp_backend::ring_buffers(&loaded.spec.maps).is_empty(),
+                has_rings: !rings.is_empty(),
                 line: String::new(),
             },
             tally: Tally::default(),
@@ -191,19 +212,18 @@ fn verify_program(
         });
     }
     let whole = sides.iter().any(|s| s.backend.capabilities().whole_trace);
-    let step = if whole { packets.len().max(1) } else { 1 };
-    let bar = progress::packets(packets.len(), &format!("verify {program}"));
+    let step = if whole { trace.packets.len().max(1) } else { 1 };
+    let bar = progress::packets(trace.packets.len(), &format!("verify {program}"));
     // Every record the kernel's program emitted, for the backends that give theirs after the trace.
     let mut kernel_records = Vec::new();
-    for chunk in packets.chunks(step) {
-        let input: Vec<Packet> = chunk.iter().map(|(_, p)| p.clone()).collect();
-        let theirs = kernel.run(&input).context("kernel")?;
+    for (input, indices) in trace.packets.chunks(step).zip(trace.indices.chunks(step)) {
+        let theirs = kernel.run(input).context("kernel")?;
         kernel_records.extend(theirs.iter().flat_map(|r| r.records.iter().cloned()));
         for side in sides.iter_mut().filter(|s| !s.stopped) {
-            let ours = side.backend.run(&input)?;
-            compare_step(args, side, &mut *kernel, chunk, &theirs, &ours)?;
+            let ours = side.backend.run(input)?;
+            compare_step(args, side, &mut *kernel, &rings, indices, &theirs, &ours)?;
         }
-        bar.inc(chunk.len() as u64);
+        bar.inc(input.len() as u64);
         if sides.iter().all(|s| s.stopped) {
             break;
         }
@@ -211,7 +231,7 @@ fn verify_program(
     bar.finish_and_clear();
     kernel_records.extend(kernel.drain_records()?);
     for side in &mut sides {
-        finish_side(args, side, &mut *kernel, &kernel_records, loaded)?;
+        finish_side(args, side, &mut *kernel, &kernel_records, &rings)?;
     }
     Ok(sides.into_iter().map(|s| s.verdict).collect())
 }
@@ -221,37 +241,18 @@ fn compare_step(
     args: &Args,
     side: &mut Side,
     kernel: &mut dyn Backend,
-    chunk: &[(usize, Packet)],
+    rings: &[(usize, String)],
+    indices: &[usize],
     theirs: &[Ran],
     ours: &[Ran],
 ) -> Result<()> {
     let name = side.verdict.backend;
-    let spec_maps: Vec<String> = side
-        .backend
-        .maps()
-        .specs()
-        .iter()
-        .map(|s| s.name.clone())
-        .collect();
-    for (((index, _), k), o) in chunk.iter().zip(theirs).zip(ours) {
+    for ((index, k), o) in indices.iter().zip(theirs).zip(ours) {
         side.verdict.compared += 1;
         side.tally.add(*index, o);
         let mut problems = packet_problems(name, k, o);
         if side.per_packet_records {
-            for (m, map) in spec_maps.iter().enumerate() {
-                let pick = |r: &[Record]| -> Vec<Vec<u8>> {
-                    r.iter()
-                        .filter(|r| r.map == m)
-                        .map(|r| r.bytes.clone())
-                        .collect()
-                };
-                problems.extend(ringbuf_problem(
-                    name,
-                    map,
-                    &pick(&k.records),
-                    &pick(&o.records),
-                ));
-            }
+            problems.extend(ring_problems(name, rings, &k.records, &o.records));
         }
         if problems.is_empty() {
             continue;
@@ -277,28 +278,14 @@ fn finish_side(
     side: &mut Side,
     kernel: &mut dyn Backend,
     kernel_records: &[Record],
-    loaded: &Loaded,
+    rings: &[(usize, String)],
 ) -> Result<()> {
     let name = side.verdict.backend;
     if !side.stopped {
         side.verdict.ring_records = kernel_records.len();
         if !side.per_packet_records {
             let ours = side.backend.drain_records()?;
-            for m in hwxdp_backend::ring_buffers(&loaded.spec.maps) {
-                let pick = |r: &[Record]| -> Vec<Vec<u8>> {
-                    r.iter()
-                        .filter(|r| r.map == m)
-                        .map(|r| r.bytes.clone())
-                        .collect()
-                };
-                let map = &loaded.spec.maps[m].name;
-                side.verdict.records.extend(ringbuf_problem(
-                    name,
-                    map,
-                    &pick(kernel_records),
-                    &pick(&ours),
-                ));
-            }
+            side.verdict.records = ring_problems(name, rings, kernel_records, &ours);
         }
         side.verdict.maps = compare_maps(name, kernel.maps(), side.backend.maps())?;
         if !side.verdict.records.is_empty() || !side.verdict.maps.is_empty() {

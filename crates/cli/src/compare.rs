@@ -1,7 +1,7 @@
 //! How a backend's packets, records and maps differ from the kernel's: the words `verify` prints.
 
 use anyhow::{Context, Result};
-use hwxdp_backend::Ran;
+use hwxdp_backend::{Ran, Record};
 use hwxdp_maps::MapStore;
 
 /// How one packet's run on `side` differs from the kernel's: verdict, a fault, packet bytes (`ours` is the packet as
@@ -23,6 +23,27 @@ pub fn packet_problems(side: &str, kernel: &Ran, tested: &Ran) -> Vec<String> {
         problems.push(byte_diff(side, &kernel.output, ours));
     }
     problems
+}
+
+/// How the records in `theirs` (the kernel's) and `ours` differ, ring buffer by ring buffer (`rings`: each one's index
+/// and name).
+pub fn ring_problems(
+    side: &str,
+    rings: &[(usize, String)],
+    theirs: &[Record],
+    ours: &[Record],
+) -> Vec<String> {
+    let of = |records: &[Record], map: usize| -> Vec<Vec<u8>> {
+        records
+            .iter()
+            .filter(|r| r.map == map)
+            .map(|r| r.bytes.clone())
+            .collect()
+    };
+    rings
+        .iter()
+        .filter_map(|(m, name)| ringbuf_problem(side, name, &of(theirs, *m), &of(ours, *m)))
+        .collect()
 }
 
 /// How the records one packet wrote to ring buffer `map` differ, if they do.

@@ -145,13 +145,11 @@ impl EbpflowPaths {
 
     /// The Verilator build of the model: every file of `rtl/ebpflow/` (its `.vlt` waivers first) and the harness.
     pub fn build_spec(&self) -> Result<BuildSpec, EbpflowRtlError> {
-        let mut spec = match &self.source_root {
-            None => ENGINE.embedded_spec()?,
-            Some(root) => ENGINE.checkout_spec(root)?,
-        };
-        spec.cache_dir = self.cache_dir.clone();
-        spec.verilator = self.verilator.clone();
-        Ok(spec)
+        Ok(ENGINE.spec(
+            self.source_root.as_deref(),
+            &self.cache_dir,
+            &self.verilator,
+        )?)
     }
 
     /// Builds the model, or finds it in the cache, under a lock that makes concurrent processes build it once.

@@ -37,7 +37,7 @@ impl Unit {
 
     /// The build of the embedded sources: waiver files first, then the unit's files in path order (the cache key
     /// depends on the order).
-    pub(crate) fn embedded_spec(&self) -> Result<BuildSpec, SpecError> {
+    fn embedded_spec(&self) -> Result<BuildSpec, SpecError> {
         let texts: Vec<(PathBuf, Cow<'static, str>)> = rtl_waivers()
             .iter()
             .chain(rtl_files())
@@ -54,8 +54,25 @@ impl Unit {
         Ok(spec)
     }
 
+    /// The build of the embedded sources, or of the checkout at `source_root`, cached in `cache_dir` and built with
+    /// `verilator`.
+    pub(crate) fn spec(
+        &self,
+        source_root: Option<&Path>,
+        cache_dir: &Path,
+        verilator: &Path,
+    ) -> Result<BuildSpec, SpecError> {
+        let mut spec = match source_root {
+            None => self.embedded_spec()?,
+            Some(root) => self.checkout_spec(root)?,
+        };
+        spec.cache_dir = cache_dir.to_path_buf();
+        spec.verilator = verilator.to_path_buf();
+        Ok(spec)
+    }
+
     /// The build of the sources of the checkout at `root`, ordered as [`Unit::embedded_spec`] orders them.
-    pub(crate) fn checkout_spec(&self, root: &Path) -> Result<BuildSpec, SpecError> {
+    fn checkout_spec(&self, root: &Path) -> Result<BuildSpec, SpecError> {
         let rtl_root = root.join("rtl");
         let harness = root.join("sim").join(self.sim_dir).join(self.harness_name);
         let dir = rtl_root.join(self.dir);

@@ -73,12 +73,11 @@ impl RtlPaths {
     /// The Verilator build of the module with `params`: every Verilog file of `rtl/sephirot/` (the module's units,
     /// after its `.vlt` waivers), the harness, the parameters and waveform support.
     pub fn build_spec(&self, params: &Params) -> Result<BuildSpec, HxdpRtlError> {
-        let mut spec = match &self.source_root {
-            None => SEPHIROT.embedded_spec()?,
-            Some(root) => SEPHIROT.checkout_spec(root)?,
-        };
-        spec.cache_dir = self.cache_dir.clone();
-        spec.verilator = self.verilator.clone();
+        let mut spec = SEPHIROT.spec(
+            self.source_root.as_deref(),
+            &self.cache_dir,
+            &self.verilator,
+        )?;
         spec.flags = params.flags();
         // Waveforms are compiled in always, so one build serves runs with and without `--vcd`.
         spec.flags.push("--trace".into());

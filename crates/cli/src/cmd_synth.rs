@@ -180,10 +180,9 @@ fn hxdp_design(args: &Args) -> Result<Design> {
 /// The embedded sources of `rtl/<unit>/` that the top (`--top`, else `default_top`) needs, with `sizes` and
 /// `--param` turned into its parameters.
 fn unit_design(args: &Args, unit: &str, default_top: &str, sizes: &[Given]) -> Result<Design> {
-    let prefix = format!("{unit}/");
     let files: Vec<(&str, &str)> = rtl_files()
         .iter()
-        .filter(|f| f.path.starts_with(&prefix))
+        .filter(|f| hwxdp_rtlsim::unit_owns(unit, f.path))
         .map(|f| (f.path, f.text))
         .collect();
     if files.is_empty() {

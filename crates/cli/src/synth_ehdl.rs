@@ -50,10 +50,9 @@ pub(crate) fn design(args: &Args) -> Result<Design> {
     let (text, figures) =
         hwxdp_ehdl::verilog::generate_with(&pipeline, &spec.maps, &top, options.hazards)
             .with_context(|| format!("{}: no pipeline module to synthesize", object.display()))?;
-    let prefix = format!("{EHDL_UNIT}/");
     let mut files: Vec<(&str, &str)> = rtl_files()
         .iter()
-        .filter(|f| f.path.starts_with(&prefix))
+        .filter(|f| hwxdp_rtlsim::unit_owns(EHDL_UNIT, f.path))
         .map(|f| (f.path, f.text))
         .collect();
     if files.is_empty() {

@@ -26,6 +26,22 @@ pub fn rtl_waivers() -> &'static [RtlFile] {
     include!(concat!(env!("OUT_DIR"), "/rtl_waivers.rs"))
 }
 
+/// The directory of `rtl/` whose blocks (memories and the like) every unit shares.
+pub const COMMON: &str = "common";
+
+/// Whether `path` (relative to `rtl/`) is a file directly in `rtl/<dir>/`.
+pub fn in_dir(dir: &str, path: &str) -> bool {
+    path.strip_prefix(dir)
+        .and_then(|p| p.strip_prefix('/'))
+        .is_some_and(|name| !name.contains('/'))
+}
+
+/// Whether `path` (relative to `rtl/`) is a source of the unit in `rtl/<dir>/`: one of its own files or a block of
+/// `rtl/common/`.
+pub fn unit_owns(dir: &str, path: &str) -> bool {
+    in_dir(dir, path) || in_dir(COMMON, path)
+}
+
 /// A module found in a Verilog source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RtlModule {

@@ -25,7 +25,9 @@ mod vcd;
 
 pub use build::{build, BuildSpec, Model};
 pub use check::lint;
-pub use embedded::{rtl_files, rtl_waivers, scan, sources_of, RtlFile, RtlModule};
+pub use embedded::{
+    in_dir, rtl_files, rtl_waivers, scan, sources_of, unit_owns, RtlFile, RtlModule, COMMON,
+};
 pub use env::{cache_dir, ENVIRONMENT};
 pub use error::RtlError;
 pub use synth::{

@@ -1,6 +1,7 @@
 //! Where a unit's Verilator build takes its sources from: the `rtl/` files embedded in the binary (the default, so an
 //! installed `hwxdp` needs no checkout), or a checkout's `rtl/` and `sim/` (`HWXDP_ROOT`).
 
+use crate::embedded::COMMON;
 use crate::{rtl_files, rtl_waivers, BuildSpec, RtlError};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -29,10 +30,10 @@ pub(crate) enum SpecError {
 }
 
 impl Unit {
+    /// Whether `path` (relative to `rtl/`) is one of the unit's sources: a file directly in its directory or in
+    /// `rtl/common/`, the blocks every unit shares.
     fn owns(&self, path: &str) -> bool {
-        path.strip_prefix(self.dir)
-            .and_then(|p| p.strip_prefix('/'))
-            .is_some_and(|name| !name.contains('/'))
+        crate::embedded::unit_owns(self.dir, path)
     }
 
     /// The build of the embedded sources: waiver files first, then the unit's files in path order (the cache key
@@ -81,21 +82,30 @@ impl Unit {
                 return Err(SpecError::Missing(needed));
             }
         }
-        let listing = std::fs::read_dir(&dir).map_err(|source| {
-            SpecError::Io(RtlError::Io {
-                action: "cannot list",
-                path: dir.clone(),
-                source,
-            })
-        })?;
-        let mut files: Vec<PathBuf> = listing
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("sv" | "vlt")))
-            .filter_map(|p| p.file_name().map(|n| Path::new(self.dir).join(n)))
-            .collect();
+        let mut files = unit_files(&rtl_root, self.dir)?;
+        if rtl_root.join(COMMON).is_dir() {
+            files.extend(unit_files(&rtl_root, COMMON)?);
+        }
         files.sort_by_key(|p| (p.extension().is_some_and(|e| e != "vlt"), p.clone()));
         let mut spec = BuildSpec::new(self.top, rtl_root, harness, PathBuf::new());
         spec.sources = files;
         Ok(spec)
     }
+}
+
+/// The `.sv` and `.vlt` files directly in `rtl_root/<dir>`, as paths relative to `rtl_root`.
+fn unit_files(rtl_root: &Path, dir: &str) -> Result<Vec<PathBuf>, SpecError> {
+    let path = rtl_root.join(dir);
+    let listing = std::fs::read_dir(&path).map_err(|source| {
+        SpecError::Io(RtlError::Io {
+            action: "cannot list",
+            path: path.clone(),
+            source,
+        })
+    })?;
+    Ok(listing
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("sv" | "vlt")))
+        .filter_map(|p| p.file_name().map(|n| Path::new(dir).join(n)))
+        .collect())
 }

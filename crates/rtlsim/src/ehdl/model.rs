@@ -70,6 +70,11 @@ pub(super) struct Variant {
     pub(super) trace: bool,
 }
 
+/// Whether `path` (relative to `rtl/`) is a block of `rtl/common/`, which every generated pipeline may use.
+fn is_common(path: &str) -> bool {
+    crate::embedded::in_dir(crate::embedded::COMMON, path)
+}
+
 /// The build of generated module `text` (whose module name is [`TOP`]) as `variant`.
 pub(super) fn spec(
     text: &str,
@@ -82,6 +87,9 @@ pub(super) fn spec(
     spec.cache_dir = paths.cache_dir.clone();
     spec.verilator = paths.verilator.clone();
     spec.testbench_text = Some(Cow::Borrowed(TESTBENCH));
+    for file in files.iter().filter(|f| is_common(f.path)) {
+        spec = spec.text(file.path.to_string(), file.text);
+    }
     for &name in PRIMITIVES {
         let path = format!("ehdl/{name}");
         let file = files
@@ -171,7 +179,12 @@ mod tests {
             .iter()
             .map(|(p, _)| p.display().to_string())
             .collect();
-        let mut expected: Vec<String> = PRIMITIVES.iter().map(|p| format!("ehdl/{p}")).collect();
+        let mut expected: Vec<String> = rtl_files()
+            .iter()
+            .filter(|f| is_common(f.path))
+            .map(|f| f.path.to_string())
+            .collect();
+        expected.extend(PRIMITIVES.iter().map(|p| format!("ehdl/{p}")));
         expected.push("ehdl_pipe.sv".into());
         assert_eq!(names, expected);
         assert_eq!(spec.flags, ["-fno-gate", "-GPossibleCpus=2", "--trace"]);

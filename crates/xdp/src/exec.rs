@@ -199,6 +199,7 @@ impl Vm<'_> {
                 self.outcome
                     .trace
                     .push((self.program as u16, program.slots[pc]));
+                self.outcome.operands.push(operand(op, &self.regs));
             }
             pc += 1;
             let dst = (op.dst & 15) as usize;
@@ -476,6 +477,28 @@ impl Vm<'_> {
             self.regs[src] = old;
         }
         Ok(())
+    }
+}
+
+/// What [`Outcome::operands`] records for `op` before it executes with registers `r`.
+fn operand(op: &Op, r: &[u64; 16]) -> u64 {
+    let (dst, src) = ((op.dst & 15) as usize, (op.src & 15) as usize);
+    let off = op.off as i64 as u64;
+    match op.code & 0x07 {
+        CLASS_LDX => r[src].wrapping_add(off),
+        CLASS_ST | CLASS_STX => r[dst].wrapping_add(off),
+        CLASS_LD if op.code & 0xe0 == MODE_IND => r[src],
+        CLASS_ALU | CLASS_ALU64
+            if matches!(op.code & 0xf0, 0x30 | 0x90) && op.code & SRC_X != 0 =>
+        {
+            let wide = op.code & 0x07 == CLASS_ALU64;
+            if wide {
+                r[src]
+            } else {
+                r[src] & 0xffff_ffff
+            }
+        }
+        _ => 0,
     }
 }
 

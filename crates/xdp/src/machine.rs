@@ -87,6 +87,10 @@ pub struct Outcome {
     pub printk: Vec<String>,
     /// Slot indices of executed instructions, as (program index, slot), when [`Config::record_trace`] is set.
     pub trace: Vec<(u16, u32)>,
+    /// Beside each entry of [`Outcome::trace`], the value a timing model needs that the slot alone does not give:
+    /// the tagged address of a load, store or atomic, the offset register's value of a legacy `LD IND`, the divisor of
+    /// a divide or modulo by register, 0 for everything else.
+    pub operands: Vec<u64>,
     /// The `exit` the program left by, as (program index, slot), when it was not stopped.
     pub exit: Option<(usize, u32)>,
 }

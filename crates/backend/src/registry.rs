@@ -26,6 +26,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::hxdp::RTL,
     crate::ehdl::RTL,
     crate::warp::ENTRY,
+    crate::warp::INTERP,
 ];
 
 /// The backend called `name`.
@@ -89,7 +90,15 @@ mod tests {
         names.dedup();
         assert_eq!(
             names,
-            ["ehdl-rtl", "hxdp", "hxdp-rtl", "interp", "kernel", "warp"]
+            [
+                "ehdl-rtl",
+                "hxdp",
+                "hxdp-rtl",
+                "interp",
+                "kernel",
+                "warp",
+                "warp-interp"
+            ]
         );
     }
 

@@ -449,11 +449,11 @@ mod tests {
         };
         assert_eq!(
             names(false),
-            ["interp", "hxdp", "hxdp-rtl", "ehdl-rtl", "warp"]
+            ["interp", "hxdp", "hxdp-rtl", "ehdl-rtl", "warp", "warp-interp"]
         );
         assert_eq!(
             names(true),
-            ["kernel", "interp", "hxdp", "hxdp-rtl", "ehdl-rtl", "warp"]
+            ["kernel", "interp", "hxdp", "hxdp-rtl", "ehdl-rtl", "warp", "warp-interp"]
         );
     }
 }

@@ -1,34 +1,273 @@
-//! `warp`: the Warp Engine in software (the warping paper's appendix C emulator) in front of the reference machine.
-//! The program's parse-and-classify prefix becomes match-action rules (`hwxdp_warp::optimize`); per packet the
-//! matching rule gives the verdict, or the context the machine resumes from, and `insns` counts what the processor
-//! behind the engine still executes. The hXDP processor resuming at the restored context is the next step; until
-//! then the reference machine stands behind the engine.
+//! `warp` and `warp-interp`: the Warp Engine in software (the warping paper's appendix C emulator) in front of a
+//! processor. The program's parse-and-classify prefix becomes match-action rules (`hwxdp_warp::optimize`); per
+//! packet the matching rule gives the verdict (the packet never reaches the processor) or the context the processor
+//! resumes from; no rule, and the processor runs the program from its start.
+//!
+//! - `warp`: the processor is the hXDP core's cycle model, with the image compiled with an entry bundle at every
+//!   restore slot (`hwxdp_hxdp::compile_object_with_entries`). A packet's cycles are those of the slower of the
+//!   engine (one packet per clock) and the processor (the remainder from the entry bundle); its latency adds the
+//!   engine's depth, [`ENGINE_DEPTH_CYCLES`].
+//! - `warp-interp`: the processor is the reference machine, resuming where the rule left off; `insns` counts what it
+//!   still executes.
 
 use crate::interp::{drain, empty_buff, load};
 use crate::registry::Entry;
 use crate::{
     Backend, BackendError, Capabilities, Packet, Ran, Record, Redirect, Setup, Site, Summary,
 };
+use hwxdp_hxdp::{Compiled, HxdpCore, Options};
 use hwxdp_maps::MapStore;
-use hwxdp_warp::{Engine, Params, Warp};
+use hwxdp_warp::{Action, Engine, Params, Warp};
 use hwxdp_xdp::{Machine, XdpBuff};
 
-/// The registry's line.
+/// The Warp Engine's latency in cycles from a packet's first frame to its verdict or restored context: the paper's
+/// figure (28 cycles, 112 ns at 250 MHz) until the engine exists in RTL.
+pub const ENGINE_DEPTH_CYCLES: u64 = 28;
+
+/// Cycles the engine spends on each packet: it takes one per clock.
+pub const ENGINE_CYCLES_PER_PACKET: u64 = 1;
+
+/// The registry's line for the engine in front of the hXDP core.
 pub const ENTRY: Entry = Entry {
     name: "warp",
+    about: "the Warp Engine in software in front of the hXDP core's cycle model, which resumes at the entry bundle \
+            of the restored context",
+    options: &[],
+    needs_kernel: false,
+    whole_trace: false,
+    create: create_hxdp,
+};
+
+/// The registry's line for the engine in front of the reference machine.
+pub const INTERP: Entry = Entry {
+    name: "warp-interp",
     about: "the Warp Engine in software in front of the reference machine, which resumes where the rule left off",
     options: &[],
     needs_kernel: false,
     whole_trace: false,
-    create,
+    create: create_interp,
 };
 
-fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
-    let warp = hwxdp_warp::optimize(setup.spec, setup.program, &Params::default())
+fn optimize(setup: &Setup, backend: &'static str) -> Result<Warp, BackendError> {
+    hwxdp_warp::optimize(setup.spec, setup.program, &Params::default())
+        .map_err(|e| BackendError::setup(backend, e))
+}
+
+/// The figures of the rule set every warp backend reports.
+fn rule_figures(warp: &Warp, matched: u64, decided: u64) -> Summary {
+    let r = &warp.report;
+    Summary::default()
+        .with("rules", "rules", r.rules as f64)
+        .with("tcam_entries", "TCAM entries", r.tcam_entries as f64)
+        .with("key_bytes", "key bytes", r.key_bytes as f64)
+        .with("stack_bytes", "stack bytes restored", r.stack_bytes as f64)
+        .with("matched_packets", "packets matched a rule", matched as f64)
+        .with(
+            "engine_verdicts",
+            "verdicts from the engine alone",
+            decided as f64,
+        )
+}
+
+fn create_hxdp(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
+    let warp = optimize(setup, ENTRY.name)?;
+    let options = Options::default();
+    let slots = &warp.report.restore_slots;
+    let compiled =
+        hwxdp_hxdp::compile_object_with_entries(setup.spec, setup.entry(), &options, slots)
+            .map_err(|e| BackendError::setup(ENTRY.name, e))?;
+    let plain = hwxdp_hxdp::compile_object(setup.spec, setup.entry(), &options)
         .map_err(|e| BackendError::setup(ENTRY.name, e))?;
+    let bundles = |c: &Compiled| {
+        c.reports
+            .iter()
+            .find(|r| r.name == setup.program)
+            .map_or(0, |r| r.bundles)
+    };
+    if let Some(&slot) = slots.iter().find(|&&s| compiled.entry_bundle(s).is_none()) {
+        return Err(BackendError::setup(
+            ENTRY.name,
+            format!("restore slot {slot} has no entry bundle in the hxdp image"),
+        ));
+    }
+    let core = HxdpCore::new(
+        compiled.image.clone(),
+        setup.spec,
+        Some(setup.program),
+        setup.config,
+    )
+    .map_err(|e| BackendError::setup(ENTRY.name, e))?;
+    Ok(Box::new(WarpHxdp {
+        bundles: (bundles(&plain), bundles(&compiled)),
+        warp,
+        compiled,
+        core,
+        rings: crate::Rings::of(setup),
+        buff: empty_buff(),
+        counts: Counts::default(),
+    }))
+}
+
+/// What the engine did over the packets so far.
+#[derive(Default)]
+struct Counts {
+    /// Packets a rule matched, and those whose verdict the engine gave by itself.
+    matched: u64,
+    decided: u64,
+    /// Packets, and the processor's cycles over them (the engine's depth not counted).
+    packets: u64,
+    processor_cycles: u64,
+}
+
+struct WarpHxdp {
+    warp: Warp,
+    compiled: Compiled,
+    core: HxdpCore,
+    rings: crate::Rings,
+    buff: XdpBuff,
+    counts: Counts,
+    /// The program's bundles without and with the entry points.
+    bundles: (usize, usize),
+}
+
+/// How one packet went through the engine and the core.
+enum Through {
+    /// The engine's verdict: the processor never saw the packet.
+    Engine(u32),
+    /// The core's verdict, after running from the start or from a restored context.
+    Core(u32),
+}
+
+impl WarpHxdp {
+    /// Runs the packet in `self.buff` through the engine and, unless the rule decided it, the core.
+    fn through(&mut self, packet: &Packet) -> Result<Through, BackendError> {
+        let engine = Engine::new(&self.warp);
+        self.core.set_time(packet.time_ns);
+        let Some(rule) = engine.lookup(self.buff.data()) else {
+            let verdict = self.core.run_packet(&mut self.buff, &packet.md);
+            return Ok(Through::Core(verdict.retval()));
+        };
+        self.counts.matched += 1;
+        let slot = match &self.warp.rules[rule].action {
+            Action::Verdict { retval, .. } => {
+                self.counts.decided += 1;
+                return Ok(Through::Engine(*retval));
+            }
+            Action::Restore(r) => r.slot,
+        };
+        let resume = engine.resume(rule, self.buff.data()).unwrap_or_default();
+        let bundle = self.compiled.entry_bundle(slot).ok_or_else(|| {
+            BackendError::run(
+                ENTRY.name,
+                format!("rule {rule}: no entry bundle for slot {slot}"),
+            )
+        })?;
+        let verdict = self
+            .core
+            .run_resumed(&mut self.buff, &packet.md, bundle, &resume)
+            .map_err(|e| {
+                BackendError::run(ENTRY.name, format!("rule {rule}: cannot resume: {e}"))
+            })?;
+        Ok(Through::Core(verdict.retval()))
+    }
+}
+
+impl Backend for WarpHxdp {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            cycles: true,
+            records_per_packet: self.rings.live(),
+            redirects: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn run(&mut self, packets: &[Packet]) -> Result<Vec<Ran>, BackendError> {
+        let mut out = Vec::with_capacity(packets.len());
+        for packet in packets {
+            load(ENTRY.name, &mut self.buff, packet)?;
+            let through = self.through(packet)?;
+            let output = self.buff.output().to_vec();
+            let meta_len = self.buff.meta().len();
+            let records = drain(self.core.machine_mut().maps_mut(), self.rings.per_packet());
+            let ran = match through {
+                Through::Engine(retval) => Ran {
+                    retval,
+                    output,
+                    meta_len,
+                    records,
+                    cycles: Some(ENGINE_CYCLES_PER_PACKET),
+                    ..Ran::default()
+                },
+                Through::Core(retval) => {
+                    self.counts.processor_cycles += self.core.last_cycles();
+                    Ran {
+                        retval,
+                        output,
+                        meta_len,
+                        redirect: self
+                            .core
+                            .last_redirect()
+                            .map(|(map, key)| Redirect { map, key }),
+                        records,
+                        fault: self.core.last_fault().map(str::to_string),
+                        cycles: Some(self.core.last_cycles().max(ENGINE_CYCLES_PER_PACKET)),
+                        printk: self.core.take_printk(),
+                        ..Ran::default()
+                    }
+                }
+            };
+            self.counts.packets += 1;
+            out.push(ran);
+        }
+        Ok(out)
+    }
+
+    fn maps(&mut self) -> &mut dyn MapStore {
+        self.core.machine_mut().maps_mut()
+    }
+
+    fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
+        Ok(drain(self.core.machine_mut().maps_mut(), self.rings.all()))
+    }
+
+    fn summary(&self) -> Summary {
+        let c = &self.counts;
+        let latency = if c.packets == 0 {
+            0.0
+        } else {
+            c.processor_cycles as f64 / c.packets as f64 + ENGINE_DEPTH_CYCLES as f64
+        };
+        rule_figures(&self.warp, c.matched, c.decided)
+            .with(
+                "entry_points",
+                "entry points",
+                self.compiled.entry_points.len() as f64,
+            )
+            .with(
+                "bundles_plain",
+                "bundles without entry points",
+                self.bundles.0 as f64,
+            )
+            .with("bundles", "bundles", self.bundles.1 as f64)
+            .with(
+                "engine_depth",
+                "cycles of engine latency",
+                ENGINE_DEPTH_CYCLES as f64,
+            )
+            .with("latency", "cycles mean latency", latency)
+    }
+}
+
+fn create_interp(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
+    let warp = optimize(setup, INTERP.name)?;
     let machine = Machine::new(setup.spec, Some(setup.program), setup.config)
-        .map_err(|e| BackendError::setup(ENTRY.name, e))?;
-    Ok(Box::new(WarpBackend {
+        .map_err(|e| BackendError::setup(INTERP.name, e))?;
+    Ok(Box::new(WarpInterp {
         warp,
         machine,
         rings: crate::Rings::of(setup),
@@ -38,7 +277,7 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
     }))
 }
 
-struct WarpBackend {
+struct WarpInterp {
     warp: Warp,
     machine: Machine,
     rings: crate::Rings,
@@ -48,9 +287,9 @@ struct WarpBackend {
     decided: u64,
 }
 
-impl Backend for WarpBackend {
+impl Backend for WarpInterp {
     fn name(&self) -> &'static str {
-        ENTRY.name
+        INTERP.name
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -66,12 +305,12 @@ impl Backend for WarpBackend {
         let engine = Engine::new(&self.warp);
         let mut out = Vec::with_capacity(packets.len());
         for packet in packets {
-            load(ENTRY.name, &mut self.buff, packet)?;
+            load(INTERP.name, &mut self.buff, packet)?;
             self.machine.set_time(packet.time_ns);
             let run = engine
                 .run(&mut self.machine, &mut self.buff, &packet.md)
                 .map_err(|(rule, e)| {
-                    BackendError::run(ENTRY.name, format!("rule {rule}: cannot resume: {e}"))
+                    BackendError::run(INTERP.name, format!("rule {rule}: cannot resume: {e}"))
                 })?;
             if run.rule.is_some() {
                 self.matched += 1;
@@ -105,21 +344,6 @@ impl Backend for WarpBackend {
     }
 
     fn summary(&self) -> Summary {
-        let r = &self.warp.report;
-        Summary::default()
-            .with("rules", "rules", r.rules as f64)
-            .with("tcam_entries", "TCAM entries", r.tcam_entries as f64)
-            .with("key_bytes", "key bytes", r.key_bytes as f64)
-            .with("stack_bytes", "stack bytes restored", r.stack_bytes as f64)
-            .with(
-                "matched_packets",
-                "packets matched a rule",
-                self.matched as f64,
-            )
-            .with(
-                "engine_verdicts",
-                "verdicts from the engine alone",
-                self.decided as f64,
-            )
+        rule_figures(&self.warp, self.matched, self.decided)
     }
 }

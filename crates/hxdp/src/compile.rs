@@ -140,6 +140,16 @@ impl ProgramReport {
     }
 }
 
+/// An entry point of the image besides a program's start: where a packet whose context a Warp Engine restored
+/// starts (`docs/warp.md`, "hXDP resuming at restore slots").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EntryPoint {
+    /// The entry program's slot index (as `hwxdp disasm` numbers instructions: an `lddw` takes two).
+    pub slot: u32,
+    /// The bundle where r1-r9 and the stack frame are the eBPF program's at that slot.
+    pub bundle: u32,
+}
+
 /// The image of an object and what compiling each program did.
 #[derive(Clone, Debug)]
 pub struct Compiled {
@@ -149,6 +159,18 @@ pub struct Compiled {
     pub reports: Vec<ProgramReport>,
     /// The object's program names, by index.
     pub names: Vec<String>,
+    /// The entry program's entry points asked for, by slot (empty unless compiled with entry slots).
+    pub entry_points: Vec<EntryPoint>,
+}
+
+impl Compiled {
+    /// The bundle a restored context at `slot` of the entry program starts at.
+    pub fn entry_bundle(&self, slot: u32) -> Option<u32> {
+        self.entry_points
+            .iter()
+            .find(|e| e.slot == slot)
+            .map(|e| e.bundle)
+    }
 }
 
 /// Compiles one program to the working form after the passes, with its report (no bundles yet).
@@ -157,11 +179,39 @@ pub fn optimize(
     index: usize,
     options: &Options,
 ) -> Result<(IrProgram, ProgramReport), CompileError> {
+    optimize_with_entries(spec, index, options, &[])
+}
+
+/// [`optimize`] with entry points at `slots` (slot indices of the program's own code): each starts a block, so no
+/// op is scheduled across it, renaming (which stays inside blocks) leaves every value live there under its eBPF name,
+/// and code motion moves nothing from it or past it into an earlier block.
+pub fn optimize_with_entries(
+    spec: &ObjectSpec,
+    index: usize,
+    options: &Options,
+    slots: &[u32],
+) -> Result<(IrProgram, ProgramReport), CompileError> {
     let program = &spec.programs[index];
     let cfg = ProgramCfg::build(program).map_err(|source| CompileError::Analysis { source })?;
     let regions = Regions::compute(&cfg, &spec.maps);
     let patterns = Patterns::compute(&cfg, &regions);
     let mut ir = lower(program, &cfg, &regions, &spec.maps)?;
+    let offsets = hwxdp_ebpf::slot_offsets(&program.insns);
+    let bad_slot = |slot: u32| CompileError::Entry {
+        program: program.name.clone(),
+        slot,
+    };
+    let insns = slots
+        .iter()
+        .map(|&slot| {
+            offsets
+                .binary_search(&(slot as usize))
+                .map(|i| i as u32)
+                .map_err(|_| bad_slot(slot))
+        })
+        .collect::<Result<Vec<u32>, _>>()?;
+    ir.split_at_entries(&insns)
+        .map_err(|insn| bad_slot(offsets[insn as usize] as u32))?;
     let tail_calls = TailCalls::of(spec);
     let mut report = ProgramReport {
         name: program.name.clone(),
@@ -273,6 +323,17 @@ pub fn compile_object(
     entry: usize,
     options: &Options,
 ) -> Result<Compiled, CompileError> {
+    compile_object_with_entries(spec, entry, options, &[])
+}
+
+/// [`compile_object`] with an entry point at each of `slots` of program `entry` (a Warp Optimizer's restore slots):
+/// [`Compiled::entry_points`] gives each one's bundle. With no slots the image is exactly [`compile_object`]'s.
+pub fn compile_object_with_entries(
+    spec: &ObjectSpec,
+    entry: usize,
+    options: &Options,
+    slots: &[u32],
+) -> Result<Compiled, CompileError> {
     if !(1..=crate::isa::MAX_LANES).contains(&options.lanes) {
         return Err(CompileError::Lanes {
             lanes: options.lanes,
@@ -281,8 +342,10 @@ pub fn compile_object(
     let mut bundles = Vec::new();
     let mut entries = vec![NO_ENTRY; spec.programs.len()];
     let mut reports = Vec::new();
+    let mut entry_points = Vec::new();
     for (index, slot) in entries.iter_mut().enumerate() {
-        let compiled = optimize(spec, index, options);
+        let here: &[u32] = if index == entry { slots } else { &[] };
+        let compiled = optimize_with_entries(spec, index, options, here);
         let (ir, mut report) = match compiled {
             Ok(c) => c,
             Err(e) if index == entry => return Err(e),
@@ -290,6 +353,9 @@ pub fn compile_object(
         };
         let rows = schedule(&ir, options);
         let (mut b, starts) = layout(&ir, &rows, bundles.len(), options.lanes);
+        if index == entry {
+            entry_points = entry_bundles(spec, index, &ir, &starts, slots);
+        }
         report.bundles = b.len();
         report.ops = b.iter().map(|x| x.count()).sum();
         *slot = starts.first().copied().unwrap_or(bundles.len()) as u32;
@@ -321,5 +387,29 @@ pub fn compile_object(
         },
         reports,
         names: spec.programs.iter().map(|p| p.name.clone()).collect(),
+        entry_points,
     })
+}
+
+/// The bundle of each entry slot: the first bundle of the block the slot starts (an emptied block falls through,
+/// so its bundle is the next block's first).
+fn entry_bundles(
+    spec: &ObjectSpec,
+    index: usize,
+    ir: &IrProgram,
+    starts: &[usize],
+    slots: &[u32],
+) -> Vec<EntryPoint> {
+    let offsets = hwxdp_ebpf::slot_offsets(&spec.programs[index].insns);
+    slots
+        .iter()
+        .filter_map(|&slot| {
+            let insn = offsets.binary_search(&(slot as usize)).ok()? as u32;
+            let k = ir.blocks.iter().position(|b| b.start == insn)?;
+            Some(EntryPoint {
+                slot,
+                bundle: starts[k] as u32,
+            })
+        })
+        .collect()
 }

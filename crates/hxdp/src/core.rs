@@ -10,9 +10,12 @@ use crate::isa::{Image, Op, EXIT_IMM, LDX6, STX6};
 use crate::timing::*;
 use crate::CompileError;
 use hwxdp_ebpf::opcode::*;
+use hwxdp_ebpf::STACK_SIZE;
 use hwxdp_object::ObjectSpec;
 use hwxdp_xdp::region::{self, Region};
-use hwxdp_xdp::{alu, Config, FaultKind, Hosted, Machine, Outcome, Verdict, XdpBuff, XdpMd};
+use hwxdp_xdp::{
+    alu, Config, FaultKind, Hosted, Machine, Outcome, Resume, ResumeValue, Verdict, XdpBuff, XdpMd,
+};
 
 /// Cycle figures over the packets run so far.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -172,9 +175,68 @@ impl HxdpCore {
 
     /// Runs one packet; returns the verdict (faults give `XDP_ABORTED`).
     pub fn run_packet(&mut self, buff: &mut XdpBuff, md: &XdpMd) -> Verdict {
-        let (meta, data, data_end) = buff.offsets();
         let entry = self.image.entries[self.entry] as usize;
+        self.run_from(buff, md, entry, None)
+    }
+
+    /// Runs one packet from a context a Warp Engine restored (`docs/warp.md`): Sephirot starts at `bundle` (an
+    /// entry point of the image, [`crate::Compiled::entry_bundle`] of the resume's slot) with r1-r9 as `resume`
+    /// gives them (the others 0, r10 the frame pointer) and the frame zeroed, then the resume's stack writes made in
+    /// order. Cycles count from there: the skipped part ran in the engine. Returns the verdict (faults give
+    /// `XDP_ABORTED`), or an error when the bundle is outside the image or a stack write outside the frame.
+    pub fn run_resumed(
+        &mut self,
+        buff: &mut XdpBuff,
+        md: &XdpMd,
+        bundle: u32,
+        resume: &Resume,
+    ) -> Result<Verdict, CompileError> {
+        if bundle as usize >= self.image.bundles.len() {
+            return Err(CompileError::Mismatch(format!(
+                "entry bundle {bundle} is past the image's {} bundles",
+                self.image.bundles.len()
+            )));
+        }
+        let mut regs = [0u64; 9];
+        for (r, v) in resume.regs.iter().enumerate() {
+            regs[r] = v.map_or(0, |v| resolve(v, buff));
+        }
+        let mut stack = Vec::with_capacity(resume.stack.len());
+        for w in &resume.stack {
+            let fits = (1..=8).contains(&w.size)
+                && w.off >= -(STACK_SIZE as i64)
+                && w.off + w.size as i64 <= 0;
+            if !fits {
+                return Err(CompileError::Mismatch(format!(
+                    "restore writes {} bytes at r10{:+}, outside the {STACK_SIZE}-byte frame",
+                    w.size, w.off
+                )));
+            }
+            let addr = region::stack((STACK_SIZE as i64 + w.off) as usize);
+            stack.push((addr, w.size as usize, resolve(w.value, buff)));
+        }
+        Ok(self.run_from(buff, md, bundle as usize, Some((&regs, &stack))))
+    }
+
+    /// Runs one packet from bundle `entry`; with `restore`, r1-r9 are set to its registers and its stores of
+    /// (address, bytes, value) are made into the zeroed frame first.
+    fn run_from(
+        &mut self,
+        buff: &mut XdpBuff,
+        md: &XdpMd,
+        entry: usize,
+        restore: Option<(&[u64; 9], &[(u64, usize, u64)])>,
+    ) -> Verdict {
+        let (meta, data, data_end) = buff.offsets();
         let mut hosted = self.machine.hosted(buff, md);
+        if let Some((regs, stack)) = restore {
+            hosted.regs()[1..10].copy_from_slice(regs);
+            for &(addr, size, value) in stack {
+                // The frame is the machine's own, inside the 512 bytes: the stores cannot fail.
+                let stored = hosted.store(addr, size, value);
+                debug_assert!(stored.is_ok(), "{stored:?}");
+            }
+        }
         let mut run = Run {
             image: &self.image,
             cycles: START_CYCLES,
@@ -619,6 +681,21 @@ impl Run<'_> {
         if self.cycles < ready {
             self.cycles = ready;
         }
+    }
+}
+
+/// The core's 64-bit value of a restored value for the packet in `buff` (the reference machine's addresses, which
+/// the core shares).
+fn resolve(v: ResumeValue, buff: &XdpBuff) -> u64 {
+    let (_, data, end) = buff.offsets();
+    let at = |base: usize, off: i64| (base as i64).wrapping_add(off) as u64;
+    match v {
+        ResumeValue::Scalar(v) => v,
+        ResumeValue::Context => region::context(),
+        ResumeValue::Packet(off) => region::packet(0).wrapping_add(at(data, off)),
+        ResumeValue::PacketEnd(off) => region::packet(0).wrapping_add(at(end, off)),
+        ResumeValue::Stack(off) => region::stack(0).wrapping_add(at(STACK_SIZE, off)),
+        ResumeValue::Map(m) => region::map_handle(m as usize),
     }
 }
 

@@ -62,12 +62,54 @@ pub struct IrProgram {
     pub name: String,
     /// All blocks of all functions, the program's own first, in address order.
     pub blocks: Vec<IrBlock>,
+    /// eBPF instruction indices where a packet may also start with a restored context (program warping's restore
+    /// slots, `docs/warp.md`): each starts a block, and no pass moves an op across it or renames a value live there.
+    pub entries: Vec<u32>,
 }
 
 impl IrProgram {
     /// Ops over all blocks.
     pub fn op_count(&self) -> usize {
         self.blocks.iter().map(|b| b.ops.len()).sum()
+    }
+
+    /// Whether block `k` starts at an entry point.
+    pub fn is_entry(&self, k: usize) -> bool {
+        self.blocks
+            .get(k)
+            .is_some_and(|b| self.entries.contains(&b.start))
+    }
+
+    /// Makes each of `insns` (eBPF instruction indices in the program's own code) an entry point: the block holding
+    /// it is split there, the first half falling through into the second. Returns the instruction of `insns` that
+    /// is not the start of an op of the program's own code, if one is not.
+    pub fn split_at_entries(&mut self, insns: &[u32]) -> Result<(), u32> {
+        for &insn in insns {
+            let found = self.blocks.iter().enumerate().find_map(|(k, b)| {
+                let at = b.ops.iter().position(|o| o.origin == insn)?;
+                (b.func == 0).then_some((k, at))
+            });
+            let Some((k, at)) = found else {
+                return Err(insn);
+            };
+            if at > 0 {
+                let block = &mut self.blocks[k];
+                let rest = block.ops.split_off(at);
+                let second = IrBlock {
+                    start: insn,
+                    ops: rest,
+                    falls_through: block.falls_through,
+                    func: block.func,
+                };
+                block.falls_through = true;
+                self.blocks.insert(k + 1, second);
+            }
+            if !self.entries.contains(&insn) {
+                self.entries.push(insn);
+            }
+        }
+        self.entries.sort_unstable();
+        Ok(())
     }
 }
 
@@ -163,6 +205,7 @@ pub fn lower(
     Ok(IrProgram {
         name: spec.name.clone(),
         blocks,
+        entries: Vec::new(),
     })
 }
 

@@ -12,7 +12,9 @@ pub mod rename;
 pub mod sched;
 pub mod timing;
 
-pub use compile::{compile_object, Compiled, Options, Pass, ProgramReport};
+pub use compile::{
+    compile_object, compile_object_with_entries, Compiled, EntryPoint, Options, Pass, ProgramReport,
+};
 pub use core::{CoreStats, HxdpCore};
 pub use isa::{Bundle, Image, IsaError, MapConfig, Op};
 pub use ports::{
@@ -52,6 +54,14 @@ pub enum CompileError {
     TooLong {
         /// The bundle count.
         bundles: usize,
+    },
+    /// An entry slot that is not an instruction of the program's own code.
+    #[error("program {program}: slot {slot} is not an instruction of the program's own code: no entry point there")]
+    Entry {
+        /// The program.
+        program: String,
+        /// The slot asked for.
+        slot: u32,
     },
     /// The image cannot be decoded.
     #[error("{0}")]

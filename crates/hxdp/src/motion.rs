@@ -2,6 +2,7 @@
 //! block `a` when `a` dominates `b` and `b` post-dominates `a`, so that the op fills a free lane of `a`'s bundles.
 //! Both blocks run on exactly the same packets, so the op still runs once per packet; only register arithmetic and
 //! loads that cannot fault move, and only when nothing on the way from `a` to `b` touches what they read or write.
+//! Nothing moves from or past an entry point ([`IrProgram::entries`]).
 
 use crate::ir::{reads, writes, IrOp, IrProgram, Mem};
 use crate::passes::successors;
@@ -159,6 +160,14 @@ fn can_hoist(prog: &IrProgram, flow: &Flow, a: usize, at: usize, b: usize, i: us
             .all(independent)
 }
 
+/// True when an op moved from block `b` up into block `a` would pass an entry point: `b` is one, or a block on the
+/// way from `a` to `b` is. A packet started there with a restored context would skip the op.
+fn crosses_entry(prog: &IrProgram, flow: &Flow, a: usize, b: usize) -> bool {
+    prog.is_entry(b)
+        || (0..prog.blocks.len())
+            .any(|x| x != a && flow.reaches[a][x] && flow.reaches[x][b] && prog.is_entry(x))
+}
+
 /// Moves ops up into control-equivalent earlier blocks wherever `bundles` (the program's bundle count and the rows of
 /// each block, as the scheduler lays them out) says it costs nothing: no block grows and the total does not grow.
 /// Returns the ops moved.
@@ -172,7 +181,7 @@ pub fn hoist_control_equivalent(
     let mut moved = 0;
     for a in 0..n {
         for b in 0..n {
-            if !flow.control_equivalent_after(a, b) {
+            if !flow.control_equivalent_after(a, b) || crosses_entry(prog, &flow, a, b) {
                 continue;
             }
             let mut i = 0;

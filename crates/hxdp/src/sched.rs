@@ -236,8 +236,11 @@ pub fn merge_next_branch(
     // The block execution falls into: the next one, past blocks that emptied out (and fall through).
     let mut j = k + 1;
     let mut chain_single = true;
+    // An entry point among the blocks the merge would empty would lose its bundle.
+    let mut chain_entry = false;
     while j < rows.len() && rows[j].is_empty() && prog.blocks[j].falls_through {
         chain_single &= preds[j] <= 1;
+        chain_entry |= prog.is_entry(j);
         j += 1;
     }
     if j >= rows.len() || prog.blocks[j].func != prog.blocks[k].func {
@@ -256,6 +259,9 @@ pub fn merge_next_branch(
     let single_pred = preds[j] <= 1 && chain_single;
     let is_exit = op.op.is_exit();
     if !(op.op.is_cond_jump() || op.op.is_ja() || is_exit) || !(single_pred || is_exit) {
+        return false;
+    }
+    if single_pred && (chain_entry || prog.is_entry(j)) {
         return false;
     }
     let last = rows[k].last().expect("rows not empty");

@@ -205,43 +205,8 @@ pub(crate) fn read_lines(
                 ),
             ));
         }
-        let mut records: Vec<LineRecord> = Vec::with_capacity(count);
-        for _ in 0..count {
-            let at = block.offset + pos;
-            let field = |i: usize| u32_at(block.data, pos + 4 * i).unwrap_or(0);
-            let (insn_off, file_off, line_off, line_col) = (field(0), field(1), field(2), field(3));
-            if !insn_off.is_multiple_of(8) {
-                return Err(ext_error(
-                    at,
-                    format!(
-                        "line info for section {section}: instruction offset {insn_off} is not a multiple of 8"
-                    ),
-                ));
-            }
-            if let Some(previous) = records.last() {
-                if insn_off <= previous.insn_off {
-                    return Err(ext_error(
-                        at,
-                        format!(
-                            "line info for section {section}: instruction offset {insn_off} does not follow {}",
-                            previous.insn_off
-                        ),
-                    ));
-                }
-            }
-            let source = SourceLine {
-                file: string(btf, file_off, at + 4, "file name")?,
-                line: line_col >> COLUMN_BITS,
-                column: line_col & ((1 << COLUMN_BITS) - 1),
-                text: string(btf, line_off, at + 8, "line text")?,
-            };
-            records.push(LineRecord {
-                at,
-                insn_off,
-                source,
-            });
-            pos += rec_size;
-        }
+        let records = read_line_records(block, btf, &section, pos, count, rec_size)?;
+        pos += count * rec_size;
         sections.push(SectionLines {
             at,
             section,
@@ -249,6 +214,56 @@ pub(crate) fn read_lines(
         });
     }
     Ok(sections)
+}
+
+/// The `count` line records of `section` starting at `pos` in `block`, each `rec_size` bytes, checked to be at
+/// instruction boundaries in increasing order.
+fn read_line_records(
+    block: Block<'_>,
+    btf: &Btf<'_>,
+    section: &str,
+    mut pos: usize,
+    count: usize,
+    rec_size: usize,
+) -> Result<Vec<LineRecord>, ObjectError> {
+    let mut records: Vec<LineRecord> = Vec::with_capacity(count);
+    for _ in 0..count {
+        let at = block.offset + pos;
+        let field = |i: usize| u32_at(block.data, pos + 4 * i).unwrap_or(0);
+        let (insn_off, file_off, line_off, line_col) = (field(0), field(1), field(2), field(3));
+        if !insn_off.is_multiple_of(8) {
+            return Err(ext_error(
+                at,
+                format!(
+                    "line info for section {section}: instruction offset {insn_off} is not a multiple of 8"
+                ),
+            ));
+        }
+        if let Some(previous) = records.last() {
+            if insn_off <= previous.insn_off {
+                return Err(ext_error(
+                    at,
+                    format!(
+                        "line info for section {section}: instruction offset {insn_off} does not follow {}",
+                        previous.insn_off
+                    ),
+                ));
+            }
+        }
+        let source = SourceLine {
+            file: string(btf, file_off, at + 4, "file name")?,
+            line: line_col >> COLUMN_BITS,
+            column: line_col & ((1 << COLUMN_BITS) - 1),
+            text: string(btf, line_off, at + 8, "line text")?,
+        };
+        records.push(LineRecord {
+            at,
+            insn_off,
+            source,
+        });
+        pos += rec_size;
+    }
+    Ok(records)
 }
 
 /// Gives each code section its line info, as (instruction index, source line) by increasing index.

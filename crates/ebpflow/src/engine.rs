@@ -1,0 +1,343 @@
+//! One engine's pipeline, cycle by cycle, as `rtl/ebpflow/ebpflow_core.sv` clocks it: IF/ID/EX/MEM/WB with
+//! forwarding, the load-use stall, taken branches squashing the slot in ID, lddw's extra ID cycle, the
+//! multiply/divide unit, the cycle EX waits behind an atomic in MEM, calls/exits/helper calls that wait in ID for the
+//! drain, DM_FIFO words that have not arrived, and the shared coprocessor's requests (helper calls and map-value
+//! accesses), which the NIC's arbiter grants ([`crate::nic`]).
+//!
+//! The instructions a packet executes, and their addresses, come from the reference machine's run of the packet
+//! ([`Job`]); this module only times them.
+
+use crate::decode::{Decoded, Kind};
+
+/// What an executed instruction's memory access or call needs from outside the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Nothing: ALU, the header, the stack.
+    None,
+    /// A frame access whose last byte lies in frame word `word` (beat `word` of the packet).
+    Frame {
+        /// The beat.
+        word: u32,
+    },
+    /// A coprocessor request (a helper call, a map-value access) served in `service` cycles.
+    Coproc {
+        /// Grant cycle to ack cycle, both counted.
+        service: u32,
+    },
+}
+
+/// One executed instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// Its decode.
+    pub decoded: Decoded,
+    /// What it waits for.
+    pub wait: Wait,
+    /// A conditional jump that was taken.
+    pub taken: bool,
+    /// Cycles on the multiply/divide unit (for [`Kind::MulDiv`]).
+    pub md_cycles: u32,
+}
+
+/// How a packet's run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// At the final step, an `exit` of the main program.
+    Exit,
+    /// At the final step, where it stands: in EX for an instruction of the pipeline (a fault, a legacy load out of
+    /// the frame), in ID for a call too deep, at the coprocessor's answer for a helper call that ends the run.
+    Stop,
+}
+
+/// The instructions one packet executes on an engine, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// The steps.
+    pub steps: Vec<Step>,
+    /// How the last one ends the run.
+    pub end: End,
+    /// Idle cycles between two input beats (0 in the NIC: a beat a cycle).
+    pub gap: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Id {
+    /// Step `i` (its lddw second half when `second`); past the last step, a slot that never issues.
+    Step { i: usize, second: bool },
+    /// The fall-through slot behind a branch that will be taken: squashed when the branch leaves EX.
+    Wrong,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ex {
+    i: usize,
+    /// Multiply/divide cycles still to go.
+    left: u32,
+    /// The coprocessor's ack cycle, once granted.
+    ack: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Later {
+    atomic: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sp {
+    Idle,
+    Ret,
+    /// A helper call, granted with its ack cycle or not yet.
+    Helper(Option<u64>),
+}
+
+/// The pipeline of one engine during one packet's run.
+#[derive(Clone, Debug)]
+pub struct Pipeline {
+    job: Job,
+    id: Id,
+    ex: Option<Ex>,
+    mem: Option<Later>,
+    wb: Option<Later>,
+    sp: Sp,
+    depth: u32,
+    /// The run's cycle being simulated, from 1.
+    cycle: u64,
+    done: Option<u64>,
+    /// Cycles EX waited for the DM_FIFO and for the coprocessor (grants included), for reports.
+    pub waited_fifo: u64,
+    /// Cycles spent waiting for and in the coprocessor.
+    pub waited_coproc: u64,
+}
+
+impl Pipeline {
+    /// A run about to start: cycle 1 has the first slot in ID.
+    pub fn new(job: Job) -> Pipeline {
+        Pipeline {
+            job,
+            id: Id::Step {
+                i: 0,
+                second: false,
+            },
+            ex: None,
+            mem: None,
+            wb: None,
+            sp: Sp::Idle,
+            depth: 0,
+            cycle: 1,
+            done: None,
+            waited_fifo: 0,
+            waited_coproc: 0,
+        }
+    }
+
+    /// The run's cycles (first beat to the end, both counted), once it has ended.
+    pub fn done(&self) -> Option<u64> {
+        self.done
+    }
+
+    /// The service time of the coprocessor request the engine raises in this cycle, if it raises one not yet
+    /// granted.
+    pub fn request(&self) -> Option<u32> {
+        if self.done.is_some() {
+            return None;
+        }
+        if self.sp == Sp::Helper(None) {
+            return self.service(self.id_step()?);
+        }
+        let ex = self.ex?;
+        if ex.ack.is_none() && !self.mem.is_some_and(|m| m.atomic) {
+            return self.service(ex.i);
+        }
+        None
+    }
+
+    fn service(&self, i: usize) -> Option<u32> {
+        match self.job.steps.get(i)?.wait {
+            Wait::Coproc { service } => Some(service),
+            _ => None,
+        }
+    }
+
+    /// The arbiter granted this cycle's request: the ack comes in cycle `ack` of the run.
+    pub fn grant(&mut self, ack: u64) {
+        if self.sp == Sp::Helper(None) {
+            self.sp = Sp::Helper(Some(ack));
+        } else if let Some(ex) = &mut self.ex {
+            ex.ack = Some(ack);
+        }
+    }
+
+    /// The run's cycle about to be clocked.
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    fn id_step(&self) -> Option<usize> {
+        match self.id {
+            Id::Step { i, second: false } if i < self.job.steps.len() => Some(i),
+            _ => None,
+        }
+    }
+
+    fn last(&self, i: usize) -> bool {
+        i + 1 == self.job.steps.len()
+    }
+
+    fn arrived(&self, word: u32) -> bool {
+        self.cycle > u64::from(word) * (u64::from(self.job.gap) + 1)
+    }
+
+    /// Clocks one cycle.
+    pub fn clock(&mut self) {
+        if self.done.is_some() {
+            return;
+        }
+        let c = self.cycle;
+        let steps = &self.job.steps;
+        let mem_atom = self.mem.is_some_and(|m| m.atomic);
+        let ex_i = self.ex.map(|ex| ex.i);
+        // EX
+        let (mut ex_stall, mut ex_go, mut finish) = (false, false, false);
+        if let Some(ex) = self.ex {
+            let s = &steps[ex.i];
+            if self.last(ex.i) && self.job.end == End::Stop {
+                finish = true;
+            } else {
+                let md_wait = s.decoded.kind == Kind::MulDiv && ex.left > 1;
+                let mem_wait = match s.wait {
+                    Wait::None => false,
+                    Wait::Frame { word } => !self.arrived(word),
+                    Wait::Coproc { .. } => ex.ack != Some(c),
+                };
+                if mem_wait && !mem_atom {
+                    match s.wait {
+                        Wait::Frame { .. } => self.waited_fifo += 1,
+                        _ => self.waited_coproc += 1,
+                    }
+                }
+                ex_stall = mem_atom || md_wait || mem_wait;
+                ex_go = !ex_stall;
+            }
+        }
+        let ex_redirect = ex_go && self.ex.is_some_and(|ex| steps[ex.i].taken);
+        // ID's special operations
+        let drained = self.ex.is_none() && self.mem.is_none() && self.wb.is_none();
+        let id = self.id_step();
+        let mut sp_redirect = false;
+        let mut next_sp = self.sp;
+        let mut ack_now = false;
+        match self.sp {
+            Sp::Ret => {
+                sp_redirect = true;
+                next_sp = Sp::Idle;
+                self.depth -= 1;
+            }
+            Sp::Helper(ack) => {
+                if ack == Some(c) {
+                    ack_now = true;
+                    next_sp = Sp::Idle;
+                    if id.is_some_and(|i| self.last(i)) {
+                        finish = true;
+                    }
+                } else {
+                    self.waited_coproc += 1;
+                }
+            }
+            Sp::Idle => {
+                if let (Some(i), true) = (id, drained) {
+                    let stop = self.last(i);
+                    match steps[i].decoded.kind {
+                        Kind::Call if stop && self.job.end == End::Stop => finish = true,
+                        Kind::Call => {
+                            sp_redirect = true;
+                            self.depth += 1;
+                        }
+                        Kind::Exit if self.depth == 0 || stop => finish = true,
+                        Kind::Exit => next_sp = Sp::Ret,
+                        Kind::Helper => next_sp = Sp::Helper(None),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if finish {
+            self.done = Some(c);
+            return;
+        }
+        let special = id.is_some_and(|i| {
+            matches!(
+                steps[i].decoded.kind,
+                Kind::Call | Kind::Exit | Kind::Helper
+            )
+        });
+        let load_use = match (self.ex, self.id) {
+            (Some(ex), Id::Step { i, second: false }) if i < steps.len() => {
+                let e = &steps[ex.i].decoded;
+                e.late && e.rd.is_some_and(|r| steps[i].decoded.reads(r))
+            }
+            _ => false,
+        };
+        let id_stall = ex_stall || load_use || (special && !ack_now);
+        let id_go =
+            matches!(self.id, Id::Step { i, .. } if i < steps.len()) && !id_stall && !ex_redirect;
+        let (id_i, id_second) = match self.id {
+            Id::Step { i, second } => (i, second),
+            Id::Wrong => (usize::MAX, false),
+        };
+        let to_ex = id_go
+            && (id_second
+                || matches!(
+                    steps[id_i].decoded.kind,
+                    Kind::Pipe | Kind::Branch | Kind::MulDiv
+                ));
+        // Registers
+        self.wb = self.mem;
+        self.mem = match (ex_go, self.ex) {
+            (true, Some(ex)) => Some(Later {
+                atomic: steps[ex.i].decoded.atomic,
+            }),
+            _ => None,
+        };
+        if let (true, Some(ex)) = (ex_stall, &mut self.ex) {
+            ex.left = ex.left.saturating_sub(1);
+        } else if to_ex {
+            let s = &steps[id_i];
+            let md = if id_second { 0 } else { s.md_cycles };
+            self.ex = Some(Ex {
+                i: id_i,
+                left: md,
+                ack: None,
+            });
+        } else {
+            self.ex = None;
+        }
+        if ex_redirect {
+            self.id = Id::Step {
+                i: ex_i.map_or(usize::MAX, |i| i + 1),
+                second: false,
+            };
+        } else if sp_redirect {
+            self.id = Id::Step {
+                i: id_i + 1,
+                second: false,
+            };
+        } else if id_go {
+            let s = &steps[id_i];
+            self.id = if !id_second && s.decoded.kind == Kind::LddwFirst {
+                Id::Step {
+                    i: id_i,
+                    second: true,
+                }
+            } else if !id_second && s.decoded.kind == Kind::Branch && s.taken {
+                Id::Wrong
+            } else {
+                Id::Step {
+                    i: id_i + 1,
+                    second: false,
+                }
+            };
+        }
+        self.sp = next_sp;
+        self.cycle += 1;
+    }
+}

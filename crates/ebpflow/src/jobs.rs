@@ -1,0 +1,165 @@
+//! From the reference machine's run of a packet (its instruction trace and the operands beside it) to the steps an
+//! engine times ([`crate::engine::Job`]).
+
+use crate::decode::{decode, Kind};
+use crate::engine::{End, Job, Step, Wait};
+use hwxdp_xdp::region::{self, Region};
+use hwxdp_xdp::Outcome;
+
+/// Coprocessor service times of the contract (grant cycle to ack cycle, both counted).
+pub mod service {
+    /// `bpf_map_lookup_elem`.
+    pub const LOOKUP: u32 = 4;
+    /// `bpf_map_update_elem`.
+    pub const UPDATE: u32 = 8;
+    /// `bpf_map_delete_elem`.
+    pub const DELETE: u32 = 8;
+    /// Any other helper.
+    pub const HELPER: u32 = 2;
+    /// A load or store of a map value.
+    pub const VALUE: u32 = 2;
+    /// An atomic on a map value.
+    pub const ATOMIC: u32 = 3;
+}
+
+/// The service time of helper `id`.
+pub fn helper_service(id: i32) -> u32 {
+    match id {
+        1 => service::LOOKUP,
+        2 => service::UPDATE,
+        3 => service::DELETE,
+        _ => service::HELPER,
+    }
+}
+
+/// Where the run's instructions are: the image's slots and the image slot of each (program, slot) of the trace.
+pub struct Where<'a> {
+    /// The instruction memory.
+    pub slots: &'a [u64],
+    /// Image slots executed before the trace's first instruction (the loader's prologue: no jumps, header and
+    /// register accesses only).
+    pub prologue: std::ops::Range<usize>,
+    /// The image slot of a trace entry.
+    pub slot_of: &'a dyn Fn(u16, u32) -> Option<usize>,
+}
+
+/// Why a trace cannot be timed.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The trace names a slot the image does not hold.
+    #[error("the trace reaches slot {slot} of program {program}, which the image does not hold")]
+    NotInImage {
+        /// Program index.
+        program: u16,
+        /// Slot.
+        slot: u32,
+    },
+    /// The machine did not record a trace.
+    #[error("the reference machine recorded no trace (Config::record_trace is off)")]
+    NoTrace,
+}
+
+fn size_of(code: u8) -> u64 {
+    match (code >> 3) & 3 {
+        0 => 4,
+        1 => 2,
+        2 => 1,
+        _ => 8,
+    }
+}
+
+/// The steps of a packet's run: `outcome` with its trace and operands, `data0` the frame's offset from
+/// `data_hard_start` in the machine's packet buffer when it started, `gap` the idle cycles between input beats.
+pub fn job(outcome: &Outcome, data0: u64, at: &Where, gap: u32) -> Result<Job, JobError> {
+    if outcome.trace.is_empty() && outcome.insns > 0 {
+        return Err(JobError::NoTrace);
+    }
+    let mut steps: Vec<Step> = at
+        .prologue
+        .clone()
+        .map(|s| Step {
+            decoded: decode(at.slots[s], false),
+            wait: Wait::None,
+            taken: false,
+            md_cycles: 0,
+        })
+        .collect();
+    let mut image_slots = Vec::with_capacity(outcome.trace.len());
+    for &(program, slot) in &outcome.trace {
+        let s = (at.slot_of)(program, slot).ok_or(JobError::NotInImage { program, slot })?;
+        image_slots.push(s);
+    }
+    for (k, &s) in image_slots.iter().enumerate() {
+        let d = decode(at.slots[s], false);
+        let operand = outcome.operands.get(k).copied().unwrap_or(0);
+        let taken = d.kind == Kind::Branch && image_slots.get(k + 1).is_some_and(|&n| n != s + 1);
+        let md_cycles = if d.kind == Kind::MulDiv {
+            let zero = if d.code & 8 != 0 {
+                operand == 0
+            } else {
+                d.imm == 0
+            };
+            d.muldiv_cycles(zero)
+        } else {
+            0
+        };
+        let wait = match d.kind {
+            Kind::Helper if d.code & 0xf0 == 0x80 && (at.slots[s] >> 12) & 15 == 0 => {
+                Wait::Coproc {
+                    service: helper_service(d.imm),
+                }
+            }
+            Kind::Helper => Wait::Coproc {
+                service: service::HELPER,
+            },
+            _ if d.memory => memory_wait(d.code, d.atomic, d.imm, operand, data0),
+            _ => Wait::None,
+        };
+        steps.push(Step {
+            decoded: d,
+            wait,
+            taken,
+            md_cycles,
+        });
+    }
+    let end = match (outcome.fault.is_some(), steps.last()) {
+        (false, Some(s)) if s.decoded.kind == Kind::Exit => End::Exit,
+        _ => End::Stop,
+    };
+    Ok(Job { steps, end, gap })
+}
+
+/// What a memory access waits for: the beat of its last byte for the frame, the coprocessor for a map value.
+fn memory_wait(code: u8, atomic: bool, imm: i32, operand: u64, data0: u64) -> Wait {
+    let size = size_of(code);
+    let legacy = code & 7 == 0;
+    let frame_byte = if legacy {
+        // LD ABS/IND: data + imm (+ the offset register's value as a 32-bit signed number).
+        let ind = if code & 0xe0 == 0x40 {
+            i64::from(operand as u32 as i32)
+        } else {
+            0
+        };
+        Some(i64::from(imm) + ind)
+    } else {
+        match region::region(operand) {
+            Region::Packet => Some(region::offset(operand) as i64 - data0 as i64),
+            Region::MapValue => {
+                return Wait::Coproc {
+                    service: if atomic {
+                        service::ATOMIC
+                    } else {
+                        service::VALUE
+                    },
+                }
+            }
+            _ => None,
+        }
+    };
+    match frame_byte {
+        Some(b) if b + size as i64 > 0 => Wait::Frame {
+            word: ((b + size as i64 - 1) / 8) as u32,
+        },
+        _ => Wait::None,
+    }
+}

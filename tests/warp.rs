@@ -1,7 +1,9 @@
 //! Program warping end to end (appendix D of the warping paper): for every example and its `hwxdp gen` trace,
 //! `compile --target warp --pcap` runs the trace on the reference machine plainly and through the Warp Engine
 //! (verdicts from the rules, the rest resumed from the restored context) and fails on the first packet whose
-//! verdict, bytes, redirect or maps differ. Every rule set must also fit the engine and warp some instructions.
+//! verdict, bytes, redirect or maps differ. Every rule set must also fit the engine and warp some instructions. And
+//! `run --backend warp`, the engine in front of the hXDP cycle model, must give the reference machine's verdicts,
+//! packets and maps on the same trace, in fewer cycles per packet than the core alone.
 
 mod support;
 
@@ -68,12 +70,63 @@ fn warped(example: &str, extra: &[&str]) {
     );
 }
 
+/// `run --backend warp` (the engine in front of the hXDP cycle model, resuming at entry bundles) against the reference
+/// machine on the example's trace: the same verdicts, packets and maps; every packet's cycles counted, some packets
+/// matched, an entry bundle for every restore slot, and fewer cycles per packet than the core alone.
+fn on_hxdp(example: &str, extra: &[&str]) {
+    let (obj, dir, trace) = workload(example, "warp-hxdp");
+    let mut args: Vec<&str> = trace.iter().map(String::as_str).collect();
+    args.extend(extra);
+    let stats = run_beside_interp(
+        &obj,
+        &args,
+        ("warp", &[]),
+        &format!("{dir}/interp"),
+        &format!("{dir}/warp"),
+    )
+    .unwrap_or_else(|e| panic!("{example}: {e}"));
+    assert_eq!(stats["packets"].as_u64(), Some(PACKETS as u64), "{stats}");
+    let figures = &stats["figures"];
+    let figure = |key: &str| {
+        figures[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{example}: no {key} in {figures}"))
+    };
+    assert!(figure("matched_packets") > 0.0, "{example}: {figures}");
+    assert!(figure("entry_points") >= 1.0, "{example}: {figures}");
+    assert_eq!(figure("engine_depth"), 28.0);
+    let warped = stats["cycles_per_packet"]["mean"].as_f64().unwrap_or(0.0);
+    assert!(warped >= 1.0, "{example}: {warped} cycles per packet");
+    let mut plain_args = vec!["run", obj.as_str()];
+    plain_args.extend(&args);
+    let out = format!("{dir}/hxdp");
+    plain_args.extend(["-o", out.as_str(), "--backend", "hxdp"]);
+    let plain = hwxdp(&plain_args);
+    assert!(plain.ok, "{}", plain.all);
+    let hxdp = read_stats(&out)["cycles_per_packet"]["mean"]
+        .as_f64()
+        .unwrap_or(0.0);
+    assert!(
+        warped < hxdp,
+        "{example}: {warped} cycles per packet warped, {hxdp} on the core alone"
+    );
+}
+
 macro_rules! warp_tests {
     ($($name:ident $(, $opt:literal)*;)*) => {
         $(
-            #[test]
-            fn $name() {
-                warped(stringify!($name), &[$($opt),*]);
+            mod $name {
+                use super::*;
+
+                #[test]
+                fn rules_match_the_plain_run() {
+                    warped(stringify!($name), &[$($opt),*]);
+                }
+
+                #[test]
+                fn backend_warp_matches_interp() {
+                    on_hxdp(stringify!($name), &[$($opt),*]);
+                }
             }
         )*
     };

@@ -1,0 +1,307 @@
+`default_nettype none
+// The eBPFlow NIC: PORTS RX ports, ENGINES_PER_PORT engines each, the action modules, a per-port output arbiter and
+// the output crossbar to the TX queues (thesis, Figure 4.1).
+//
+// Port p's packets (s_axis_rx_*[p], 64 bits a beat, tuser the header's bytes 0..15 on the first beat) go through
+// ebpflow_demux to a free engine of that port (engine index e = p * G + g). When the program has ended, the engine's
+// action module turns r0 and the fault flag into a Table 4.2 action and the TX queues it goes to (ebpflow_action:
+// queues 0 .. P-1 the ports, P the host queue, P+1 the controller); the port's ebpflow_out_arbiter takes whole
+// packets from its engines round robin and ebpflow_crossbar moves them to the TX queues (m_axis_tx_*[q], whole
+// packets, round robin per queue, a flood to several, a drop to none). On the way out the header's destination-queue
+// byte (byte 2, tuser[23:16]) becomes the action module's queue and byte 13 (tuser[111:104], free in Table 4.1)
+// the engine that ran the packet.
+//
+// xdp_i chooses how r0 reads: an XDP verdict (XDP_TX to the input port, XDP_PASS to the host queue, XDP_REDIRECT to
+// the port the coprocessor reported for the run, the rest dropped) or the thesis's own action codes.
+//
+// Instruction memory: REPLACE with the shared double-buffered memory (ebpflow_imem_db) when it lands. Until then
+// every pair of engines shares one rtl/common/ram_tdp copy of the program (a read port each), written through
+// imem_we_i while the NIC is idle. Helper calls: REPLACE with ebpflow_coproc when it lands; until then every helper
+// call is answered in the next cycle with a fault (the packet is dropped), so only helper-free programs run.
+module ebpflow_nic #(
+  parameter integer PORTS            = 4,
+  parameter integer ENGINES_PER_PORT = 4,
+  parameter integer IMEM_DEPTH       = 4096,
+  parameter integer IW               = 12,    // $clog2(IMEM_DEPTH)
+  parameter integer RX_BYTES         = 4096,
+  parameter integer STACK_FRAMES     = 8,
+  parameter integer FW               = 3,
+  parameter integer AW               = 13,
+  parameter integer QUEUES           = PORTS + 2
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  // program
+  input  logic                   imem_we_i,
+  input  logic [IW-1:0]          imem_addr_i,
+  input  logic [63:0]            imem_data_i,
+  input  logic [IW:0]            prog_len_i,
+  input  logic                   xdp_i,
+  // RX ports
+  input  logic [PORTS*64-1:0]    s_axis_rx_tdata_i,
+  input  logic [PORTS*8-1:0]     s_axis_rx_tkeep_i,
+  input  logic [PORTS-1:0]       s_axis_rx_tvalid_i,
+  output logic [PORTS-1:0]       s_axis_rx_tready_o,
+  input  logic [PORTS-1:0]       s_axis_rx_tlast_i,
+  input  logic [PORTS*128-1:0]   s_axis_rx_tuser_i,
+  // TX queues
+  output logic [QUEUES*64-1:0]   m_axis_tx_tdata_o,
+  output logic [QUEUES*8-1:0]    m_axis_tx_tkeep_o,
+  output logic [QUEUES-1:0]      m_axis_tx_tvalid_o,
+  input  logic [QUEUES-1:0]      m_axis_tx_tready_i,
+  output logic [QUEUES-1:0]      m_axis_tx_tlast_o,
+  output logic [QUEUES*128-1:0]  m_axis_tx_tuser_o,
+  // status
+  output logic [PORTS*ENGINES_PER_PORT-1:0] engine_idle_o,
+  output logic                   idle_o
+);
+
+  localparam integer G  = ENGINES_PER_PORT;
+  localparam integer GW = (G > 1) ? $clog2(G) : 1;
+  localparam integer E  = PORTS * G;
+  localparam integer M  = QUEUES;
+  localparam integer UA = 128 + M;   // tuser beside a packet on its way to the crossbar: header and TX queues
+
+  // engine side, engine e at [e]
+  logic [E*64-1:0]  eng_in_tdata;
+  logic [E*8-1:0]   eng_in_tkeep;
+  logic [E-1:0]     eng_in_tvalid;
+  logic [E-1:0]     eng_in_tready;
+  logic [E-1:0]     eng_in_tlast;
+  logic [E*128-1:0] eng_in_tuser;
+  logic [E*64-1:0]  eng_out_tdata;
+  logic [E*8-1:0]   eng_out_tkeep;
+  logic [E-1:0]     eng_out_tvalid;
+  logic [E-1:0]     eng_out_tready;
+  logic [E-1:0]     eng_out_tlast;
+  logic [E*UA-1:0]  eng_out_tuser;
+  logic [E-1:0]     eng_idle;
+  logic [E-1:0]     imem_en;
+  logic [E*IW-1:0]  imem_addr;
+  logic [E*64-1:0]  imem_data;
+  logic [E-1:0]     hlp_req;
+  logic [E-1:0]     hlp_ack_q;
+
+  // port side, port p at [p]
+  logic [PORTS*64-1:0]  arb_tdata;
+  logic [PORTS*8-1:0]   arb_tkeep;
+  logic [PORTS-1:0]     arb_tvalid;
+  logic [PORTS-1:0]     arb_tready;
+  logic [PORTS-1:0]     arb_tlast;
+  logic [PORTS*128-1:0] arb_tuser;
+  logic [PORTS*M-1:0]   arb_mask;
+  logic [PORTS-1:0]     demux_open;
+
+  for (genvar p = 0; p < PORTS; p++) begin : g_port
+    logic [63:0]          dm_tdata;
+    logic [7:0]           dm_tkeep;
+    logic                 dm_tlast;
+    logic [127:0]         dm_tuser;
+    logic [UA-1:0]        arb_user;
+    logic [GW-1:0]        demux_sel;
+    logic [GW-1:0]        arb_sel;
+    logic                 unused_port;
+
+    ebpflow_demux #(
+      .G  (G),
+      .UW (128)
+    ) u_demux (
+      .clk_i           (clk_i),
+      .rst_ni          (rst_ni),
+      .s_axis_tdata_i  (s_axis_rx_tdata_i[p*64 +: 64]),
+      .s_axis_tkeep_i  (s_axis_rx_tkeep_i[p*8 +: 8]),
+      .s_axis_tvalid_i (s_axis_rx_tvalid_i[p]),
+      .s_axis_tready_o (s_axis_rx_tready_o[p]),
+      .s_axis_tlast_i  (s_axis_rx_tlast_i[p]),
+      .s_axis_tuser_i  (s_axis_rx_tuser_i[p*128 +: 128]),
+      .m_axis_tdata_o  (dm_tdata),
+      .m_axis_tkeep_o  (dm_tkeep),
+      .m_axis_tvalid_o (eng_in_tvalid[p*G +: G]),
+      .m_axis_tready_i (eng_in_tready[p*G +: G]),
+      .m_axis_tlast_o  (dm_tlast),
+      .m_axis_tuser_o  (dm_tuser),
+      .sel_o           (demux_sel),
+      .open_o          (demux_open[p])
+    );
+
+    for (genvar g = 0; g < G; g++) begin : g_bcast
+      assign eng_in_tdata[(p*G+g)*64 +: 64]   = dm_tdata;
+      assign eng_in_tkeep[(p*G+g)*8 +: 8]     = dm_tkeep;
+      assign eng_in_tlast[p*G+g]              = dm_tlast;
+      assign eng_in_tuser[(p*G+g)*128 +: 128] = dm_tuser;
+    end
+
+    ebpflow_out_arbiter #(
+      .G  (G),
+      .UW (UA)
+    ) u_arb (
+      .clk_i           (clk_i),
+      .rst_ni          (rst_ni),
+      .s_axis_tdata_i  (eng_out_tdata[p*G*64 +: G*64]),
+      .s_axis_tkeep_i  (eng_out_tkeep[p*G*8 +: G*8]),
+      .s_axis_tvalid_i (eng_out_tvalid[p*G +: G]),
+      .s_axis_tready_o (eng_out_tready[p*G +: G]),
+      .s_axis_tlast_i  (eng_out_tlast[p*G +: G]),
+      .s_axis_tuser_i  (eng_out_tuser[p*G*UA +: G*UA]),
+      .m_axis_tdata_o  (arb_tdata[p*64 +: 64]),
+      .m_axis_tkeep_o  (arb_tkeep[p*8 +: 8]),
+      .m_axis_tvalid_o (arb_tvalid[p]),
+      .m_axis_tready_i (arb_tready[p]),
+      .m_axis_tlast_o  (arb_tlast[p]),
+      .m_axis_tuser_o  (arb_user),
+      .sel_o           (arb_sel)
+    );
+
+    assign arb_tuser[p*128 +: 128] = arb_user[127:0];
+    assign arb_mask[p*M +: M]      = arb_user[UA-1:128];
+    assign unused_port             = ^{demux_sel, arb_sel};
+  end
+
+  for (genvar e = 0; e < E; e++) begin : g_engine
+    logic [127:0]  out_user;
+    logic [63:0]   r0;
+    logic          fault;
+    logic [M-1:0]  mask;
+    logic [7:0]    dest_q;
+    logic [15:0]   action;
+    logic          result_valid;
+    logic [31:0]   result_cycles;
+    logic          hlp_kfunc;
+    logic [31:0]   hlp_id;
+    logic [319:0]  hlp_args;
+    logic [63:0]   host_rdata;
+
+    ebpflow_engine #(
+      .IW           (IW),
+      .RX_BYTES     (RX_BYTES),
+      .STACK_FRAMES (STACK_FRAMES),
+      .FW           (FW),
+      .AW           (AW)
+    ) u_engine (
+      .clk_i           (clk_i),
+      .rst_ni          (rst_ni),
+      .prog_len_i      (prog_len_i),
+      .s_axis_tdata_i  (eng_in_tdata[e*64 +: 64]),
+      .s_axis_tkeep_i  (eng_in_tkeep[e*8 +: 8]),
+      .s_axis_tvalid_i (eng_in_tvalid[e]),
+      .s_axis_tready_o (eng_in_tready[e]),
+      .s_axis_tlast_i  (eng_in_tlast[e]),
+      .s_axis_tuser_i  (eng_in_tuser[e*128 +: 128]),
+      .m_axis_tdata_o  (eng_out_tdata[e*64 +: 64]),
+      .m_axis_tkeep_o  (eng_out_tkeep[e*8 +: 8]),
+      .m_axis_tvalid_o (eng_out_tvalid[e]),
+      .m_axis_tready_i (eng_out_tready[e]),
+      .m_axis_tlast_o  (eng_out_tlast[e]),
+      .m_axis_tuser_o  (out_user),
+      .result_valid_o  (result_valid),
+      .result_r0_o     (r0),
+      .result_fault_o  (fault),
+      .result_cycles_o (result_cycles),
+      .idle_o          (eng_idle[e]),
+      .imem_en_o       (imem_en[e]),
+      .imem_addr_o     (imem_addr[e*IW +: IW]),
+      .imem_data_i     (imem_data[e*64 +: 64]),
+      .hlp_req_o       (hlp_req[e]),
+      .hlp_kfunc_o     (hlp_kfunc),
+      .hlp_id_o        (hlp_id),
+      .hlp_args_o      (hlp_args),
+      .hlp_ack_i       (hlp_ack_q[e]),
+      .hlp_r0_i        (64'd0),
+      .hlp_end_i       (1'b0),
+      .hlp_fault_i     (1'b1),
+      .host_req_i      (1'b0),
+      .host_we_i       (1'b0),
+      .host_addr_i     ('0),
+      .host_wdata_i    (64'd0),
+      .host_rdata_o    (host_rdata)
+    );
+
+    ebpflow_action #(
+      .P (PORTS),
+      .M (M)
+    ) u_action (
+      .xdp_i            (xdp_i),
+      .r0_i             (r0),
+      .fault_i          (fault),
+      .in_port_i        (8'(e / G)),
+      .redirect_valid_i (1'b0),
+      .redirect_port_i  (16'd0),
+      .action_o         (action),
+      .mask_o           (mask),
+      .dest_q_o         (dest_q)
+    );
+
+    assign eng_out_tuser[e*UA +: UA] = {mask, out_user[127:112], 8'(e), out_user[103:24], dest_q,
+                                        out_user[15:0]};
+
+    // REPLACE with ebpflow_coproc: no coprocessor yet, a helper call faults.
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) hlp_ack_q[e] <= 1'b0;
+      else         hlp_ack_q[e] <= hlp_req[e] && !hlp_ack_q[e];
+    end
+
+    logic unused;
+    assign unused = ^{out_user[111:104], out_user[23:16], action, result_valid, result_cycles, hlp_kfunc, hlp_id, hlp_args, host_rdata};
+  end
+
+  // REPLACE with ebpflow_imem_db: one ram_tdp copy of the program per pair of engines, port a of the pair's first
+  // engine also the write port.
+  for (genvar c = 0; c < (E + 1) / 2; c++) begin : g_imem
+    localparam integer A = 2 * c;
+    localparam integer B = (2 * c + 1 < E) ? 2 * c + 1 : 2 * c;
+    logic [63:0] b_data;
+
+    ram_tdp #(
+      .WIDTH (64),
+      .DEPTH (IMEM_DEPTH),
+      .AW    (IW)
+    ) u_ram (
+      .clk_i     (clk_i),
+      .a_en_i    (imem_we_i || imem_en[A]),
+      .a_we_i    (imem_we_i),
+      .a_addr_i  (imem_we_i ? imem_addr_i : imem_addr[A*IW +: IW]),
+      .a_wdata_i (imem_data_i),
+      .a_be_i    (8'hff),
+      .a_rdata_o (imem_data[A*64 +: 64]),
+      .b_en_i    (imem_en[B] && (B != A)),
+      .b_we_i    (1'b0),
+      .b_addr_i  (imem_addr[B*IW +: IW]),
+      .b_wdata_i (64'd0),
+      .b_be_i    (8'h00),
+      .b_rdata_o (b_data)
+    );
+
+    if (B != A) begin : g_b
+      assign imem_data[B*64 +: 64] = b_data;
+    end else begin : g_nob
+      logic unused;
+      assign unused = ^b_data;
+    end
+  end
+
+  ebpflow_crossbar #(
+    .N  (PORTS),
+    .M  (M),
+    .UW (128)
+  ) u_xbar (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .s_axis_tdata_i  (arb_tdata),
+    .s_axis_tkeep_i  (arb_tkeep),
+    .s_axis_tvalid_i (arb_tvalid),
+    .s_axis_tready_o (arb_tready),
+    .s_axis_tlast_i  (arb_tlast),
+    .s_axis_tuser_i  (arb_tuser),
+    .s_mask_i        (arb_mask),
+    .m_axis_tdata_o  (m_axis_tx_tdata_o),
+    .m_axis_tkeep_o  (m_axis_tx_tkeep_o),
+    .m_axis_tvalid_o (m_axis_tx_tvalid_o),
+    .m_axis_tready_i (m_axis_tx_tready_i),
+    .m_axis_tlast_o  (m_axis_tx_tlast_o),
+    .m_axis_tuser_o  (m_axis_tx_tuser_o)
+  );
+
+  assign engine_idle_o = eng_idle;
+  assign idle_o        = (&eng_idle) && !(|demux_open);
+
+endmodule

@@ -201,7 +201,7 @@ impl HxdpCore {
         for (r, v) in resume.regs.iter().enumerate() {
             regs[r] = v.map_or(0, |v| resolve(v, buff));
         }
-        let mut stack = Vec::with_capacity(resume.stack.len());
+        let mut stack: Vec<StackStore> = Vec::with_capacity(resume.stack.len());
         for w in &resume.stack {
             let fits = (1..=8).contains(&w.size)
                 && w.off >= -(STACK_SIZE as i64)
@@ -225,7 +225,7 @@ impl HxdpCore {
         buff: &mut XdpBuff,
         md: &XdpMd,
         entry: usize,
-        restore: Option<(&[u64; 9], &[(u64, usize, u64)])>,
+        restore: Option<(&[u64; 9], &[StackStore])>,
     ) -> Verdict {
         let (meta, data, data_end) = buff.offsets();
         let mut hosted = self.machine.hosted(buff, md);
@@ -683,6 +683,9 @@ impl Run<'_> {
         }
     }
 }
+
+/// A restore's store into the frame: (address, bytes, value).
+type StackStore = (u64, usize, u64);
 
 /// The core's 64-bit value of a restored value for the packet in `buff` (the reference machine's addresses, which
 /// the core shares).

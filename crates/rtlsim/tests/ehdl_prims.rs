@@ -143,8 +143,10 @@ impl Wrapper {
             common::target_dir(),
         )
         .flags(VERILATOR_FLAGS);
-        let mut prims: Vec<_> = std::fs::read_dir(root.join("rtl/ehdl"))
-            .expect("rtl/ehdl")
+        // The primitives, and the shared blocks of rtl/common/ (the RAMs of ehdl_map_ram).
+        let mut prims: Vec<_> = ["rtl/ehdl", "rtl/common"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(root.join(d)).expect("rtl directory"))
             .map(|e| e.expect("entry").path())
             .filter(|p| p.extension().is_some_and(|e| e == "sv"))
             .collect();
@@ -924,6 +926,176 @@ fn map_memory_case(bytes: usize, np: usize, aw: usize, hot: usize, writes: u64, 
             assert_eq!(got.get(64 * p, 64), *r, "cycle {i}: port {p} read");
         }
         assert_eq!(got.get(64 * np, 64), *host, "cycle {i}: host read");
+    }
+}
+
+#[test]
+fn map_ram_reads_early_addresses_and_forwards_writes_in_flight() {
+    // 40 bytes (5 rows: 3 even, 2 odd), three ports, the middle one writing: port 2 sees its writes in the same
+    // cycle, port 0 one cycle later (through the delay register).
+    map_ram_case(40, 3, 8, 0, 1, 0b111, 0x3a95);
+}
+
+#[test]
+fn map_ram_with_a_partial_last_row_and_the_first_port_writing() {
+    // 44 bytes: the last row has 4 bytes, the others must read 0 and never be written.
+    map_ram_case(44, 2, 7, 0, 0, 0b11, 0x51d3);
+}
+
+#[test]
+fn map_ram_straddles_rows_of_both_parities() {
+    // 300 bytes (38 rows); the hot accesses start 4 bytes before row 16 and straddle an even and an odd row.
+    map_ram_case(300, 3, 9, 124, 2, 0b111, 0x77c1);
+}
+
+#[test]
+fn map_ram_without_a_pipeline_writer_and_a_port_that_never_reads() {
+    // WP = NP: only the host writes; port 1 has no copy of the RAMs and reads 0.
+    map_ram_case(300, 3, 9, 124, 3, 0b101, 0x5eed);
+}
+
+/// `ehdl_map_ram` with `bytes` bytes, `np` ports (port `wp` writing, `wp == np`: none; those in `reads` reading)
+/// and `aw` address bits against a byte model over 1500 cycles of random, often overlapping and row-straddling
+/// accesses, each port's address presented a cycle early (`raddr` is the next cycle's `addr`; runs of one address
+/// stand for a held stage). The host reads one cycle after its address; its writes are dropped in cycles `wp`
+/// writes.
+fn map_ram_case(bytes: usize, np: usize, aw: usize, hot: usize, wp: usize, reads: u64, seed: u64) {
+    let mut w = Wrapper::default();
+    w.input("raddr", aw * np);
+    w.input("we", np);
+    w.input("op", 3 * np);
+    w.input("addr", aw * np);
+    w.input("wdata", 64 * np);
+    w.input("wmask", 8 * np);
+    w.input("hwe", 1);
+    w.input("haddr", aw);
+    w.input("hwdata", 64);
+    w.input("hwmask", 8);
+    w.body += &format!(
+        "  logic [{}:0] rdata;\n  logic [63:0] hrdata;\n  logic hdrop;\n  ehdl_map_ram #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WP({wp}), \
+         .READS({np}'d{reads})) u_m (.clk_i(clk_i), .rst_ni(rst_ni), .raddr_i(raddr), .we_i(we), .op_i(op), \
+         .addr_i(addr), .wdata_i(wdata), .wmask_i(wmask), .rdata_o(rdata), .host_we_i(hwe), .host_addr_i(haddr), \
+         .host_wdata_i(hwdata), .host_wmask_i(hwmask), .host_rdata_o(hrdata), .host_drop_o(hdrop));\n",
+        64 * np - 1
+    );
+    w.output("rdata".into(), 64 * np);
+    w.output("hrdata".into(), 64);
+    w.output("hdrop".into(), 1);
+    struct Port {
+        we: bool,
+        op: u64,
+        addr: usize,
+        wdata: u64,
+        wmask: u64,
+    }
+    let read = |mem: &[u8], a: usize| {
+        (0..8).fold(0u64, |v, b| {
+            v | (mem.get(a + b).copied().unwrap_or(0) as u64) << (8 * b)
+        })
+    };
+    let mut rng = Rng(seed);
+    // Every cycle's port operations first: each vector carries the next cycle's addresses.
+    let mut cycles: Vec<Vec<Port>> = Vec::new();
+    for _ in 0..1500 {
+        let hold = rng.below(4) == 0 && !cycles.is_empty();
+        let ports: Vec<Port> = (0..np)
+            .map(|i| Port {
+                we: rng.below(2) == 1,
+                op: rng.below(6),
+                addr: if hold {
+                    cycles.last().map_or(0, |c: &Vec<Port>| c[i].addr)
+                } else if rng.below(4) == 0 {
+                    rng.below_usize(bytes + 8)
+                } else {
+                    hot + 8 * rng.below_usize(3) + [0, 0, 3][rng.below_usize(3)]
+                },
+                wdata: rng.operand(),
+                wmask: [0xff, 0x0f, 0x03, 0x01, 0x00, rng.below(256)][rng.below_usize(6)],
+            })
+            .collect();
+        cycles.push(ports);
+    }
+    let mut mem = vec![0u8; bytes];
+    let mut vectors = Vec::new();
+    let mut expected = Vec::new();
+    let mut prev_haddr = 0;
+    for (t, ports) in cycles.iter().enumerate() {
+        let (hwe, haddr, hwdata, hwmask) = (
+            rng.below(3) == 0,
+            rng.below_usize(bytes + 4),
+            rng.next(),
+            rng.below(256),
+        );
+        let mut v = Bits::default();
+        for i in 0..np {
+            v.push(aw, cycles.get(t + 1).map_or(0, |c| c[i].addr) as u64);
+        }
+        for p in ports {
+            v.push(1, p.we as u64);
+        }
+        for p in ports {
+            v.push(3, p.op);
+        }
+        for p in ports {
+            v.push(aw, p.addr as u64);
+        }
+        for p in ports {
+            v.push(64, p.wdata);
+        }
+        for p in ports {
+            v.push(8, p.wmask);
+        }
+        v.push(1, hwe as u64);
+        v.push(aw, haddr as u64);
+        v.push(64, hwdata);
+        v.push(8, hwmask);
+        vectors.push(v);
+        let host_read = read(&mem, prev_haddr);
+        prev_haddr = haddr;
+        let mut next = mem.clone();
+        let mut rdata = Vec::new();
+        let mut piped = false;
+        for (i, p) in ports.iter().enumerate() {
+            let old = read(&next, p.addr);
+            rdata.push(if (reads >> i) & 1 == 1 { old } else { 0 });
+            if i != wp || !p.we || p.wmask == 0 {
+                continue;
+            }
+            piped = true;
+            let upd = match p.op {
+                1 => old.wrapping_add(p.wdata),
+                2 => old | p.wdata,
+                3 => old & p.wdata,
+                4 => old ^ p.wdata,
+                _ => p.wdata,
+            };
+            for b in 0..8 {
+                if (p.wmask >> b) & 1 == 1 && p.addr + b < bytes {
+                    next[p.addr + b] = (upd >> (8 * b)) as u8;
+                }
+            }
+        }
+        if hwe && !piped {
+            for b in 0..8 {
+                if (hwmask >> b) & 1 == 1 && haddr + b < bytes {
+                    next[haddr + b] = (hwdata >> (8 * b)) as u8;
+                }
+            }
+        }
+        expected.push((rdata, host_read, hwe && piped));
+        mem = next;
+    }
+    let out = w.run(&format!("map_ram_{bytes}_{np}_{wp}_{reads}"), &vectors);
+    for (i, ((rdata, host, drop), got)) in expected.iter().zip(&out).enumerate() {
+        for (p, r) in rdata.iter().enumerate() {
+            assert_eq!(got.get(64 * p, 64), *r, "cycle {i}: port {p} read");
+        }
+        assert_eq!(got.get(64 * np, 64), *host, "cycle {i}: host read");
+        assert_eq!(
+            got.get(64 * np + 64, 1),
+            *drop as u64,
+            "cycle {i}: host write dropped"
+        );
     }
 }
 

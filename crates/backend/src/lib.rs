@@ -9,6 +9,7 @@
 //!
 //! Adding a backend is one module with a [`registry::Entry`] and one line in [`registry::REGISTRY`].
 
+mod ebpflow;
 mod ehdl;
 mod error;
 mod hxdp;
@@ -18,6 +19,7 @@ pub mod registry;
 mod setup;
 mod warp;
 
+pub use ebpflow::{NicOptions, Swap};
 pub use error::BackendError;
 pub use registry::{find, Entry, REGISTRY};
 pub use setup::{Options, Setup, Vcd};

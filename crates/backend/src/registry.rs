@@ -27,6 +27,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::ehdl::RTL,
     crate::warp::ENTRY,
     crate::warp::INTERP,
+    crate::ebpflow::ENTRY,
 ];
 
 /// The backend called `name`.
@@ -91,6 +92,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                "ebpflow",
                 "ehdl-rtl",
                 "hxdp",
                 "hxdp-rtl",

@@ -32,6 +32,8 @@ pub struct Options {
     pub vcd: Option<Vcd>,
     /// Ring buffers are read once after the trace instead of after every packet.
     pub rings_after_trace: bool,
+    /// `--ports`, `--engines-per-port`, `--swap-at`: the eBPFlow NIC's shape and its program swaps.
+    pub ebpflow: crate::ebpflow::NicOptions,
 }
 
 impl Default for Options {
@@ -43,6 +45,7 @@ impl Default for Options {
             hazards: None,
             vcd: None,
             rings_after_trace: false,
+            ebpflow: crate::ebpflow::NicOptions::default(),
         }
     }
 }

@@ -56,6 +56,29 @@ pub struct BackendArgs {
     /// run and bench: trace; verify: packet, or trace when a backend runs the trace as one batch].
     #[arg(long, value_enum)]
     pub rings: Option<RingsArg>,
+    /// ebpflow: the NIC's ports (1 to 16); a packet arriving on ifindex I comes in on port I - --ifindex [default: 4].
+    #[arg(long)]
+    pub ports: Option<usize>,
+    /// ebpflow: engines per port [default: 4].
+    #[arg(long)]
+    pub engines_per_port: Option<usize>,
+    /// ebpflow: from the N-th packet on (counted from 0 in the order they run), run OBJECT's program instead,
+    /// swapped into the instruction memory's idle bank under traffic (repeatable, N increasing).
+    #[arg(long = "swap-at", value_name = "N:OBJECT", value_parser = parse_swap)]
+    pub swap_at: Vec<(u64, PathBuf)>,
+}
+
+fn parse_swap(text: &str) -> Result<(u64, PathBuf), String> {
+    let (n, path) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?} is not N:OBJECT"))?;
+    let n = n
+        .parse::<u64>()
+        .map_err(|_| format!("{text:?}: {n:?} is not a packet number"))?;
+    if path.is_empty() {
+        return Err(format!("{text:?}: no object after the colon"));
+    }
+    Ok((n, PathBuf::from(path)))
 }
 
 /// `--rings`: when ring buffers are read.
@@ -149,6 +172,9 @@ impl BackendArgs {
             (self.vcd_packets.is_some(), "--vcd-packets"),
             (self.data_width.is_some(), "--data-width"),
             (self.hazards.is_some(), "--hazards"),
+            (self.ports.is_some(), "--ports"),
+            (self.engines_per_port.is_some(), "--engines-per-port"),
+            (!self.swap_at.is_empty(), "--swap-at"),
         ];
         for (set, flag) in flags {
             if set {
@@ -199,7 +225,50 @@ impl BackendArgs {
                 clock_mhz: self.clocks()[0],
             }),
             rings_after_trace: false,
+            ebpflow: hwxdp_backend::NicOptions {
+                ports: self.ports.unwrap_or(4),
+                engines_per_port: self.engines_per_port.unwrap_or(4),
+                ..hwxdp_backend::NicOptions::default()
+            },
         }
+    }
+
+    /// The objects of `--swap-at`, loaded, with the packet each takes over from; refused unless N increases.
+    pub fn swaps(&self) -> Result<Vec<(u64, Loaded)>> {
+        let mut out: Vec<(u64, Loaded)> = Vec::new();
+        for (at, path) in &self.swap_at {
+            if out.last().is_some_and(|(prev, _)| prev >= at) {
+                bail!(
+                    "--swap-at {at}:{}: swap points must increase",
+                    path.display()
+                );
+            }
+            out.push((*at, common::load_object(path)?));
+        }
+        Ok(out)
+    }
+}
+
+/// The program of a swapped-in object that takes over from `program`: the one of the same name, else its only XDP
+/// program.
+pub fn swap_program(loaded: &Loaded, path: &std::path::Path, program: &str) -> Result<String> {
+    let xdp: Vec<&str> = loaded
+        .spec
+        .programs
+        .iter()
+        .filter(|p| is_xdp(&p.section))
+        .map(|p| p.name.as_str())
+        .collect();
+    if xdp.contains(&program) {
+        return Ok(program.to_string());
+    }
+    match xdp.as_slice() {
+        [only] => Ok(only.to_string()),
+        _ => bail!(
+            "--swap-at {}: no XDP program {program:?} and not just one XDP program (XDP programs: {})",
+            path.display(),
+            xdp.join(", ")
+        ),
     }
 }
 
@@ -339,6 +408,8 @@ pub struct Session<'a> {
     pub devices: Vec<(u32, u32)>,
     /// The backends' options.
     pub options: Options,
+    /// `--swap-at`: the objects swapped in, with the packet each takes over from.
+    pub swaps: Vec<(u64, Loaded, PathBuf)>,
 }
 
 impl<'a> Session<'a> {
@@ -356,10 +427,17 @@ impl<'a> Session<'a> {
     ) -> Result<Session<'a>> {
         let preload = trace.maps.as_deref().map(common::load_maps).transpose()?;
         let devices = devices(trace, &loaded.spec, preload.as_ref())?;
-        let options = Options {
+        let mut options = Options {
             rings_after_trace: backend.rings_after_trace(entries, rings_after_by_default)?,
             ..backend.options()
         };
+        options.ebpflow.first_ifindex = trace.ifindex;
+        let swaps = backend
+            .swaps()?
+            .into_iter()
+            .zip(&backend.swap_at)
+            .map(|((at, loaded), (_, path))| (at, loaded, path.clone()))
+            .collect();
         Ok(Session {
             loaded,
             args,
@@ -371,12 +449,26 @@ impl<'a> Session<'a> {
             preload,
             devices,
             options,
+            swaps,
         })
     }
 
     /// Creates `entry`'s backend for `program` and preloads its maps.
     pub fn create(&self, entry: &Entry, program: &str) -> Result<Box<dyn Backend>> {
         let object = self.args.object.display().to_string();
+        let mut options = self.options.clone();
+        for (at, loaded, path) in &self.swaps {
+            options.ebpflow.swaps.push(hwxdp_backend::Swap {
+                at: *at,
+                spec: std::sync::Arc::new(loaded.spec.clone()),
+                program: swap_program(loaded, path, program)?,
+            });
+        }
+        let options = if entry.options.contains(&"--swap-at") {
+            options
+        } else {
+            self.options.clone()
+        };
         let setup = Setup {
             object: &self.args.object,
             elf: &self.loaded.elf,
@@ -384,7 +476,7 @@ impl<'a> Session<'a> {
             program,
             config: &self.config,
             devices: &self.devices,
-            options: &self.options,
+            options: &options,
             notify: Some(crate::progress::note),
         };
         let mut backend = (entry.create)(&setup).with_context(|| object.clone())?;
@@ -449,11 +541,28 @@ mod tests {
         };
         assert_eq!(
             names(false),
-            ["interp", "hxdp", "hxdp-rtl", "ehdl-rtl", "warp", "warp-interp"]
+            [
+                "interp",
+                "hxdp",
+                "hxdp-rtl",
+                "ehdl-rtl",
+                "warp",
+                "warp-interp",
+                "ebpflow"
+            ]
         );
         assert_eq!(
             names(true),
-            ["kernel", "interp", "hxdp", "hxdp-rtl", "ehdl-rtl", "warp", "warp-interp"]
+            [
+                "kernel",
+                "interp",
+                "hxdp",
+                "hxdp-rtl",
+                "ehdl-rtl",
+                "warp",
+                "warp-interp",
+                "ebpflow"
+            ]
         );
     }
 }

@@ -29,7 +29,7 @@ impl Default for NicConfig {
 }
 
 /// Where a packet leaves (Table 4.2's actions for the XDP verdicts).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dest {
     /// A port's TX queue.
     Port(usize),

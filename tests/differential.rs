@@ -1,6 +1,7 @@
 //! The differential suite: every bundled example, with the trace `hwxdp gen` writes for it, through the Linux kernel
-//! and the reference machine, alone and behind the Warp Engine (`hwxdp verify --backend interp --backend warp`): no
-//! difference in verdicts, packet bytes or final maps is allowed.
+//! and the reference machine, alone and behind the Warp Engine, and the hXDP core behind the engine (`hwxdp verify
+//! --backend interp --backend warp-interp --backend warp`): no difference in verdicts, packet bytes or final maps is
+//! allowed.
 //!
 //! Needs the examples built (`make examples`) and a kernel that runs BPF programs (root). Where `bpf()` is not
 //! available the kernel half cannot run: each test then says so loudly on standard error and checks only the reference
@@ -19,8 +20,15 @@ fn differential(example: &str, extra: &[&str]) {
     args.extend(extra);
     check_coverage(example, &args, &dir);
     require_kernel();
-    // The reference machine, and the Warp Engine in front of it, both against the kernel in one run.
-    args.extend(["--backend", "interp", "--backend", "warp"]);
+    // The reference machine, and the Warp Engine in front of it and of the hXDP core, against the kernel in one run.
+    args.extend([
+        "--backend",
+        "interp",
+        "--backend",
+        "warp-interp",
+        "--backend",
+        "warp",
+    ]);
     let verify = hwxdp(&args);
     assert!(
         verify.ok,
@@ -38,7 +46,7 @@ fn differential(example: &str, extra: &[&str]) {
         "{example}: only {identical} packets compared:\n{}",
         verify.all
     );
-    for backend in ["interp", "warp"] {
+    for backend in ["interp", "warp-interp", "warp"] {
         assert!(
             verify
                 .stdout

@@ -5,7 +5,8 @@
 //!
 //! `--swap-at N:other.o` swaps the program under traffic: the packets the NIC is handed from the N-th on run the
 //! other object's program (written into the instruction memory's idle bank; a packet in flight finishes on the old
-//! one). Each object keeps its own maps; [`Backend::maps`] is the last one's.
+//! one). Each object and program keeps its own maps across swaps; [`Backend::maps`] are those of the program that
+//! runs last.
 
 use crate::interp::{empty_buff, load};
 use crate::registry::Entry;
@@ -34,8 +35,11 @@ pub const ENTRY: Entry = Entry {
 pub struct Swap {
     /// The first packet (counted from 0 in the order the NIC is handed them) that runs the new program.
     pub at: u64,
-    /// The new program's object.
+    /// The new program's object, and its path: swaps to the same object and program (the object of the run
+    /// included) share one reference machine and its maps, as the coprocessor's maps outlive a swap.
     pub spec: Arc<ObjectSpec>,
+    /// The object's path.
+    pub object: std::path::PathBuf,
     /// The new program, by function name.
     pub program: String,
 }
@@ -64,16 +68,17 @@ impl Default for NicOptions {
     }
 }
 
-/// One program the NIC runs from packet `from` on: its image and the reference machine for its results.
+/// A program the NIC runs: its image and the reference machine for its results.
 struct Version {
-    from: u64,
+    object: std::path::PathBuf,
+    program: String,
     image: Image,
     machine: Machine,
     spec: Arc<ObjectSpec>,
 }
 
 fn version(
-    from: u64,
+    object: &std::path::Path,
     spec: Arc<ObjectSpec>,
     program: &str,
     config: &Config,
@@ -87,7 +92,8 @@ fn version(
     let machine = Machine::new(&spec, Some(program), &config)
         .map_err(|e| BackendError::setup(ENTRY.name, e))?;
     Ok(Version {
-        from,
+        object: object.to_path_buf(),
+        program: program.to_string(),
         image,
         machine,
         spec,
@@ -108,16 +114,33 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         ));
     }
     let mut versions = vec![version(
-        0,
+        setup.object,
         Arc::new(setup.spec.clone()),
         setup.program,
         setup.config,
     )?];
+    let mut schedule = vec![(0, 0)];
     for s in &o.swaps {
-        versions.push(version(s.at, s.spec.clone(), &s.program, setup.config)?);
+        let known = versions
+            .iter()
+            .position(|v| v.object == s.object && v.program == s.program);
+        let v = match known {
+            Some(v) => v,
+            None => {
+                versions.push(version(
+                    &s.object,
+                    s.spec.clone(),
+                    &s.program,
+                    setup.config,
+                )?);
+                versions.len() - 1
+            }
+        };
+        schedule.push((s.at, v));
     }
     Ok(Box::new(Ebpflow {
         versions,
+        schedule,
         nic: Nic::new(NicConfig {
             ports: o.ports,
             engines_per_port: o.engines_per_port,
@@ -178,6 +201,8 @@ const PORT_KEYS: [(&str, &str); 16] = [
 
 struct Ebpflow {
     versions: Vec<Version>,
+    /// From which packet on each version runs, by increasing packet.
+    schedule: Vec<(u64, usize)>,
     nic: Nic,
     first_ifindex: u32,
     record_trace: bool,
@@ -193,7 +218,11 @@ const DEVMAPS: [u32; 2] = [14, 25];
 
 impl Ebpflow {
     fn version_of(&self, k: u64) -> usize {
-        self.versions.iter().rposition(|v| v.from <= k).unwrap_or(0)
+        self.schedule
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= k)
+            .map_or(0, |&(_, v)| v)
     }
 
     fn port_of(&self, packet: &Packet) -> Result<usize, BackendError> {
@@ -368,7 +397,7 @@ impl Backend for Ebpflow {
     }
 
     fn maps(&mut self) -> &mut dyn MapStore {
-        let last = self.versions.len() - 1;
+        let last = self.schedule.last().map_or(0, |&(_, v)| v);
         self.versions[last].machine.maps_mut()
     }
 
@@ -412,8 +441,8 @@ impl Backend for Ebpflow {
         for (p, &n) in s.packets.iter().enumerate() {
             summary = summary.with(PORT_KEYS[p].0, PORT_KEYS[p].1, n as f64 / span);
         }
-        if self.versions.len() > 1 {
-            summary = summary.with("swaps", "program swaps", (self.versions.len() - 1) as f64);
+        if self.schedule.len() > 1 {
+            summary = summary.with("swaps", "program swaps", (self.schedule.len() - 1) as f64);
         }
         summary.packets_per_cycle = Some(total as f64 / span);
         summary

@@ -461,6 +461,7 @@ impl<'a> Session<'a> {
             options.ebpflow.swaps.push(hwxdp_backend::Swap {
                 at: *at,
                 spec: std::sync::Arc::new(loaded.spec.clone()),
+                object: path.clone(),
                 program: swap_program(loaded, path, program)?,
             });
         }

@@ -12,6 +12,7 @@ use crate::CompileError;
 use hwxdp_ebpf::opcode::*;
 use hwxdp_ebpf::STACK_SIZE;
 use hwxdp_object::ObjectSpec;
+use hwxdp_xdp::maps::MapStore;
 use hwxdp_xdp::region::{self, Region};
 use hwxdp_xdp::{
     alu, Config, FaultKind, Hosted, Machine, Outcome, Resume, ResumeValue, Verdict, XdpBuff, XdpMd,
@@ -66,6 +67,10 @@ pub struct HxdpCore {
     /// What the helpers of the last packet recorded: its redirect target and printk lines.
     last_hosted: Outcome,
     packet_present: bool,
+    /// The maps module's buckets of each HASH and PERCPU_HASH map (their latencies depend on them).
+    buckets: Vec<Option<Buckets>>,
+    /// The maps may have changed outside a packet (`machine_mut`): the buckets are rebuilt before the next one.
+    buckets_stale: bool,
 }
 
 impl HxdpCore {
@@ -117,12 +122,36 @@ impl HxdpCore {
             last_calls: Vec::new(),
             last_hosted: Outcome::default(),
             packet_present: false,
+            buckets: Vec::new(),
+            buckets_stale: true,
         })
     }
 
     /// The reference machine holding the maps (for preloading and dumping).
     pub fn machine_mut(&mut self) -> &mut Machine {
+        self.buckets_stale = true;
         &mut self.machine
+    }
+
+    /// Rebuilds the buckets of the hash maps from the keys the maps hold.
+    fn rebuild_buckets(&mut self) {
+        let maps = self.machine.maps_mut();
+        self.buckets = self
+            .image
+            .maps
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                is_hash(m.map_type).then(|| {
+                    let mut b = Buckets::new(m.max_entries);
+                    for (key, _) in maps.entries(i).unwrap_or_default() {
+                        b.insert(&key);
+                    }
+                    b
+                })
+            })
+            .collect();
+        self.buckets_stale = false;
     }
 
     /// The image the core runs.
@@ -228,6 +257,9 @@ impl HxdpCore {
         restore: Option<(&[u64; 9], &[StackStore])>,
     ) -> Verdict {
         let (meta, data, data_end) = buff.offsets();
+        if self.buckets_stale {
+            self.rebuild_buckets();
+        }
         let mut hosted = self.machine.hosted(buff, md);
         if let Some((regs, stack)) = restore {
             hosted.regs()[1..10].copy_from_slice(regs);
@@ -252,6 +284,7 @@ impl HxdpCore {
                 high: data_end as u64,
             },
             tail_calls: 0,
+            buckets: &mut self.buckets,
         };
         let end = run.execute(&mut hosted, entry);
         self.last_hosted = hosted.finish();
@@ -299,6 +332,8 @@ struct Run<'a> {
     bounds: PacketBounds,
     /// Successful tail calls so far.
     tail_calls: u64,
+    /// The hash maps' buckets, kept in step with the packet's map updates and deletes.
+    buckets: &'a mut Vec<Option<Buckets>>,
 }
 
 /// What decode sees of the previous bundle while it is in execute (nothing after a taken transfer: squashed).
@@ -451,13 +486,36 @@ impl Run<'_> {
                         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
                     _ => None,
                 };
+                // A hash map operation's latency depends on the bucket rows its key's probe reads.
+                let hash_key = match map {
+                    Some(m) if (1..=3).contains(&id) && is_hash(m.map_type) => vm
+                        .bytes(snap[2], m.key_size as usize, "load")
+                        .ok()
+                        .map(|b| b.to_vec()),
+                    _ => None,
+                };
+                let map_index = region::offset(handle) as usize;
+                let hash_rows = hash_key.as_ref().and_then(|k| {
+                    let b = self.buckets.get_mut(map_index)?.as_mut()?;
+                    Some(b.rows(k))
+                });
                 let result = vm.call_helper(id, call);
+                if let (Some(k), Ok(0)) = (&hash_key, &result) {
+                    if let Some(Some(b)) = self.buckets.get_mut(map_index) {
+                        match id {
+                            2 => b.insert(k),
+                            3 => b.remove(k),
+                            _ => {}
+                        }
+                    }
+                }
                 let latency = helper_latency(&HelperCall {
                     id,
                     args: [snap[1], snap[2], snap[3], snap[4], snap[5]],
                     r0: result.as_ref().ok().copied(),
                     map,
                     key_index,
+                    hash_rows,
                     tail_calls: self.tail_calls,
                     cycle: call + HELPER_REGISTER_CYCLES,
                     lanes: self.image.lanes,

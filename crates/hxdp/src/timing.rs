@@ -46,7 +46,9 @@ pub const CLOCK_PAPER_MHZ: f64 = 156.25;
 /// Clock of a 100G Corundum datapath, in MHz.
 pub const CLOCK_FAST_MHZ: f64 = 250.0;
 
+mod buckets;
 mod helpers;
+pub use buckets::*;
 pub use helpers::*;
 
 /// Million packets per second at `mhz` for a mean of `cycles` per packet.

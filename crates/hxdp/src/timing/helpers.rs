@@ -87,6 +87,9 @@ pub struct HelperCall<'a> {
     pub map: Option<MapShape>,
     /// The first four key bytes (little-endian) of a map lookup, when readable: a DEVMAP's index.
     pub key_index: Option<u32>,
+    /// Bucket rows the maps module reads for a lookup, update or delete of a HASH or PERCPU_HASH map
+    /// ([`crate::timing::Buckets::rows`] before the operation), when the key is readable; `None` for other maps.
+    pub hash_rows: Option<u64>,
     /// Successful tail calls this packet before this call.
     pub tail_calls: u64,
     /// The cycle the helper module sees the call in (the core's `run_cycles_o` then: its call's cycle plus
@@ -176,8 +179,37 @@ fn slot_rows(m: &MapShape) -> u64 {
 }
 
 /// The maps module's latency (request accepted to response) for request `op` (0 lookup, 1 update, 2 delete) on
-/// `m` that answered `r0`; see the header of rtl/sephirot/maps.sv.
-pub fn maps_latency(op: u8, m: &MapShape, r0: u64, key_index: Option<u32>) -> u64 {
+/// `m` that answered `r0`; see the header of rtl/sephirot/maps.sv. A HASH or PERCPU_HASH operation that reads
+/// `hash_rows` bucket rows takes one cycle more per row after the first, and a delete of a key beyond its home row
+/// (more than one row read) shifts: the rows after the home read again, then the hole cleared.
+pub fn maps_latency(
+    op: u8,
+    m: &MapShape,
+    r0: u64,
+    key_index: Option<u32>,
+    hash_rows: Option<u64>,
+) -> u64 {
+    let probe = match hash_rows {
+        Some(rows) if is_hash(m.map_type) && op <= 2 => {
+            let shift = if op == 2 && r0 == 0 && rows > 1 {
+                rows
+            } else {
+                0
+            };
+            rows.saturating_sub(1) + shift
+        }
+        _ => 0,
+    };
+    probe + maps_base_latency(op, m, r0, key_index)
+}
+
+/// Whether the maps module keeps `t`'s keys in hashed buckets (HASH and PERCPU_HASH).
+pub fn is_hash(t: u32) -> bool {
+    matches!(t, map_type::HASH | map_type::PERCPU_HASH)
+}
+
+/// [`maps_latency`] with the home row read alone.
+fn maps_base_latency(op: u8, m: &MapShape, r0: u64, key_index: Option<u32>) -> u64 {
     let t = m.map_type;
     let r = rows(m.value_size as u64);
     match op {
@@ -232,7 +264,7 @@ pub fn helper_latency(call: &HelperCall) -> u64 {
                     t = read_pass(t, a3, m.value_size as u64, ready);
                 }
                 let op = (call.id - 1) as u8;
-                t + maps_latency(op, &m, call.r0.unwrap_or(0), call.key_index)
+                t + maps_latency(op, &m, call.r0.unwrap_or(0), call.key_index, call.hash_rows)
             }
         },
         12 => match call.map {

@@ -366,6 +366,11 @@ pub fn devices(
         bail!("ifindex 1 is the loopback device, which has one receive queue: give --ifindex N with --rx-queues");
     }
     let mut devices = vec![(trace.ifindex, trace.rx_queues)];
+    // A trace over several ports (pcapng interfaces) arrives on ifindex --ifindex + port.
+    let ports = crate::trace::interfaces(&trace.pcap)
+        .map(|i| i.into_iter().max().unwrap_or(0))
+        .unwrap_or(0);
+    devices.extend((1..=ports).map(|p| (trace.ifindex + p, trace.rx_queues)));
     if let Some(file) = preload {
         for (m, map) in spec.maps.iter().enumerate() {
             if !DEVMAP_TYPES.contains(&map.map_type) {
@@ -486,6 +491,28 @@ impl<'a> Session<'a> {
                 .with_context(|| format!("{} ({})", path.display(), entry.name))?;
         }
         Ok(backend)
+    }
+
+    /// Creates `entry`'s backend for `program` of the swapped-in object `loaded` (at `path`), with no `--maps`
+    /// preload (the preload names the run's object's maps).
+    pub fn create_swapped(
+        &self,
+        entry: &Entry,
+        loaded: &Loaded,
+        path: &std::path::Path,
+        program: &str,
+    ) -> Result<Box<dyn Backend>> {
+        let setup = Setup {
+            object: path,
+            elf: &loaded.elf,
+            spec: &loaded.spec,
+            program,
+            config: &self.config,
+            devices: &self.devices,
+            options: &self.options,
+            notify: Some(crate::progress::note),
+        };
+        (entry.create)(&setup).with_context(|| path.display().to_string())
     }
 }
 

@@ -1,7 +1,9 @@
 //! `hwxdp compile --target hxdp`: an object to an hXDP image and listing, with a report of what each pass did.
 //! `hwxdp compile --target ehdl`: an object to an eHDL pipeline (text diagram, Graphviz, JSON, Verilog).
 //! `hwxdp compile --target warp`: an object to Warp Engine rules and their configuration ([`warp`]).
+//! `hwxdp compile --target ebpflow`: the eBPFlow loader's image, map table and report ([`ebpflow`]).
 
+mod ebpflow;
 mod warp;
 
 use crate::common::{self, ProgramArgs};
@@ -17,13 +19,14 @@ pub struct Args {
     #[command(flatten)]
     program: ProgramArgs,
     /// What to compile for.
-    #[arg(long, value_parser = ["hxdp", "ehdl", "warp"])]
+    #[arg(long, value_parser = ["hxdp", "ehdl", "warp", "ebpflow"])]
     target: String,
     /// Directory for `<program>.hxdp` (the image) and `<program>.lst` (the listing); for ehdl,
     /// `<program>.pipeline.txt`, `<program>.pipeline.dot`, `<program>.ehdl.json` and the Verilog module
     /// `ehdl_<program>.sv` (a program the generator has no Verilog for is an error, after the diagrams are written);
     /// for warp, `<program>.warp.json` (rules, key extractors, restores, report), `<program>.rules.txt` (the same as
-    /// tables), `<program>.report.json` and, with `--pcap`, `<program>.paths.json`.
+    /// tables), `<program>.report.json`, the hXDP image with an entry bundle at every restore slot (`<program>.hxdp`,
+    /// `<program>.lst`, `<program>.entries.json`: slot -> bundle) and, with `--pcap`, `<program>.paths.json`.
     #[arg(short = 'o', long = "out")]
     out: PathBuf,
     /// Lanes per bundle (1 to 8).
@@ -105,7 +108,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let spec = &loaded.spec;
     let chosen = programs(&args.program, spec)?;
     let hxdp_options = match args.target.as_str() {
-        "ehdl" | "warp" => None,
+        "ehdl" | "warp" | "ebpflow" => None,
         _ => Some(options(args.lanes, &args.disable)?),
     };
     let mut failed = Vec::new();
@@ -114,6 +117,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let done = match &hxdp_options {
             Some(options) => run_hxdp(&args, spec, &program.name, options),
             None if args.target == "warp" => warp::run(&args, spec, program),
+            None if args.target == "ebpflow" => ebpflow::run(&args, spec, program),
             None => run_ehdl(&args, spec, program),
         };
         match done {
@@ -144,6 +148,7 @@ fn artifact(target: &str) -> &'static str {
     match target {
         "ehdl" => "Verilog module",
         "warp" => "rule set",
+        "ebpflow" => "eBPFlow image",
         _ => "hXDP image",
     }
 }

@@ -39,6 +39,11 @@ pub struct Args {
     /// 512-bit bus, the minimum-size traffic that stresses a pipeline's hazards most).
     #[arg(long, requires = "flows")]
     max_frame_bytes: Option<usize>,
+    /// Write the trace as trace.pcapng with this many interfaces, the input ports of a multi-port NIC (`--backend
+    /// ebpflow --ports N`): packet i arrives on port i mod N, so that every port gets its share of the trace; `run`
+    /// and `verify` give a packet of port p the `ingress_ifindex` `--ifindex` + p.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16))]
+    ports: Option<u32>,
 }
 
 /// Nanoseconds between generated packets (one million packets per second).
@@ -78,18 +83,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     common::create_dir(&args.out)?;
-    let pcap = args.out.join("trace.pcap");
-    let mut writer = trace::Writer::create(&pcap)?;
-    for (i, packet) in workload.packets.iter().enumerate() {
-        writer.write(START_NS + i as u64 * GAP_NS, packet)?;
-    }
-    writer.finish()?;
+    let pcap = match args.ports {
+        Some(ports) => {
+            let path = args.out.join("trace.pcapng");
+            write_ports(&path, &workload.packets, ports)?;
+            path
+        }
+        None => {
+            let path = args.out.join("trace.pcap");
+            let mut writer = trace::Writer::create(&path)?;
+            for (i, packet) in workload.packets.iter().enumerate() {
+                writer.write(START_NS + i as u64 * GAP_NS, packet)?;
+            }
+            writer.finish()?;
+            path
+        }
+    };
     println!("{}", workload.description);
     println!(
-        "wrote {} ({} packets for program {})",
+        "wrote {} ({} packets for program {}{})",
         pcap.display(),
         workload.packets.len(),
-        program.name
+        program.name,
+        args.ports
+            .map_or(String::new(), |p| format!(" over {p} ports"))
     );
     if !workload.preload.is_empty() {
         let mut maps: Map<String, Value> = Map::new();
@@ -119,4 +136,43 @@ pub fn run(args: Args) -> Result<ExitCode> {
         println!("wrote {} (route table for --routes)", path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `packets` as a pcapng file with `ports` Ethernet interfaces (nanosecond timestamps), packet i on
+/// interface i mod `ports`.
+fn write_ports(path: &std::path::Path, packets: &[Vec<u8>], ports: u32) -> Result<()> {
+    use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+    use pcap_file::pcapng::blocks::interface_description::{
+        InterfaceDescriptionBlock, InterfaceDescriptionOption,
+    };
+    use pcap_file::pcapng::PcapNgWriter;
+    let cannot = || format!("{}: cannot write", path.display());
+    let file = std::fs::File::create(path)
+        .with_context(|| format!("{}: cannot create", path.display()))?;
+    let mut writer = PcapNgWriter::new(std::io::BufWriter::new(file)).with_context(cannot)?;
+    for port in 0..ports {
+        writer
+            .write_pcapng_block(InterfaceDescriptionBlock {
+                linktype: pcap_file::DataLink::ETHERNET,
+                snaplen: 65535,
+                options: vec![
+                    InterfaceDescriptionOption::IfName(format!("port{port}").into()),
+                    InterfaceDescriptionOption::IfTsResol(9),
+                ],
+            })
+            .with_context(cannot)?;
+    }
+    for (i, packet) in packets.iter().enumerate() {
+        writer
+            .write_pcapng_block(EnhancedPacketBlock {
+                interface_id: i as u32 % ports,
+                timestamp: std::time::Duration::from_nanos(START_NS + i as u64 * GAP_NS),
+                original_len: packet.len() as u32,
+                data: std::borrow::Cow::Borrowed(packet),
+                options: Vec::new(),
+            })
+            .with_context(cannot)?;
+    }
+    use std::io::Write;
+    writer.into_inner().flush().with_context(cannot)
 }

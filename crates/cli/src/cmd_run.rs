@@ -139,6 +139,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut feeder = Feeder::new(&mut *backend, bar.clone());
     let (mut index, mut skipped) = (0usize, 0usize);
     let mut each = |i: usize, packet: &Packet, ran: Ran| out.packet(i, packet, ran);
+    let ports = trace::interfaces(&args.trace.pcap)?;
     trace::for_each(&args.trace.pcap, |time_ns, data| {
         let i = index;
         index += 1;
@@ -147,9 +148,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             skipped += 1;
             return Ok(());
         }
+        let mut md = common::metadata(&args.trace, data);
+        md.ingress_ifindex += ports.get(i).copied().unwrap_or(0);
         let packet = Packet {
             bytes: data.to_vec(),
-            md: common::metadata(&args.trace, data),
+            md,
             time_ns,
         };
         feeder.push(i, packet, &mut each)

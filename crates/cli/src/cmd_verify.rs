@@ -95,6 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         bail!("verify compares backends with the kernel: --backend kernel would compare it with itself");
     }
     let all: Vec<trace::TracePacket> = common::load_trace(&args.trace)?;
+    let ports = trace::interfaces(&args.trace.pcap)?;
     let skipped = all
         .iter()
         .filter(|p| XdpBuff::new(&p.data).is_err())
@@ -104,9 +105,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .enumerate()
         .filter(|(_, p)| XdpBuff::new(&p.data).is_ok())
         .map(|(i, p)| {
+            let mut md = common::metadata(&args.trace, &p.data);
+            md.ingress_ifindex += ports.get(i).copied().unwrap_or(0);
             let packet = Packet {
                 bytes: p.data.clone(),
-                md: common::metadata(&args.trace, &p.data),
+                md,
                 time_ns: p.time_ns,
             };
             (i, packet)
@@ -184,7 +187,7 @@ fn verify_program(
         .into_iter()
         .map(|m| (m, loaded.spec.maps[m].name.clone()))
         .collect();
-    let mut kernel = session.create(hwxdp_backend::find("kernel")?, program)?;
+    let mut kernel = kernel_side(session, program)?;
     let mut sides = Vec::new();
     for entry in entries {
         let backend = session.create(entry, program)?;
@@ -379,5 +382,99 @@ fn join(a: &str, b: &str) -> String {
         b.to_string()
     } else {
         format!("{a}, {b}")
+    }
+}
+
+/// The kernel's side: with `--swap-at`, a kernel program per object, each packet run by the one its position says,
+/// so that every packet is checked against the program it was meant to run.
+fn kernel_side(session: &Session, program: &str) -> Result<Box<dyn Backend>> {
+    let entry = hwxdp_backend::find("kernel")?;
+    let first = session.create(entry, program)?;
+    if session.swaps.is_empty() {
+        return Ok(first);
+    }
+    let mut objects = vec![session.args.object.clone()];
+    let mut backends = vec![first];
+    let mut schedule = vec![(0u64, 0usize)];
+    for (at, loaded, path) in &session.swaps {
+        let v = match objects.iter().position(|o| o == path) {
+            Some(v) => v,
+            None => {
+                let name = backends::swap_program(loaded, path, program)?;
+                backends.push(session.create_swapped(entry, loaded, path, &name)?);
+                objects.push(path.clone());
+                backends.len() - 1
+            }
+        };
+        schedule.push((*at, v));
+    }
+    Ok(Box::new(Swapped {
+        backends,
+        schedule,
+        handed: 0,
+    }))
+}
+
+/// Backends of the programs of a run with `--swap-at`, each packet handed to the one that runs it.
+struct Swapped {
+    backends: Vec<Box<dyn Backend>>,
+    /// From which packet on each backend runs.
+    schedule: Vec<(u64, usize)>,
+    handed: u64,
+}
+
+impl Swapped {
+    fn of(&self, k: u64) -> usize {
+        self.schedule
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= k)
+            .map_or(0, |&(_, v)| v)
+    }
+}
+
+impl Backend for Swapped {
+    fn name(&self) -> &'static str {
+        self.backends[0].name()
+    }
+
+    fn capabilities(&self) -> hwxdp_backend::Capabilities {
+        self.backends[0].capabilities()
+    }
+
+    fn run(&mut self, packets: &[Packet]) -> Result<Vec<Ran>, hwxdp_backend::BackendError> {
+        let mut out = Vec::with_capacity(packets.len());
+        let mut start = 0;
+        while start < packets.len() {
+            let v = self.of(self.handed + start as u64);
+            let mut end = start + 1;
+            while end < packets.len() && self.of(self.handed + end as u64) == v {
+                end += 1;
+            }
+            out.extend(self.backends[v].run(&packets[start..end])?);
+            start = end;
+        }
+        self.handed += packets.len() as u64;
+        Ok(out)
+    }
+
+    fn maps(&mut self) -> &mut dyn hwxdp_maps::MapStore {
+        let last = self.schedule.last().map_or(0, |&(_, v)| v);
+        self.backends[last].maps()
+    }
+
+    fn drain_records(&mut self) -> Result<Vec<Record>, hwxdp_backend::BackendError> {
+        let mut records = Vec::new();
+        for b in &mut self.backends {
+            records.extend(b.drain_records()?);
+        }
+        Ok(records)
+    }
+
+    fn finish(&mut self) -> Result<(), hwxdp_backend::BackendError> {
+        for b in &mut self.backends {
+            b.finish()?;
+        }
+        Ok(())
     }
 }

@@ -53,8 +53,33 @@ pub fn for_each(path: &Path, f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<
 /// [`for_each`] over any reader; `name` is used in errors.
 pub fn for_each_in(
     name: &str,
-    mut input: impl BufRead,
+    input: impl BufRead,
     mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<usize> {
+    for_each_on_in(name, input, |time_ns, _, data| f(time_ns, data))
+}
+
+/// The interface each packet of a trace was captured on, in file order: a pcapng packet's interface id (`hwxdp gen
+/// --ports` writes one interface per port), 0 for every packet of a pcap.
+pub fn interfaces(path: &Path) -> Result<Vec<u32>> {
+    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let mut out = Vec::new();
+    for_each_on_in(
+        &path.display().to_string(),
+        BufReader::with_capacity(1 << 16, file),
+        |_, interface, _| {
+            out.push(interface);
+            Ok(())
+        },
+    )?;
+    Ok(out)
+}
+
+/// [`for_each_in`] that also gives each packet's interface (see [`interfaces`]).
+fn for_each_on_in(
+    name: &str,
+    mut input: impl BufRead,
+    mut f: impl FnMut(u64, u32, &[u8]) -> Result<()>,
 ) -> Result<usize> {
     let magic: [u8; 4] = match input.fill_buf() {
         Ok(buf) if buf.len() >= 4 => [buf[0], buf[1], buf[2], buf[3]],
@@ -74,7 +99,7 @@ pub fn for_each_in(
         while let Some(packet) = reader.next_packet() {
             let packet =
                 packet.with_context(|| format!("{name}: packet {count}: malformed record"))?;
-            f(packet.timestamp.as_nanos() as u64, &packet.data)?;
+            f(packet.timestamp.as_nanos() as u64, 0, &packet.data)?;
             count += 1;
         }
     } else if magic == PCAPNG_MAGIC {
@@ -84,8 +109,10 @@ pub fn for_each_in(
             let block =
                 block.with_context(|| format!("{name}: packet {count}: malformed block"))?;
             match block {
-                Block::EnhancedPacket(p) => f(p.timestamp.as_nanos() as u64, &p.data)?,
-                Block::SimplePacket(p) => f(0, &p.data)?,
+                Block::EnhancedPacket(p) => {
+                    f(p.timestamp.as_nanos() as u64, p.interface_id, &p.data)?
+                }
+                Block::SimplePacket(p) => f(0, 0, &p.data)?,
                 Block::InterfaceDescription(i) if i.linktype != DataLink::ETHERNET => {
                     return Err(wrong_link(i.linktype))
                 }

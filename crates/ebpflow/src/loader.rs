@@ -63,6 +63,16 @@ pub enum LoadError {
         /// The access.
         what: String,
     },
+    /// An instruction the engines cannot run.
+    #[error("{program}, slot {slot}: {what}: the eBPFlow engines cannot run it")]
+    Unsupported {
+        /// The program.
+        program: String,
+        /// The slot.
+        slot: usize,
+        /// The instruction.
+        what: String,
+    },
     /// The image does not fit the instruction memory.
     #[error("the image needs {need} slots, the instruction memory holds {IMEM_SLOTS}")]
     TooBig {
@@ -301,8 +311,39 @@ fn relocate(p: &ProgramSpec, maps: &[MapEntry]) -> Result<Body, LoadError> {
             out.src = 0;
             out.imm = (base + (insn.imm as u64 >> 32)) as i64;
             body.relocations += 1;
+        } else if insn.code == LD_DW_IMM && insn.src != 0 {
+            return Err(unsupported(
+                p,
+                slot_at[k],
+                format!(
+                    "lddw with src {} (only map references are relocated)",
+                    insn.src
+                ),
+            ));
         } else if insn.code == hwxdp_ebpf::CLASS_JMP | hwxdp_ebpf::JMP_CALL && insn.src == 0 {
+            let id = insn.imm as i32;
+            if hwxdp_xdp::helpers::helper_name(id).is_none() {
+                return Err(unsupported(
+                    p,
+                    slot_at[k],
+                    format!("call of helper {id}, which the coprocessor does not provide"),
+                ));
+            }
             body.helpers.push(insn.imm);
+        } else if insn.code == hwxdp_ebpf::CLASS_JMP | hwxdp_ebpf::JMP_CALL
+            && insn.src == hwxdp_ebpf::PSEUDO_KFUNC_CALL
+        {
+            return Err(unsupported(
+                p,
+                slot_at[k],
+                format!("call of kernel function (BTF id {})", insn.imm),
+            ));
+        } else if insn.code == hwxdp_ebpf::CLASS_JMP | hwxdp_ebpf::JMP_CALL | hwxdp_ebpf::SRC_X {
+            return Err(unsupported(
+                p,
+                slot_at[k],
+                "callx (a helper chosen at run time)".into(),
+            ));
         }
         if let Some(MemRegion::Context { offset }) = regions.label(hwxdp_analysis::InsnId(k as u32))
         {
@@ -328,6 +369,14 @@ fn relocate(p: &ProgramSpec, maps: &[MapEntry]) -> Result<Body, LoadError> {
         body.insns.push(out);
     }
     Ok(body)
+}
+
+fn unsupported(p: &ProgramSpec, slot: usize, what: String) -> LoadError {
+    LoadError::Unsupported {
+        program: p.name.clone(),
+        slot,
+        what,
+    }
 }
 
 /// The prologue that writes the header words of the context `fields` (offsets into `struct xdp_md`) the programs

@@ -22,6 +22,7 @@ mod synth;
 mod tool;
 mod unit;
 mod vcd;
+pub mod warp;
 
 pub use build::{build, BuildSpec, Model};
 pub use check::lint;

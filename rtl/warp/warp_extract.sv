@@ -1,0 +1,83 @@
+`default_nettype none
+// One Warp Engine context-restore extractor (combinational): a restored value from its configuration and the chunk.
+//
+// Configuration (two 64-bit words, as the register- and stack-configuration memories hold them per extractor):
+//   cfg_a_i[3:0]   kind: 0 none, 1 constant, 2 extraction, 3 length + k, 4 context, 5 data + k, 6 data_end + k,
+//                  7 r10 + k, 8 map (k its index); anything else is none
+//   cfg_a_i[15:8]  extraction: first chunk byte read
+//   cfg_a_i[19:16] extraction: bytes read (1 to 8)
+//   cfg_a_i[20]    extraction: big-endian (the first byte is the most significant)
+//   cfg_a_i[31:24] extraction: shift, two's complement (positive: left, negative: right)
+//   cfg_b_i        the constant, the extraction's mask after the shift, or k
+// Output: kind_o 0 none, 1 scalar, 2 context, 3 data + k, 4 data_end + k, 5 r10 + k, 6 map; value_o the scalar, k
+// or the map index. An extraction reads `shift(read(offset, length, order), shift) & mask`, bytes past the chunk
+// reading 0 (the chunk itself is zero past the packet's end); length + k is the packet length plus k, modulo 2^64.
+module warp_extract #(
+  parameter integer CHUNK = 128  // chunk bytes
+) (
+  input  logic [CHUNK*8-1:0] chunk_i,
+  input  logic [15:0]        len_i,
+  input  logic [63:0]        cfg_a_i,
+  input  logic [63:0]        cfg_b_i,
+  output logic [3:0]         kind_o,
+  output logic [63:0]        value_o
+);
+
+  logic [7:0]  window [0:7];
+  logic [63:0] le_q, be_q, read, moved;
+  logic [7:0]  shift;
+  logic [3:0]  length;
+
+  assign length = cfg_a_i[19:16];
+  assign shift  = cfg_a_i[31:24];
+
+  always_comb begin
+    for (integer i = 0; i < 8; i++) begin
+      if ({24'd0, cfg_a_i[15:8]} + i < CHUNK) begin
+        window[i] = chunk_i[8*(cfg_a_i[15:8] + i[7:0]) +: 8];
+      end else begin
+        window[i] = 8'd0;
+      end
+    end
+    le_q = 64'd0;
+    be_q = 64'd0;
+    for (integer i = 0; i < 8; i++) begin
+      if (i < {28'd0, length}) begin
+        le_q[8*i +: 8] = window[i];
+        be_q = {be_q[55:0], window[i]};
+      end
+    end
+    read = cfg_a_i[20] ? be_q : le_q;
+    if (shift[7]) begin
+      moved = read >> (~shift + 8'd1);
+    end else begin
+      moved = read << shift;
+    end
+  end
+
+  always_comb begin
+    kind_o  = 4'd0;
+    value_o = cfg_b_i;
+    case (cfg_a_i[3:0])
+      4'd1: kind_o = 4'd1;
+      4'd2: begin
+        kind_o  = 4'd1;
+        value_o = moved & cfg_b_i;
+      end
+      4'd3: begin
+        kind_o  = 4'd1;
+        value_o = {48'd0, len_i} + cfg_b_i;
+      end
+      4'd4: kind_o = 4'd2;
+      4'd5: kind_o = 4'd3;
+      4'd6: kind_o = 4'd4;
+      4'd7: kind_o = 4'd5;
+      4'd8: kind_o = 4'd6;
+      default: value_o = 64'd0;
+    endcase
+  end
+
+  logic unused;
+  assign unused = ^{cfg_a_i[63:32], cfg_a_i[23:21], cfg_a_i[7:4]};
+
+endmodule

@@ -51,6 +51,25 @@ fn warped(example: &str, extra: &[&str]) {
                 report["stack_bytes"].as_u64().expect("stack_bytes") <= 136,
                 "{name}"
             );
+            // The hXDP image beside the rules has an entry bundle for every restore slot.
+            let table = name.replace(".report.json", ".entries.json");
+            let entries: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(&table).unwrap_or_else(|e| panic!("{table}: {e}")),
+            )
+            .expect("JSON");
+            let slots: Vec<u64> = entries
+                .as_array()
+                .expect("a list")
+                .iter()
+                .map(|e| e["slot"].as_u64().expect("slot"))
+                .collect();
+            let restore: Vec<u64> = report["restore_slots"]
+                .as_array()
+                .expect("restore_slots")
+                .iter()
+                .map(|s| s.as_u64().expect("slot"))
+                .collect();
+            assert_eq!(slots, restore, "{table}");
         }
         if name.ends_with(".paths.json") {
             let paths: serde_json::Value =

@@ -1,5 +1,5 @@
 //! `hwxdp compile --target warp`: the Warp Optimizer's rules (JSON and a table), the key-extractor and restore
-//! configuration and a report; with `--pcap`, the trace run plainly and warped on the reference machine, compared
+//! configuration, a report and the hXDP image with an entry bundle at every restore slot; with `--pcap`, the trace run plainly and warped on the reference machine, compared
 //! packet by packet, and the instructions per path without and with warping.
 
 use super::Args;
@@ -65,6 +65,8 @@ pub fn run(args: &Args, spec: &ObjectSpec, program: &ProgramSpec) -> Result<()> 
     text.push_str(&render::rules_table(&warp));
     super::write(&base("rules.txt"), text.as_bytes())?;
     print!("{}", render::report_text(&warp));
+    let options = super::options(args.lanes, &args.disable)?;
+    write_image(spec, program, &warp, &options, &base)?;
     if let Some(pcap) = &args.pcap {
         let trace = TraceArgs {
             pcap: pcap.clone(),
@@ -77,6 +79,64 @@ pub fn run(args: &Args, spec: &ObjectSpec, program: &ProgramSpec) -> Result<()> 
             .with_context(|| format!("{object}: program {name}"))?;
     }
     println!("wrote {}", base("rules.txt").display());
+    Ok(())
+}
+
+/// The hXDP image with an entry bundle at every restore slot (`<program>.hxdp`, its listing `<program>.lst` and the
+/// entry table `<program>.entries.json`), and one line saying what the entry points cost; a program hXDP cannot
+/// compile gets a line saying why instead.
+fn write_image(
+    spec: &ObjectSpec,
+    program: &ProgramSpec,
+    warp: &Warp,
+    options: &hwxdp_hxdp::Options,
+    base: &dyn Fn(&str) -> std::path::PathBuf,
+) -> Result<()> {
+    let entry = spec
+        .programs
+        .iter()
+        .position(|p| p.name == program.name)
+        .unwrap_or(0);
+    let slots = &warp.report.restore_slots;
+    let built = hwxdp_hxdp::compile_object_with_entries(spec, entry, options, slots)
+        .and_then(|with| Ok((hwxdp_hxdp::compile_object(spec, entry, options)?, with)));
+    let (plain, compiled) = match built {
+        Ok(b) => b,
+        Err(e) => {
+            println!("no hXDP image: {e}");
+            return Ok(());
+        }
+    };
+    let bundles = |c: &hwxdp_hxdp::Compiled| {
+        c.reports
+            .iter()
+            .find(|r| r.name == program.name)
+            .map_or(0, |r| r.bundles)
+    };
+    super::write(&base("hxdp"), &compiled.image.encode())?;
+    let listing = hwxdp_hxdp::isa::listing(&compiled.image, &compiled.names);
+    super::write(&base("lst"), listing.as_bytes())?;
+    let table: Vec<serde_json::Value> = compiled
+        .entry_points
+        .iter()
+        .map(|e| serde_json::json!({ "slot": e.slot, "bundle": e.bundle }))
+        .collect();
+    common::write_json(&base("entries.json"), &table)?;
+    let entries: Vec<String> = compiled
+        .entry_points
+        .iter()
+        .map(|e| format!("{} -> {}", e.slot, e.bundle))
+        .collect();
+    println!(
+        "hXDP image: {} bundles ({} without entry points); entry points (slot -> bundle): {}",
+        bundles(&compiled),
+        bundles(&plain),
+        if entries.is_empty() {
+            "none".to_string()
+        } else {
+            entries.join(", ")
+        }
+    );
     Ok(())
 }
 

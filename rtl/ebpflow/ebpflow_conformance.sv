@@ -53,6 +53,15 @@ module ebpflow_conformance #(
   logic [63:0]   hlp_r0;
   logic          hlp_end;
   logic          hlp_fault;
+  logic          mv_req;
+  logic          mv_we;
+  logic [2:0]    mv_atomic;
+  logic [23:0]   mv_addr;
+  logic [1:0]    mv_size;
+  logic [63:0]   mv_wdata;
+  logic [63:0]   mv_cmp;
+  logic [127:0]  hlp_key;
+  logic [255:0]  hlp_val;
 
   ebpflow_imem #(
     .DEPTH (IMEM_DEPTH),
@@ -105,12 +114,28 @@ module ebpflow_conformance #(
     .hlp_r0_i        (hlp_r0),
     .hlp_end_i       (hlp_end),
     .hlp_fault_i     (hlp_fault),
+    .hlp_key_o       (hlp_key),
+    .hlp_val_o       (hlp_val),
+    // No coprocessor here: a map-value access is answered at once with a fault.
+    .mv_req_o        (mv_req),
+    .mv_we_o         (mv_we),
+    .mv_atomic_o     (mv_atomic),
+    .mv_addr_o       (mv_addr),
+    .mv_size_o       (mv_size),
+    .mv_wdata_o      (mv_wdata),
+    .mv_cmp_o        (mv_cmp),
+    .mv_ack_i        (mv_req),
+    .mv_rdata_i      (64'd0),
+    .mv_fault_i      (1'b1),
     .host_req_i      (host_req_i),
     .host_we_i       (host_we_i),
     .host_addr_i     (host_addr_i),
     .host_wdata_i    (host_wdata_i),
     .host_rdata_o    (host_rdata_o)
   );
+
+  logic unused;
+  assign unused = ^{mv_we, mv_atomic, mv_addr, mv_size, mv_wdata, mv_cmp, hlp_key, hlp_val};
 
   ebpflow_unwind u_unwind (
     .clk_i       (clk_i),

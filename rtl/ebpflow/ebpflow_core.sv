@@ -38,13 +38,16 @@ module ebpflow_core #(
   parameter integer        RX_BYTES     = 4096,            // header and frame area of the DM_FIFO
   parameter integer        STACK_FRAMES = 8,               // 512-byte stack frames (call depth)
   parameter integer        FW           = 3,               // $clog2(STACK_FRAMES)
-  parameter logic [63:0]   BASE         = 64'h0000_0000_0001_0000  // data memory address; a multiple of 2**AW
+  parameter logic [63:0]   BASE         = 64'h0000_0000_0001_0000, // data memory address; a multiple of 2**AW
+  parameter integer        KEY_BYTES    = 16,              // key bytes a map helper gathers at r2 (a multiple of 8)
+  parameter integer        VAL_BYTES    = 32               // value bytes a map update gathers at r3 (a multiple of 8)
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
   // control
   input  logic               start_i,
   input  logic [15:0]        start_len_i,
+  input  logic               rx_done_i,         // the packet's last beat has been taken
   input  logic [IW:0]        prog_len_i,
   output logic               busy_o,
   output logic               done_o,
@@ -71,7 +74,20 @@ module ebpflow_core #(
   input  logic               hlp_ack_i,
   input  logic [63:0]        hlp_r0_i,
   input  logic               hlp_end_i,
-  input  logic               hlp_fault_i
+  input  logic               hlp_fault_i,
+  output logic [KEY_BYTES*8-1:0] hlp_key_o,     // the bytes at r2 (map helpers), byte 0 in the low bits
+  output logic [VAL_BYTES*8-1:0] hlp_val_o,     // the bytes at r3 (map update)
+  // map-value port (the window at MAPV_BASE)
+  output logic               mv_req_o,
+  output logic               mv_we_o,
+  output logic [2:0]         mv_atomic_o,       // 0 none, 1 add, 2 or, 3 and, 4 xor, 5 xchg, 6 cmpxchg
+  output logic [23:0]        mv_addr_o,         // the address minus MAPV_BASE
+  output logic [1:0]         mv_size_o,
+  output logic [63:0]        mv_wdata_o,
+  output logic [63:0]        mv_cmp_o,
+  input  logic               mv_ack_i,
+  input  logic [63:0]        mv_rdata_i,
+  input  logic               mv_fault_i
 );
 
   // Kinds of the instructions that go down the pipeline.
@@ -90,6 +106,14 @@ module ebpflow_core #(
   localparam logic [1:0] SpIdle = 2'd0;
   localparam logic [1:0] SpRet  = 2'd1;  // an exit reads its frame
   localparam logic [1:0] SpHlp  = 2'd2;  // a helper call waits for its answer
+  localparam logic [1:0] SpKey  = 2'd3;  // a map helper reads its key (and value) from the data memory
+
+  localparam integer KWords = KEY_BYTES / 8;
+  localparam integer VWords = VAL_BYTES / 8;
+  localparam integer GW     = $clog2(KWords + VWords + 1);
+
+  // The map-value window: addresses MAPV_BASE .. MAPV_BASE + 2**24 - 1 go to the coprocessor.
+  localparam logic [39:0] MapvHi = 40'h00_0000_0001;
 
   localparam logic [63:0] FrameAddr  = BASE + 64'd32;
   localparam logic [63:0] StackTop0  = BASE + 64'(RX_BYTES) + 64'd512;
@@ -145,6 +169,8 @@ module ebpflow_core #(
   logic              mem_sx_q;
   logic [7:0]        mem_aop_q;
   logic [AW-1:0]     mem_addr_q;
+  logic              mem_mv_q;      // the access went to the coprocessor: its data in mem_mvdata_q
+  logic [63:0]       mem_mvdata_q;
 
   // WB
   logic              wb_valid_q;
@@ -493,21 +519,27 @@ module ebpflow_core #(
   assign ex_in_stack = ex_addr[AW-1:0] >= AW'(RX_BYTES) && ex_end <= stack_top;
   assign ex_addr_ok  = ex_in_dm && (ex_kind_q == KLeg ? ex_in_frame : (ex_in_hdr || ex_in_frame || ex_in_stack));
 
+  // A load, store or atomic in the map-value window goes to the coprocessor; EX waits for its ack.
+  logic ex_mv;
+  assign ex_mv = ex_valid_q && ex_mem_op && ex_kind_q != KLeg && ex_addr[63:24] == MapvHi;
+
   // A run ends in EX on an instruction that cannot run, or on a legacy load outside the frame.
   logic ex_bad;
   logic ex_leg_out;
   assign ex_bad = ex_valid_q && ((ex_kind_q == KBad) || (ex_kind_q == KAlu && !alu_ok)
-                                 || (ex_mem_op && ex_kind_q != KLeg && !ex_addr_ok));
+                                 || (ex_mem_op && ex_kind_q != KLeg && !ex_addr_ok && !ex_mv)
+                                 || (ex_mv && mv_ack_i && mv_fault_i));
   assign ex_leg_out = ex_valid_q && ex_kind_q == KLeg && !ex_addr_ok;
 
   // MEM holds an atomic: its write takes the data memory's port at this edge.
   logic mem_atom;
-  assign mem_atom = mem_valid_q && mem_kind_q == KAtom;
+  assign mem_atom = mem_valid_q && mem_kind_q == KAtom && !mem_mv_q;
 
   logic ex_stall;
   logic ex_go;
   assign ex_stall = ex_valid_q && !ex_bad && !ex_leg_out
-                    && (mem_atom || (ex_kind_q == KMd && !md_valid) || (ex_mem_op && !dm_ok_i));
+                    && (mem_atom || (ex_kind_q == KMd && !md_valid) || (ex_mem_op && !ex_mv && !dm_ok_i)
+                        || (ex_mv && !mv_ack_i));
   assign ex_go    = ex_valid_q && !ex_stall && !ex_bad && !ex_leg_out;
   assign md_start = ex_valid_q && ex_kind_q == KMd && !md_busy && !finish;
   assign md_ack   = ex_go && ex_kind_q == KMd;
@@ -536,20 +568,22 @@ module ebpflow_core #(
   logic        mem_wr;       // ... and whether it stores (cmpxchg only on a match)
   logic [63:0] mem_out;
   logic [63:0] cmp_sized;
+  logic [63:0] ld;           // the loaded bytes: the data memory's or the coprocessor's
   always_comb begin
+    ld = mem_mv_q ? mem_mvdata_q : dm_rdata_i;
     // Sign extension (LDX MEMSX) and the legacy loads' network byte order.
-    mem_load = dm_rdata_i;
+    mem_load = ld;
     if (mem_kind_q == KLeg) begin
       case (mem_size_q)
-        2'd0:    mem_load = {56'd0, dm_rdata_i[7:0]};
-        2'd1:    mem_load = {48'd0, dm_rdata_i[7:0], dm_rdata_i[15:8]};
-        default: mem_load = {32'd0, dm_rdata_i[7:0], dm_rdata_i[15:8], dm_rdata_i[23:16], dm_rdata_i[31:24]};
+        2'd0:    mem_load = {56'd0, ld[7:0]};
+        2'd1:    mem_load = {48'd0, ld[7:0], ld[15:8]};
+        default: mem_load = {32'd0, ld[7:0], ld[15:8], ld[23:16], ld[31:24]};
       endcase
     end else if (mem_sx_q) begin
       case (mem_size_q)
-        2'd0:    mem_load = {{56{dm_rdata_i[7]}}, dm_rdata_i[7:0]};
-        2'd1:    mem_load = {{48{dm_rdata_i[15]}}, dm_rdata_i[15:0]};
-        default: mem_load = {{32{dm_rdata_i[31]}}, dm_rdata_i[31:0]};
+        2'd0:    mem_load = {{56{ld[7]}}, ld[7:0]};
+        2'd1:    mem_load = {{48{ld[15]}}, ld[15:0]};
+        default: mem_load = {{32{ld[31]}}, ld[31:0]};
       endcase
     end
     cmp_sized = (mem_size_q == 2'd2) ? {32'd0, mem_cmp_q[31:0]} : mem_cmp_q;
@@ -564,20 +598,49 @@ module ebpflow_core #(
     mem_out = (mem_kind_q == KLd || mem_kind_q == KLeg || mem_kind_q == KAtom) ? mem_load : mem_res_q;
   end
 
-  // The data memory's port: MEM's atomic write, else EX's access.
+  // The data memory's port: MEM's atomic write, a map helper's key or value read, else EX's access.
+  logic          gk_rd;      // the gather reads a word at this edge
+  logic [63:0]   gk_addr;
   always_comb begin
-    if (mem_atom) begin
+    if (gk_sel) begin
+      dm_req_o   = gk_rd;
+      dm_we_o    = 1'b0;
+      dm_addr_o  = gk_addr[AW-1:0];
+      dm_size_o  = 2'd3;
+      dm_wdata_o = 64'd0;
+    end else if (mem_atom) begin
       dm_req_o   = mem_wr;
       dm_we_o    = 1'b1;
       dm_addr_o  = mem_addr_q;
       dm_size_o  = mem_size_q;
       dm_wdata_o = mem_new;
     end else begin
-      dm_req_o   = ex_go && ex_mem_op;
+      dm_req_o   = ex_go && ex_mem_op && !ex_mv;
       dm_we_o    = ex_store;
       dm_addr_o  = ex_addr[AW-1:0];
       dm_size_o  = ex_lsize;
       dm_wdata_o = ex_res;
+    end
+  end
+
+  // The map-value port: EX's access, held until the ack.
+  assign mv_req_o   = ex_mv && !mem_atom;
+  assign mv_we_o    = ex_store;
+  assign mv_addr_o  = ex_addr[23:0];
+  assign mv_size_o  = ex_lsize;
+  assign mv_wdata_o = ex_res;
+  assign mv_cmp_o   = ex_c;
+  always_comb begin
+    mv_atomic_o = 3'd0;
+    if (ex_kind_q == KAtom) begin
+      case (ex_imm_q[7:0] & 8'hfe)
+        8'h00:   mv_atomic_o = 3'd1;
+        8'h40:   mv_atomic_o = 3'd2;
+        8'h50:   mv_atomic_o = 3'd3;
+        8'ha0:   mv_atomic_o = 3'd4;
+        8'he0:   mv_atomic_o = 3'd5;
+        default: mv_atomic_o = 3'd6;
+      endcase
     end
   end
 
@@ -599,6 +662,38 @@ module ebpflow_core #(
 
   assign call_deep = ({1'b0, depth_q} + 1'b1) >= (FW+1)'(STACK_FRAMES);
 
+  // A map helper (bpf_map_lookup_elem 1, update 2, delete 3) first reads KWords words at r2, and VWords at r3 for
+  // an update, from the data memory onto hlp_key_o and hlp_val_o: a word a cycle (a frame word that has not arrived
+  // waits while the packet still arrives); the request follows in the cycle after the last read.
+  logic [31:0]            call_id;
+  logic                   map_call;
+  logic                   upd_call;
+  logic [GW-1:0]          gk_q;       // words read so far
+  logic [GW-1:0]          gk_n;       // words to read
+  logic                   gk_pend_q;  // the word read at the last edge is on dm_rdata_i
+  logic [GW-1:0]          gk_idx_q;
+  logic [KEY_BYTES*8-1:0] key_q;
+  logic [VAL_BYTES*8-1:0] val_q;
+  logic                   gk_ptr_ok;
+  logic                   gk_sel;
+  logic [63:0]            r2_arch;
+  logic [63:0]            r3_arch;
+  assign call_id   = hlp_id_o;
+  assign map_call  = !d_kfunc && (call_id == 32'd1 || call_id == 32'd2 || call_id == 32'd3);
+  assign upd_call  = (call_id == 32'd2);
+  assign gk_n      = GW'(KWords) + (upd_call ? GW'(VWords) : GW'(0));
+  assign r2_arch   = reg_of(rf_q, 4'd2);
+  assign r3_arch   = reg_of(rf_q, 4'd3);
+  assign gk_ptr_ok = r2_arch[63:AW] == BASE[63:AW] && (!upd_call || r3_arch[63:AW] == BASE[63:AW]);
+  assign gk_addr   = (32'(gk_q) < 32'(KWords)) ? r2_arch + {{(61-GW){1'b0}}, gk_q, 3'b000}
+                                                : r3_arch + {{(61-GW){1'b0}}, gk_q - GW'(KWords), 3'b000};
+  assign gk_sel    = (sp_q == SpKey) && (gk_q < gk_n);
+  logic [GW-1:0]          gk_vidx;
+  assign gk_vidx   = gk_idx_q - GW'(KWords);
+  assign gk_rd     = gk_sel && (dm_ok_i || rx_done_i);
+  assign hlp_key_o = key_q;
+  assign hlp_val_o = val_q;
+
   always_comb begin
     sp_redirect = 1'b0;
     sp_target   = d_ja_target;
@@ -613,6 +708,11 @@ module ebpflow_core #(
         sp_redirect = 1'b1;
         sp_target   = fr_rdata[IW-1:0];
         sp_d        = SpIdle;
+      end
+      SpKey: begin
+        if (gk_q == gk_n) begin
+          sp_d = SpHlp;
+        end
       end
       SpHlp: begin
         if (hlp_ack_i) begin
@@ -640,8 +740,12 @@ module ebpflow_core #(
               fr_rd = 1'b1;
               sp_d  = SpRet;
             end
+          end else if (map_call && !gk_ptr_ok) begin
+            sp_finish = 1'b1;   // a key or value outside the data memory
+            sp_fault  = 1'b1;
+            sp_r0     = 64'd0;
           end else begin
-            sp_d = SpHlp;
+            sp_d = map_call ? SpKey : SpHlp;
           end
         end
       end
@@ -749,6 +853,13 @@ module ebpflow_core #(
       mem_sx_q    <= 1'b0;
       mem_aop_q   <= 8'd0;
       mem_addr_q  <= '0;
+      mem_mv_q    <= 1'b0;
+      mem_mvdata_q <= 64'd0;
+      gk_q        <= '0;
+      gk_pend_q   <= 1'b0;
+      gk_idx_q    <= '0;
+      key_q       <= '0;
+      val_q       <= '0;
       wb_valid_q  <= 1'b0;
       wb_rd_q     <= 4'd0;
       wb_we_q     <= 1'b0;
@@ -823,6 +934,24 @@ module ebpflow_core #(
         mem_sx_q    <= (ex_kind_q == KLd) && (ex_code_q[7:5] == 3'd4);
         mem_aop_q   <= ex_imm_q[7:0];
         mem_addr_q  <= ex_addr[AW-1:0];
+        mem_mv_q    <= ex_mv;
+        mem_mvdata_q <= mv_rdata_i;
+
+        // The map helper's key and value gather
+        if (sp_q != SpKey) begin
+          gk_q <= '0;
+        end else if (gk_rd) begin
+          gk_q <= gk_q + 1'b1;
+        end
+        gk_pend_q <= gk_rd;
+        gk_idx_q  <= gk_q;
+        if (gk_pend_q) begin
+          if (32'(gk_idx_q) < 32'(KWords)) begin
+            key_q[64*gk_idx_q +: 64] <= dm_rdata_i;
+          end else begin
+            val_q[64*gk_vidx +: 64] <= dm_rdata_i;
+          end
+        end
 
         // ID -> EX, or EX holds with its operands refreshed from the forwarding paths
         if (ex_stall) begin
@@ -861,7 +990,7 @@ module ebpflow_core #(
   end
 
   logic unused;
-  assign unused = ^{fr_rdata[31:IW], callx_reg[63:32]};
+  assign unused = ^{fr_rdata[31:IW], callx_reg[63:32], gk_addr[63:AW]};
 
   assign busy_o   = run_q;
   assign done_o   = done_q;

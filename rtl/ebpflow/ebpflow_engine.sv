@@ -10,8 +10,10 @@
 // run's cycles (first beat to exit, both counted); they hold until the next run. s_axis_tready_o is low from the
 // packet's last beat until the engine is idle.
 //
-// The instruction port (imem_*: a registered read) and the helper port (hlp_*: request held until the answer) lead
-// outside, so that engines can share an instruction memory and a coprocessor. The host port (ebpflow_dm_fifo) reads
+// The instruction port (imem_*: a registered read), the helper port (hlp_*: request held until the answer, with the
+// key and value bytes a map helper gathered) and the map-value port (mv_*: a load, store or atomic in the window at
+// MAPV_BASE, held until the ack) lead outside, so that engines can share an instruction memory and a coprocessor
+// (ebpflow_coproc). The host port (ebpflow_dm_fifo) reads
 // and writes data-memory words while the engine is idle and no packet arrives.
 module ebpflow_engine #(
   parameter integer      IW           = 12,
@@ -19,7 +21,9 @@ module ebpflow_engine #(
   parameter integer      STACK_FRAMES = 8,
   parameter integer      FW           = 3,
   parameter integer      AW           = 13,
-  parameter logic [63:0] BASE         = 64'h0000_0000_0001_0000
+  parameter logic [63:0] BASE         = 64'h0000_0000_0001_0000,
+  parameter integer      KEY_BYTES    = 16,   // key bytes a map helper gathers at r2
+  parameter integer      VAL_BYTES    = 32    // value bytes a map update gathers at r3
 ) (
   input  logic          clk_i,
   input  logic          rst_ni,
@@ -57,6 +61,19 @@ module ebpflow_engine #(
   input  logic [63:0]   hlp_r0_i,
   input  logic          hlp_end_i,
   input  logic          hlp_fault_i,
+  output logic [KEY_BYTES*8-1:0] hlp_key_o,
+  output logic [VAL_BYTES*8-1:0] hlp_val_o,
+  // map-value port (ebpflow_core: loads, stores and atomics in the window at MAPV_BASE)
+  output logic          mv_req_o,
+  output logic          mv_we_o,
+  output logic [2:0]    mv_atomic_o,
+  output logic [23:0]   mv_addr_o,
+  output logic [1:0]    mv_size_o,
+  output logic [63:0]   mv_wdata_o,
+  output logic [63:0]   mv_cmp_o,
+  input  logic          mv_ack_i,
+  input  logic [63:0]   mv_rdata_i,
+  input  logic          mv_fault_i,
   // host port
   input  logic          host_req_i,
   input  logic          host_we_i,
@@ -135,12 +152,15 @@ module ebpflow_engine #(
     .RX_BYTES     (RX_BYTES),
     .STACK_FRAMES (STACK_FRAMES),
     .FW           (FW),
-    .BASE         (BASE)
+    .BASE         (BASE),
+    .KEY_BYTES    (KEY_BYTES),
+    .VAL_BYTES    (VAL_BYTES)
   ) u_core (
     .clk_i        (clk_i),
     .rst_ni       (rst_ni),
     .start_i      (rx_first),
     .start_len_i  (s_axis_tuser_i[103:88]),
+    .rx_done_i    (!rx_open_q),
     .prog_len_i   (prog_len_i),
     .busy_o       (core_busy),
     .done_o       (core_done),
@@ -164,7 +184,19 @@ module ebpflow_engine #(
     .hlp_ack_i    (hlp_ack_i),
     .hlp_r0_i     (hlp_r0_i),
     .hlp_end_i    (hlp_end_i),
-    .hlp_fault_i  (hlp_fault_i)
+    .hlp_fault_i  (hlp_fault_i),
+    .hlp_key_o    (hlp_key_o),
+    .hlp_val_o    (hlp_val_o),
+    .mv_req_o     (mv_req_o),
+    .mv_we_o      (mv_we_o),
+    .mv_atomic_o  (mv_atomic_o),
+    .mv_addr_o    (mv_addr_o),
+    .mv_size_o    (mv_size_o),
+    .mv_wdata_o   (mv_wdata_o),
+    .mv_cmp_o     (mv_cmp_o),
+    .mv_ack_i     (mv_ack_i),
+    .mv_rdata_i   (mv_rdata_i),
+    .mv_fault_i   (mv_fault_i)
   );
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -38,3 +38,31 @@ fn the_crossbar_serves_an_output_round_robin() {
     let counts = ok("ebpflow_crossbar", "5 400 1");
     assert_eq!(counts, [400, 400]);
 }
+
+#[test]
+fn the_demux_sends_whole_packets_round_robin_to_free_engines() {
+    for seed in [3u64, 0x9e37_79b9, 1234] {
+        let counts = ok("ebpflow_demux", &format!("{seed} 3000"));
+        assert_eq!(counts[0], 3000, "seed {seed}");
+        // Every engine takes a share: the engines are alike, the busy times random.
+        assert!(
+            counts[1..].iter().all(|&n| n > 300),
+            "seed {seed}: {counts:?}"
+        );
+    }
+}
+
+#[test]
+fn the_output_arbiter_takes_whole_packets_round_robin() {
+    for seed in [9u64, 0x9e37_79b9, 4321] {
+        let counts = ok("ebpflow_out_arbiter", &format!("{seed} 500"));
+        assert_eq!(counts[0], 2000, "seed {seed}");
+    }
+}
+
+#[test]
+fn the_action_module_maps_results_to_table_4_2() {
+    for seed in [1u64, 77, 0x9e37_79b9] {
+        assert_eq!(ok("ebpflow_action", &format!("{seed} 20000")), [20000]);
+    }
+}

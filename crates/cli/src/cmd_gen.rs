@@ -44,6 +44,10 @@ pub struct Args {
     /// and `verify` give a packet of port p the `ingress_ifindex` `--ifindex` + p.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16))]
     ports: Option<u32>,
+    /// Make every frame exactly this many bytes: shorter ones padded with zeros after their end (a trailer the
+    /// headers' lengths do not cover), longer ones left out; for throughput by packet size (64, 512, 1500).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(14..=9000))]
+    frame_bytes: Option<u32>,
 }
 
 /// Nanoseconds between generated packets (one million packets per second).
@@ -80,6 +84,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "{} packets over {flows} flows ({} popularity; {distinct} flows drawn), made from the program's \
              IPv4/IPv6 TCP/UDP frames",
             args.packets, args.popularity
+        );
+    }
+    if let Some(bytes) = args.frame_bytes {
+        let bytes = bytes as usize;
+        let before = workload.packets.len();
+        workload.packets.retain(|p| p.len() <= bytes);
+        for p in &mut workload.packets {
+            p.resize(bytes, 0);
+        }
+        if workload.packets.is_empty() {
+            anyhow::bail!(
+                "{object}: --frame-bytes {bytes}: every one of the {before} frames is longer"
+            );
+        }
+        workload.description = format!(
+            "{}; {} of {before} frames kept and padded to {bytes} bytes",
+            workload.description,
+            workload.packets.len()
         );
     }
     common::create_dir(&args.out)?;

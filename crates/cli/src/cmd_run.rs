@@ -170,7 +170,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     backend.finish()?;
     let stats = out.finish(&args, &program, &*backend, caps)?;
     common::write_json(&args.out.join("stats.json"), &stats)?;
-    print_summary(&stats, backend.as_ref(), &args.out);
+    print_summary(&stats, backend.as_ref(), &args.out, &args.backend.clocks());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -208,6 +208,62 @@ struct Outputs {
     maps: Vec<String>,
     /// The interface each device map entry names, read before the first packet (programs cannot write them).
     devmap_ifindex: BTreeMap<(usize, u64), u32>,
+    /// A multi-port NIC's output queues (`--backend ebpflow`).
+    queues: Option<Queues>,
+}
+
+/// `OUT/queues/tx<p>.pcap` (port p's TX queue) and `OUT/queues/host.pcap`: where a multi-port NIC sends each packet,
+/// by Table 4.2 of the eBPFlow thesis: XDP_TX to the input port, XDP_REDIRECT to the port of the interface it names
+/// (the host queue when it names none of the NIC's), XDP_PASS to the host queue; the rest is dropped.
+struct Queues {
+    first_ifindex: u32,
+    writers: Vec<trace::Writer>,
+}
+
+impl Queues {
+    fn create(dir: &Path, ports: usize, first_ifindex: u32) -> Result<Queues> {
+        let dir = dir.join("queues");
+        common::create_dir(&dir)?;
+        let mut writers = Vec::new();
+        for p in 0..ports {
+            writers.push(trace::Writer::create(&dir.join(format!("tx{p}.pcap")))?);
+        }
+        writers.push(trace::Writer::create(&dir.join("host.pcap"))?);
+        Ok(Queues {
+            first_ifindex,
+            writers,
+        })
+    }
+
+    fn write(&mut self, packet: &Packet, ran: &Ran, redirect_ifindex: Option<u32>) -> Result<()> {
+        let ports = self.writers.len() - 1;
+        let port_of = |ifindex: u32| {
+            let p = ifindex.wrapping_sub(self.first_ifindex) as usize;
+            if p < ports {
+                p
+            } else {
+                ports
+            }
+        };
+        let queue = match (ran.fault.is_some(), ran.verdict()) {
+            (true, _) => return Ok(()),
+            (_, Verdict::Pass) => ports,
+            (_, Verdict::Tx) => port_of(packet.md.ingress_ifindex),
+            (_, Verdict::Redirect) => match redirect_ifindex {
+                Some(i) => port_of(i),
+                None => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        self.writers[queue].write(packet.time_ns, ran.data())
+    }
+
+    fn finish(self) -> Result<()> {
+        for w in self.writers {
+            w.finish()?;
+        }
+        Ok(())
+    }
 }
 
 fn create(path: &Path) -> Result<BufWriter<File>> {
@@ -263,6 +319,12 @@ impl Outputs {
             programs: spec.programs.clone(),
             maps: spec.maps.iter().map(|m| m.name.clone()).collect(),
             devmap_ifindex,
+            queues: if backend.summary().figures.iter().any(|f| f.key == "ports") {
+                let ports = args.backend.ports.unwrap_or(4);
+                Some(Queues::create(&args.out, ports, args.trace.ifindex)?)
+            } else {
+                None
+            },
         })
     }
 
@@ -276,11 +338,15 @@ impl Outputs {
         self.writers[bucket].write(packet.time_ns, ran.data())?;
         self.ran += 1;
         self.tally.add(index, &ran);
+        let redirect_ifindex = ran.redirect.and_then(|r| match r.map {
+            None => Some(r.key as u32),
+            Some(m) => self.devmap_ifindex.get(&(m, r.key)).copied(),
+        });
+        if let Some(q) = self.queues.as_mut() {
+            q.write(packet, &ran, redirect_ifindex)?;
+        }
         let redirect = ran.redirect.map(|r| {
-            let ifindex = match r.map {
-                None => Some(r.key as u32),
-                Some(m) => self.devmap_ifindex.get(&(m, r.key)).copied(),
-            };
+            let ifindex = redirect_ifindex;
             json!({
                 "map": r.map.and_then(|m| self.maps.get(m)),
                 "key": r.key,
@@ -359,6 +425,9 @@ impl Outputs {
         for w in self.writers {
             w.finish()?;
         }
+        if let Some(q) = self.queues.take() {
+            q.finish()?;
+        }
         self.log.flush()?;
         if let Some(mut r) = self.records.take() {
             r.flush()?;
@@ -416,7 +485,7 @@ impl Outputs {
     }
 }
 
-fn print_summary(stats: &Stats, backend: &dyn Backend, out: &Path) {
+fn print_summary(stats: &Stats, backend: &dyn Backend, out: &Path, clocks: &[f64]) {
     let counts: Vec<String> = stats
         .verdicts
         .iter()
@@ -457,6 +526,9 @@ fn print_summary(stats: &Stats, backend: &dyn Backend, out: &Path) {
             stats.packets,
             tally::mpps_text(&stats.mpps)
         );
+    }
+    if let Some(ports) = crate::compare::port_rates(&summary, clocks) {
+        println!("per port: {ports}");
     }
     match &stats.coverage {
         Some(coverage) => {

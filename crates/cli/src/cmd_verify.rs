@@ -363,6 +363,9 @@ fn report_line(args: &Args, side: &Side, summary: &hwxdp_backend::Summary) -> St
     if !rates.is_empty() {
         figures = join(&figures, &tally::mpps_text(&rates));
     }
+    if let Some(ports) = crate::compare::port_rates(summary, &args.backend.clocks()) {
+        figures = join(&figures, &ports);
+    }
     format!(
         "{}: {} packets identical (verdicts, packet bytes{rings}), {} maps identical{}; {}: {figures}",
         v.program,

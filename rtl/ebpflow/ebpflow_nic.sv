@@ -14,10 +14,13 @@
 // xdp_i chooses how r0 reads: an XDP verdict (XDP_TX to the input port, XDP_PASS to the host queue, XDP_REDIRECT to
 // the port the coprocessor reported for the run, the rest dropped) or the thesis's own action codes.
 //
+// Helper calls and map-value accesses of every engine go to the one ebpflow_coproc (round robin over the engines);
+// its map table (mt_*) and host port (host_*) are the NIC's. A bpf_redirect_map answer's target (the devmap value)
+// is latched per engine for its run and is the XDP_REDIRECT port: devmap values name NIC ports 0 .. PORTS-1.
+//
 // Instruction memory: REPLACE with the shared double-buffered memory (ebpflow_imem_db) when it lands. Until then
 // every pair of engines shares one rtl/common/ram_tdp copy of the program (a read port each), written through
-// imem_we_i while the NIC is idle. Helper calls: REPLACE with ebpflow_coproc when it lands; until then every helper
-// call is answered in the next cycle with a fault (the packet is dropped), so only helper-free programs run.
+// imem_we_i while the NIC is idle.
 module ebpflow_nic #(
   parameter integer PORTS            = 4,
   parameter integer ENGINES_PER_PORT = 4,
@@ -27,6 +30,13 @@ module ebpflow_nic #(
   parameter integer STACK_FRAMES     = 8,
   parameter integer FW               = 3,
   parameter integer AW               = 13,
+  parameter integer MAPS             = 8,     // the coprocessor's map-table entries
+  parameter integer MW               = 3,     // $clog2(MAPS)
+  parameter integer KEY_BYTES        = 16,    // longest map key
+  parameter integer VAL_BYTES        = 32,    // longest map value an update carries
+  parameter integer CAM_ENTRIES      = 64,    // exact-match entries (HASH, LRU_HASH)
+  parameter integer TCAM_ENTRIES     = 32,    // LPM entries
+  parameter integer VM_WORDS         = 4096,  // the coprocessor's value memory, 64-bit words
   parameter integer QUEUES           = PORTS + 2
 ) (
   input  logic                   clk_i,
@@ -51,6 +61,24 @@ module ebpflow_nic #(
   input  logic [QUEUES-1:0]      m_axis_tx_tready_i,
   output logic [QUEUES-1:0]      m_axis_tx_tlast_o,
   output logic [QUEUES*128-1:0]  m_axis_tx_tuser_o,
+  // the coprocessor's map table and host port (ebpflow_coproc)
+  input  logic                   mt_clear_i,
+  input  logic                   mt_we_i,
+  input  logic [MW-1:0]          mt_idx_i,
+  input  logic [7:0]             mt_type_i,
+  input  logic [7:0]             mt_key_size_i,
+  input  logic [15:0]            mt_value_size_i,
+  input  logic [31:0]            mt_max_entries_i,
+  output logic                   mt_err_o,
+  output logic                   mt_busy_o,
+  input  logic                   host_req_i,
+  input  logic [31:0]            host_id_i,
+  input  logic [319:0]           host_args_i,
+  input  logic [KEY_BYTES*8-1:0] host_key_i,
+  input  logic [VAL_BYTES*8-1:0] host_val_i,
+  output logic                   host_ack_o,
+  output logic [63:0]            host_r0_o,
+  output logic [KEY_BYTES*8-1:0] host_key_o,
   // status
   output logic [PORTS*ENGINES_PER_PORT-1:0] engine_idle_o,
   output logic                   idle_o
@@ -79,8 +107,29 @@ module ebpflow_nic #(
   logic [E-1:0]     imem_en;
   logic [E*IW-1:0]  imem_addr;
   logic [E*64-1:0]  imem_data;
-  logic [E-1:0]     hlp_req;
-  logic [E-1:0]     hlp_ack_q;
+  // helper and map-value ports, engine e at [e]
+  logic [E-1:0]             hlp_req;
+  logic [E-1:0]             hlp_kfunc;
+  logic [E*32-1:0]          hlp_id;
+  logic [E*320-1:0]         hlp_args;
+  logic [E*KEY_BYTES*8-1:0] hlp_key;
+  logic [E*VAL_BYTES*8-1:0] hlp_val;
+  logic [E-1:0]             hlp_ack;
+  logic [E*64-1:0]          hlp_r0;
+  logic [E-1:0]             hlp_end;
+  logic [E-1:0]             hlp_fault;
+  logic [E-1:0]             rdr_valid;
+  logic [E*32-1:0]          rdr_port;
+  logic [E-1:0]             mv_req;
+  logic [E-1:0]             mv_we;
+  logic [E*3-1:0]           mv_atomic;
+  logic [E*24-1:0]          mv_addr;
+  logic [E*2-1:0]           mv_size;
+  logic [E*64-1:0]          mv_wdata;
+  logic [E*64-1:0]          mv_cmp;
+  logic [E-1:0]             mv_ack;
+  logic [E*64-1:0]          mv_rdata;
+  logic [E-1:0]             mv_fault;
 
   // port side, port p at [p]
   logic [PORTS*64-1:0]  arb_tdata;
@@ -166,17 +215,18 @@ module ebpflow_nic #(
     logic [15:0]   action;
     logic          result_valid;
     logic [31:0]   result_cycles;
-    logic          hlp_kfunc;
-    logic [31:0]   hlp_id;
-    logic [319:0]  hlp_args;
     logic [63:0]   host_rdata;
+    logic          rdr_q;      // this run's bpf_redirect_map target, rdr_port_q, is known
+    logic [31:0]   rdr_port_q;
 
     ebpflow_engine #(
       .IW           (IW),
       .RX_BYTES     (RX_BYTES),
       .STACK_FRAMES (STACK_FRAMES),
       .FW           (FW),
-      .AW           (AW)
+      .AW           (AW),
+      .KEY_BYTES    (KEY_BYTES),
+      .VAL_BYTES    (VAL_BYTES)
     ) u_engine (
       .clk_i           (clk_i),
       .rst_ni          (rst_ni),
@@ -202,13 +252,25 @@ module ebpflow_nic #(
       .imem_addr_o     (imem_addr[e*IW +: IW]),
       .imem_data_i     (imem_data[e*64 +: 64]),
       .hlp_req_o       (hlp_req[e]),
-      .hlp_kfunc_o     (hlp_kfunc),
-      .hlp_id_o        (hlp_id),
-      .hlp_args_o      (hlp_args),
-      .hlp_ack_i       (hlp_ack_q[e]),
-      .hlp_r0_i        (64'd0),
-      .hlp_end_i       (1'b0),
-      .hlp_fault_i     (1'b1),
+      .hlp_kfunc_o     (hlp_kfunc[e]),
+      .hlp_id_o        (hlp_id[e*32 +: 32]),
+      .hlp_args_o      (hlp_args[e*320 +: 320]),
+      .hlp_ack_i       (hlp_ack[e]),
+      .hlp_r0_i        (hlp_r0[e*64 +: 64]),
+      .hlp_end_i       (hlp_end[e]),
+      .hlp_fault_i     (hlp_fault[e]),
+      .hlp_key_o       (hlp_key[e*KEY_BYTES*8 +: KEY_BYTES*8]),
+      .hlp_val_o       (hlp_val[e*VAL_BYTES*8 +: VAL_BYTES*8]),
+      .mv_req_o        (mv_req[e]),
+      .mv_we_o         (mv_we[e]),
+      .mv_atomic_o     (mv_atomic[e*3 +: 3]),
+      .mv_addr_o       (mv_addr[e*24 +: 24]),
+      .mv_size_o       (mv_size[e*2 +: 2]),
+      .mv_wdata_o      (mv_wdata[e*64 +: 64]),
+      .mv_cmp_o        (mv_cmp[e*64 +: 64]),
+      .mv_ack_i        (mv_ack[e]),
+      .mv_rdata_i      (mv_rdata[e*64 +: 64]),
+      .mv_fault_i      (mv_fault[e]),
       .host_req_i      (1'b0),
       .host_we_i       (1'b0),
       .host_addr_i     ('0),
@@ -224,8 +286,8 @@ module ebpflow_nic #(
       .r0_i             (r0),
       .fault_i          (fault),
       .in_port_i        (8'(e / G)),
-      .redirect_valid_i (1'b0),
-      .redirect_port_i  (16'd0),
+      .redirect_valid_i (rdr_q && rdr_port_q[31:16] == 16'd0),
+      .redirect_port_i  (rdr_port_q[15:0]),
       .action_o         (action),
       .mask_o           (mask),
       .dest_q_o         (dest_q)
@@ -234,14 +296,21 @@ module ebpflow_nic #(
     assign eng_out_tuser[e*UA +: UA] = {mask, out_user[127:112], 8'(e), out_user[103:24], dest_q,
                                         out_user[15:0]};
 
-    // REPLACE with ebpflow_coproc: no coprocessor yet, a helper call faults.
+    // The redirect target of the run: cleared when a packet's first beat enters, set by the coprocessor's answer.
     always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) hlp_ack_q[e] <= 1'b0;
-      else         hlp_ack_q[e] <= hlp_req[e] && !hlp_ack_q[e];
+      if (!rst_ni) begin
+        rdr_q      <= 1'b0;
+        rdr_port_q <= 32'd0;
+      end else if (eng_idle[e] && eng_in_tvalid[e] && eng_in_tready[e]) begin
+        rdr_q <= 1'b0;
+      end else if (hlp_ack[e] && rdr_valid[e]) begin
+        rdr_q      <= 1'b1;
+        rdr_port_q <= rdr_port[e*32 +: 32];
+      end
     end
 
     logic unused;
-    assign unused = ^{out_user[111:104], out_user[23:16], action, result_valid, result_cycles, hlp_kfunc, hlp_id, hlp_args, host_rdata};
+    assign unused = ^{out_user[111:104], out_user[23:16], action, result_valid, result_cycles, host_rdata};
   end
 
   // REPLACE with ebpflow_imem_db: one ram_tdp copy of the program per pair of engines, port a of the pair's first
@@ -278,6 +347,59 @@ module ebpflow_nic #(
       assign unused = ^b_data;
     end
   end
+
+  ebpflow_coproc #(
+    .ENGINES      (E),
+    .MAPS         (MAPS),
+    .MW           (MW),
+    .KEY_BYTES    (KEY_BYTES),
+    .VAL_BYTES    (VAL_BYTES),
+    .CAM_ENTRIES  (CAM_ENTRIES),
+    .TCAM_ENTRIES (TCAM_ENTRIES),
+    .VM_WORDS     (VM_WORDS)
+  ) u_coproc (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .mt_clear_i       (mt_clear_i),
+    .mt_we_i          (mt_we_i),
+    .mt_idx_i         (mt_idx_i),
+    .mt_type_i        (mt_type_i),
+    .mt_key_size_i    (mt_key_size_i),
+    .mt_value_size_i  (mt_value_size_i),
+    .mt_max_entries_i (mt_max_entries_i),
+    .mt_err_o         (mt_err_o),
+    .mt_busy_o        (mt_busy_o),
+    .hlp_req_i        (hlp_req),
+    .hlp_kfunc_i      (hlp_kfunc),
+    .hlp_id_i         (hlp_id),
+    .hlp_args_i       (hlp_args),
+    .hlp_key_i        (hlp_key),
+    .hlp_val_i        (hlp_val),
+    .hlp_ack_o        (hlp_ack),
+    .hlp_r0_o         (hlp_r0),
+    .hlp_end_o        (hlp_end),
+    .hlp_fault_o      (hlp_fault),
+    .rdr_valid_o      (rdr_valid),
+    .rdr_port_o       (rdr_port),
+    .mv_req_i         (mv_req),
+    .mv_we_i          (mv_we),
+    .mv_atomic_i      (mv_atomic),
+    .mv_addr_i        (mv_addr),
+    .mv_size_i        (mv_size),
+    .mv_wdata_i       (mv_wdata),
+    .mv_cmp_i         (mv_cmp),
+    .mv_ack_o         (mv_ack),
+    .mv_rdata_o       (mv_rdata),
+    .mv_fault_o       (mv_fault),
+    .host_req_i       (host_req_i),
+    .host_id_i        (host_id_i),
+    .host_args_i      (host_args_i),
+    .host_key_i       (host_key_i),
+    .host_val_i       (host_val_i),
+    .host_ack_o       (host_ack_o),
+    .host_r0_o        (host_r0_o),
+    .host_key_o       (host_key_o)
+  );
 
   ebpflow_crossbar #(
     .N  (PORTS),

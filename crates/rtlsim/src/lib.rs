@@ -12,6 +12,7 @@
 mod build;
 mod check;
 pub mod ebpflow;
+pub mod ebpflow_nic;
 pub mod ehdl;
 mod embedded;
 mod env;

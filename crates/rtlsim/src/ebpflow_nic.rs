@@ -1,0 +1,559 @@
+//! The eBPFlow NIC (`rtl/ebpflow/ebpflow_nic.sv`: ports, round-robin dispatch to the engines, the action modules, the
+//! output arbiters and crossbar, the TX queues) under Verilator.
+//!
+//! [`NicRtl::new`] builds the model for a [`NicConfig`] (ports and engines per port are Verilog parameters, so each
+//! configuration is its own cached model) and starts its harness (`sim/ebpflow/ebpflow_nic_harness.cpp`, whose header
+//! is the protocol). [`NicRtl::load`] writes a program into every engine's instruction memory; [`NicRtl::run`]
+//! streams packets, each with its input port and an identity, into the RX ports and returns every copy that left a TX
+//! queue ([`NicOutput`]: the queue, the identity, the engine that ran it, the frame, the cycles). A packet the action
+//! module dropped leaves no copy; a flood leaves one per port. The identity rides in the metadata header's
+//! timestamp-seconds field (bytes 3..6), so a program that rewrites that field loses it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command as Process, Stdio};
+
+use crate::build::locked_build;
+use crate::ebpflow::{EbpflowPaths, IMEM_SLOTS, MAX_FRAME};
+use crate::unit::{SpecError, Unit};
+use crate::{BuildSpec, Model, RtlError};
+
+/// The model's top.
+pub const TOP: &str = "ebpflow_nic";
+
+/// The harness, embedded so that an installed binary needs no checkout.
+const HARNESS: &str = include_str!("../../../sim/ebpflow/ebpflow_nic_harness.cpp");
+
+/// The NIC: the files of `rtl/ebpflow/` with the NIC's harness.
+const NIC: Unit = Unit {
+    dir: "ebpflow",
+    top: TOP,
+    harness_name: "ebpflow_nic_harness.cpp",
+    harness_text: HARNESS,
+    sim_dir: "ebpflow",
+};
+
+/// The most ports a model takes (the action codes name ports in 16 bits, the header's queue byte in 8).
+pub const MAX_PORTS: usize = 16;
+
+/// The most engines per port a model takes.
+pub const MAX_ENGINES_PER_PORT: usize = 16;
+
+/// Why the NIC's model could not be built, loaded or run.
+#[derive(Debug, thiserror::Error)]
+pub enum NicRtlError {
+    /// Verilator could not build the model (or is missing).
+    #[error(transparent)]
+    Build(#[from] RtlError),
+    /// A source file the model needs is missing.
+    #[error("{path} is missing: the eBPFlow NIC needs it")]
+    Missing {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The configuration is not one the NIC can be built with.
+    #[error("an eBPFlow NIC of {ports} ports with {engines_per_port} engines each: {why}")]
+    Config {
+        /// Ports asked for.
+        ports: usize,
+        /// Engines per port asked for.
+        engines_per_port: usize,
+        /// What is wrong.
+        why: &'static str,
+    },
+    /// The program or a packet does not fit the NIC.
+    #[error("{what} does not fit the eBPFlow NIC: {need}, it takes {have}")]
+    TooBig {
+        /// The program's slots, a frame's bytes or a port number.
+        what: &'static str,
+        /// What was asked for.
+        need: usize,
+        /// What the NIC takes.
+        have: usize,
+    },
+    /// The harness executable could not be started.
+    #[error("cannot start the eBPFlow NIC harness {executable}: {source}")]
+    Start {
+        /// The executable.
+        executable: PathBuf,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// The harness answered something the protocol does not allow, or refused the command.
+    #[error("eBPFlow NIC harness, after {command:?}: {answer:?}")]
+    Protocol {
+        /// The command (long ones cut).
+        command: String,
+        /// Its answer.
+        answer: String,
+    },
+    /// The NIC did not drain within the harness's cycle limit.
+    #[error("the eBPFlow NIC did not drain within the harness's cycle limit")]
+    Timeout,
+    /// The harness exited while a command was outstanding.
+    #[error("eBPFlow NIC harness exited during {command:?}: {story}")]
+    Exited {
+        /// The command (long ones cut).
+        command: String,
+        /// Exit status and its last words on stderr.
+        story: String,
+    },
+}
+
+impl From<SpecError> for NicRtlError {
+    fn from(e: SpecError) -> Self {
+        match e {
+            SpecError::Missing(path) => NicRtlError::Missing { path },
+            SpecError::Io(e) => NicRtlError::Build(e),
+        }
+    }
+}
+
+/// Ports and engines per port (the top's `PORTS` and `ENGINES_PER_PORT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NicConfig {
+    /// RX ports, and as many TX port queues.
+    pub ports: usize,
+    /// Engines behind each port's demux.
+    pub engines_per_port: usize,
+}
+
+impl Default for NicConfig {
+    /// The thesis's NIC: 4 ports of 4 engines.
+    fn default() -> Self {
+        NicConfig {
+            ports: 4,
+            engines_per_port: 4,
+        }
+    }
+}
+
+impl NicConfig {
+    /// The TX queues: the ports', the host queue, the controller's.
+    pub fn queues(&self) -> usize {
+        self.ports + 2
+    }
+
+    /// The TX queue with harness index `q`.
+    pub fn queue(&self, q: usize) -> Option<TxQueue> {
+        match q {
+            q if q < self.ports => Some(TxQueue::Port(q)),
+            q if q == self.ports => Some(TxQueue::Host),
+            q if q == self.ports + 1 => Some(TxQueue::Controller),
+            _ => None,
+        }
+    }
+
+    fn check(&self) -> Result<(), NicRtlError> {
+        let why = if self.ports == 0 || self.engines_per_port == 0 {
+            Some("at least one of each")
+        } else if self.ports > MAX_PORTS {
+            Some("at most 16 ports")
+        } else if self.engines_per_port > MAX_ENGINES_PER_PORT {
+            Some("at most 16 engines a port")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => Err(NicRtlError::Config {
+                ports: self.ports,
+                engines_per_port: self.engines_per_port,
+                why,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The Verilator build of the NIC in this configuration, from `paths`' sources into its cache.
+    pub fn build_spec(&self, paths: &EbpflowPaths) -> Result<BuildSpec, NicRtlError> {
+        self.check()?;
+        let mut spec = NIC.spec(
+            paths.source_root.as_deref(),
+            &paths.cache_dir,
+            &paths.verilator,
+        )?;
+        let (p, g) = (self.ports, self.engines_per_port);
+        spec.flags.extend([
+            format!("-GPORTS={p}"),
+            format!("-GENGINES_PER_PORT={g}"),
+            "-CFLAGS".to_string(),
+            format!("-DNIC_PORTS={p}"),
+            "-CFLAGS".to_string(),
+            format!("-DNIC_ENGINES_PER_PORT={g}"),
+        ]);
+        Ok(spec)
+    }
+
+    /// Builds the model, or finds it in the cache.
+    pub fn model(&self, paths: &EbpflowPaths) -> Result<Model, NicRtlError> {
+        let spec = self.build_spec(paths)?;
+        let notify = paths.notify;
+        let engines = self.ports * self.engines_per_port;
+        let mut announce = || {
+            if let Some(notify) = notify {
+                notify(&format!(
+                    "building the eBPFlow NIC model with {engines} engines (first time, ~{} s)",
+                    30 + 10 * engines
+                ));
+            }
+        };
+        Ok(locked_build(&spec, TOP, &mut announce)?)
+    }
+}
+
+/// How the action modules read r0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultMode {
+    /// An XDP verdict: XDP_TX to the input port, XDP_PASS to the host queue, XDP_REDIRECT to the coprocessor's
+    /// target, the rest dropped.
+    Xdp,
+    /// The thesis's action codes (Table 4.2).
+    Actions,
+}
+
+/// A TX queue of the NIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TxQueue {
+    /// A port's transmit queue.
+    Port(usize),
+    /// The host queue (PCIe).
+    Host,
+    /// The controller's queue.
+    Controller,
+}
+
+/// A packet offered to the NIC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NicPacket {
+    /// The RX port it arrives on.
+    pub port: usize,
+    /// Its identity (the header's timestamp-seconds field), to find it among the outputs.
+    pub id: u32,
+    /// Idle cycles between two of its beats (0: a beat a cycle).
+    pub gap: u32,
+    /// The frame.
+    pub frame: Vec<u8>,
+}
+
+/// A packet copy that left a TX queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NicOutput {
+    /// The queue it left.
+    pub queue: TxQueue,
+    /// Its identity.
+    pub id: u32,
+    /// The engine that ran it (port * engines per port + engine).
+    pub engine: usize,
+    /// The header's destination-queue byte as the action module wrote it (the queue, 0xff for a flood).
+    pub dest_queue: u8,
+    /// The cycle its first beat was taken at its RX port, counted from the start of the run.
+    pub in_cycle: u64,
+    /// The cycle its last beat left the TX queue.
+    pub out_cycle: u64,
+    /// The frame as the program left it.
+    pub frame: Vec<u8>,
+}
+
+/// What a run gave back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NicRun {
+    /// Every copy that left a TX queue, in the order their last beats left.
+    pub outputs: Vec<NicOutput>,
+    /// Cycles from the start until every packet was in and the NIC idle.
+    pub cycles: u64,
+}
+
+/// A started NIC model.
+pub struct NicRtl {
+    config: NicConfig,
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl NicRtl {
+    /// Builds (or takes from the cache) the model of `config` and starts its harness.
+    pub fn new(paths: &EbpflowPaths, config: NicConfig) -> Result<NicRtl, NicRtlError> {
+        let model = config.model(paths)?;
+        let mut child = Process::new(&model.executable)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| NicRtlError::Start {
+                executable: model.executable.clone(),
+                source,
+            })?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        Ok(NicRtl {
+            config,
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// The configuration the model was built with.
+    pub fn config(&self) -> NicConfig {
+        self.config
+    }
+
+    /// Writes the program's slots into the instruction memory from slot 0 and sets its length. The NIC must be idle
+    /// (between runs).
+    pub fn load(&mut self, slots: &[u64]) -> Result<(), NicRtlError> {
+        if slots.len() > IMEM_SLOTS {
+            return Err(NicRtlError::TooBig {
+                what: "program (slots)",
+                need: slots.len(),
+                have: IMEM_SLOTS,
+            });
+        }
+        let mut lines: Vec<String> = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("imem {i:x} {s:x}"))
+            .collect();
+        lines.push(format!("len {:x}", slots.len()));
+        self.batch(&lines)
+    }
+
+    /// How the action modules read r0 from now on.
+    pub fn set_mode(&mut self, mode: ResultMode) -> Result<(), NicRtlError> {
+        let flag = u8::from(mode == ResultMode::Xdp);
+        self.batch(&[format!("xdp {flag}")])
+    }
+
+    /// Back-pressure: every TX queue takes a beat in `percent` (1 to 100) of the cycles, drawn from `seed`.
+    pub fn set_tx_ready(&mut self, percent: u8, seed: u64) -> Result<(), NicRtlError> {
+        self.batch(&[format!("ready {percent} {seed:x}")])
+    }
+
+    /// Streams `packets` (each port's in their order, the ports in parallel) and runs until the NIC is idle.
+    pub fn run(&mut self, packets: &[NicPacket]) -> Result<NicRun, NicRtlError> {
+        let mut lines = Vec::with_capacity(packets.len());
+        for p in packets {
+            if p.port >= self.config.ports {
+                return Err(NicRtlError::TooBig {
+                    what: "input port",
+                    need: p.port,
+                    have: self.config.ports,
+                });
+            }
+            if p.frame.len() > MAX_FRAME {
+                return Err(NicRtlError::TooBig {
+                    what: "frame (bytes)",
+                    need: p.frame.len(),
+                    have: MAX_FRAME,
+                });
+            }
+            lines.push(format!(
+                "pkt {:x} {:x} {:x} {}",
+                p.port,
+                p.id,
+                p.gap,
+                hex(&p.frame)
+            ));
+        }
+        self.batch(&lines)?;
+        self.send("go")?;
+        let mut outputs = Vec::new();
+        loop {
+            let answer = self.read("go")?;
+            if answer == "timeout" {
+                return Err(NicRtlError::Timeout);
+            }
+            if let Some(rest) = answer.strip_prefix("done ") {
+                let cycles = u64::from_str_radix(rest, 16).map_err(|_| protocol("go", &answer))?;
+                return Ok(NicRun { outputs, cycles });
+            }
+            outputs.push(self.output(&answer)?);
+        }
+    }
+
+    /// One `out` line.
+    fn output(&self, answer: &str) -> Result<NicOutput, NicRtlError> {
+        let bad = || protocol("go", answer);
+        let f: Vec<&str> = answer.split_whitespace().collect();
+        if f.len() != 8 || f[0] != "out" {
+            return Err(bad());
+        }
+        let num = |i: usize| u64::from_str_radix(f[i], 16).map_err(|_| bad());
+        let queue = self.config.queue(num(1)? as usize).ok_or_else(bad)?;
+        let frame = if f[7] == "-" {
+            Vec::new()
+        } else {
+            unhex(f[7]).ok_or_else(bad)?
+        };
+        Ok(NicOutput {
+            queue,
+            id: u32::try_from(num(2)?).map_err(|_| bad())?,
+            engine: num(3)? as usize,
+            dest_queue: u8::try_from(num(4)?).map_err(|_| bad())?,
+            in_cycle: num(5)?,
+            out_cycle: num(6)?,
+            frame,
+        })
+    }
+
+    /// Sends `lines`, each answered `ok`, writing them all before reading (the pipe holds the answers).
+    fn batch(&mut self, lines: &[String]) -> Result<(), NicRtlError> {
+        for chunk in lines.chunks(256) {
+            let mut text = chunk.join("\n");
+            text.push('\n');
+            if self.stdin.write_all(text.as_bytes()).is_err() || self.stdin.flush().is_err() {
+                return Err(self.died(&chunk[0]));
+            }
+            for line in chunk {
+                let answer = self.read(line)?;
+                if answer != "ok" {
+                    return Err(protocol(line, &answer));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), NicRtlError> {
+        if writeln!(self.stdin, "{line}").is_err() || self.stdin.flush().is_err() {
+            return Err(self.died(line));
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, command: &str) -> Result<String, NicRtlError> {
+        let mut answer = String::new();
+        match self.stdout.read_line(&mut answer) {
+            Ok(n) if n > 0 => Ok(answer.trim_end().to_string()),
+            _ => Err(self.died(command)),
+        }
+    }
+
+    fn died(&mut self, command: &str) -> NicRtlError {
+        let _ = self.child.kill();
+        let status = self
+            .child
+            .wait()
+            .map_or_else(|e| e.to_string(), |s| s.to_string());
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        let stderr = stderr.trim();
+        NicRtlError::Exited {
+            command: short(command),
+            story: if stderr.is_empty() {
+                status
+            } else {
+                format!("{status}: {stderr}")
+            },
+        }
+    }
+}
+
+impl Drop for NicRtl {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        for _ in 0..50 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn protocol(command: &str, answer: &str) -> NicRtlError {
+    NicRtlError::Protocol {
+        command: short(command),
+        answer: short(answer),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "-".to_string();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len() / 2)
+        .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
+        .collect()
+}
+
+/// A command as error messages show it: at most 80 characters.
+fn short(line: &str) -> String {
+    if line.len() > 80 {
+        format!("{}...", &line[..77])
+    } else {
+        line.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queues_are_the_ports_then_host_then_controller() {
+        let c = NicConfig {
+            ports: 2,
+            engines_per_port: 3,
+        };
+        assert_eq!(c.queues(), 4);
+        assert_eq!(c.queue(1), Some(TxQueue::Port(1)));
+        assert_eq!(c.queue(2), Some(TxQueue::Host));
+        assert_eq!(c.queue(3), Some(TxQueue::Controller));
+        assert_eq!(c.queue(4), None);
+    }
+
+    #[test]
+    fn a_configuration_sets_the_parameters_and_the_harness_sizes() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let paths = EbpflowPaths {
+            source_root: Some(root),
+            ..EbpflowPaths::embedded("/cache")
+        };
+        let spec = NicConfig {
+            ports: 2,
+            engines_per_port: 2,
+        }
+        .build_spec(&paths)
+        .expect("spec");
+        assert_eq!(spec.top, TOP);
+        for flag in [
+            "-GPORTS=2",
+            "-GENGINES_PER_PORT=2",
+            "-DNIC_PORTS=2",
+            "-DNIC_ENGINES_PER_PORT=2",
+        ] {
+            assert!(
+                spec.flags.iter().any(|f| f == flag),
+                "{flag}: {:?}",
+                spec.flags
+            );
+        }
+        let embedded = NicConfig::default()
+            .build_spec(&EbpflowPaths::embedded("/cache"))
+            .expect("embedded");
+        assert_eq!(embedded.testbench_text.as_deref(), Some(HARNESS));
+        let err = NicConfig {
+            ports: 0,
+            engines_per_port: 4,
+        }
+        .build_spec(&paths)
+        .expect_err("no ports");
+        assert_eq!(
+            err.to_string(),
+            "an eBPFlow NIC of 0 ports with 4 engines each: at least one of each"
+        );
+    }
+}

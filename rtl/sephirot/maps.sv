@@ -6,7 +6,7 @@
 // Load time: cfg_we_i writes one map's definition (the image's map table row); cfg_done_i lays every written map out
 // (one cycle), flags cfg_error_o when a definition is invalid for the kernel (crates/maps/src/create.rs checks) or
 // does not fit (type other than 1, 2, 3, 5, 6, 9, 11, 14, 27; key_size above KEY_BYTES; value_size above VALUE_BYTES
-// (PROG_ARRAY, DEVMAP: at or above); more CAM entries or value rows than ENTRIES / MEM_WORDS; LRU_HASH with
+// (PROG_ARRAY, DEVMAP: at or above); more CAM entries, value rows, hash slots or bucket rows than ENTRIES / MEM_WORDS / HASH_SLOTS / HASH_ROWS; LRU_HASH with
 // BPF_F_NO_COMMON_LRU, the per-CPU LRU, which is not built), then zeroes the value memory and builds the LRU lists
 // (max(MEM_WORDS, ENTRIES + 5 * MAPS) cycles, requests wait). cfg_error_o stays set until reset. Maps not written do
 // not exist: their operations give -EINVAL or a miss, as hwxdp_maps::Maps does for a map index it does not have.
@@ -22,9 +22,18 @@
 // Storage:
 // - values: MEM_WORDS rows of 8 bytes (maps_values, eight byte banks: block RAM at the defaults). A map takes
 //   `slots * ceil(value_size / 8)` rows from a base row; slot s's value starts at row base + s * ceil(value_size / 8).
-// - keys: a CAM of ENTRIES flip-flop entries (valid, key, LPM prefix mask and length) shared by the HASH, LRU_HASH and
-//   LPM_TRIE maps, each map a contiguous range; entry base + s holds the key of slot s. Lookups compare every entry of
-//   the map in one cycle. A free-slot stack per map (in the same ENTRIES-entry range) reuses slots last in, first out.
+// - HASH and PERCPU_HASH keys: hashed buckets in block RAM (HASH_ROWS rows of four ways, one RAM per way; a way
+//   holds valid, home bucket, slot and key). A map takes a power of two of buckets at or above max_entries / 2 (so at
+//   most half of its ways are used); a key's home is the CRC-32 of its key_size bytes (rtl/common/hash32.sv) modulo
+//   the buckets. Linear probing over buckets: an operation reads rows from the home on, one per cycle, up to and
+//   including the first row that is not full; a new key takes a free way of that row, so E2BIG comes exactly at
+//   max_entries whatever the collisions. A delete of a key when more than one row was read shifts back: the rows
+//   after the home are read again and one way per row moves into the hole when its home lies at or before the hole,
+//   so the rows read depend only on the set of keys (crates/hxdp/src/timing/buckets.rs computes them). Slot keys
+//   (valid byte and key, for host slot reads) and the free-slot stacks of these maps are block RAM of HASH_SLOTS.
+// - LRU_HASH and LPM_TRIE keys: a CAM of ENTRIES flip-flop entries (valid, key, LPM prefix mask and length), each map
+//   a contiguous range; entry base + s holds the key of slot s. Lookups compare every entry of the map in one cycle.
+//   A free-slot stack per map (in the same ENTRIES-entry range) reuses slots last in, first out.
 // - LRU lists: next/prev links of ENTRIES nodes plus five list heads per map, node kinds and reference bits, in
 //   flip-flops.
 // Slots (what lookups return, rsp_slot_o) are numbered exactly as hwxdp_maps numbers them (one CPU):
@@ -68,6 +77,9 @@
 // comes in cycle:
 // - t + 2: lookups, deletes and every error found before a value is written (compare the hXDP model's 2 extra cycles
 //   per map helper, crates/hxdp/src/timing.rs MAP_HELPER_CYCLES);
+// - HASH and PERCPU_HASH lookups, updates and deletes (program or host) whose probe reads k bucket rows: k - 1 cycles
+//   more than the figures here; a delete that removes a key with k > 1 a further k (k - 1 rows read again, one cycle
+//   to clear the last hole);
 // - t + 2 + R, R = ceil(value_size / 8): successful ARRAY/HASH updates (the value is written one row per cycle), and
 //   every LPM update that gets past the -EINVAL checks;
 // - LRU_HASH: delete t + 3; update t + 4 + R when the CPU's local free list has a node, else the kernel's refill adds
@@ -98,9 +110,11 @@ module maps #(
   parameter integer MAPS        = 8,    // maps of one program (2 or more)
   parameter integer KEY_BYTES   = 16,   // widest key; a wider key_size is a configuration error
   parameter integer VALUE_BYTES = 64,   // widest value, a multiple of 8; a wider value_size is a configuration error
-  parameter integer ENTRIES     = 32,   // CAM entries for all hash, LRU and LPM maps together (a power of two)
+  parameter integer ENTRIES     = 32,   // CAM entries for all LRU_HASH and LPM_TRIE maps together (a power of two)
   parameter integer MEM_WORDS   = 512,  // 8-byte value rows for all maps together (a power of two, >= ENTRIES)
-  parameter integer POSSIBLE_CPUS = 1   // the kernel's num_possible_cpus() the LRU's target_free is sized for
+  parameter integer POSSIBLE_CPUS = 1,  // the kernel's num_possible_cpus() the LRU's target_free is sized for
+  parameter integer HASH_SLOTS  = ENTRIES,  // slots of all HASH and PERCPU_HASH maps together (block RAM)
+  parameter integer HASH_ROWS   = (HASH_SLOTS >= 4) ? HASH_SLOTS / 2 : 2  // 4-way bucket rows of those maps
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
@@ -169,9 +183,15 @@ module maps #(
   localparam integer EW1 = EW + 1;
   localparam integer LN  = ENTRIES + 5 * MAPS;  // LRU list links: nodes, then five list heads per map
   localparam integer LW  = $clog2(LN);
-  localparam integer SWEEP = (MEM_WORDS > LN) ? MEM_WORDS : LN;
+  localparam integer SW0   = (MEM_WORDS > LN) ? MEM_WORDS : LN;
+  localparam integer SW1   = (HASH_SLOTS > HASH_ROWS) ? HASH_SLOTS : HASH_ROWS;
+  localparam integer SWEEP = (SW0 > SW1) ? SW0 : SW1;
   localparam integer CW  = $clog2(SWEEP) + 1;
   localparam integer AW3 = AW + 3;
+  // hashed buckets of the HASH and PERCPU_HASH maps (maps_htab)
+  localparam integer HWAYS = 4;
+  localparam integer RW    = $clog2(HASH_ROWS);
+  localparam integer HSA   = $clog2(HASH_SLOTS);
 
   localparam [1:0] OpLookup = 2'd0;
   localparam [1:0] OpUpdate = 2'd1;
@@ -221,6 +241,8 @@ module maps #(
   localparam [3:0] StReadW  = 4'd6;
   localparam [3:0] StResp   = 4'd7;
   localparam [3:0] StLru    = 4'd8;
+  localparam [3:0] StShift  = 4'd9;        // hash delete: the backward shift over the probed rows
+  localparam [3:0] StHClear = 4'd10;       // hash delete: the last hole's way cleared
 
   // ---------------------------------------------------------------------------------------------------------------
   // Configuration as written, and the layout cfg_done_i computes from it.
@@ -242,6 +264,9 @@ module maps #(
   logic [4:0]      stride_q [MAPS];          // rows per value
   logic [AW-1:0]   vbase_q  [MAPS];
   logic [EW:0]     ebase_q  [MAPS];
+  logic [RW-1:0]   hbase_q  [MAPS];          // hash maps: first bucket row
+  logic [RW-1:0]   hmask_q  [MAPS];          // hash maps: buckets - 1 (a power of two less one)
+  logic [HSA:0]    hsbase_q [MAPS];          // hash maps: first slot in the slot-key and free-stack memories
   logic [MAPS-1:0] rdonly_q;
   logic [MAPS-1:0] wronly_q;
   logic            cfg_error_q;
@@ -252,10 +277,17 @@ module maps #(
   logic [4:0]      lay_stride [MAPS];
   logic [AW-1:0]   lay_vbase  [MAPS];
   logic [EW:0]     lay_ebase  [MAPS];
+  logic [RW-1:0]   lay_hbase  [MAPS];
+  logic [RW-1:0]   lay_hmask  [MAPS];
+  logic [HSA:0]    lay_hsbase [MAPS];
 
   always_comb begin : layout
     logic [40:0] rows;
     logic [40:0] cams;
+    logic [40:0] hslots;
+    logic [40:0] hrows;
+    logic [40:0] nb;
+    logic [31:0] half;
     logic [40:0] slots;
     logic [4:0]  stride;
     logic        bad;
@@ -266,6 +298,8 @@ module maps #(
     logic [31:0] fl;
     rows      = 41'd0;
     cams      = 41'd0;
+    hslots    = 41'd0;
+    hrows     = 41'd0;
     lay_error = 1'b0;
     for (integer m = 0; m < MAPS; m = m + 1) begin
       t  = def_type_q[m];
@@ -278,6 +312,15 @@ module maps #(
       lay_stride[m] = '0;
       lay_vbase[m]  = rows[AW-1:0];
       lay_ebase[m]  = cams[EW:0];
+      lay_hbase[m]  = hrows[RW-1:0];
+      lay_hsbase[m] = hslots[HSA:0];
+      // buckets: the power of two at or above max_entries / 2 (4 ways: at most half full)
+      half = (def_max_q[m] >> 1) + 32'(def_max_q[m][0]);
+      nb   = 41'd1;
+      for (integer i = 0; i < 32; i = i + 1) begin
+        if (nb < 41'(half)) nb = nb << 1;
+      end
+      lay_hmask[m]  = RW'(nb - 41'd1);
       slots  = 41'd0;
       stride = 5'((vs + 32'd7) >> 3);  // vs above VALUE_BYTES is an error below
       bad    = 1'b0;
@@ -336,7 +379,11 @@ module maps #(
         end
         if (!bad) begin
           rows = rows + 41'(slots[SW:0] * stride);
-          if (lay_kind[m] != KindArray && lay_kind[m] != KindSlots && lay_kind[m] != KindRing) cams = cams + slots;
+          if (lay_kind[m] == KindLru || lay_kind[m] == KindLpm) cams = cams + slots;
+          if (lay_kind[m] == KindHash) begin
+            hslots = hslots + slots;
+            hrows  = hrows + nb;
+          end
         end
         lay_slots[m]  = slots[SW-1:0];
         lay_stride[m] = stride;
@@ -344,6 +391,7 @@ module maps #(
       lay_error = lay_error | bad;
     end
     if (rows > 41'(MEM_WORDS) || cams > 41'(ENTRIES)) lay_error = 1'b1;
+    if (hslots > 41'(HASH_SLOTS) || hrows > 41'(HASH_ROWS)) lay_error = 1'b1;
   end
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -551,7 +599,7 @@ module maps #(
     exact_i = '0;
     for (integer i = 0; i < ENTRIES; i = i + 1) begin
       in_map[i] = EW1'(i) >= lo && EW1'(i) < hi
-                  && (kind_q[map_q] == KindHash || kind_q[map_q] == KindLru || kind_q[map_q] == KindLpm);
+                  && (kind_q[map_q] == KindLru || kind_q[map_q] == KindLpm);
       match[i]  = in_map[i] && ent_valid_q[i] && ((ent_key_q[i] ^ key_q) & ent_mask_q[i]) == '0
                   && (!lpm || {16'd0, ent_plen_q[i]} <= key_plen);
       exact[i]  = match[i] && (!lpm || {16'd0, ent_plen_q[i]} == key_plen);
@@ -591,6 +639,333 @@ module maps #(
   logic [SW-1:0] exact_slot;
   logic [SW-1:0] best_slot;
   logic [EW-1:0] stack_top;
+  logic          xe_v;                       // the key is present (CAM or buckets)
+  logic          xb_v;                       // a lookup matches (LPM: the longest covering prefix)
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // HASH and PERCPU_HASH maps: hashed buckets in block RAM. A map has a power of two of 4-way buckets (at least
+  // twice its max_entries ways), one bucket a row of u_htab read whole; a key's home bucket is the CRC-32 of its
+  // key_size bytes (hash32) modulo the buckets. Linear probing over buckets: an operation reads rows from the home on,
+  // one per cycle, up to and including the first row that is not full (so the rows read depend only on the set of
+  // keys in the map, not on the order they came in); a new key takes a free way of that last row, so the map takes
+  // keys up to max_entries whatever their hashes. A delete keeps every key within the full rows after its home by the
+  // backward shift: it reads the probed rows again (from the home's next row) and moves one way per row back into the
+  // hole when its home allows. The slot numbering (free stack, never-used slots, the spare) is as before; the slot
+  // keys (for host slot reads) and the free stacks are block RAM too.
+
+  localparam integer WAYW = ((1 + RW + SW + KB + 7) / 8) * 8;   // a way: valid, home bucket, slot, key
+  localparam integer ROWW = HWAYS * WAYW;
+  localparam integer HKW  = KB + 8;                              // slot keys: a valid byte, the key
+  localparam integer HSW8 = ((SW + 7) / 8) * 8;                  // free stack entries
+
+  logic [31:0]      key_hash;
+  logic [RW-1:0]    home_in;
+  logic             accept;                  // StIdle takes an operation in this cycle
+  logic             is_hash;                 // the latched map is a HASH or PERCPU_HASH map
+  logic             h_op;                    // the latched operation probes the buckets (lookup, update, delete)
+  logic             exec_go;                 // StExec settles the operation in this cycle (no more rows to read)
+  logic [RW-1:0]    home_q;                  // the latched key's home bucket
+  logic [RW-1:0]    probe_q;                 // rows read before the one StExec sees
+  logic             hf_q;                    // the key was found in an earlier row: bucket, way, slot, position
+  logic [RW-1:0]    hf_row_q;
+  logic [1:0]       hf_way_q;
+  logic [SW-1:0]    hf_slot_q;
+  logic [RW-1:0]    hf_pos_q;
+  logic [RW-1:0]    hole_row_q;              // shift: the hole's bucket, way and probe position
+  logic [1:0]       hole_way_q;
+  logic [RW-1:0]    hole_pos_q;
+  logic [RW-1:0]    sh_pos_q;                // shift: probe position of the row seen in this cycle
+  logic [RW-1:0]    sh_last_q;               // shift: the last probed row's position
+  logic             hk_pend_q;               // a slot key's valid byte to clear in this cycle
+  logic [SW-1:0]    hk_pend_slot_q;
+
+  logic             ht_re;
+  logic [RW-1:0]    ht_raddr;
+  logic             ht_we;
+  logic [RW-1:0]    ht_waddr;
+  logic [WAYW-1:0]  ht_wdata;
+  logic [HWAYS-1:0] ht_wway;                 // the ways written
+  logic [ROWW-1:0]  ht_rdata;
+  logic             hk_re;
+  logic [HSA-1:0]   hk_raddr;
+  logic             hk_we;
+  logic [HSA-1:0]   hk_waddr;
+  logic [HKW-1:0]   hk_wdata;
+  logic [HKW/8-1:0] hk_wbe;
+  logic [HKW-1:0]   hk_rdata;
+  logic             hs_we;
+  logic [HSA-1:0]   hs_waddr;
+  logic [HSW8-1:0]  hs_wdata;
+  logic [HSW8-1:0]  hs_rdata;
+
+  logic [HWAYS-1:0] w_valid;
+  logic [HWAYS-1:0] w_match;
+  logic [RW-1:0]    w_home [HWAYS];
+  logic [SW-1:0]    w_slot [HWAYS];
+  logic             h_full;
+  logic             h_cur_found;
+  logic [1:0]       h_cur_way;
+  logic [1:0]       h_free_way;
+  logic [RW-1:0]    h_cur_row;               // bucket of the row read (home + probe position)
+  logic             h_scan_more;
+  logic             h_exact_v;
+  logic [SW-1:0]    h_exact_slot;
+  logic [RW-1:0]    h_exact_row;
+  logic [1:0]       h_exact_way;
+  logic [RW-1:0]    h_exact_pos;
+  logic             h_move;                  // shift: way h_move_way of this row moves into the hole
+  logic [1:0]       h_move_way;
+  logic             h_shift;                 // the delete settled in this cycle shifts (more than one row probed)
+
+  hash32 #(
+    .BYTES (KEY_BYTES)
+  ) u_hash (
+    .data_i (key_in),
+    .hash_o (key_hash)
+  );
+
+  assign accept  = state_q == StIdle && !cfg_done_i && (req_valid_i || host_valid_i);
+  assign home_in = key_hash[RW-1:0] & hmask_q[map_in];
+  assign is_hash = kind_q[map_q] == KindHash;
+  assign h_op    = map_ok_q && is_hash && op_q != OpRead;
+
+  always_comb begin : htab_row
+    logic [RW-1:0] pos;
+    logic [RW-1:0] dh;
+    logic [RW-1:0] dw;
+    pos         = (state_q == StShift) ? sh_pos_q : probe_q;
+    h_cur_row   = (home_q + pos) & hmask_q[map_q];
+    h_cur_found = 1'b0;
+    h_cur_way   = 2'd0;
+    h_free_way  = 2'd0;
+    h_move      = 1'b0;
+    h_move_way  = 2'd0;
+    for (integer w = HWAYS - 1; w >= 0; w = w - 1) begin
+      w_valid[w] = ht_rdata[w*WAYW];
+      w_home[w]  = ht_rdata[w*WAYW + 1 +: RW];
+      w_slot[w]  = ht_rdata[w*WAYW + 1 + RW +: SW];
+      w_match[w] = w_valid[w] && ht_rdata[w*WAYW + 1 + RW + SW +: KB] == key_q;
+      if (w_match[w]) begin
+        h_cur_found = 1'b1;
+        h_cur_way   = 2'(w);
+      end
+      if (!w_valid[w]) h_free_way = 2'(w);
+      // a way may fill the hole when its home is no nearer to this row than the hole is
+      dh = (h_cur_row - hole_row_q) & hmask_q[map_q];
+      dw = (h_cur_row - w_home[w]) & hmask_q[map_q];
+      if (w_valid[w] && dw >= dh) begin
+        h_move     = 1'b1;
+        h_move_way = 2'(w);
+      end
+    end
+    if (state_q != StShift || sh_pos_q <= hole_pos_q) h_move = 1'b0;
+    h_full       = &w_valid;
+    h_scan_more  = state_q == StExec && h_op && h_full && probe_q != hmask_q[map_q];
+    h_exact_v    = hf_q || h_cur_found;
+    h_exact_slot = hf_q ? hf_slot_q : w_slot[h_cur_way];
+    h_exact_row  = hf_q ? hf_row_q : h_cur_row;
+    h_exact_way  = hf_q ? hf_way_q : h_cur_way;
+    h_exact_pos  = hf_q ? hf_pos_q : probe_q;
+  end
+
+  assign exec_go = state_q == StExec && !h_scan_more;
+
+  // bits the hash maps do not read (the hash above the row bits, memory padding), named so the lint skips them
+  logic unused_hash_bits;
+  assign unused_hash_bits = ^{key_hash, hk_rdata[7:1], hs_rdata, hk_pend_slot_q};
+  assign h_shift = exec_go && h_op && x_clr && !x_set && probe_q != '0;
+
+  // Bucket rows: read at acceptance (the home row), while probing, while shifting; written once per cycle.
+  always_comb begin : htab_ports
+    logic [WAYW-1:0] way;
+    logic [1:0]      wsel;
+    ht_re    = 1'b0;
+    ht_raddr = '0;
+    if (accept) begin
+      ht_re    = 1'b1;
+      ht_raddr = hbase_q[map_in] + home_in;
+    end else if (h_scan_more) begin
+      ht_re    = 1'b1;
+      ht_raddr = hbase_q[map_q] + ((home_q + probe_q + RW'(1)) & hmask_q[map_q]);
+    end else if (h_shift) begin
+      ht_re    = 1'b1;
+      ht_raddr = hbase_q[map_q] + ((home_q + RW'(1)) & hmask_q[map_q]);
+    end else if (state_q == StShift && sh_pos_q != sh_last_q) begin
+      ht_re    = 1'b1;
+      ht_raddr = hbase_q[map_q] + ((home_q + sh_pos_q + RW'(1)) & hmask_q[map_q]);
+    end
+    way      = '0;
+    way[0]   = 1'b1;
+    way[1 +: RW] = home_q;
+    way[1 + RW +: SW] = x_slot;
+    way[1 + RW + SW +: KB] = key_q;
+    wsel     = 2'd0;
+    ht_we    = 1'b0;
+    ht_waddr = '0;
+    if (state_q == StClear) begin
+      ht_we    = 32'(clear_q) < HASH_ROWS;
+      ht_waddr = clear_q[RW-1:0];
+      way      = '0;
+    end
+    if (exec_go && h_op && x_set && !x_clr) begin
+      ht_we    = 1'b1;                             // a new key: the free way of the last row read
+      ht_waddr = hbase_q[map_q] + h_cur_row;
+      wsel     = h_free_way;
+    end else if (exec_go && h_op && x_set) begin
+      ht_we    = 1'b1;                             // a replacement: the key's way names the new slot
+      ht_waddr = hbase_q[map_q] + h_exact_row;
+      wsel     = h_exact_way;
+    end else if (exec_go && h_op && x_clr && !h_shift) begin
+      ht_we    = 1'b1;                             // a delete within the home row
+      ht_waddr = hbase_q[map_q] + h_exact_row;
+      wsel     = h_exact_way;
+      way      = '0;
+    end else if (state_q == StShift && h_move) begin
+      ht_we    = 1'b1;                             // the way moves back into the hole
+      ht_waddr = hbase_q[map_q] + hole_row_q;
+      wsel     = hole_way_q;
+      way      = ht_rdata[32'(h_move_way) * WAYW +: WAYW];
+    end else if (state_q == StHClear) begin
+      ht_we    = 1'b1;
+      ht_waddr = hbase_q[map_q] + hole_row_q;
+      wsel     = hole_way_q;
+      way      = '0;
+    end
+    ht_wdata = way;
+    for (integer w = 0; w < HWAYS; w = w + 1) begin
+      ht_wway[w] = ht_we && (state_q == StClear || wsel == 2'(w));
+    end
+  end
+
+  // one block RAM per way, read together as the bucket's row
+  for (genvar w = 0; w < HWAYS; w = w + 1) begin : g_way
+    ram_sdp #(
+      .WIDTH (WAYW),
+      .DEPTH (HASH_ROWS)
+    ) u_htab (
+      .clk_i     (clk_i),
+      .wr_en_i   (ht_wway[w]),
+      .wr_addr_i (ht_waddr),
+      .wr_data_i (ht_wdata),
+      .wr_be_i   ('1),
+      .rd_en_i   (ht_re),
+      .rd_addr_i (ht_raddr),
+      .rd_data_o (ht_rdata[w*WAYW +: WAYW])
+    );
+  end
+
+  // Slot keys (a valid byte, then the key) and free stacks of the hash maps: read at acceptance (the slot a host
+  // slot read names; the map's free-stack top), written when StExec settles (or, for a slot key's clear, the cycle
+  // after, as a replacement also writes the new slot's key).
+  always_comb begin : hslot_ports
+    hk_re    = accept;
+    hk_raddr = HSA'(hsbase_q[map_in] + (HSA + 1)'(host_slot_i[SW-1:0]));
+    hk_we    = 1'b0;
+    hk_waddr = '0;
+    hk_wdata = '0;
+    hk_wbe   = '0;
+    if (state_q == StClear) begin
+      hk_we    = 32'(clear_q) < HASH_SLOTS;
+      hk_waddr = clear_q[HSA-1:0];
+      hk_wbe   = '1;
+    end else if (exec_go && h_op && x_set) begin
+      hk_we    = 1'b1;
+      hk_waddr = HSA'(hsbase_q[map_q] + (HSA + 1)'(x_slot));
+      hk_wdata = {key_q, 8'h01};
+      hk_wbe   = '1;
+    end else if (hk_pend_q) begin
+      hk_we     = 1'b1;
+      hk_waddr  = HSA'(hsbase_q[map_q] + (HSA + 1)'(hk_pend_slot_q));
+      hk_wbe[0] = 1'b1;
+    end
+    hs_we    = exec_go && h_op && x_push;
+    hs_waddr = HSA'(hsbase_q[map_q] + (HSA + 1)'(sp_q[map_q]) - (HSA + 1)'(x_pop));
+    hs_wdata = HSW8'(x_push_slot);
+  end
+
+  ram_sdp #(
+    .WIDTH (HKW),
+    .DEPTH (HASH_SLOTS)
+  ) u_hkey (
+    .clk_i     (clk_i),
+    .wr_en_i   (hk_we),
+    .wr_addr_i (hk_waddr),
+    .wr_data_i (hk_wdata),
+    .wr_be_i   (hk_wbe),
+    .rd_en_i   (hk_re),
+    .rd_addr_i (hk_raddr),
+    .rd_data_o (hk_rdata)
+  );
+
+  ram_sdp #(
+    .WIDTH (HSW8),
+    .DEPTH (HASH_SLOTS)
+  ) u_hstack (
+    .clk_i     (clk_i),
+    .wr_en_i   (hs_we),
+    .wr_addr_i (hs_waddr),
+    .wr_data_i (hs_wdata),
+    .wr_be_i   ('1),
+    .rd_en_i   (accept),
+    .rd_addr_i (HSA'(hsbase_q[map_in] + (HSA + 1)'(sp_q[map_in]) - (HSA + 1)'(1))),
+    .rd_data_o (hs_rdata)
+  );
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      home_q         <= '0;
+      probe_q        <= '0;
+      hf_q           <= 1'b0;
+      hf_row_q       <= '0;
+      hf_way_q       <= 2'd0;
+      hf_slot_q      <= '0;
+      hf_pos_q       <= '0;
+      hole_row_q     <= '0;
+      hole_way_q     <= 2'd0;
+      hole_pos_q     <= '0;
+      sh_pos_q       <= '0;
+      sh_last_q      <= '0;
+      hk_pend_q      <= 1'b0;
+      hk_pend_slot_q <= '0;
+    end else begin
+      hk_pend_q <= 1'b0;
+      if (accept) begin
+        home_q  <= home_in;
+        probe_q <= '0;
+        hf_q    <= 1'b0;
+      end
+      if (h_scan_more) begin
+        probe_q <= probe_q + RW'(1);
+        if (h_cur_found) begin
+          hf_q      <= 1'b1;
+          hf_row_q  <= h_cur_row;
+          hf_way_q  <= h_cur_way;
+          hf_slot_q <= w_slot[h_cur_way];
+          hf_pos_q  <= probe_q;
+        end
+      end
+      if (exec_go && h_op && x_clr && !(x_set && x_old == x_slot)) begin
+        hk_pend_q      <= 1'b1;
+        hk_pend_slot_q <= x_old;
+      end
+      if (h_shift) begin
+        hole_row_q <= h_exact_row;
+        hole_way_q <= h_exact_way;
+        hole_pos_q <= h_exact_pos;
+        sh_pos_q   <= RW'(1);
+        sh_last_q  <= probe_q;
+      end
+      if (state_q == StShift) begin
+        sh_pos_q <= sh_pos_q + RW'(1);
+        if (h_move) begin
+          hole_row_q <= h_cur_row;
+          hole_way_q <= h_move_way;
+          hole_pos_q <= sh_pos_q;
+        end
+      end
+    end
+  end
+
 
   always_comb begin
     stack_top  = ebase_q[map_q][EW-1:0] + sp_q[map_q][EW-1:0] - EW'(1);
@@ -598,6 +973,16 @@ module maps #(
     alloc_slot = alloc_pop ? stack_q[stack_top] : fresh_q[map_q];
     exact_slot = SW'(EW1'({1'b0, exact_i} - ebase_q[map_q]));
     best_slot  = SW'(EW1'({1'b0, best} - ebase_q[map_q]));
+    xe_v       = exact_v;
+    xb_v       = best_v;
+    if (is_hash) begin
+      // the buckets, the block-RAM free stack
+      alloc_slot = alloc_pop ? hs_rdata[SW-1:0] : fresh_q[map_q];
+      exact_slot = h_exact_slot;
+      best_slot  = h_exact_slot;
+      xe_v       = h_exact_v;
+      xb_v       = h_exact_v;
+    end
   end
 
   always_comb begin : exec
@@ -696,8 +1081,9 @@ module maps #(
     end else if (op_q == OpRead) begin
       x_slot = slot_in_q[SW-1:0];
       if (slot_in_q < {{(28 - SW) {1'b0}}, slots_q[map_q]}) begin
-        x_hit  = (kind == KindArray)
-                 || (kind != KindSlots && ent_valid_q[ebase_q[map_q][EW-1:0] + slot_in_q[EW-1:0]]);
+        x_hit  = (kind == KindArray) || (kind == KindHash && hk_rdata[0])
+                 || (kind != KindSlots && kind != KindHash
+                     && ent_valid_q[ebase_q[map_q][EW-1:0] + slot_in_q[EW-1:0]]);
         x_next = 2'd2;
       end
     end else if (op_q == OpLookup) begin
@@ -707,9 +1093,9 @@ module maps #(
         x_hit  = index < {{(32 - SW) {1'b0}}, max_q[map_q]};
         x_slot = index[SW-1:0];
       end else begin
-        x_hit  = best_v;
+        x_hit  = xb_v;
         x_slot = best_slot;
-        x_lref = best_v && !host_q && kind == KindLru;
+        x_lref = xb_v && !host_q && kind == KindLru;
       end
       if (x_hit && host_q) x_next = 2'd2;
     end else if (op_q == OpDelete) begin
@@ -719,7 +1105,7 @@ module maps #(
         x_ret = Einval;
       end else if (kind == KindLpm && key_plen > {16'd0, max_plen}) begin
         x_ret = Einval;
-      end else if (!exact_v) begin
+      end else if (!xe_v) begin
         x_ret = Enoent;
       end else begin
         x_clr  = 1'b1;
@@ -746,15 +1132,15 @@ module maps #(
       end else if (flags_q > 64'd2) begin
         x_ret = Einval;
       end else if (kind == KindHash) begin
-        if (exact_v && flags_q == 64'd1) begin
+        if (xe_v && flags_q == 64'd1) begin
           x_ret = Eexist;
-        end else if (!exact_v && flags_q == 64'd2) begin
+        end else if (!xe_v && flags_q == 64'd2) begin
           x_ret = Enoent;
-        end else if (exact_v && def_type_q[map_q] == 32'd5) begin
+        end else if (xe_v && def_type_q[map_q] == 32'd5) begin
           // a per-CPU element is updated in place (__htab_percpu_map_update_elem)
           x_slot = exact_slot;
           x_next = 2'd1;
-        end else if (exact_v) begin
+        end else if (xe_v) begin
           // the new value goes to the spare element (or a new one); the old element becomes the spare
           x_spare      = 1'b1;
           x_slot       = spare_v_q[map_q] ? spare_q[map_q] : alloc_slot;
@@ -781,17 +1167,17 @@ module maps #(
           // update gives the slot back to the free list.
           x_slot = alloc_slot;
           x_next = 2'd1;
-          if (exact_v && flags_q == 64'd1) begin
+          if (xe_v && flags_q == 64'd1) begin
             x_ret = Eexist;
-          end else if (!exact_v && flags_q == 64'd2) begin
+          end else if (!xe_v && flags_q == 64'd2) begin
             x_ret = Enoent;
-          end else if (!exact_v && count_q[map_q] == max_q[map_q]) begin
+          end else if (!xe_v && count_q[map_q] == max_q[map_q]) begin
             x_ret = Enospc;
           end else begin
             x_pop   = alloc_pop;
             x_fresh = !alloc_pop;
             x_set   = 1'b1;
-            if (exact_v) begin
+            if (xe_v) begin
               x_clr  = 1'b1;
               x_push = 1'b1;
             end else begin
@@ -1230,7 +1616,7 @@ module maps #(
         lcur_q[m]   <= LW'(ENTRIES + 5 * m + 1);
       end
     end
-    if (state_q == StExec && x_lref) begin
+    if (exec_go && x_lref) begin
       lref_q[best] <= 1'b1;
     end
     if (state_q == StExec) begin
@@ -1314,6 +1700,9 @@ module maps #(
         stride_q[m]    <= '0;
         vbase_q[m]     <= '0;
         ebase_q[m]     <= '0;
+        hbase_q[m]     <= '0;
+        hmask_q[m]     <= '0;
+        hsbase_q[m]    <= '0;
         sp_q[m]        <= '0;
         fresh_q[m]     <= '0;
         count_q[m]     <= '0;
@@ -1355,6 +1744,9 @@ module maps #(
             stride_q[m] <= lay_stride[m];
             vbase_q[m]  <= lay_vbase[m];
             ebase_q[m]  <= lay_ebase[m];
+            hbase_q[m]  <= lay_hbase[m];
+            hmask_q[m]  <= lay_hmask[m];
+            hsbase_q[m] <= lay_hsbase[m];
             rdonly_q[m] <= (def_flags_q[m] & FRdonly) != 0;
             progarr_q[m] <= def_type_q[m] == 32'd3;
             wronly_q[m] <= (def_flags_q[m] & FWronly) != 0;
@@ -1373,7 +1765,7 @@ module maps #(
             if (clear_q == CW'(SWEEP - 1)) state_q <= StIdle;
           end
         end
-        StExec: begin
+        StExec: if (exec_go) begin
           ret_q  <= x_ret;
           hit_q  <= x_hit;
           slot_q <= x_slot;
@@ -1381,10 +1773,10 @@ module maps #(
           row_q  <= vbase_q[map_q] + AW'(x_slot * SW'(stride_q[map_q])) + (x_pres ? AW'(last_word) : AW'(0));
           word_q <= x_pres ? last_word : 5'd0;
           pres_q <= x_pres;
-          if (x_set) begin
+          if (x_set && !is_hash) begin
             ent_valid_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= 1'b1;
           end
-          if (x_clr && !(x_set && x_old == x_slot)) begin
+          if (x_clr && !is_hash && !(x_set && x_old == x_slot)) begin
             ent_valid_q[ebase_q[map_q][EW-1:0] + x_old[EW-1:0]] <= 1'b0;
           end
           if (x_pop || x_push) begin
@@ -1401,8 +1793,14 @@ module maps #(
             2'd1: state_q <= StWrite;
             2'd2: state_q <= StRead;
             2'd3: state_q <= StLru;
-            default: state_q <= StResp;
+            default: state_q <= h_shift ? StShift : StResp;
           endcase
+        end
+        StShift: begin
+          if (sh_pos_q == sh_last_q) state_q <= StHClear;
+        end
+        StHClear: begin
+          state_q <= StResp;
         end
         StWrite: begin
           if (!vwr_en_i) begin
@@ -1465,14 +1863,14 @@ module maps #(
         if (word_q == 5'(w)) value_q[64*w +: 64] <= b_rdata;
       end
     end
-    if (state_q == StExec && kind_q[map_q] == KindSlots && x_next == 2'd1 && !x_pres) begin
+    if (exec_go && kind_q[map_q] == KindSlots && x_next == 2'd1 && !x_pres) begin
       // a stored entry: its presence byte set; a DEVMAP's program fd reads back as the program id, 0 without one
       for (integer b = 0; b < VALUE_BYTES; b = b + 1) begin
         if (16'(b) == vsize_q[map_q]) value_q[8*b +: 8] <= 8'd1;
       end
       if (!progarr_q[map_q] && vsize_q[map_q] == 16'd8 && value_q[63]) value_q[63:32] <= 32'd0;
     end
-    if (state_q == StExec && x_set) begin
+    if (exec_go && x_set && !is_hash) begin
       ent_key_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]]  <= key_q;
       ent_mask_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= (kind_q[map_q] == KindLpm) ? key_plen_mask : '1;
       ent_plen_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= (kind_q[map_q] == KindLpm) ? key_plen[PW-1:0] : '0;
@@ -1482,7 +1880,7 @@ module maps #(
       ent_mask_q[lgot_q] <= '1;
       ent_plen_q[lgot_q] <= '0;
     end
-    if (state_q == StExec && x_push) begin
+    if (exec_go && x_push && !is_hash) begin
       stack_q[ebase_q[map_q][EW-1:0] + sp_q[map_q][EW-1:0] - EW'(x_pop)] <= x_push_slot;
     end
   end
@@ -1502,6 +1900,7 @@ module maps #(
       if (b >= vsize_q[map_q]) value[8*b +: 8] = 8'd0;
     end
     key = ent_key_q[ebase_q[map_q][EW-1:0] + slot_q[EW-1:0]];
+    if (kind_q[map_q] == KindHash) key = hk_rdata[8 +: KB];
     if (kind_q[map_q] == KindArray || kind_q[map_q] == KindSlots) key = {{(KB - SW) {1'b0}}, slot_q};
     if (op_q == OpLookup) key = key_q;
     rsp_valid_o      = state_q == StResp && !host_q;

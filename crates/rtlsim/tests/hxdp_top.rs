@@ -35,6 +35,8 @@ const SOURCES: &[&str] = &[
     "sephirot/stack.sv",
     "sephirot/maps.sv",
     "sephirot/maps_values.sv",
+    "common/ram_sdp.sv",
+    "common/hash32.sv",
     "sephirot/fib.sv",
     "sephirot/helpers.sv",
     "sephirot/ringbuf.sv",

@@ -112,6 +112,8 @@ struct Output {
 /// Sends every line through a fresh model built with `params` and returns its output lines.
 fn simulate(lines: &[String], params: &Params) -> Vec<Output> {
     let mut spec = common::unit_spec("maps")
+        .source("common/ram_sdp.sv")
+        .source("common/hash32.sv")
         .source("sephirot/maps_values.sv")
         .source("sephirot/maps.sv");
     spec.flags.extend(params.flags());
@@ -1128,8 +1130,14 @@ fn bad_configurations_raise_cfg_error() {
         (vec![(LPM_TRIE, 4, 8, 4, NO_PREALLOC)], true),
         (vec![(HASH, 4, 8, 31, 0)], false),
         (vec![(HASH, 4, 8, 32, 0)], true),
+        // HASH slots (HASH_SLOTS) and the LRU/LPM CAM (ENTRIES) are separate budgets
         (
             vec![(HASH, 4, 8, 16, 0), (LPM_TRIE, 8, 8, 15, NO_PREALLOC)],
+            false,
+        ),
+        (vec![(HASH, 4, 8, 16, 0), (HASH, 4, 8, 15, 0)], true),
+        (
+            vec![(LRU_HASH, 4, 8, 17, 0), (LPM_TRIE, 8, 8, 15, NO_PREALLOC)],
             true,
         ),
         (vec![(ARRAY, 4, 64, 64, 0)], false),
@@ -1308,6 +1316,8 @@ fn maps_synthesizes_for_ultrascale_plus() {
     let text = SMALL_WRAPPER.replace("CONNECTIONS", &connections.join(", "));
     std::fs::write(&wrapper, text).expect("write wrapper");
     let sources = [
+        root.join("rtl/common/ram_sdp.sv"),
+        root.join("rtl/common/hash32.sv"),
         root.join("rtl/sephirot/maps_values.sv"),
         root.join("rtl/sephirot/maps.sv"),
         wrapper,
@@ -1339,3 +1349,113 @@ module maps_small (
   maps #(.MAPS(4), .KEY_BYTES(8), .VALUE_BYTES(16), .ENTRIES(8), .MEM_WORDS(64)) u_maps (CONNECTIONS);
 endmodule
 ";
+
+/// Keys of `key_size` bytes (a u32 counter, little-endian, zero-padded) whose home bucket in a map of
+/// `max_entries` is `home` (the maps module's CRC-32, `hwxdp_hxdp::timing::crc32`).
+fn keys_homed_at(max_entries: u32, home: u32, count: usize, key_size: usize) -> Vec<Vec<u8>> {
+    let b = hwxdp_hxdp::timing::Buckets::new(max_entries);
+    (0u32..)
+        .map(|i| {
+            let mut k = i.to_le_bytes().to_vec();
+            k.resize(key_size, 0);
+            k
+        })
+        .filter(|k| b.home(k) == home)
+        .take(count)
+        .collect()
+}
+
+/// A HASH map takes max_entries keys that all share one home bucket (they spill over the following rows) and refuses
+/// the next with E2BIG, as the kernel does whatever the hashes; deletes from the middle of the run (backward shift)
+/// keep every other key found; freed slots are taken again. PERCPU_HASH likewise.
+#[test]
+fn a_hash_map_of_colliding_keys_fills_to_max_entries() {
+    for map_type in [HASH, PERCPU_HASH] {
+        let mut s = Session::new(vec![spec("h", map_type, 4, 8, 24, 0)]);
+        let keys = keys_homed_at(24, 3, 30, 4);
+        for (i, k) in keys.iter().enumerate().take(25) {
+            s.prog_update(0, k, &[i as u8; 8], 1, false);
+        }
+        for k in &keys {
+            s.prog_lookup(0, k, false);
+        }
+        for i in [0, 5, 6, 13, 22] {
+            s.prog_delete(0, &keys[i], false);
+        }
+        for k in &keys {
+            s.prog_lookup(0, k, false);
+        }
+        for (i, k) in keys.iter().enumerate().skip(24) {
+            s.prog_update(0, k, &[0x40 + i as u8; 8], 0, false);
+        }
+        s.prog_update(0, &keys[7], &[0x77; 8], 2, false);
+        s.host_delete(0, &keys[1]);
+        s.host_update(0, &keys[0], &[0x55; 8], 1);
+        for k in &keys {
+            s.prog_lookup(0, k, false);
+        }
+        s.dump();
+        s.check();
+    }
+}
+
+/// The latency of every HASH operation on a run of colliding keys is the cycle model's
+/// (`hwxdp_hxdp::timing::maps_latency` with the rows `Buckets` says the probe reads): one cycle more per full row
+/// after the home, and a delete beyond the home row reads the rows again to shift.
+#[test]
+fn hash_latencies_follow_the_probed_rows() {
+    use hwxdp_hxdp::timing::{maps_latency, Buckets, MapShape};
+    let shape = MapShape {
+        map_type: HASH,
+        key_size: 4,
+        value_size: 8,
+        max_entries: 24,
+    };
+    let mut keys = keys_homed_at(24, 6, 14, 4);
+    keys.extend(keys_homed_at(24, 7, 6, 4));
+    keys.extend(keys_homed_at(24, 9, 3, 4));
+    let mut ops: Vec<(u8, usize)> = Vec::new();
+    for i in 0..keys.len() {
+        ops.push((1, i));
+        ops.push((0, (i * 7) % keys.len()));
+    }
+    for i in [2, 15, 0, 20, 9, 9, 3] {
+        ops.push((2, i));
+        ops.push((0, (i + 1) % keys.len()));
+        ops.push((0, keys.len() - 1));
+    }
+    for i in [2, 0] {
+        ops.push((1, i));
+    }
+    let mut lines = vec!["c 0 1 4 8 18 0".to_string(), "d".to_string()];
+    for &(op, i) in &ops {
+        let value = if op == 1 { "0102030405060708" } else { "-" };
+        lines.push(format!("o 0 {op} 0 0 0 {} {value} 0", hex(&keys[i])));
+    }
+    let out = simulate(&lines, &DEFAULTS);
+    let mut b = Buckets::new(24);
+    let mut rows_seen = Vec::new();
+    for (n, &(op, i)) in ops.iter().enumerate() {
+        let o = &out[2 + n];
+        let r0 = field_u64(o, 0);
+        let rows = b.rows(&keys[i]);
+        rows_seen.push(rows);
+        let want = maps_latency(op, &shape, r0, None, Some(rows)) - 1;
+        assert_eq!(
+            field_u64(o, 5),
+            want,
+            "op {n} ({op} of key {i}, {rows} rows): {:?}",
+            o.fields
+        );
+        if r0 == 0 && op == 1 {
+            b.insert(&keys[i]);
+        }
+        if r0 == 0 && op == 2 {
+            b.remove(&keys[i]);
+        }
+    }
+    assert!(
+        rows_seen.iter().any(|&r| r >= 4),
+        "the keys must spill over several rows: {rows_seen:?}"
+    );
+}

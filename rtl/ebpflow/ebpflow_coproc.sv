@@ -489,9 +489,11 @@ module ebpflow_coproc #(
       d_hit  = keym[31:0] < m_max;
       d_slot = keym[31:0];
       if (op_q == OUpdate) begin
-        if (flags > 64'd2) d_err = EInval;
+        // array_map_update_elem's order: unknown flags, the index, NOEXIST, then BPF_F_LOCK (no spin lock here)
+        if ((flags & ~64'd4) > 64'd2) d_err = EInval;
         else if (!d_hit) d_err = E2big;
-        else if (flags == 64'd1) d_err = EExist;
+        else if (flags[0]) d_err = EExist;
+        else if (flags[2]) d_err = EInval;
       end else if (op_q == ODelete) begin
         d_err = EInval;
       end

@@ -1,0 +1,763 @@
+//! rtl/ebpflow/ebpflow_coproc.sv (the eBPFlow coprocessor: shared maps behind a round-robin arbiter) under
+//! Verilator, four engines and the host requesting at once (`sim/unit/ebpflow_coproc_tb.cpp`), against
+//!
+//! - the coprocessor contract: every request's request and ack cycles equal a model of the contract's arbiter
+//!   (round robin from the last granted, one request at a time, the next grant in the cycle after the ack) and its
+//!   service times (lookup 4, update 8, delete 8, other helper 2, map-value load/store 2, atomic 3);
+//! - the reference machine's maps (`hwxdp_maps`): the requests replayed in grant order give the same r0 for every
+//!   update and delete, the same hit or miss for every lookup (ARRAY addresses exactly), and the same bytes for every
+//!   map-value load, store and atomic; E2BIG exactly at max_entries.
+
+mod common;
+
+use hwxdp_maps::Maps;
+use hwxdp_object::{MapKind, MapSpec};
+
+const ENGINES: usize = 4;
+const HOST: usize = ENGINES;
+const MAPV_BASE: u64 = 0x0100_0000;
+const KEY_BYTES: usize = 16;
+const VAL_BYTES: usize = 32;
+
+/// A map of the test's table: type, key size, value size, max entries.
+#[derive(Clone, Copy, Debug)]
+struct Def {
+    ty: u32,
+    ksz: usize,
+    vsz: usize,
+    max: u32,
+}
+
+const HASH: u32 = 1;
+const ARRAY: u32 = 2;
+const LRU: u32 = 9;
+const LPM: u32 = 11;
+
+const DEFS: [Def; 5] = [
+    Def {
+        ty: HASH,
+        ksz: 12,
+        vsz: 16,
+        max: 8,
+    },
+    Def {
+        ty: ARRAY,
+        ksz: 4,
+        vsz: 12,
+        max: 6,
+    },
+    Def {
+        ty: LPM,
+        ksz: 8,
+        vsz: 8,
+        max: 6,
+    },
+    Def {
+        ty: LRU,
+        ksz: 4,
+        vsz: 8,
+        max: 16,
+    },
+    Def {
+        ty: HASH,
+        ksz: 16,
+        vsz: 32,
+        max: 4,
+    },
+];
+
+/// One request of a requester's queue.
+#[derive(Clone, Debug)]
+enum Op {
+    /// A helper call: id, map, flags, the 16 key bytes (garbage past the key size), the 32 value bytes.
+    Helper {
+        id: u32,
+        map: usize,
+        flags: u64,
+        key: Vec<u8>,
+        val: Vec<u8>,
+    },
+    /// A map-value access at the requester's last lookup + off: store, atomic, log2 size, data, cmpxchg's r0.
+    Value {
+        we: bool,
+        at: u8,
+        off: u64,
+        size: u8,
+        wdata: u64,
+        cmp: u64,
+    },
+}
+
+impl Op {
+    fn line(&self, r: usize) -> String {
+        match self {
+            Op::Helper {
+                id,
+                map,
+                flags,
+                key,
+                val,
+            } => format!(
+                "q {r} h {id} {map} {flags} {} {}\n",
+                common::hex_or_dash(key),
+                common::hex_or_dash(val)
+            ),
+            Op::Value {
+                we,
+                at,
+                off,
+                size,
+                wdata,
+                cmp,
+            } => {
+                format!(
+                    "q {r} m {} {at} {off} {size} {wdata:x} {cmp:x}\n",
+                    u8::from(*we)
+                )
+            }
+        }
+    }
+
+    /// The contract's service time.
+    fn latency(&self) -> u64 {
+        match self {
+            Op::Helper { id: 1, .. } => 4,
+            Op::Helper { id: 2 | 3, .. } => 8,
+            Op::Helper { .. } => 2,
+            Op::Value { at: 0, .. } => 2,
+            Op::Value { .. } => 3,
+        }
+    }
+}
+
+/// What the testbench reported for one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+    Done {
+        req: u64,
+        ack: u64,
+        value: u64,
+        fault: bool,
+    },
+    Skipped,
+}
+
+fn spec() -> hwxdp_rtlsim::BuildSpec {
+    let mut spec = common::unit_spec("ebpflow_coproc");
+    spec.sources = [
+        "common/ram_sdp.sv",
+        "common/rr_arbiter.sv",
+        "common/cam.sv",
+        "common/lpm_tcam.sv",
+        "ebpflow/ebpflow_coproc.sv",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    spec.flags.push(format!("-GENGINES={ENGINES}"));
+    spec
+}
+
+/// Writes the map table, runs the queues (each a list of ops per requester) and returns what each request saw.
+fn run(defs: &[Def], queues: &[Vec<Op>]) -> Vec<Vec<Seen>> {
+    let mut input = String::new();
+    for (i, d) in defs.iter().enumerate() {
+        input += &format!("map {i} {} {} {} {}\n", d.ty, d.ksz, d.vsz, d.max);
+    }
+    for (r, q) in queues.iter().enumerate() {
+        for op in q {
+            input += &op.line(r);
+        }
+    }
+    input += "run\n";
+    let lines = common::run_testbench(&spec(), input);
+    let mut seen: Vec<Vec<Option<Seen>>> = queues.iter().map(|q| vec![None; q.len()]).collect();
+    let mut ended = false;
+    for line in &lines {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.as_slice() {
+            ["map", err] => assert_eq!(*err, "0", "the map table refused a map"),
+            ["r", r, seq, req, ack, value, fault] => {
+                let (r, seq): (usize, usize) = (r.parse().unwrap(), seq.parse().unwrap());
+                seen[r][seq] = Some(Seen::Done {
+                    req: req.parse().unwrap(),
+                    ack: ack.parse().unwrap(),
+                    value: u64::from_str_radix(value, 16).unwrap(),
+                    fault: *fault == "1",
+                });
+            }
+            ["s", r, seq] => {
+                seen[r.parse::<usize>().unwrap()][seq.parse::<usize>().unwrap()] =
+                    Some(Seen::Skipped)
+            }
+            ["end", _] => ended = true,
+            _ => panic!("unexpected testbench line {line:?}"),
+        }
+    }
+    assert!(ended, "the run did not end: {lines:?}");
+    seen.into_iter()
+        .enumerate()
+        .map(|(r, s)| {
+            s.into_iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    x.unwrap_or_else(|| panic!("no answer for request {i} of requester {r}"))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The contract's schedule: (request cycle, grant cycle, ack cycle) of every request that was not skipped.
+fn contract_schedule(queues: &[Vec<Op>], seen: &[Vec<Seen>]) -> Vec<Vec<Option<(u64, u64, u64)>>> {
+    let n = queues.len();
+    let mut out: Vec<Vec<Option<(u64, u64, u64)>>> =
+        queues.iter().map(|q| vec![None; q.len()]).collect();
+    let mut next = vec![0usize; n];
+    // (index, request cycle) of each requester's request waiting for a grant, and the cycle its last ack came.
+    let mut waiting: Vec<Option<(usize, u64)>> = vec![None; n];
+    let mut done_at = vec![0u64; n];
+    let mut in_service = vec![false; n];
+    let mut free_at = 1u64;
+    let mut last = n - 1;
+    let mut t = 0u64;
+    loop {
+        t += 1;
+        for r in 0..n {
+            if waiting[r].is_none() && !in_service[r] && done_at[r] < t {
+                while next[r] < queues[r].len() && seen[r][next[r]] == Seen::Skipped {
+                    next[r] += 1;
+                }
+                if next[r] < queues[r].len() {
+                    waiting[r] = Some((next[r], t));
+                    next[r] += 1;
+                }
+            }
+        }
+        if waiting.iter().all(Option::is_none) && in_service.iter().all(|s| !s) {
+            break;
+        }
+        if t >= free_at {
+            if let Some(r) = (1..=n)
+                .map(|k| (last + k) % n)
+                .find(|&r| waiting[r].is_some())
+            {
+                let (i, req) = waiting[r].take().unwrap();
+                let ack = t + queues[r][i].latency() - 1;
+                out[r][i] = Some((req, t, ack));
+                free_at = ack + 1;
+                last = r;
+                in_service[r] = true;
+                done_at[r] = ack;
+            }
+        }
+        for r in 0..n {
+            if in_service[r] && done_at[r] == t {
+                in_service[r] = false;
+            }
+        }
+        assert!(t < 1_000_000, "the contract model does not finish");
+    }
+    out
+}
+
+/// The reference maps of `defs`.
+fn reference(defs: &[Def]) -> Maps {
+    let specs: Vec<MapSpec> = defs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| MapSpec {
+            name: format!("m{i}"),
+            map_type: d.ty,
+            key_size: d.ksz as u32,
+            value_size: d.vsz as u32,
+            max_entries: d.max,
+            map_flags: if d.ty == LPM { 1 } else { 0 },
+            kind: MapKind::BtfDefined,
+            initial_value: None,
+        })
+        .collect();
+    Maps::new(&specs, 1).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// What a requester's last lookup found: map, key, reference slot and the key's generation then.
+#[derive(Clone, Debug)]
+struct Looked {
+    map: usize,
+    key: Vec<u8>,
+    slot: Option<u32>,
+    generation: u64,
+}
+
+/// The replay of the requests in grant order on the reference maps, checking every answer.
+struct Replay {
+    defs: Vec<Def>,
+    maps: Maps,
+    /// Bumped for a key whenever its element may change (delete, a HASH replace): a pointer from before does not
+    /// name the key's value any more.
+    generations: std::collections::HashMap<(usize, Vec<u8>), u64>,
+    looked: Vec<Option<Looked>>,
+}
+
+impl Replay {
+    /// The generation's key: the key itself, or the whole map for an LPM_TRIE (a lookup key names whichever
+    /// prefix matches it).
+    fn gen_key(&self, map: usize, key: &[u8]) -> (usize, Vec<u8>) {
+        if self.defs[map].ty == LPM {
+            (map, Vec::new())
+        } else {
+            (map, key.to_vec())
+        }
+    }
+
+    fn generation(&self, map: usize, key: &[u8]) -> u64 {
+        self.generations
+            .get(&self.gen_key(map, key))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn bump(&mut self, map: usize, key: &[u8]) {
+        *self.generations.entry(self.gen_key(map, key)).or_insert(0) += 1;
+    }
+
+    fn helper(
+        &mut self,
+        r: usize,
+        what: &str,
+        id: u32,
+        map: usize,
+        flags: u64,
+        key: &[u8],
+        val: &[u8],
+        got: (u64, bool),
+    ) {
+        let d = self.defs[map];
+        let key = &key[..d.ksz];
+        assert!(!got.1, "{what}: a fault");
+        match id {
+            1 => {
+                let slot = self.maps.lookup_slot(map, key);
+                assert_eq!(
+                    got.0 != 0,
+                    slot.is_some(),
+                    "{what}: hit or miss (r0 {:#x})",
+                    got.0
+                );
+                if slot.is_some() {
+                    assert_eq!(
+                        (got.0 - MAPV_BASE) >> 20,
+                        map as u64,
+                        "{what}: the address's map"
+                    );
+                    if d.ty == ARRAY {
+                        let idx = u32::from_le_bytes(key[..4].try_into().unwrap()) as u64;
+                        let stride = (d.vsz as u64).next_multiple_of(8);
+                        assert_eq!(
+                            got.0,
+                            MAPV_BASE + ((map as u64) << 20) + idx * stride,
+                            "{what}: the row"
+                        );
+                    }
+                }
+                let generation = self.generation(map, key);
+                self.looked[r] = Some(Looked {
+                    map,
+                    key: key.to_vec(),
+                    slot,
+                    generation,
+                });
+            }
+            2 => {
+                let existed = self.maps.lookup_slot(map, key).is_some();
+                let want = self.maps.prog_update(map, key, &val[..d.vsz], flags) as u64;
+                assert_eq!(got.0, want, "{what}: update's r0");
+                if want == 0 && (existed || d.ty == LPM) && d.ty != ARRAY {
+                    self.bump(map, key);
+                }
+            }
+            _ => {
+                let want = self.maps.prog_delete(map, key) as u64;
+                assert_eq!(got.0, want, "{what}: delete's r0");
+                if want == 0 {
+                    self.bump(map, key);
+                }
+            }
+        }
+    }
+
+    /// A map-value access after requester r's lookup; `host` reads a whole word.
+    fn value(&mut self, r: usize, what: &str, op: &Op, seen: Seen) {
+        let Op::Value {
+            we,
+            at,
+            off,
+            size,
+            wdata,
+            cmp,
+        } = *op
+        else {
+            unreachable!()
+        };
+        let look = self.looked[r].clone();
+        let hit = look.as_ref().is_some_and(|l| l.slot.is_some());
+        assert_eq!(
+            seen != Seen::Skipped,
+            hit,
+            "{what}: skipped exactly when the lookup missed"
+        );
+        let (Seen::Done { value, fault, .. }, Some(l)) = (seen, look) else {
+            return;
+        };
+        assert!(!fault, "{what}: a fault");
+        // Only a pointer that still names the key's element is checked (and applied).
+        if self.generation(l.map, &l.key) != l.generation
+            || self.maps.lookup_slot(l.map, &l.key) != l.slot
+        {
+            return;
+        }
+        let slot = l.slot.unwrap();
+        let vsz = self.defs[l.map].vsz;
+        let bytes = if r == HOST { 8 } else { 1usize << size };
+        let off = off as usize;
+        let v = self.maps.value_mut(l.map, slot);
+        let mut old = [0u8; 8];
+        for (i, b) in old.iter_mut().enumerate().take(bytes) {
+            *b = if off + i < vsz { v[off + i] } else { 0 };
+        }
+        let old = u64::from_le_bytes(old);
+        let mask = if bytes == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * bytes)) - 1
+        };
+        if !we || at != 0 {
+            assert_eq!(value, old, "{what}: the bytes read");
+        }
+        let new = match at {
+            0 if we => Some(wdata),
+            0 => None,
+            1 => Some(old.wrapping_add(wdata)),
+            2 => Some(old | wdata),
+            3 => Some(old & wdata),
+            4 => Some(old ^ wdata),
+            5 => Some(wdata),
+            _ => (old == cmp & mask).then_some(wdata),
+        };
+        if let Some(new) = new {
+            let b = (new & mask).to_le_bytes();
+            v[off..off + bytes].copy_from_slice(&b[..bytes]);
+        }
+    }
+}
+
+/// Runs `queues` on the RTL and checks the schedule against the contract and the answers against the reference.
+fn check(defs: &[Def], queues: &[Vec<Op>]) -> Vec<Vec<Seen>> {
+    let seen = run(defs, queues);
+    let schedule = contract_schedule(queues, &seen);
+    let mut order = Vec::new();
+    for (r, q) in queues.iter().enumerate() {
+        for i in 0..q.len() {
+            if let (Seen::Done { req, ack, .. }, Some((mreq, grant, mack))) =
+                (seen[r][i], schedule[r][i])
+            {
+                assert_eq!(
+                    (req, ack),
+                    (mreq, mack),
+                    "requester {r} request {i} {:?}: cycles",
+                    q[i]
+                );
+                order.push((grant, r, i));
+            }
+        }
+    }
+    order.sort_unstable();
+    let mut replay = Replay {
+        defs: defs.to_vec(),
+        maps: reference(defs),
+        generations: Default::default(),
+        looked: vec![None; queues.len()],
+    };
+    // Skipped accesses take no grant: replay each right after the request before it on its requester.
+    let mut pending: Vec<usize> = vec![0; queues.len()];
+    let mut run_skips = |replay: &mut Replay, r: usize, upto: usize, pending: &mut Vec<usize>| {
+        while pending[r] < upto {
+            let i = pending[r];
+            replay.value(
+                r,
+                &format!("requester {r} request {i}"),
+                &queues[r][i],
+                seen[r][i],
+            );
+            pending[r] += 1;
+        }
+    };
+    for &(_, r, i) in &order {
+        run_skips(&mut replay, r, i, &mut pending);
+        let what = format!("requester {r} request {i} {:?}", queues[r][i]);
+        let Seen::Done { value, fault, .. } = seen[r][i] else {
+            unreachable!()
+        };
+        match &queues[r][i] {
+            Op::Helper {
+                id,
+                map,
+                flags,
+                key,
+                val,
+            } => replay.helper(r, &what, *id, *map, *flags, key, val, (value, fault)),
+            op => replay.value(r, &what, op, seen[r][i]),
+        }
+        pending[r] = i + 1;
+    }
+    for r in 0..queues.len() {
+        run_skips(&mut replay, r, queues[r].len(), &mut pending);
+    }
+    seen
+}
+
+/// Key `k` of map `map`'s small key space, padded to KEY_BYTES with garbage the coprocessor must ignore.
+fn key_of(rng: &mut common::Rng, map: usize, k: u64, lookup: bool) -> Vec<u8> {
+    let d = DEFS[map];
+    let mut key = match d.ty {
+        ARRAY | LRU => (k as u32).to_le_bytes().to_vec(),
+        LPM => {
+            let plen: u32 = if lookup {
+                32
+            } else {
+                [0, 8, 16, 24, 32, 40][rng.below_usize(6)]
+            };
+            let mut key = plen.to_le_bytes().to_vec();
+            key.extend([
+                10,
+                (k & 1) as u8,
+                ((k >> 1) & 1) as u8,
+                ((k >> 2) & 1) as u8,
+            ]);
+            key
+        }
+        _ => (0..d.ksz)
+            .map(|i| (k as u8).wrapping_mul(37).wrapping_add(i as u8))
+            .collect(),
+    };
+    key.extend(rng.bytes(KEY_BYTES - key.len()));
+    key
+}
+
+/// A map-value access on `map`'s value: stores and atomics only on ARRAY rows (updated in place by the reference
+/// machine too), loads everywhere; the host reads words.
+fn value_op(rng: &mut common::Rng, map: usize, host: bool) -> Op {
+    let d = DEFS[map];
+    if host {
+        let off = 8 * rng.below(d.vsz.div_ceil(8) as u64);
+        return Op::Value {
+            we: false,
+            at: 0,
+            off,
+            size: 3,
+            wdata: 0,
+            cmp: 0,
+        };
+    }
+    let size = rng.below(4) as u8;
+    let bytes = 1u64 << size;
+    let off = bytes * rng.below(d.vsz as u64 / bytes);
+    let small = |rng: &mut common::Rng| {
+        if rng.below(2) == 0 {
+            rng.below(4)
+        } else {
+            rng.next()
+        }
+    };
+    let (we, at) = if d.ty != ARRAY {
+        (false, 0)
+    } else if size >= 2 && rng.below(3) == 0 {
+        (true, 1 + rng.below(6) as u8)
+    } else {
+        (rng.below(2) == 0, 0)
+    };
+    let mask = if bytes == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * bytes)) - 1
+    };
+    Op::Value {
+        we,
+        at,
+        off,
+        size,
+        wdata: small(rng) & mask,
+        cmp: small(rng) & mask,
+    }
+}
+
+fn random_queues(seed: u64, per: usize) -> Vec<Vec<Op>> {
+    let mut rng = common::Rng(seed);
+    (0..=HOST)
+        .map(|r| {
+            let mut q = Vec::new();
+            while q.len() < per {
+                let map = rng.below_usize(DEFS.len());
+                let space = [12, 8, 8, 10, 6][map];
+                let k = rng.below(space);
+                let roll = rng.below(100);
+                let val = rng.bytes(VAL_BYTES);
+                if roll < 45 {
+                    q.push(Op::Helper {
+                        id: 1,
+                        map,
+                        flags: 0,
+                        key: key_of(&mut rng, map, k, true),
+                        val: Vec::new(),
+                    });
+                    if rng.below(2) == 0 {
+                        q.push(value_op(&mut rng, map, r == HOST));
+                    }
+                } else if roll < 80 {
+                    let flags = [0, 0, 0, 1, 2, 4][rng.below_usize(6)];
+                    q.push(Op::Helper {
+                        id: 2,
+                        map,
+                        flags,
+                        key: key_of(&mut rng, map, k, false),
+                        val,
+                    });
+                } else {
+                    q.push(Op::Helper {
+                        id: 3,
+                        map,
+                        flags: 0,
+                        key: key_of(&mut rng, map, k, false),
+                        val: Vec::new(),
+                    });
+                }
+            }
+            q
+        })
+        .collect()
+}
+
+#[test]
+fn engines_and_host_at_once_match_the_contract_and_the_reference_maps() {
+    for seed in [1, 0x9e37_79b9, 77, 4242] {
+        check(&DEFS, &random_queues(seed, 120));
+    }
+}
+
+fn update(map: usize, key: Vec<u8>, flags: u64, val: Vec<u8>) -> Op {
+    Op::Helper {
+        id: 2,
+        map,
+        flags,
+        key,
+        val,
+    }
+}
+
+fn padded(mut bytes: Vec<u8>, n: usize) -> Vec<u8> {
+    bytes.resize(n, 0xee);
+    bytes
+}
+
+#[test]
+fn e2big_comes_exactly_at_max_entries() {
+    // Map 0 holds 8: eight new keys fit, the ninth does not; replacing one still works when full; after a delete
+    // the ninth fits.
+    let key = |k: u8| {
+        padded(
+            (0..12)
+                .map(|i| k.wrapping_mul(37).wrapping_add(i))
+                .collect(),
+            KEY_BYTES,
+        )
+    };
+    let val = padded(vec![7; 16], VAL_BYTES);
+    let mut q: Vec<Op> = (0..9).map(|k| update(0, key(k), 0, val.clone())).collect();
+    q.push(update(0, key(3), 2, val.clone()));
+    q.push(update(0, key(8), 1, val.clone()));
+    q.push(Op::Helper {
+        id: 3,
+        map: 0,
+        flags: 0,
+        key: key(5),
+        val: Vec::new(),
+    });
+    q.push(update(0, key(8), 1, val.clone()));
+    let mut queues = vec![Vec::new(); HOST + 1];
+    queues[0] = q;
+    let seen = check(&DEFS, &queues);
+    let r0: Vec<u64> = seen[0]
+        .iter()
+        .map(|s| match s {
+            Seen::Done { value, .. } => *value,
+            Seen::Skipped => panic!("skipped"),
+        })
+        .collect();
+    let e2big = (-7i64) as u64;
+    assert_eq!(r0, [0, 0, 0, 0, 0, 0, 0, 0, e2big, 0, e2big, 0, 0]);
+}
+
+#[test]
+fn atomics_on_hash_values_from_one_engine() {
+    // lookup, then atomics and stores on the value, then loads; the reference machine's bytes after each.
+    let key = padded((0..12).collect(), KEY_BYTES);
+    let lookup = || Op::Helper {
+        id: 1,
+        map: 0,
+        flags: 0,
+        key: key.clone(),
+        val: Vec::new(),
+    };
+    let acc = |we, at, off, size, wdata, cmp| Op::Value {
+        we,
+        at,
+        off,
+        size,
+        wdata,
+        cmp,
+    };
+    let q = vec![
+        update(0, key.clone(), 0, padded((1..=16).collect(), VAL_BYTES)),
+        lookup(),
+        acc(false, 0, 8, 3, 0, 0),
+        acc(true, 1, 0, 3, 5, 0),
+        acc(true, 2, 8, 2, 0xf0f0, 0),
+        acc(true, 6, 12, 2, 99, 0x100f0e0d),
+        acc(true, 6, 12, 2, 77, 1),
+        acc(true, 5, 0, 3, 0x1122_3344_5566_7788, 0),
+        acc(true, 0, 3, 0, 0xab, 0),
+        acc(false, 0, 0, 3, 0, 0),
+        acc(false, 0, 8, 3, 0, 0),
+    ];
+    let mut queues = vec![Vec::new(); HOST + 1];
+    queues[1] = q;
+    check(&DEFS, &queues);
+}
+
+#[test]
+fn round_robin_serves_every_waiting_engine_before_coming_back() {
+    // Every requester asks for lookups back to back: grants go 0, 1, 2, 3, host, 0, ... each 4 cycles.
+    let look = |k: u32| Op::Helper {
+        id: 1,
+        map: 1,
+        flags: 0,
+        key: padded(k.to_le_bytes().to_vec(), KEY_BYTES),
+        val: Vec::new(),
+    };
+    let queues: Vec<Vec<Op>> = (0..=HOST)
+        .map(|r| (0..4).map(|k| look(r as u32 + k)).collect())
+        .collect();
+    let seen = check(&DEFS, &queues);
+    for (r, s) in seen.iter().enumerate() {
+        for (k, x) in s.iter().enumerate() {
+            let Seen::Done { ack, .. } = *x else {
+                panic!("skipped")
+            };
+            assert_eq!(
+                ack,
+                4 * (5 * k as u64 + r as u64 + 1),
+                "requester {r} lookup {k}"
+            );
+        }
+    }
+}

@@ -143,6 +143,36 @@ pub fn compare_maps(
     Ok(diffs)
 }
 
+/// Packets per second of each port of a multi-port NIC (`--backend ebpflow`: its `port<p>_packets_per_cycle`
+/// figures) at each clock, as "port 0 12.34 Mpps, port 1 ... at F MHz; ..."; `None` for other backends.
+pub fn port_rates(summary: &hwxdp_backend::Summary, clocks: &[f64]) -> Option<String> {
+    let ports: Vec<(String, f64)> = summary
+        .figures
+        .iter()
+        .filter_map(|f| {
+            let port = f
+                .key
+                .strip_prefix("port")?
+                .strip_suffix("_packets_per_cycle")?;
+            Some((port.to_string(), f.value))
+        })
+        .collect();
+    if ports.is_empty() {
+        return None;
+    }
+    let at: Vec<String> = clocks
+        .iter()
+        .map(|mhz| {
+            let each: Vec<String> = ports
+                .iter()
+                .map(|(p, ppc)| format!("port {p} {:.2} Mpps", ppc * mhz))
+                .collect();
+            format!("{} at {mhz} MHz", each.join(", "))
+        })
+        .collect();
+    Some(at.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,34 +317,4 @@ mod tests {
             .expect("compares")
             .is_empty());
     }
-}
-
-/// Packets per second of each port of a multi-port NIC (`--backend ebpflow`: its `port<p>_packets_per_cycle`
-/// figures) at each clock, as "port 0 12.34 Mpps, port 1 ... at F MHz; ..."; `None` for other backends.
-pub fn port_rates(summary: &hwxdp_backend::Summary, clocks: &[f64]) -> Option<String> {
-    let ports: Vec<(String, f64)> = summary
-        .figures
-        .iter()
-        .filter_map(|f| {
-            let port = f
-                .key
-                .strip_prefix("port")?
-                .strip_suffix("_packets_per_cycle")?;
-            Some((port.to_string(), f.value))
-        })
-        .collect();
-    if ports.is_empty() {
-        return None;
-    }
-    let at: Vec<String> = clocks
-        .iter()
-        .map(|mhz| {
-            let each: Vec<String> = ports
-                .iter()
-                .map(|(p, ppc)| format!("port {p} {:.2} Mpps", ppc * mhz))
-                .collect();
-            format!("{} at {mhz} MHz", each.join(", "))
-        })
-        .collect();
-    Some(at.join("; "))
 }

@@ -15,8 +15,9 @@
 // the port the coprocessor reported for the run, the rest dropped) or the thesis's own action codes.
 //
 // Helper calls and map-value accesses of every engine go to the one ebpflow_coproc (round robin over the engines);
-// its map table (mt_*) and host port (host_*) are the NIC's. A bpf_redirect_map answer's target (the devmap value)
-// is latched per engine for its run and is the XDP_REDIRECT port: devmap values name NIC ports 0 .. PORTS-1.
+// its map table (mt_*) and host port (host_*) are the NIC's. A bpf_redirect(_map) answer's target (an ifindex: the
+// devmap value) is latched per engine for its run; XDP_REDIRECT goes to port ifindex - ifindex_base_i (port p is
+// ifindex ifindex_base_i + p, as in the cycle model), or to the host queue when the ifindex is none of the NIC's.
 //
 // Instruction memory: REPLACE with the shared double-buffered memory (ebpflow_imem_db) when it lands. Until then
 // every pair of engines shares one rtl/common/ram_tdp copy of the program (a read port each), written through
@@ -47,6 +48,7 @@ module ebpflow_nic #(
   input  logic [63:0]            imem_data_i,
   input  logic [IW:0]            prog_len_i,
   input  logic                   xdp_i,
+  input  logic [31:0]            ifindex_base_i,   // the ifindex of port 0
   // RX ports
   input  logic [PORTS*64-1:0]    s_axis_rx_tdata_i,
   input  logic [PORTS*8-1:0]     s_axis_rx_tkeep_i,
@@ -216,8 +218,9 @@ module ebpflow_nic #(
     logic          result_valid;
     logic [31:0]   result_cycles;
     logic [63:0]   host_rdata;
-    logic          rdr_q;      // this run's bpf_redirect_map target, rdr_port_q, is known
+    logic          rdr_q;      // this run's redirect target, the ifindex rdr_port_q, is known
     logic [31:0]   rdr_port_q;
+    logic [31:0]   rdr_rel;    // its port, if it is one of the NIC's
 
     ebpflow_engine #(
       .IW           (IW),
@@ -286,8 +289,8 @@ module ebpflow_nic #(
       .r0_i             (r0),
       .fault_i          (fault),
       .in_port_i        (8'(e / G)),
-      .redirect_valid_i (rdr_q && rdr_port_q[31:16] == 16'd0),
-      .redirect_port_i  (rdr_port_q[15:0]),
+      .redirect_valid_i (rdr_q),
+      .redirect_port_i  ((rdr_rel < PORTS) ? rdr_rel[15:0] : 16'hfff2),
       .action_o         (action),
       .mask_o           (mask),
       .dest_q_o         (dest_q)
@@ -295,6 +298,8 @@ module ebpflow_nic #(
 
     assign eng_out_tuser[e*UA +: UA] = {mask, out_user[127:112], 8'(e), out_user[103:24], dest_q,
                                         out_user[15:0]};
+
+    assign rdr_rel = rdr_port_q - ifindex_base_i;
 
     // The redirect target of the run: cleared when a packet's first beat enters, set by the coprocessor's answer.
     always_ff @(posedge clk_i or negedge rst_ni) begin

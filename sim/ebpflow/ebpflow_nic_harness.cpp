@@ -8,6 +8,8 @@
 //   imem SLOT VALUE        write instruction slot SLOT into every engine's program copy            -> ok
 //   len SLOTS              the program's length in slots                                           -> ok
 //   xdp FLAG               1: r0 is an XDP verdict, 0: a Table 4.2 action code                     -> ok
+//   ifindex BASE           the ifindex of port 0, for XDP_REDIRECT targets (4 at start, as the cycle
+//                          model's --ifindex)                                                      -> ok
 //   ready PERCENT SEED     each TX queue takes a beat in PERCENT (decimal) of the cycles, drawn from
 //                          SEED (100: always)                                                      -> ok
 //   pkt PORT ID GAP BYTES  queue a packet for RX port PORT: ID (32 bits) rides in the header's
@@ -110,6 +112,7 @@ class Bench {
         top_->eval();
         tick();
         top_->rst_ni = 1;
+        top_->ifindex_base_i = 4;
         top_->eval();
     }
 
@@ -133,6 +136,7 @@ class Bench {
 
     void set_len(uint32_t slots) { top_->prog_len_i = slots; }
     void set_xdp(bool on) { top_->xdp_i = on; }
+    void set_ifindex(uint32_t base) { top_->ifindex_base_i = base; }
     void set_ready(unsigned percent, uint64_t seed) {
         percent_ = percent;
         rng_ = seed == 0 ? 1 : seed;
@@ -308,6 +312,12 @@ int main(int argc, char** argv) {
                 answer = "error xdp: 0 or 1";
             } else {
                 bench.set_xdp(x == 1);
+            }
+        } else if (cmd == "ifindex") {
+            if (!hex_u64(a, &x) || x > 0xffffffffu) {
+                answer = "error ifindex: BASE (32 bits)";
+            } else {
+                bench.set_ifindex(static_cast<uint32_t>(x));
             }
         } else if (cmd == "ready") {
             char* end = nullptr;

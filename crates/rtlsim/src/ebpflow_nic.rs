@@ -324,6 +324,12 @@ impl NicRtl {
         self.batch(&[format!("xdp {flag}")])
     }
 
+    /// The ifindex of port 0 (4 when the model starts, as the cycle model's `--ifindex`): an XDP_REDIRECT to
+    /// ifindex `base + p` leaves on port p, one to an ifindex that is none of the NIC's on the host queue.
+    pub fn set_ifindex_base(&mut self, base: u32) -> Result<(), NicRtlError> {
+        self.batch(&[format!("ifindex {base:x}")])
+    }
+
     /// Back-pressure: every TX queue takes a beat in `percent` (1 to 100) of the cycles, drawn from `seed`.
     pub fn set_tx_ready(&mut self, percent: u8, seed: u64) -> Result<(), NicRtlError> {
         self.batch(&[format!("ready {percent} {seed:x}")])

@@ -325,3 +325,50 @@ fn a_flood_reaches_every_port_but_the_input_port() {
     assert_eq!(outputs.len(), 8);
     assert!(outputs.iter().all(|o| o.dest_queue == 0xff));
 }
+
+/// bpf_redirect(ifindex, 0) through the coprocessor: the verdict XDP_REDIRECT leaves on the port of that ifindex
+/// (port p is ifindex 4 + p), on the host queue for an ifindex that is none of the NIC's; a packet whose program
+/// returns XDP_REDIRECT without a target is dropped, even on an engine whose previous packet had one.
+#[test]
+fn a_redirect_leaves_on_the_port_of_its_ifindex() {
+    let mut nic = nic();
+    nic.set_tx_ready(100, 1).expect("ready");
+    nic.set_ifindex_base(4).expect("ifindex");
+    let insns = asm(
+        "r0 = 4\nr3 = *(u8 *)(r1 + 1)\nif r3 == 0 goto out\nr1 = *(u8 *)(r1 + 0)\nr2 = 0\ncall 23\nout:\nexit\n",
+    );
+    let slots = slots_of(&hwxdp_ebpf::encode(&insns)).expect("slots");
+    nic.load(&slots).expect("load");
+    nic.set_mode(ResultMode::Xdp).expect("mode");
+    // (ifindex, call the helper, where it must go)
+    let cases = [
+        (4u8, 1u8, Some(TxQueue::Port(0))),
+        (5, 1, Some(TxQueue::Port(1))),
+        (9, 1, Some(TxQueue::Host)),
+        (5, 0, None),
+        (4, 1, Some(TxQueue::Port(0))),
+        (4, 0, None),
+        (5, 1, Some(TxQueue::Port(1))),
+        (5, 0, None),
+    ];
+    let packets: Vec<NicPacket> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, &(ifindex, call, _))| NicPacket {
+            port: i % 2,
+            id: i as u32,
+            gap: 0,
+            frame: [vec![ifindex, call], vec![0xab; 62]].concat(),
+        })
+        .collect();
+    let run = nic.run(&packets).expect("run");
+    for (i, (_, _, want)) in cases.iter().enumerate() {
+        let got: Vec<TxQueue> = run
+            .outputs
+            .iter()
+            .filter(|o| o.id == i as u32)
+            .map(|o| o.queue)
+            .collect();
+        assert_eq!(got, want.iter().copied().collect::<Vec<_>>(), "packet {i}");
+    }
+}

@@ -31,6 +31,13 @@ const EBPFLOW_TOP: &str = "ebpflow_engine";
 /// The directory under `rtl/` holding the eBPFlow engine's units.
 const EBPFLOW_UNIT: &str = "ebpflow";
 
+/// The module `--target warp` synthesizes unless `--top` says otherwise: the Warp Engine at its defaults (Table 5 of
+/// the warping paper, a 512-bit data path; docs/warp.md, "The engine in Verilog").
+const WARP_TOP: &str = "warp_engine";
+
+/// The directory under `rtl/` holding the Warp Engine.
+const WARP_UNIT: &str = "warp";
+
 /// Lanes when `--lanes` is not given (the hXDP paper's configuration).
 const DEFAULT_LANES: u64 = 4;
 
@@ -39,8 +46,8 @@ const DEFAULT_LANES: u64 = 4;
 #[command(after_help = crate::exit::AFTER_HELP)]
 pub struct Args {
     /// What to synthesize: `hxdp` is the hXDP module of `rtl/sephirot/` (built into this binary); `ehdl` is the
-    /// pipeline generated from OBJECT's program; `ebpflow` is one eBPFlow engine of `rtl/ebpflow/` (`--top` and
-    /// `--param` only).
+    /// pipeline generated from OBJECT's program; `ebpflow` is one eBPFlow engine of `rtl/ebpflow/`, `warp` the Warp
+    /// Engine of `rtl/warp/` (both `--top` and `--param` only).
     #[arg(long, value_enum)]
     target: Target,
     /// `--target ehdl`: the BPF object (built with `clang -O2 -g -target bpf`) whose program becomes the pipeline.
@@ -102,6 +109,8 @@ enum Target {
     Ehdl,
     /// One eBPFlow engine (`rtl/ebpflow/`).
     Ebpflow,
+    /// The Warp Engine (`rtl/warp/`).
+    Warp,
 }
 
 impl Target {
@@ -111,6 +120,7 @@ impl Target {
             Target::Hxdp => "hxdp",
             Target::Ehdl => "ehdl",
             Target::Ebpflow => "ebpflow",
+            Target::Warp => "warp",
         }
     }
 
@@ -134,28 +144,36 @@ impl Target {
             }
             Target::Ehdl => crate::synth_ehdl::design(args),
             Target::Ebpflow => {
-                let foreign = [
-                    ("OBJECT", args.object.is_some()),
-                    ("--program", args.program.is_some()),
-                    ("--data-width", args.data_width.is_some()),
-                    ("--no-prune", args.no_prune),
-                    ("--hazards", args.hazards.is_some()),
-                    ("--lanes", args.lanes.is_some()),
-                    ("--imem-bundles", args.imem_bundles.is_some()),
-                    ("--stack-frames", args.stack_frames.is_some()),
-                    ("--map-entries", args.map_entries.is_some()),
-                    ("--map-words", args.map_words.is_some()),
-                    ("--diff-entries", args.diff_entries.is_some()),
-                ];
-                if let Some((flag, _)) = foreign.iter().find(|(_, given)| *given) {
-                    bail!(
-                        "{flag} is not for --target ebpflow (it takes --top and --param NAME=VALUE)"
-                    );
-                }
+                refuse_foreign(args, "ebpflow")?;
                 unit_design(args, EBPFLOW_UNIT, EBPFLOW_TOP, &[])
+            }
+            Target::Warp => {
+                refuse_foreign(args, "warp")?;
+                unit_design(args, WARP_UNIT, WARP_TOP, &[])
             }
         }
     }
+}
+
+/// Refuses the options of the other targets for a target that takes only `--top` and `--param NAME=VALUE`.
+fn refuse_foreign(args: &Args, target: &str) -> Result<()> {
+    let foreign = [
+        ("OBJECT", args.object.is_some()),
+        ("--program", args.program.is_some()),
+        ("--data-width", args.data_width.is_some()),
+        ("--no-prune", args.no_prune),
+        ("--hazards", args.hazards.is_some()),
+        ("--lanes", args.lanes.is_some()),
+        ("--imem-bundles", args.imem_bundles.is_some()),
+        ("--stack-frames", args.stack_frames.is_some()),
+        ("--map-entries", args.map_entries.is_some()),
+        ("--map-words", args.map_words.is_some()),
+        ("--diff-entries", args.diff_entries.is_some()),
+    ];
+    if let Some((flag, _)) = foreign.iter().find(|(_, given)| *given) {
+        bail!("{flag} is not for --target {target} (it takes --top and --param NAME=VALUE)");
+    }
+    Ok(())
 }
 
 /// Sources, top and parameters handed to Yosys.

@@ -6,8 +6,8 @@
 // nanoseconds 7..10, length in bytes 11..12, little-endian, the rest free), the frame from 32 (RX_BYTES - 32 bytes at
 // most), and STACK_FRAMES stack frames of 512 bytes from RX_BYTES. The memory is two banks of 64-bit words (even and
 // odd words, so that an access of 1 to 8 bytes at any byte offset reads or writes one word of each), each a
-// true-dual-port RAM with a registered read: port A is the engine's, port B the input stream's, the output stream's
-// and the host's.
+// true-dual-port RAM with a registered read (rtl/common/ram_tdp): port A is the engine's, port B the input
+// stream's, the output stream's and the host's.
 //
 // Input (s_axis_*, 64 bits a beat, beat k of a packet is frame bytes 8k..8k+7): while rx_en_i is high the FIFO takes
 // beats. The first beat's s_axis_tuser_i is the header's bytes 0..15 (bytes 16..31 start zero); rx_first_o is high in
@@ -73,7 +73,6 @@ module ebpflow_dm_fifo #(
   localparam integer RxWords = RX_BYTES / 8;
   localparam integer HdrWords = 4;
 
-  integer bi;
   integer hi;
 
   // The header: a register, as the thesis's FSM keeps it.
@@ -184,7 +183,6 @@ module ebpflow_dm_fifo #(
   genvar gp;
   generate
     for (gp = 0; gp < 2; gp = gp + 1) begin : g_bank
-      logic [63:0] mem [0:Half-1];
       logic [63:0] a_rd_q;
       logic [63:0] b_rd_q;
       logic [HW-1:0] ai;
@@ -195,26 +193,25 @@ module ebpflow_dm_fifo #(
       assign awd = a_bank_wd[gp*64 +: 64];
 
       // Port A: the engine's byte-wide writes and its reads; port B: whole words.
-      always_ff @(posedge clk_i) begin
-        if (a_req_i) begin
-          if (a_we_i) begin
-            for (bi = 0; bi < 8; bi = bi + 1) begin
-              if (abe[bi]) begin
-                mem[ai][bi*8 +: 8] <= awd[bi*8 +: 8];
-              end
-            end
-          end else begin
-            a_rd_q <= mem[ai];
-          end
-        end
-        if (b_en && b_word[0] == gp[0]) begin
-          if (b_we) begin
-            mem[b_word[WW-1:1]] <= b_wdata;
-          end else begin
-            b_rd_q <= mem[b_word[WW-1:1]];
-          end
-        end
-      end
+      ram_tdp #(
+        .WIDTH (64),
+        .DEPTH (Half),
+        .AW    (HW)
+      ) u_ram (
+        .clk_i     (clk_i),
+        .a_en_i    (a_req_i),
+        .a_we_i    (a_we_i),
+        .a_addr_i  (ai),
+        .a_wdata_i (awd),
+        .a_be_i    (abe),
+        .a_rdata_o (a_rd_q),
+        .b_en_i    (b_en && b_word[0] == gp[0]),
+        .b_we_i    (b_we),
+        .b_addr_i  (b_word[WW-1:1]),
+        .b_wdata_i (b_wdata),
+        .b_be_i    (8'hff),
+        .b_rdata_o (b_rd_q)
+      );
 
       assign a_q[gp*64 +: 64] = a_rd_q;
       assign b_q[gp*64 +: 64] = b_rd_q;

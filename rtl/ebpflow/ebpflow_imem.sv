@@ -1,9 +1,10 @@
 `default_nettype none
-// eBPFlow instruction memory, one bank: 64-bit eBPF slots written one at a time, read with a registered read.
+// eBPFlow instruction memory, one bank: 64-bit eBPF slots written one at a time, read with a registered read
+// (rtl/common/ram_sdp).
 //
 // The slot at rd_addr_i appears on rd_data_o after the clock edge at which rd_en_i is high and stays there while
-// rd_en_i is low. (The NIC's double-buffered memory, shared by the engines, will be two of these behind a bank
-// select; an engine only sees this read port.)
+// rd_en_i is low. The single-engine conformance top uses it; the NIC's engines share ebpflow_imem_db, two banks with
+// a read port per engine.
 module ebpflow_imem #(
   parameter integer DEPTH = 4096,   // slots
   parameter integer IW    = 12      // address bits: $clog2(DEPTH)
@@ -17,18 +18,19 @@ module ebpflow_imem #(
   output logic [63:0]   rd_data_o
 );
 
-  logic [63:0] mem [0:DEPTH-1];
-  logic [63:0] rd_q;
-
-  always_ff @(posedge clk_i) begin
-    if (we_i) begin
-      mem[wr_addr_i] <= wr_data_i;
-    end
-    if (rd_en_i) begin
-      rd_q <= mem[rd_addr_i];
-    end
-  end
-
-  assign rd_data_o = rd_q;
+  ram_sdp #(
+    .WIDTH (64),
+    .DEPTH (DEPTH),
+    .AW    (IW)
+  ) u_ram (
+    .clk_i     (clk_i),
+    .wr_en_i   (we_i),
+    .wr_addr_i (wr_addr_i),
+    .wr_data_i (wr_data_i),
+    .wr_be_i   (8'hff),
+    .rd_en_i   (rd_en_i),
+    .rd_addr_i (rd_addr_i),
+    .rd_data_o (rd_data_o)
+  );
 
 endmodule

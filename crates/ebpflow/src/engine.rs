@@ -82,8 +82,9 @@ struct Later {
     atomic: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Sp {
+    #[default]
     Idle,
     Ret,
     /// A helper call, granted with its ack cycle or not yet.
@@ -192,94 +193,107 @@ impl Pipeline {
         if self.done.is_some() {
             return;
         }
-        let c = self.cycle;
-        let steps = &self.job.steps;
-        let mem_atom = self.mem.is_some_and(|m| m.atomic);
-        let ex_i = self.ex.map(|ex| ex.i);
-        // EX
-        let (mut ex_stall, mut ex_go, mut finish) = (false, false, false);
-        if let Some(ex) = self.ex {
-            let s = &steps[ex.i];
-            if self.last(ex.i) && self.job.end == End::Stop {
-                finish = true;
-            } else {
-                let md_wait = s.decoded.kind == Kind::MulDiv && ex.left > 1;
-                let mem_wait = match s.wait {
-                    Wait::None => false,
-                    Wait::Frame { word } => !self.arrived(word),
-                    Wait::Coproc { .. } => ex.ack != Some(c),
-                };
-                if mem_wait && !mem_atom {
-                    match s.wait {
-                        Wait::Frame { .. } => self.waited_fifo += 1,
-                        _ => self.waited_coproc += 1,
-                    }
-                }
-                ex_stall = mem_atom || md_wait || mem_wait;
-                ex_go = !ex_stall;
-            }
-        }
-        let ex_redirect = ex_go && self.ex.is_some_and(|ex| steps[ex.i].taken);
-        // ID's special operations
-        let drained = self.ex.is_none() && self.mem.is_none() && self.wb.is_none();
-        let id = self.id_step();
-        let mut sp_redirect = false;
-        let mut next_sp = self.sp;
-        let mut ack_now = false;
-        match self.sp {
-            Sp::Ret => {
-                sp_redirect = true;
-                next_sp = Sp::Idle;
-                self.depth -= 1;
-            }
-            Sp::Helper(ack) => {
-                if ack == Some(c) {
-                    ack_now = true;
-                    next_sp = Sp::Idle;
-                    if id.is_some_and(|i| self.last(i)) {
-                        finish = true;
-                    }
-                } else {
-                    self.waited_coproc += 1;
-                }
-            }
-            Sp::Idle => {
-                if let (Some(i), true) = (id, drained) {
-                    let stop = self.last(i);
-                    match steps[i].decoded.kind {
-                        Kind::Call if stop && self.job.end == End::Stop => finish = true,
-                        Kind::Call => {
-                            sp_redirect = true;
-                            self.depth += 1;
-                        }
-                        Kind::Exit if self.depth == 0 || stop => finish = true,
-                        Kind::Exit => next_sp = Sp::Ret,
-                        Kind::Helper => next_sp = Sp::Helper(None),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        if finish {
-            self.done = Some(c);
+        let ex = self.ex_phase();
+        let sp = self.sp_phase();
+        if ex.finish || sp.finish {
+            self.done = Some(self.cycle);
             return;
         }
+        let steps = &self.job.steps;
+        let id = self.id_step();
         let special = id.is_some_and(|i| {
             matches!(
                 steps[i].decoded.kind,
                 Kind::Call | Kind::Exit | Kind::Helper
             )
         });
-        let load_use = match (self.ex, self.id) {
-            (Some(ex), Id::Step { i, second: false }) if i < steps.len() => {
-                let e = &steps[ex.i].decoded;
+        let load_use = match (self.ex, id) {
+            (Some(e), Some(i)) => {
+                let e = &steps[e.i].decoded;
                 e.late && e.rd.is_some_and(|r| steps[i].decoded.reads(r))
             }
             _ => false,
         };
-        let id_stall = ex_stall || load_use || (special && !ack_now);
+        let id_stall = ex.stall || load_use || (special && !sp.ack_now);
         let id_go =
-            matches!(self.id, Id::Step { i, .. } if i < steps.len()) && !id_stall && !ex_redirect;
+            matches!(self.id, Id::Step { i, .. } if i < steps.len()) && !id_stall && !ex.redirect;
+        self.advance(&ex, &sp, id_go);
+    }
+
+    /// EX in this cycle: whether it stalls, goes (and redirects IF), or ends the run.
+    fn ex_phase(&mut self) -> ExPhase {
+        let mut out = ExPhase::default();
+        let Some(ex) = self.ex else { return out };
+        let s = self.job.steps[ex.i];
+        if self.last(ex.i) && self.job.end == End::Stop {
+            out.finish = true;
+            return out;
+        }
+        let mem_atom = self.mem.is_some_and(|m| m.atomic);
+        let md_wait = s.decoded.kind == Kind::MulDiv && ex.left > 1;
+        let mem_wait = match s.wait {
+            Wait::None => false,
+            Wait::Frame { word } => !self.arrived(word),
+            Wait::Coproc { .. } => ex.ack != Some(self.cycle),
+        };
+        if mem_wait && !mem_atom {
+            match s.wait {
+                Wait::Frame { .. } => self.waited_fifo += 1,
+                _ => self.waited_coproc += 1,
+            }
+        }
+        out.stall = mem_atom || md_wait || mem_wait;
+        out.go = !out.stall;
+        out.redirect = out.go && s.taken;
+        out
+    }
+
+    /// ID's frame and helper operations in this cycle.
+    fn sp_phase(&mut self) -> SpPhase {
+        let c = self.cycle;
+        let drained = self.ex.is_none() && self.mem.is_none() && self.wb.is_none();
+        let id = self.id_step();
+        let mut out = SpPhase {
+            next: self.sp,
+            ..SpPhase::default()
+        };
+        match self.sp {
+            Sp::Ret => {
+                out.redirect = true;
+                out.next = Sp::Idle;
+                self.depth -= 1;
+            }
+            Sp::Helper(Some(ack)) if ack == c => {
+                out.ack_now = true;
+                out.next = Sp::Idle;
+                out.finish = id.is_some_and(|i| self.last(i));
+            }
+            Sp::Helper(_) => self.waited_coproc += 1,
+            Sp::Idle => {
+                let Some(i) = id.filter(|_| drained) else {
+                    return out;
+                };
+                let stop = self.last(i);
+                match self.job.steps[i].decoded.kind {
+                    Kind::Call if stop && self.job.end == End::Stop => out.finish = true,
+                    Kind::Call => {
+                        out.redirect = true;
+                        self.depth += 1;
+                    }
+                    Kind::Exit if self.depth == 0 || stop => out.finish = true,
+                    Kind::Exit => out.next = Sp::Ret,
+                    Kind::Helper => out.next = Sp::Helper(None),
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// The clock edge: WB, MEM, EX and ID take their next contents.
+    fn advance(&mut self, ex: &ExPhase, sp: &SpPhase, id_go: bool) {
+        let steps = &self.job.steps;
+        let ex_i = self.ex.map(|e| e.i);
         let (id_i, id_second) = match self.id {
             Id::Step { i, second } => (i, second),
             Id::Wrong => (usize::MAX, false),
@@ -290,37 +304,29 @@ impl Pipeline {
                     steps[id_i].decoded.kind,
                     Kind::Pipe | Kind::Branch | Kind::MulDiv
                 ));
-        // Registers
         self.wb = self.mem;
-        self.mem = match (ex_go, self.ex) {
-            (true, Some(ex)) => Some(Later {
-                atomic: steps[ex.i].decoded.atomic,
+        self.mem = match (ex.go, ex_i) {
+            (true, Some(i)) => Some(Later {
+                atomic: steps[i].decoded.atomic,
             }),
             _ => None,
         };
-        if let (true, Some(ex)) = (ex_stall, &mut self.ex) {
-            ex.left = ex.left.saturating_sub(1);
+        if let (true, Some(e)) = (ex.stall, &mut self.ex) {
+            e.left = e.left.saturating_sub(1);
         } else if to_ex {
-            let s = &steps[id_i];
-            let md = if id_second { 0 } else { s.md_cycles };
             self.ex = Some(Ex {
                 i: id_i,
-                left: md,
+                left: if id_second { 0 } else { steps[id_i].md_cycles },
                 ack: None,
             });
         } else {
             self.ex = None;
         }
-        if ex_redirect {
-            self.id = Id::Step {
-                i: ex_i.map_or(usize::MAX, |i| i + 1),
-                second: false,
-            };
-        } else if sp_redirect {
-            self.id = Id::Step {
-                i: id_i + 1,
-                second: false,
-            };
+        let next = |i: usize| Id::Step { i, second: false };
+        if ex.redirect {
+            self.id = next(ex_i.map_or(usize::MAX, |i| i + 1));
+        } else if sp.redirect {
+            self.id = next(id_i + 1);
         } else if id_go {
             let s = &steps[id_i];
             self.id = if !id_second && s.decoded.kind == Kind::LddwFirst {
@@ -331,13 +337,28 @@ impl Pipeline {
             } else if !id_second && s.decoded.kind == Kind::Branch && s.taken {
                 Id::Wrong
             } else {
-                Id::Step {
-                    i: id_i + 1,
-                    second: false,
-                }
+                next(id_i + 1)
             };
         }
-        self.sp = next_sp;
+        self.sp = sp.next;
         self.cycle += 1;
     }
+}
+
+/// What EX does in a cycle.
+#[derive(Default)]
+struct ExPhase {
+    stall: bool,
+    go: bool,
+    redirect: bool,
+    finish: bool,
+}
+
+/// What ID's frame and helper operations do in a cycle.
+#[derive(Default)]
+struct SpPhase {
+    redirect: bool,
+    next: Sp,
+    ack_now: bool,
+    finish: bool,
 }

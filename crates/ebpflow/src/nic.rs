@@ -9,6 +9,7 @@
 //! dropped packets leave into a sink that is always ready.
 
 use crate::engine::{Job, Pipeline};
+use std::collections::VecDeque;
 
 /// The NIC's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,109 +101,158 @@ impl Nic {
     /// Runs `inputs`, each port's in their order, all offered at once (every port's input saturated), from an
     /// idle NIC; returns each packet's timing and the cycle the last one left.
     pub fn run(&mut self, inputs: Vec<Input>) -> (Vec<Timed>, u64) {
-        let (ports, g) = (self.config.ports, self.config.engines_per_port);
-        let engines = ports * g;
-        let base = self.now;
-        let mut queues: Vec<std::collections::VecDeque<usize>> = vec![Default::default(); ports];
-        let mut lens = Vec::with_capacity(inputs.len());
-        let mut dests = Vec::with_capacity(inputs.len());
-        let mut jobs = Vec::with_capacity(inputs.len());
-        for (k, input) in inputs.into_iter().enumerate() {
-            queues[input.port % ports].push_back(k);
-            lens.push(input.len);
-            dests.push(input.dest);
-            jobs.push(Some(input.job));
-        }
-        let mut timed = vec![Timed::default(); jobs.len()];
-        let mut running: Vec<Option<Running>> = (0..engines).map(|_| None).collect();
-        let mut free_at = vec![base; engines];
-        let mut input_free = vec![base; ports];
-        let mut last_dispatched = vec![g - 1; ports];
-        let mut tx_free = vec![base; ports + 1];
-        let (mut coproc_free, mut last_granted) = (base, engines - 1);
-        let mut remaining = jobs.len();
-        let mut t = base;
-        let mut end = base;
-        while remaining > 0 {
-            for p in 0..ports {
-                if input_free[p] > t || queues[p].is_empty() {
-                    continue;
-                }
-                let pick = (1..=g)
-                    .map(|k| (last_dispatched[p] + k) % g)
-                    .find(|&e| running[p * g + e].is_none() && free_at[p * g + e] <= t);
-                if let Some(e) = pick {
-                    let packet = queues[p].pop_front().expect("not empty");
-                    let job = jobs[packet].take().expect("dispatched once");
-                    running[p * g + e] = Some(Running {
-                        packet,
-                        pipe: Pipeline::new(job),
-                        start: t,
-                    });
-                    input_free[p] = t + beats(lens[packet]);
-                    last_dispatched[p] = e;
-                }
-            }
-            if coproc_free <= t {
-                for k in 1..=engines {
-                    let e = (last_granted + k) % engines;
-                    let Some(r) = running[e].as_mut() else {
-                        continue;
-                    };
-                    if r.start >= t {
-                        continue;
-                    }
-                    if let Some(service) = r.pipe.request() {
-                        let c = r.pipe.cycle();
-                        r.pipe.grant(c + u64::from(service) - 1);
-                        coproc_free = t + u64::from(service);
-                        last_granted = e;
-                        break;
-                    }
-                }
-            }
-            for e in 0..engines {
-                let Some(r) = running[e].as_mut() else {
-                    continue;
-                };
-                if r.start >= t {
-                    continue;
-                }
-                r.pipe.clock();
-                let Some(cycles) = r.pipe.done() else {
-                    continue;
-                };
-                let (packet, start) = (r.packet, r.start);
-                let (fifo, coproc) = (r.pipe.waited_fifo, r.pipe.waited_coproc);
-                running[e] = None;
-                let w = beats(lens[packet]);
-                let ready = (start + cycles + 2).max(start + w);
-                let tx_start = match dests[packet] {
-                    Dest::Drop => ready,
-                    Dest::Port(q) => ready.max(tx_free[q % ports]),
-                    Dest::Host => ready.max(tx_free[ports]),
-                };
-                match dests[packet] {
-                    Dest::Drop => {}
-                    Dest::Port(q) => tx_free[q % ports] = tx_start + w,
-                    Dest::Host => tx_free[ports] = tx_start + w,
-                }
-                let left = tx_start + w + 1;
-                free_at[e] = left + 1;
-                end = end.max(left);
-                timed[packet] = Timed {
-                    engine: e,
-                    start,
-                    cycles,
-                    left,
-                    waited_fifo: fifo,
-                    waited_coproc: coproc,
-                };
-                remaining -= 1;
-            }
+        let mut st = State::new(self.config, self.now, inputs);
+        let mut t = self.now;
+        while st.remaining > 0 {
+            st.dispatch(t);
+            st.arbitrate(t);
+            st.clock(t);
             t += 1;
         }
-        self.now = end + 2;
-        (timed, end)
+        self.now = st.end + 2;
+        (st.timed, st.end)
+    }
+}
+
+/// The NIC during one batch.
+struct State {
+    ports: usize,
+    g: usize,
+    queues: Vec<VecDeque<usize>>,
+    lens: Vec<usize>,
+    dests: Vec<Dest>,
+    jobs: Vec<Option<Job>>,
+    timed: Vec<Timed>,
+    running: Vec<Option<Running>>,
+    /// The cycle each engine can take its next packet's first beat.
+    free_at: Vec<u64>,
+    /// The cycle each port's input can carry the next packet's first beat.
+    input_free: Vec<u64>,
+    last_dispatched: Vec<usize>,
+    /// The cycle each TX queue (the ports', then the host queue) can take the next packet's output.
+    tx_free: Vec<u64>,
+    coproc_free: u64,
+    last_granted: usize,
+    remaining: usize,
+    end: u64,
+}
+
+impl State {
+    fn new(config: NicConfig, base: u64, inputs: Vec<Input>) -> State {
+        let (ports, g) = (config.ports, config.engines_per_port);
+        let engines = ports * g;
+        let mut st = State {
+            ports,
+            g,
+            queues: vec![VecDeque::new(); ports],
+            lens: Vec::with_capacity(inputs.len()),
+            dests: Vec::with_capacity(inputs.len()),
+            jobs: Vec::with_capacity(inputs.len()),
+            timed: vec![Timed::default(); inputs.len()],
+            running: (0..engines).map(|_| None).collect(),
+            free_at: vec![base; engines],
+            input_free: vec![base; ports],
+            last_dispatched: vec![g - 1; ports],
+            tx_free: vec![base; ports + 1],
+            coproc_free: base,
+            last_granted: engines - 1,
+            remaining: inputs.len(),
+            end: base,
+        };
+        for (k, input) in inputs.into_iter().enumerate() {
+            st.queues[input.port % ports].push_back(k);
+            st.lens.push(input.len);
+            st.dests.push(input.dest);
+            st.jobs.push(Some(input.job));
+        }
+        st
+    }
+
+    /// Each port hands its next packet to its next free engine after the last one it used, if its input is free.
+    fn dispatch(&mut self, t: u64) {
+        let g = self.g;
+        for p in 0..self.ports {
+            if self.input_free[p] > t || self.queues[p].is_empty() {
+                continue;
+            }
+            let pick = (1..=g)
+                .map(|k| (self.last_dispatched[p] + k) % g)
+                .find(|&e| self.running[p * g + e].is_none() && self.free_at[p * g + e] <= t);
+            if let Some(e) = pick {
+                let packet = self.queues[p].pop_front().expect("not empty");
+                let job = self.jobs[packet].take().expect("dispatched once");
+                self.running[p * g + e] = Some(Running {
+                    packet,
+                    pipe: Pipeline::new(job),
+                    start: t,
+                });
+                self.input_free[p] = t + beats(self.lens[packet]);
+                self.last_dispatched[p] = e;
+            }
+        }
+    }
+
+    /// The coprocessor, when free, grants the requesting engine that comes first after the last one granted.
+    fn arbitrate(&mut self, t: u64) {
+        if self.coproc_free > t {
+            return;
+        }
+        let engines = self.running.len();
+        for k in 1..=engines {
+            let e = (self.last_granted + k) % engines;
+            let Some(r) = self.running[e].as_mut().filter(|r| r.start < t) else {
+                continue;
+            };
+            if let Some(service) = r.pipe.request() {
+                let c = r.pipe.cycle();
+                r.pipe.grant(c + u64::from(service) - 1);
+                self.coproc_free = t + u64::from(service);
+                self.last_granted = e;
+                return;
+            }
+        }
+    }
+
+    /// Clocks every running engine; an engine whose run ended sends its packet out.
+    fn clock(&mut self, t: u64) {
+        for e in 0..self.running.len() {
+            let Some(r) = self.running[e].as_mut().filter(|r| r.start < t) else {
+                continue;
+            };
+            r.pipe.clock();
+            if r.pipe.done().is_some() {
+                let r = self.running[e].take().expect("running");
+                self.leave(e, r);
+            }
+        }
+    }
+
+    /// The packet of a finished run leaves into its queue; the engine is free two cycles after its last beat.
+    fn leave(&mut self, e: usize, r: Running) {
+        let cycles = r.pipe.done().expect("done");
+        let (packet, start) = (r.packet, r.start);
+        let w = beats(self.lens[packet]);
+        let ready = (start + cycles + 2).max(start + w);
+        let queue = match self.dests[packet] {
+            Dest::Drop => None,
+            Dest::Port(q) => Some(q % self.ports),
+            Dest::Host => Some(self.ports),
+        };
+        let tx_start = queue.map_or(ready, |q| ready.max(self.tx_free[q]));
+        if let Some(q) = queue {
+            self.tx_free[q] = tx_start + w;
+        }
+        let left = tx_start + w + 1;
+        self.free_at[e] = left + 1;
+        self.end = self.end.max(left);
+        self.timed[packet] = Timed {
+            engine: e,
+            start,
+            cycles,
+            left,
+            waited_fifo: r.pipe.waited_fifo,
+            waited_coproc: r.pipe.waited_coproc,
+        };
+        self.remaining -= 1;
     }
 }

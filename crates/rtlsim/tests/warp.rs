@@ -41,11 +41,23 @@ fn expected(warp: &Warp, packet: &[u8]) -> Decision {
 }
 
 /// Runs `packets` through `rtl` (loaded with `warp`) and checks every decision and frame; the rules hit.
-fn check(rtl: &mut WarpRtl, warp: &Warp, packets: &[Vec<u8>], ready: u64, what: &str) -> Vec<Passed> {
-    let out = rtl.run(packets, ready).expect("the engine runs the packets");
+fn check(
+    rtl: &mut WarpRtl,
+    warp: &Warp,
+    packets: &[Vec<u8>],
+    ready: u64,
+    what: &str,
+) -> Vec<Passed> {
+    let out = rtl
+        .run(packets, ready)
+        .expect("the engine runs the packets");
     assert_eq!(out.len(), packets.len());
     for (i, (p, o)) in packets.iter().zip(&out).enumerate() {
-        assert_eq!(o.decision, expected(warp, p), "{what}: packet {i} ({p:02x?})");
+        assert_eq!(
+            o.decision,
+            expected(warp, p),
+            "{what}: packet {i} ({p:02x?})"
+        );
         assert_eq!(o.bytes, *p, "{what}: packet {i} left changed");
         assert_eq!(o.len, p.len(), "{what}: packet {i}'s length");
     }
@@ -80,14 +92,17 @@ fn every_example_trace_decides_as_the_software_engine() {
                 .expect("workload")
                 .packets;
             packets.retain(|p| !p.is_empty());
+            let built = rule_packets(&warp, &packets[..packets.len().min(4)]);
+            packets.extend(built);
             rtl.load(&warp).expect("the rules load");
             let what = format!("{} {}", obj.display(), program.name);
             let out = check(&mut rtl, &warp, &packets, READY, &what);
             let mut hit: Vec<usize> = out.iter().filter_map(|o| rule_of(&o.decision)).collect();
             hit.sort_unstable();
             hit.dedup();
+            assert_eq!(hit.len(), warp.rules.len(), "{what}: a rule no packet hits");
             summary.push(format!(
-                "{}: {} rules, {} hit by {} packets",
+                "{}: {} rules, {} hit by {} packets (trace and built)",
                 program.name,
                 warp.rules.len(),
                 hit.len(),
@@ -96,6 +111,40 @@ fn every_example_trace_decides_as_the_software_engine() {
         }
     }
     println!("{}", summary.join("\n"));
+}
+
+/// For every TCAM entry of every rule (`0x`-prefixed hex fields), each of `bases` changed to match it: the entry's chunk fields set, and the
+/// length chosen to match its length condition (the frame cut or zero-padded to it) when one exists.
+fn rule_packets(warp: &Warp, bases: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let unhex = |h: &str| -> Vec<u8> {
+        let h = h.trim_start_matches("0x");
+        (0..h.len() / 2)
+            .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).expect("hex"))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for m in warp.rules.iter().flat_map(|r| &r.matches) {
+        for base in bases {
+            let mut p = base.clone();
+            if let Some((value, mask)) = m.length {
+                let len = (p.len() as u16 & !mask) | value;
+                p.resize(usize::from(len).max(14), 0);
+            }
+            for f in &m.fields {
+                let (value, mask) = (unhex(&f.value), unhex(&f.mask));
+                let end = f.offset as usize + value.len();
+                if p.len() < end {
+                    p.resize(end, 0);
+                }
+                for (i, (v, k)) in value.iter().zip(&mask).enumerate() {
+                    let b = &mut p[f.offset as usize + i];
+                    *b = (*b & !k) | (v & k);
+                }
+            }
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// One extractor over bytes 12-13 (the ethertype), and `rules` with one entry each over it.
@@ -233,7 +282,12 @@ fn the_tcam_gives_the_lowest_matching_line_and_restores_every_value_kind() {
     );
     // Without the catch-all, other ethertypes miss; with 64 lines, the last one still matches.
     let mut lines: Vec<(KeyEntry, Action)> = (0..63u16)
-        .map(|i| (entry((0x9000 + i).to_be_bytes(), [0xff, 0xff]), verdict(i.into())))
+        .map(|i| {
+            (
+                entry((0x9000 + i).to_be_bytes(), [0xff, 0xff]),
+                verdict(i.into()),
+            )
+        })
         .collect();
     lines.push((entry([0x0a, 0x00], [0xff, 0x00]), verdict(99)));
     let full = ethertype_warp(lines);
@@ -271,7 +325,11 @@ fn one_packet_a_clock_at_512_bits_with_and_without_back_pressure() {
     let mixed: Vec<Vec<u8>> = (0..80)
         .map(|i| frame(types[i % 3], [60, 64, 65, 128, 129, 300, 1514][i % 7]))
         .collect();
-    for ready in [0x9249_2492_4924_9249u64, 0xffff_0000_ff00_f0f0, 0x0000_0000_0000_0001] {
+    for ready in [
+        0x9249_2492_4924_9249u64,
+        0xffff_0000_ff00_f0f0,
+        0x0000_0000_0000_0001,
+    ] {
         let out = check(&mut rtl, &warp, &mixed, ready, &format!("ready {ready:#x}"));
         for pair in out.windows(2) {
             assert!(pair[1].out_at > pair[0].out_at, "packets left in order");

@@ -38,6 +38,8 @@ module ebpflow_nic #(
   parameter integer CAM_ENTRIES      = 64,    // exact-match entries (HASH, LRU_HASH)
   parameter integer TCAM_ENTRIES     = 32,    // LPM entries
   parameter integer VM_WORDS         = 4096,  // the coprocessor's value memory, 64-bit words
+  parameter integer COPROC           = 1,     // 0: no coprocessor, every helper call and map-value access faults
+                                              //    (the NIC's datapath measured apart from its coprocessor)
   parameter integer QUEUES           = PORTS + 2
 ) (
   input  logic                   clk_i,
@@ -353,58 +355,86 @@ module ebpflow_nic #(
     end
   end
 
-  ebpflow_coproc #(
-    .ENGINES      (E),
-    .MAPS         (MAPS),
-    .MW           (MW),
-    .KEY_BYTES    (KEY_BYTES),
-    .VAL_BYTES    (VAL_BYTES),
-    .CAM_ENTRIES  (CAM_ENTRIES),
-    .TCAM_ENTRIES (TCAM_ENTRIES),
-    .VM_WORDS     (VM_WORDS)
-  ) u_coproc (
-    .clk_i            (clk_i),
-    .rst_ni           (rst_ni),
-    .mt_clear_i       (mt_clear_i),
-    .mt_we_i          (mt_we_i),
-    .mt_idx_i         (mt_idx_i),
-    .mt_type_i        (mt_type_i),
-    .mt_key_size_i    (mt_key_size_i),
-    .mt_value_size_i  (mt_value_size_i),
-    .mt_max_entries_i (mt_max_entries_i),
-    .mt_err_o         (mt_err_o),
-    .mt_busy_o        (mt_busy_o),
-    .hlp_req_i        (hlp_req),
-    .hlp_kfunc_i      (hlp_kfunc),
-    .hlp_id_i         (hlp_id),
-    .hlp_args_i       (hlp_args),
-    .hlp_key_i        (hlp_key),
-    .hlp_val_i        (hlp_val),
-    .hlp_ack_o        (hlp_ack),
-    .hlp_r0_o         (hlp_r0),
-    .hlp_end_o        (hlp_end),
-    .hlp_fault_o      (hlp_fault),
-    .rdr_valid_o      (rdr_valid),
-    .rdr_port_o       (rdr_port),
-    .mv_req_i         (mv_req),
-    .mv_we_i          (mv_we),
-    .mv_atomic_i      (mv_atomic),
-    .mv_addr_i        (mv_addr),
-    .mv_size_i        (mv_size),
-    .mv_wdata_i       (mv_wdata),
-    .mv_cmp_i         (mv_cmp),
-    .mv_ack_o         (mv_ack),
-    .mv_rdata_o       (mv_rdata),
-    .mv_fault_o       (mv_fault),
-    .host_req_i       (host_req_i),
-    .host_id_i        (host_id_i),
-    .host_args_i      (host_args_i),
-    .host_key_i       (host_key_i),
-    .host_val_i       (host_val_i),
-    .host_ack_o       (host_ack_o),
-    .host_r0_o        (host_r0_o),
-    .host_key_o       (host_key_o)
-  );
+  if (COPROC != 0) begin : g_coproc
+    ebpflow_coproc #(
+      .ENGINES      (E),
+      .MAPS         (MAPS),
+      .MW           (MW),
+      .KEY_BYTES    (KEY_BYTES),
+      .VAL_BYTES    (VAL_BYTES),
+      .CAM_ENTRIES  (CAM_ENTRIES),
+      .TCAM_ENTRIES (TCAM_ENTRIES),
+      .VM_WORDS     (VM_WORDS)
+    ) u_coproc (
+      .clk_i            (clk_i),
+      .rst_ni           (rst_ni),
+      .mt_clear_i       (mt_clear_i),
+      .mt_we_i          (mt_we_i),
+      .mt_idx_i         (mt_idx_i),
+      .mt_type_i        (mt_type_i),
+      .mt_key_size_i    (mt_key_size_i),
+      .mt_value_size_i  (mt_value_size_i),
+      .mt_max_entries_i (mt_max_entries_i),
+      .mt_err_o         (mt_err_o),
+      .mt_busy_o        (mt_busy_o),
+      .hlp_req_i        (hlp_req),
+      .hlp_kfunc_i      (hlp_kfunc),
+      .hlp_id_i         (hlp_id),
+      .hlp_args_i       (hlp_args),
+      .hlp_key_i        (hlp_key),
+      .hlp_val_i        (hlp_val),
+      .hlp_ack_o        (hlp_ack),
+      .hlp_r0_o         (hlp_r0),
+      .hlp_end_o        (hlp_end),
+      .hlp_fault_o      (hlp_fault),
+      .rdr_valid_o      (rdr_valid),
+      .rdr_port_o       (rdr_port),
+      .mv_req_i         (mv_req),
+      .mv_we_i          (mv_we),
+      .mv_atomic_i      (mv_atomic),
+      .mv_addr_i        (mv_addr),
+      .mv_size_i        (mv_size),
+      .mv_wdata_i       (mv_wdata),
+      .mv_cmp_i         (mv_cmp),
+      .mv_ack_o         (mv_ack),
+      .mv_rdata_o       (mv_rdata),
+      .mv_fault_o       (mv_fault),
+      .host_req_i       (host_req_i),
+      .host_id_i        (host_id_i),
+      .host_args_i      (host_args_i),
+      .host_key_i       (host_key_i),
+      .host_val_i       (host_val_i),
+      .host_ack_o       (host_ack_o),
+      .host_r0_o        (host_r0_o),
+      .host_key_o       (host_key_o)
+    );
+  end else begin : g_no_coproc
+    // Every request is answered in the next cycle with a fault.
+    logic [E-1:0] ack_q;
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) ack_q <= '0;
+      else         ack_q <= (hlp_req | mv_req) & ~ack_q;
+    end
+    assign hlp_ack     = ack_q & hlp_req;
+    assign mv_ack      = ack_q & mv_req;
+    assign hlp_r0      = '0;
+    assign hlp_end     = '0;
+    assign hlp_fault   = '1;
+    assign mv_rdata    = '0;
+    assign mv_fault    = '1;
+    assign rdr_valid   = '0;
+    assign rdr_port    = '0;
+    assign mt_err_o    = 1'b0;
+    assign mt_busy_o   = 1'b0;
+    assign host_ack_o  = 1'b0;
+    assign host_r0_o   = 64'd0;
+    assign host_key_o  = '0;
+    logic unused_coproc;
+    assign unused_coproc = ^{hlp_kfunc, hlp_id, hlp_args, hlp_key, hlp_val, mv_we, mv_atomic, mv_addr, mv_size,
+                             mv_wdata, mv_cmp, mt_clear_i, mt_we_i, mt_idx_i, mt_type_i, mt_key_size_i,
+                             mt_value_size_i, mt_max_entries_i, host_req_i, host_id_i, host_args_i, host_key_i,
+                             host_val_i};
+  end
 
   ebpflow_crossbar #(
     .N  (PORTS),

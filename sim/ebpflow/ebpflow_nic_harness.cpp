@@ -149,7 +149,7 @@ class Bench {
         std::map<uint32_t, uint64_t> in_at;
         while (true) {
             bool pending = false;
-            for (unsigned p = 0; p < kPorts; ++p) pending = pending || offer(p);
+            for (unsigned p = 0; p < kPorts; ++p) pending = offer(p) || pending;
             set_tready();
             top_->eval();
             collect(cycle, in_at);

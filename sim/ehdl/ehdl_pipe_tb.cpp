@@ -341,8 +341,13 @@ int main(int argc, char** argv) {
     for (const Dump& d : dumps) {
         std::printf("map %x ", d.map);
         for (uint32_t a = 0; a < d.bytes; a += 8) {
+            // The host port reads one cycle after the address (RAM map blocks read registered).
             top->host_map_i = d.map;
             top->host_addr_i = d.base + a;
+            top->eval();
+            top->clk_i = 1;
+            top->eval();
+            top->clk_i = 0;
             top->eval();
             const uint64_t v = top->host_rdata_o;
             for (uint32_t b = 0; b < 8 && a + b < d.bytes; ++b)

@@ -323,6 +323,9 @@ fn run_ehdl(
         f.frame_flops,
         path.display()
     );
+    for m in &f.maps {
+        println!("{}: map {m}", s.program);
+    }
     if f.hazard_distance > 0 {
         let model = hazard_model(&f);
         write(

@@ -63,6 +63,10 @@ impl Gen<'_> {
         );
         self.read(&ptr);
         self.unused_ports.push(p.clone());
+        let reading = matches!(op.kind, crate::ir::OpKind::Load | crate::ir::OpKind::Atomic);
+        let early_ptr = self
+            .early_of(&ptr)
+            .map(|e| format!("{e} + {}", hex64(off as i64 as u64)));
         let rd = format!("{name}_rd");
         self.declare(&rd, 8 * size);
         let mut reads = Vec::new();
@@ -99,6 +103,8 @@ impl Gen<'_> {
                 wdata: wd,
                 wmask: wm,
                 rdata: rdm,
+                reads: reading,
+                early: early_ptr.clone().map(|e| (e, format!("@[{}:0]", aw - 1))),
             });
         }
         let expr = self.read(&reads.join(" | "));

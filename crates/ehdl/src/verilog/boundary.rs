@@ -188,6 +188,10 @@ impl Gen<'_> {
             self.body += "    end\n  end\n";
         }
         let data: Vec<&Reg> = list.iter().filter(|r| !r.reset).collect();
+        for r in &data {
+            let next = format!("{} ? {}'({}) : {}", self.go(j), r.width, r.d, r.name);
+            self.next_vals.insert(r.name.clone(), next);
+        }
         if !data.is_empty() {
             let _ = writeln!(
                 self.body,

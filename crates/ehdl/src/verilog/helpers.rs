@@ -193,15 +193,18 @@ impl Gen<'_> {
     }
 
     /// A read port on map `m`'s value block at slot `kw` (a 64-bit wire whose low `aw` bits index `vsize`-byte
-    /// slots), its data on `rd`: DEVMAP and PROG_ARRAY slots, which only the host writes.
+    /// slots, assigned `key`), its data on `rd`: DEVMAP and PROG_ARRAY slots, which only the host writes.
     pub(super) fn slot_read_port(
         &mut self,
         op: &Op,
         m: u32,
-        kw: &str,
+        (kw, key): (&str, &str),
         rd: String,
         (vsize, aw): (u32, u32),
     ) {
+        let early = self
+            .early_of(key)
+            .map(|e| (e, format!("@[{}:0] * {aw}'d{vsize}", aw - 1)));
         self.read(kw);
         self.read(&rd);
         self.unused_ports.push(rd.clone());
@@ -215,6 +218,8 @@ impl Gen<'_> {
             wdata: "64'd0".into(),
             wmask: "8'h00".into(),
             rdata: rd,
+            reads: true,
+            early,
         });
     }
 
@@ -348,7 +353,7 @@ impl Gen<'_> {
                 "  assign {present} = ({kw}[31:0] < 32'd{entries}) & ({rd}[{}:0] != '0);",
                 8 * vsize.min(8) - 1
             );
-            self.slot_read_port(op, m, &kw, rd, (vsize, aw));
+            self.slot_read_port(op, m, (&kw, &key), rd, (vsize, aw));
             let bad = flags as u64 & !(3 | 8 | 16) != 0;
             let bcast = flags as u64 & 8 != 0;
             let go = format!("{name}_go");

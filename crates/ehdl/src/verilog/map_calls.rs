@@ -224,6 +224,8 @@ impl Gen<'_> {
                 },
                 wmask: format!("8'h{mask:02x}"),
                 rdata: rd,
+                reads: false,
+                early: None,
             });
         }
         self.set_r0_errno(cx, &en, err, "-errno");

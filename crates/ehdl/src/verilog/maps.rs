@@ -66,8 +66,6 @@ pub(super) fn is_hash(spec: &MapSpec) -> bool {
 const MAX_HASH_ENTRIES: u32 = 1024;
 /// The widest HASH key.
 const MAX_KEY_BYTES: u32 = 64;
-/// The largest map the register-based block holds.
-const MAX_MAP_BYTES: u64 = 1 << 16;
 
 /// One port of a map block, as the stage that uses it emitted it.
 pub(super) struct MapPort {
@@ -82,6 +80,11 @@ pub(super) struct MapPort {
     pub(super) wmask: String,
     /// The wire (64 bits) that receives the port's read data.
     pub(super) rdata: String,
+    /// Whether the port reads (a load, an atomic, a slot read); a store's read data is unused.
+    pub(super) reads: bool,
+    /// For a RAM block (`verilog/mem.rs`): the next cycle's 64-bit base (from the boundary's next values) and the
+    /// address expression over it (`@` stands for the wire that holds the base); `None` when not known early.
+    pub(super) early: Option<(String, String)>,
 }
 
 /// The maps the program looks up, updates, deletes from, redirects to or outputs records to, which get blocks:
@@ -172,12 +175,8 @@ pub(super) fn check(
 ) -> Result<Vec<Stall>, VerilogError> {
     for &m in arrays {
         let spec = &maps[m as usize];
-        let (bytes, _) = geometry(spec);
-        let why = if bytes > MAX_MAP_BYTES {
-            Some(format!(
-                "{bytes} value bytes; the register-based map block takes up to {MAX_MAP_BYTES}"
-            ))
-        } else if let Some(why) = super::lru::misfit(spec).or_else(|| {
+        // Value bytes are limited where the block is chosen (`map_blocks`, `verilog/mem.rs`).
+        let why = if let Some(why) = super::lru::misfit(spec).or_else(|| {
             is_ringbuf(spec)
                 .then(|| super::ringbuf::misfit(spec))
                 .flatten()
@@ -301,10 +300,13 @@ pub(super) fn check(
 }
 
 impl Gen<'_> {
-    /// The map blocks with their ports in order, and the host port that reads and writes them.
-    pub(super) fn map_blocks(&mut self) {
+    /// The map blocks with their ports in order, and the host port that reads and writes them (its read data one
+    /// cycle after the address: RAM blocks read registered, register blocks' reads are registered to match).
+    pub(super) fn map_blocks(&mut self) -> Result<(), VerilogError> {
         let mut s = String::new();
+        // Reads of register blocks (combinational, registered below) and of RAM blocks (already registered).
         let mut host_reads = Vec::new();
+        let mut host_reads_q = Vec::new();
         let arrays: Vec<u32> = self.arrays.iter().copied().collect();
         for m in arrays {
             let spec = &self.maps[m as usize];
@@ -313,85 +315,66 @@ impl Gen<'_> {
                 host_reads.push(format!("((host_map_i == 8'd{m}) ? {rd} : 64'd0)"));
                 continue;
             }
-            let (bytes, aw) = geometry(spec);
             let mut ports = self.map_ports.remove(&m).unwrap_or_default();
             ports.sort_by_key(|p| (std::cmp::Reverse(p.stage), p.insn));
-            let np = ports.len().max(1);
+            let storage = self.placed(m, &ports)?;
+            let ram = storage.storage != super::mem::Storage::Regs;
+            self.storage.push(storage);
             let name = format!("map{m}");
-            for (sig, w) in [
-                ("we", np),
-                ("op", 3 * np),
-                ("addr", aw as usize * np),
-                ("wdata", 64 * np),
-                ("wmask", 8 * np),
-                ("rdata", 64 * np),
-            ] {
-                let _ = writeln!(self.decls, "  logic [{}:0] {name}_{sig};", w - 1);
+            self.value_block(&mut s, m, &ports, ram);
+            let values = format!("{name}_host_rdata");
+            if ram {
+                host_reads_q.push(format!("(((host_map_q == 8'd{m}) & host_val_q) ? {values} : 64'd0)"));
             }
-            let _ = writeln!(self.decls, "  logic [63:0] {name}_host_rdata;");
-            let join = |f: &dyn Fn(&MapPort) -> String, tie: &str| -> String {
-                if ports.is_empty() {
-                    tie.to_string()
-                } else {
-                    let parts: Vec<String> = ports.iter().rev().map(f).collect();
-                    format!("{{{}}}", parts.join(", "))
-                }
-            };
-            let we = join(&|p| p.we.clone(), "1'b0");
-            let op = join(&|p| format!("3'd{}", p.op), "3'd0");
-            let addr = join(&|p| p.addr.clone(), &format!("{aw}'d0"));
-            let wdata = join(&|p| p.wdata.clone(), "64'd0");
-            let wmask = join(&|p| p.wmask.clone(), "8'd0");
-            // The ports that may write, highest first as in the vectors: a port whose enable is the constant 0
-            // (a load) gets no write or forwarding logic in the block.
-            let writes: String = if ports.is_empty() {
-                "0".into()
-            } else {
-                ports
-                    .iter()
-                    .rev()
-                    .map(|p| if p.we == "1'b0" { '0' } else { '1' })
-                    .collect()
-            };
-            for e in [&we, &addr, &wdata, &wmask] {
-                self.read(e);
-            }
-            let _ = write!(
-                s,
-                "\n  // Map {m} ({map}): ARRAY of {n} x {v} bytes; ports later stage first, then program order.\n\
-                 \x20 assign {name}_we = {we};\n  assign {name}_op = {op};\n  assign {name}_addr = {addr};\n\
-                 \x20 assign {name}_wdata = {wdata};\n  assign {name}_wmask = {wmask};\n",
-                map = spec.name,
-                n = spec.max_entries,
-                v = spec.value_size,
-            );
-            for (i, p) in ports.iter().enumerate() {
-                let _ = writeln!(s, "  assign {} = {name}_rdata[{} +: 64];", p.rdata, 64 * i);
-            }
-            let _ = writeln!(
-                s,
-                "  ehdl_map_mem #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WRITES({np}'b{writes})) u_{name} (\n    .clk_i(clk_i), .rst_ni(rst_ni), \
-                 .we_i({name}_we), .op_i({name}_op), .addr_i({name}_addr), .wdata_i({name}_wdata),\n    \
-                 .wmask_i({name}_wmask), .rdata_o({name}_rdata),\n    \
-                 .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] == 2'b00)),\n    \
-                 .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i), .host_wmask_i(host_wmask_i),\n    \
-                 .host_rdata_o({name}_host_rdata)\n  );",
-                aw - 1
-            );
-            if ports.is_empty() {
-                self.unused_ports.push(format!("{name}_rdata"));
-            }
-            let mut host_read = format!("{name}_host_rdata");
+            let spec = &self.maps[m as usize];
+            let mut host_read = if ram { "64'd0".to_string() } else { values };
             if is_cam(spec) {
                 self.hash_block(&mut s, m);
-                host_read =
-                    format!("(host_addr_i[31:30] == 2'b00) ? {name}_host_rdata : {name}_key_rdata");
+                host_read = format!("(host_addr_i[31:30] == 2'b00) ? {host_read} : {name}_key_rdata");
             }
             host_reads.push(format!("((host_map_i == 8'd{m}) ? ({host_read}) : 64'd0)"));
         }
         self.unused_ports.push("host_addr_i".into());
-        if host_reads.is_empty() {
-            s += "\n  // No map blocks: the host port reads 0.\n  assign host_rdata_o = 64'd0;\n";
+        self.host_read(&mut s, host_reads, host_reads_q);
+        self.body += &s;
+        Ok(())
+    }
+
+    /// Where map `m`'s values go (`verilog/mem.rs`), refusing a register block over its limit and RAM copies over
+    /// the device's memory.
+    fn placed(&self, m: u32, ports: &[MapPort]) -> Result<super::mem::MapStorage, VerilogError> {
+        use super::mem::{Storage, DEVICE_RAM_BYTES, MAX_REG_BYTES};
+        let spec = &self.maps[m as usize];
+        let (bytes, _) = geometry(spec);
+        let st = self.choose_storage(m, ports);
+        let why = if st.storage == Storage::Regs && bytes > MAX_REG_BYTES {
+            Some(format!(
+                "{bytes} value bytes in registers ({}); the register block takes up to {MAX_REG_BYTES}",
+                st.why
+            ))
+        } else if st.ram_bytes > DEVICE_RAM_BYTES {
+            Some(format!(
+                "{} bytes of RAM in {} copies ({}); an Alveo U50 has {DEVICE_RAM_BYTES}",
+                st.ram_bytes, st.rams, st.why
+            ))
+        } else {
+            None
+        };
+        match why {
+            Some(why) => Err(VerilogError::Map {
+                program: self.p.summary.program.clone(),
+                map: spec.name.clone(),
+                why,
+            }),
+            None => Ok(st),
+        }
+    }
+
+    /// The host port's read data: register blocks' reads registered, RAM blocks' (registered in the block, selected
+    /// by the registered map index and "values" address bits) ORed in.
+    fn host_read(&mut self, s: &mut String, comb: Vec<String>, regd: Vec<String>) {
+        if comb.is_empty() && regd.is_empty() {
+            *s += "\n  // No map blocks: the host port reads 0.\n  assign host_rdata_o = 64'd0;\n";
             self.unused_ports.extend(
                 [
                     "host_we_i",
@@ -402,10 +385,153 @@ impl Gen<'_> {
                 ]
                 .map(String::from),
             );
-        } else {
-            let _ = writeln!(s, "  assign host_rdata_o = {};", host_reads.join(" | "));
+            return;
         }
-        self.body += &s;
+        let _ = writeln!(
+            self.decls,
+            "  logic [63:0] host_comb;\n  logic [63:0] host_comb_q;"
+        );
+        let _ = writeln!(
+            s,
+            "  // The host reads one cycle after its address.\n  assign host_comb = {};\n  \
+             always_ff @(posedge clk_i) host_comb_q <= host_comb;",
+            if comb.is_empty() { "64'd0".to_string() } else { comb.join(" | ") }
+        );
+        if regd.is_empty() {
+            let _ = writeln!(s, "  assign host_rdata_o = host_comb_q;");
+            return;
+        }
+        let _ = writeln!(
+            self.decls,
+            "  logic [7:0] host_map_q;\n  logic host_val_q;"
+        );
+        let _ = writeln!(
+            s,
+            "  always_ff @(posedge clk_i) begin\n    host_map_q <= host_map_i;\n    \
+             host_val_q <= (host_addr_i[31:30] == 2'b00);\n  end\n  assign host_rdata_o = host_comb_q | {};",
+            regd.join(" | ")
+        );
+    }
+
+    /// The value block of map `m` (`ehdl_map_mem` in registers, or `ehdl_map_ram` when `ram`) with its ports
+    /// (sorted) and its host port.
+    fn value_block(&mut self, s: &mut String, m: u32, ports: &[MapPort], ram: bool) {
+        let spec = &self.maps[m as usize];
+        let (bytes, aw) = geometry(spec);
+        let np = ports.len().max(1);
+        let name = format!("map{m}");
+        for (sig, w) in [
+            ("we", np),
+            ("op", 3 * np),
+            ("addr", aw as usize * np),
+            ("wdata", 64 * np),
+            ("wmask", 8 * np),
+            ("rdata", 64 * np),
+        ] {
+            let _ = writeln!(self.decls, "  logic [{}:0] {name}_{sig};", w - 1);
+        }
+        let _ = writeln!(self.decls, "  logic [63:0] {name}_host_rdata;");
+        let join = |f: &dyn Fn(&MapPort) -> String, tie: &str| -> String {
+            if ports.is_empty() {
+                tie.to_string()
+            } else {
+                let parts: Vec<String> = ports.iter().rev().map(f).collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+        };
+        let we = join(&|p| p.we.clone(), "1'b0");
+        let op = join(&|p| format!("3'd{}", p.op), "3'd0");
+        let addr = join(&|p| p.addr.clone(), &format!("{aw}'d0"));
+        let wdata = join(&|p| p.wdata.clone(), "64'd0");
+        let wmask = join(&|p| p.wmask.clone(), "8'd0");
+        // The ports that may write, highest first as in the vectors: a port whose enable is the constant 0
+        // (a load) gets no write or forwarding logic in the block.
+        let bits = |f: &dyn Fn(&MapPort) -> bool| -> String {
+            if ports.is_empty() {
+                "0".into()
+            } else {
+                ports.iter().rev().map(|p| if f(p) { '1' } else { '0' }).collect()
+            }
+        };
+        let writes = bits(&|p| p.we != "1'b0");
+        for e in [&we, &addr, &wdata, &wmask] {
+            self.read(e);
+        }
+        let _ = write!(
+            s,
+            "\n  // Map {m} ({map}): ARRAY of {n} x {v} bytes in {kind}; ports later stage first, then program order.\n\
+             \x20 assign {name}_we = {we};\n  assign {name}_op = {op};\n  assign {name}_addr = {addr};\n\
+             \x20 assign {name}_wdata = {wdata};\n  assign {name}_wmask = {wmask};\n",
+            map = spec.name,
+            n = spec.max_entries,
+            v = spec.value_size,
+            kind = if ram { "block RAM" } else { "registers" },
+        );
+        for (i, p) in ports.iter().enumerate() {
+            let _ = writeln!(s, "  assign {} = {name}_rdata[{} +: 64];", p.rdata, 64 * i);
+        }
+        let host = format!(
+            ".host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] == 2'b00)),\n    \
+             .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i), .host_wmask_i(host_wmask_i),\n    \
+             .host_rdata_o({name}_host_rdata)",
+            aw - 1
+        );
+        if ram {
+            let raddr = self.early_addresses(s, &name, ports, aw);
+            let wp = ports.iter().position(|p| p.we != "1'b0").unwrap_or(np);
+            let reads = bits(&|p| p.reads);
+            let _ = writeln!(
+                self.decls,
+                "  logic [{}:0] {name}_raddr;\n  logic {name}_host_drop;",
+                aw as usize * np - 1
+            );
+            let _ = writeln!(
+                s,
+                "  assign {name}_raddr = {raddr};\n  \
+                 ehdl_map_ram #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WP({wp}), .READS({np}'b{reads})) u_{name} (\n    \
+                 .clk_i(clk_i), .rst_ni(rst_ni), .raddr_i({name}_raddr), .we_i({name}_we), .op_i({name}_op),\n    \
+                 .addr_i({name}_addr), .wdata_i({name}_wdata), .wmask_i({name}_wmask), .rdata_o({name}_rdata),\n    \
+                 {host}, .host_drop_o({name}_host_drop)\n  );"
+            );
+            // The host loads maps before traffic: a write the pipeline's writer displaces never happens there.
+            self.unused_ports.push(format!("{name}_host_drop"));
+        } else {
+            let _ = writeln!(
+                s,
+                "  ehdl_map_mem #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WRITES({np}'b{writes})) u_{name} (\n    \
+                 .clk_i(clk_i), .rst_ni(rst_ni), .we_i({name}_we), .op_i({name}_op), .addr_i({name}_addr), \
+                 .wdata_i({name}_wdata),\n    .wmask_i({name}_wmask), .rdata_o({name}_rdata),\n    {host}\n  );"
+            );
+        }
+        if ports.is_empty() {
+            self.unused_ports.push(format!("{name}_rdata"));
+        }
+    }
+
+    /// The next cycle's address of each port of a RAM block, as the concatenation `raddr_i` takes (a wire per
+    /// reading port holding its early base; ports that do not read present 0).
+    fn early_addresses(&mut self, s: &mut String, name: &str, ports: &[MapPort], aw: u32) -> String {
+        let mut parts = Vec::new();
+        for (i, p) in ports.iter().enumerate() {
+            match (&p.early, p.reads) {
+                (Some((base, addr)), true) => {
+                    let w = format!("{name}_ea{i}");
+                    self.declare(&w, 64);
+                    let base = self.read(base);
+                    let _ = writeln!(s, "  assign {w} = {base};  // port {i}'s base in the next cycle");
+                    let a = addr.replace('@', &w);
+                    self.read(&a);
+                    self.unused_ports.push(w);
+                    parts.push(a);
+                }
+                _ => parts.push(format!("{aw}'d0")),
+            }
+        }
+        if parts.is_empty() {
+            return format!("{aw}'d0");
+        }
+        parts.reverse();
+        format!("{{{}}}", parts.join(", "))
     }
 }
 

@@ -50,6 +50,7 @@ mod load;
 mod lru;
 mod map_calls;
 mod maps;
+mod mem;
 mod ports;
 mod replace;
 mod ringbuf;
@@ -151,8 +152,10 @@ pub fn module_name(program: &str) -> String {
     format!("ehdl_{clean}")
 }
 
+pub use mem::{MapStorage, Storage, REG_BYTES};
+
 /// Figures of a generated module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Figures {
     /// Stall checks between map accesses that packets could reorder (0: never stalls, one packet per clock).
     pub stall_checks: usize,
@@ -176,6 +179,8 @@ pub struct Figures {
     /// With flush and replay: the boundary of the elastic buffer a flush replays from, past the last effect beyond
     /// the packet that precedes the flush stage (0: none, the input buffer replays).
     pub elastic_boundary: u32,
+    /// Where each map block's values live (registers or block RAM) and why, in block order.
+    pub maps: Vec<MapStorage>,
 }
 
 /// Generates module `module` for pipeline `p` of a program whose object has `maps`, with stall checks; returns the
@@ -241,6 +246,7 @@ pub fn generate_with(
         frame_flops,
         hazard_distance: real.clone().map(|s| s.l - s.e).max().unwrap_or(0),
         hazard_stage: real.map(|s| s.e).min().unwrap_or(0),
+        maps: g.storage.clone(),
     };
     Ok((
         header(p, maps, module, &figures) + &body + "\nendmodule\n",
@@ -273,8 +279,8 @@ fn header(p: &Pipeline, maps: &[MapSpec], module: &str, f: &Figures) -> String {
          // Packets in on s_axis (tkeep contiguous from byte 0, the frames of one packet back to back; tuser of the\n\
          // first beat {{time_valid, time_ns[63:0], rx_queue_index, ingress_ifindex, length[15:0]}}), out on m_axis\n\
          // with the XDP verdict on\n\
-         // m_axis_tuser_o for every beat. host_*: read (combinational) and write 8 bytes at a byte address of an ARRAY\n\
-         // map's values while traffic runs. Needs the primitives in rtl/ehdl/.\n\
+         // m_axis_tuser_o for every beat. host_*: read (one cycle after the address) and write 8 bytes at a byte address\n\
+         // of a map's values. Needs the primitives in rtl/ehdl/.\n\
          module {module} {params}(\n\
          \x20 input  logic           clk_i,\n\
          \x20 input  logic           rst_ni,\n\

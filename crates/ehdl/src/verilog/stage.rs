@@ -135,6 +135,11 @@ pub(super) struct Gen<'a> {
     pub(super) state_flops: u64,
     /// Bytes of head extension when the program calls `bpf_xdp_adjust_head` (see `verilog/head.rs`).
     pub(super) head_ext: Option<u32>,
+    /// Each data register of a boundary with its next value (`go ? d : q`), for RAM addresses presented a cycle
+    /// early (`verilog/mem.rs`).
+    pub(super) next_vals: BTreeMap<String, String>,
+    /// Where each map block's values live, in block order.
+    pub(super) storage: Vec<super::mem::MapStorage>,
 }
 
 pub(super) fn hex64(v: u64) -> String {
@@ -230,6 +235,8 @@ impl<'a> Gen<'a> {
             unused_ports: Vec::new(),
             state_flops: 0,
             head_ext: head_room(p),
+            next_vals: BTreeMap::new(),
+            storage: Vec::new(),
         }
     }
 
@@ -344,7 +351,7 @@ impl<'a> Gen<'a> {
         self.ports(n as u32, &b);
         self.stall_logic(n as u32);
         self.flush_logic();
-        self.map_blocks();
+        self.map_blocks()?;
         self.clock();
         let mut out = String::new();
         out += "\n  // Flow control: everything advances together.\n  logic adv;\n  logic in_pkt_q;\n  logic out_space;\n  logic [73:0] out_user;\n";

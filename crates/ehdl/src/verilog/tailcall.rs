@@ -74,7 +74,7 @@ impl Gen<'_> {
              assign {word} = ({kw} < 64'd{entries}) ? {{32'd0, {rd}[31:0]}} : 64'd0;",
             op.text
         );
-        self.slot_read_port(op, m, &kw, rd, (vsize, aw));
+        self.slot_read_port(op, m, (&kw, &index), rd, (vsize, aw));
         let word = self.read(&word);
         self.set_r0(cx, &format!("{name}_r0"), &en, &word, "");
         Ok(())

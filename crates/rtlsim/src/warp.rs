@@ -248,8 +248,9 @@ fn key_writes(warp: &Warp) -> Result<Vec<ConfigWrite>, WarpRtlError> {
     Ok(out)
 }
 
-/// Every word of every TCAM slice: bit `e` of word `a` of slice `s` is set when line `e` accepts `a` there.
-fn tcam_writes(entries: &[&hwxdp_warp::rules::KeyEntry], p: &Params) -> Vec<ConfigWrite> {
+/// Every word of every TCAM slice (`warp_tcam`) for the lines `entries` (line `e` is `entries[e]`) of a
+/// `params.key_bytes`-byte key: bit `e` of word `a` of slice `s` is set when line `e` accepts `a` there.
+pub fn tcam_writes(entries: &[&hwxdp_warp::rules::KeyEntry], p: &Params) -> Vec<ConfigWrite> {
     let key_bits = p.key_bytes as usize * 8;
     let slices = key_bits.div_ceil(SLICE_BITS);
     let bit = |bytes: &[u8], k: usize| bytes.get(k / 8).is_some_and(|b| b >> (k % 8) & 1 == 1);

@@ -20,9 +20,10 @@ use hwxdp_maps::MapStore;
 use hwxdp_warp::{Action, Engine, Params, Warp};
 use hwxdp_xdp::{Machine, XdpBuff};
 
-/// The Warp Engine's latency in cycles from a packet's first frame to its verdict or restored context: the paper's
-/// figure (28 cycles, 112 ns at 250 MHz) until the engine exists in RTL.
-pub const ENGINE_DEPTH_CYCLES: u64 = 28;
+/// The Warp Engine's latency in cycles, from a packet's last input beat to its first output beat with the verdict
+/// or restored context: what `rtl/warp` takes at 512 bits (`crates/rtlsim/tests/warp.rs`,
+/// `one_packet_a_clock_at_512_bits_with_and_without_back_pressure`); the paper's engine takes 28 (112 ns at 250 MHz).
+pub const ENGINE_DEPTH_CYCLES: u64 = 29;
 
 /// Cycles the engine spends on each packet: it takes one per clock.
 pub const ENGINE_CYCLES_PER_PACKET: u64 = 1;

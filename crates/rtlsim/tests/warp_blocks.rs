@@ -112,3 +112,67 @@ fn warp_tcam_gives_the_lowest_matching_line() {
     let hits = want.iter().filter(|w| w.starts_with('1')).count();
     assert!(hits >= 600, "too few hits: {hits}");
 }
+
+/// `warp_key_stage`'s key: `key` with `width` bytes of the chunk (or of the 16-bit length, most significant byte
+/// first) from `src`, ANDed with `mask`, written from `at` (bytes past the key dropped, past the chunk read as 0).
+fn key_model(chunk: &[u8], len: u16, key: &[u8], cfg: u64) -> Vec<u8> {
+    let mut key = key.to_vec();
+    if cfg & 1 == 0 {
+        return key;
+    }
+    let (src, width, at) = (
+        (cfg >> 8) as u8 as usize,
+        (cfg >> 16 & 0xf) as usize,
+        (cfg >> 24) as u8 as usize,
+    );
+    for i in 0..width.min(2) {
+        let byte = if cfg & 2 != 0 {
+            len.to_be_bytes().get(src + i).copied().unwrap_or(0)
+        } else {
+            chunk.get(src + i).copied().unwrap_or(0)
+        };
+        if let Some(k) = key.get_mut(at + i) {
+            *k = byte & (cfg >> (32 + 8 * i)) as u8;
+        }
+    }
+    key
+}
+
+#[test]
+fn warp_key_stage_writes_its_bytes_into_the_key() {
+    let spec = unit_spec("warp_key_stage").source("warp/warp_key_stage.sv");
+    let mut rng = Rng(0x6b65_79);
+    let mut input = String::new();
+    let mut want = Vec::new();
+    for _ in 0..2000 {
+        let chunk = rng.bytes(128);
+        let key = rng.bytes(16);
+        let len = rng.next() as u16;
+        let src = if rng.below(8) == 0 {
+            120 + rng.below(16)
+        } else {
+            rng.below(128)
+        };
+        let cfg = u64::from(rng.below(8) != 0)
+            | u64::from(rng.below(4) == 0) << 1
+            | src << 8
+            | rng.below(4) << 16
+            | rng.below(20) << 24
+            | (rng.next() & 0xffff) << 32;
+        let tag = rng.below(256);
+        input.push_str(&format!(
+            "{} {len:x} {} {cfg:x} {tag:x}\n",
+            hex(&chunk),
+            hex(&key)
+        ));
+        want.push(format!(
+            "1 {} {len:x} {tag:x}",
+            hex(&key_model(&chunk, len, &key, cfg))
+        ));
+    }
+    let got = run_testbench(&spec, input);
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "vector {i}");
+    }
+}

@@ -114,7 +114,8 @@ module maps #(
   parameter integer MEM_WORDS   = 512,  // 8-byte value rows for all maps together (a power of two, >= ENTRIES)
   parameter integer POSSIBLE_CPUS = 1,  // the kernel's num_possible_cpus() the LRU's target_free is sized for
   parameter integer HASH_SLOTS  = ENTRIES,  // slots of all HASH and PERCPU_HASH maps together (block RAM)
-  parameter integer HASH_ROWS   = (HASH_SLOTS >= 4) ? HASH_SLOTS / 2 : 2  // 4-way bucket rows of those maps
+  parameter integer HASH_ROWS   = (HASH_SLOTS >= 2) ? HASH_SLOTS : 2  // 4-way bucket rows of those maps (a map of
+                                        // max_entries takes at most max_entries rows, so any maps that fit HASH_SLOTS fit)
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,

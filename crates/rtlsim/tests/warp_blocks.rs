@@ -141,7 +141,7 @@ fn key_model(chunk: &[u8], len: u16, key: &[u8], cfg: u64) -> Vec<u8> {
 #[test]
 fn warp_key_stage_writes_its_bytes_into_the_key() {
     let spec = unit_spec("warp_key_stage").source("warp/warp_key_stage.sv");
-    let mut rng = Rng(0x6b65_79);
+    let mut rng = Rng(0x006b_6579);
     let mut input = String::new();
     let mut want = Vec::new();
     for _ in 0..2000 {

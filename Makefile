@@ -17,6 +17,7 @@ build: deps
 examples: deps
 	$(MAKE) -C examples/xdp
 	$(MAKE) -C examples/dpi
+	$(MAKE) -C examples/ebpflow
 
 # What `hwxdp run` and `verify` need besides the program, as scripts/workload.sh gives them: the trace `hwxdp gen`
 # wrote, its map preloads (maps.json) and route table (routes.json, for bpf_fib_lookup) when it wrote them, and the

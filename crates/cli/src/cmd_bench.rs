@@ -216,7 +216,7 @@ fn print_table(reports: &[Report]) {
             v
         });
     let mut head = format!(
-        "{:<20} {:<10} {:>8} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10}",
+        "{:<20} {:<12} {:>8} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10}",
         "program",
         "backend",
         "packets",
@@ -236,7 +236,7 @@ fn print_table(reports: &[Report]) {
         for name in &r.order {
             let c = &r.backends[name];
             let mut row = format!(
-                "{:<20} {:<10} {:>8} {:>10.1} {:>10} {:>9} {:>10} {:>9} {:>10}",
+                "{:<20} {:<12} {:>8} {:>10.1} {:>10} {:>9} {:>10} {:>9} {:>10}",
                 r.program,
                 name,
                 r.packets,
@@ -258,7 +258,7 @@ fn print_table(reports: &[Report]) {
             println!("{row}");
         }
         for (name, why) in &r.missing {
-            println!("{:<20} {:<10} not run: {why}", r.program, name);
+            println!("{:<20} {:<12} not run: {why}", r.program, name);
         }
     }
 }

@@ -1,9 +1,13 @@
 `default_nettype none
-// One eBPFlow engine in the conformance environment: the engine, its instruction memory and the unwind helper unit.
+// One eBPFlow engine in the conformance environment: the engine, its instruction memory, the unwind helper unit and a
+// coprocessor of its own (ebpflow_coproc, one engine) for map helpers and map-value accesses.
 //
-// The top the Verilator harness (sim/ebpflow/ebpflow_harness.cpp) drives: programs go in through imem_we_i, packets
-// (the conformance test's memory as the frame) through s_axis_*, results come out of result_* and m_axis_*, and the
-// host port reads and writes data-memory words between runs.
+// The top the Verilator harness (sim/ebpflow/ebpflow_harness.cpp) drives: programs go in through imem_we_i, the map
+// table through mt_* (none by default: then every map helper and map-value access faults, as in the conformance
+// environment), packets (the conformance test's memory as the frame) through s_axis_*, results come out of result_*
+// and m_axis_*, and the host port reads and writes data-memory words between runs. Helper 5 and runtime functions go
+// to the unwind unit, every other helper to the coprocessor; coproc_busy_o is high while the coprocessor clears its
+// value memory after reset.
 module ebpflow_conformance #(
   parameter integer IMEM_DEPTH   = 4096,
   parameter integer IW           = 12,
@@ -39,7 +43,15 @@ module ebpflow_conformance #(
   input  logic          host_we_i,
   input  logic [AW-4:0] host_addr_i,
   input  logic [63:0]   host_wdata_i,
-  output logic [63:0]   host_rdata_o
+  output logic [63:0]   host_rdata_o,
+  input  logic          mt_we_i,
+  input  logic [2:0]    mt_idx_i,
+  input  logic [7:0]    mt_type_i,
+  input  logic [7:0]    mt_key_size_i,
+  input  logic [15:0]   mt_value_size_i,
+  input  logic [31:0]   mt_max_entries_i,
+  output logic          mt_err_o,
+  output logic          coproc_busy_o
 );
 
   logic          fetch_en;
@@ -53,6 +65,9 @@ module ebpflow_conformance #(
   logic [63:0]   hlp_r0;
   logic          hlp_end;
   logic          hlp_fault;
+  logic          mv_ack;
+  logic [63:0]   mv_rdata;
+  logic          mv_fault;
   logic          mv_req;
   logic          mv_we;
   logic [2:0]    mv_atomic;
@@ -116,7 +131,6 @@ module ebpflow_conformance #(
     .hlp_fault_i     (hlp_fault),
     .hlp_key_o       (hlp_key),
     .hlp_val_o       (hlp_val),
-    // No coprocessor here: a map-value access is answered at once with a fault.
     .mv_req_o        (mv_req),
     .mv_we_o         (mv_we),
     .mv_atomic_o     (mv_atomic),
@@ -124,9 +138,9 @@ module ebpflow_conformance #(
     .mv_size_o       (mv_size),
     .mv_wdata_o      (mv_wdata),
     .mv_cmp_o        (mv_cmp),
-    .mv_ack_i        (mv_req),
-    .mv_rdata_i      (64'd0),
-    .mv_fault_i      (1'b1),
+    .mv_ack_i        (mv_ack),
+    .mv_rdata_i      (mv_rdata),
+    .mv_fault_i      (mv_fault),
     .host_req_i      (host_req_i),
     .host_we_i       (host_we_i),
     .host_addr_i     (host_addr_i),
@@ -134,20 +148,89 @@ module ebpflow_conformance #(
     .host_rdata_o    (host_rdata_o)
   );
 
-  logic unused;
-  assign unused = ^{mv_we, mv_atomic, mv_addr, mv_size, mv_wdata, mv_cmp, hlp_key, hlp_val};
+  // Helper 5 and runtime functions to the unwind unit, the rest to the coprocessor.
+  logic          to_unwind;
+  logic          uw_ack;
+  logic [63:0]   uw_r0;
+  logic          uw_end;
+  logic          uw_fault;
+  logic          cp_ack;
+  logic [63:0]   cp_r0;
+  logic          cp_end;
+  logic          cp_fault;
+  assign to_unwind = hlp_kfunc || hlp_id == 32'd5;
+  assign hlp_ack   = to_unwind ? uw_ack : cp_ack;
+  assign hlp_r0    = to_unwind ? uw_r0 : cp_r0;
+  assign hlp_end   = to_unwind ? uw_end : cp_end;
+  assign hlp_fault = to_unwind ? uw_fault : cp_fault;
 
   ebpflow_unwind u_unwind (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
-    .hlp_req_i   (hlp_req),
+    .hlp_req_i   (hlp_req && to_unwind),
     .hlp_kfunc_i (hlp_kfunc),
     .hlp_id_i    (hlp_id),
     .hlp_args_i  (hlp_args),
-    .hlp_ack_o   (hlp_ack),
-    .hlp_r0_o    (hlp_r0),
-    .hlp_end_o   (hlp_end),
-    .hlp_fault_o (hlp_fault)
+    .hlp_ack_o   (uw_ack),
+    .hlp_r0_o    (uw_r0),
+    .hlp_end_o   (uw_end),
+    .hlp_fault_o (uw_fault)
   );
+
+  logic        rdr_valid;
+  logic [31:0] rdr_port;
+  logic        cp_host_ack;
+  logic [63:0] cp_host_r0;
+  logic [127:0] cp_host_key;
+
+  ebpflow_coproc #(
+    .ENGINES  (1),
+    .VM_WORDS (1024)
+  ) u_coproc (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .mt_clear_i       (1'b0),
+    .mt_we_i          (mt_we_i),
+    .mt_idx_i         (mt_idx_i),
+    .mt_type_i        (mt_type_i),
+    .mt_key_size_i    (mt_key_size_i),
+    .mt_value_size_i  (mt_value_size_i),
+    .mt_max_entries_i (mt_max_entries_i),
+    .mt_err_o         (mt_err_o),
+    .mt_busy_o        (coproc_busy_o),
+    .hlp_req_i        (hlp_req && !to_unwind),
+    .hlp_kfunc_i      (hlp_kfunc),
+    .hlp_id_i         (hlp_id),
+    .hlp_args_i       (hlp_args),
+    .hlp_key_i        (hlp_key),
+    .hlp_val_i        (hlp_val),
+    .hlp_ack_o        (cp_ack),
+    .hlp_r0_o         (cp_r0),
+    .hlp_end_o        (cp_end),
+    .hlp_fault_o      (cp_fault),
+    .rdr_valid_o      (rdr_valid),
+    .rdr_port_o       (rdr_port),
+    .mv_req_i         (mv_req),
+    .mv_we_i          (mv_we),
+    .mv_atomic_i      (mv_atomic),
+    .mv_addr_i        (mv_addr),
+    .mv_size_i        (mv_size),
+    .mv_wdata_i       (mv_wdata),
+    .mv_cmp_i         (mv_cmp),
+    .mv_ack_o         (mv_ack),
+    .mv_rdata_o       (mv_rdata),
+    .mv_fault_o       (mv_fault),
+    .host_req_i       (1'b0),
+    .host_id_i        (32'd0),
+    .host_args_i      (320'd0),
+    .host_key_i       (128'd0),
+    .host_val_i       (256'd0),
+    .host_ack_o       (cp_host_ack),
+    .host_r0_o        (cp_host_r0),
+    .host_key_o       (cp_host_key)
+  );
+
+  logic unused;
+  assign unused = ^{rdr_valid, rdr_port, cp_host_ack, cp_host_r0, cp_host_key};
 
 endmodule

@@ -793,7 +793,7 @@ module ebpflow_coproc #(
         if (op_q == OLookup) begin
           r0_q <= hit_q ? look_addr : 64'd0;
         end else begin
-          r0_q <= (err_q != 8'd0) ? -64'(err_q) : 64'd0;
+          r0_q <= (err_q != 8'd0) ? 64'd0 - 64'(err_q) : 64'd0;
         end
         if (ok3 && op_q == OUpdate && ins_q && !evict_q) begin
           mt_cnt_q[m] <= mt_cnt_q[m] + 1'b1;

@@ -1,5 +1,5 @@
-// Drives rtl/ebpflow/ebpflow_conformance.sv (one eBPFlow engine, its instruction memory, the unwind helper unit):
-// loads programs, streams packets in, reports results and reads the data memory.
+// Drives rtl/ebpflow/ebpflow_conformance.sv (one eBPFlow engine, its instruction memory, the unwind helper unit and
+// its coprocessor): loads programs and map tables, streams packets in, reports results and reads the data memory.
 //
 // Commands on stdin, one per line, numbers in hex; one answer line each on stdout:
 //   imem SLOT VALUE        write instruction slot SLOT (the 64-bit little-endian eBPF slot)        -> ok
@@ -16,6 +16,9 @@
 //                          "timeout" when the engine is not idle within MAX cycles (then the model is
 //                          unusable)
 //   dump                   every data-memory word through the host port -> mem BYTES
+//   map IDX TYPE KSZ VSZ MAX  write the coprocessor's map-table entry IDX (type, key size, value size, max entries;
+//                          maps are laid out in the order written, from the model's start) -> ok, or error when the
+//                          coprocessor refuses it
 //   quit                   end
 // Anything else answers "error <why>".
 
@@ -40,12 +43,30 @@ class Bench {
   public:
     explicit Bench(VerilatedContext* context) : top_(std::make_unique<Vebpflow_conformance>(context)) {
         top_->clk_i = 0;
-        top_->rst_ni = 0;
+        top_->rst_ni = 1;
         top_->m_axis_tready_i = 1;
+        top_->eval();
+        top_->rst_ni = 0;  // a falling edge: the asynchronous resets act
         top_->eval();
         tick();
         top_->rst_ni = 1;
         top_->eval();
+        // The coprocessor clears its value memory after reset.
+        while (top_->coproc_busy_o) tick();
+    }
+
+    bool map(unsigned idx, unsigned type, unsigned ksz, unsigned vsz, uint32_t max) {
+        top_->mt_we_i = 1;
+        top_->mt_idx_i = idx;
+        top_->mt_type_i = type;
+        top_->mt_key_size_i = ksz;
+        top_->mt_value_size_i = vsz;
+        top_->mt_max_entries_i = max;
+        top_->eval();
+        tick();
+        top_->mt_we_i = 0;
+        top_->eval();
+        return !top_->mt_err_o;
     }
 
     ~Bench() { top_->final(); }
@@ -289,6 +310,19 @@ int main(int argc, char** argv) {
             } else if (!bench.run(static_cast<unsigned>(gap), user, bytes, &answer)) {
                 std::cout << answer << std::endl;
                 return 1;
+            }
+        } else if (cmd == "map") {
+            std::string f[5];
+            uint64_t v[5] = {0, 0, 0, 0, 0};
+            in >> f[0] >> f[1] >> f[2] >> f[3] >> f[4];
+            bool ok = true;
+            for (int i = 0; i < 5; ++i) ok = ok && hex_u64(f[i], &v[i]);
+            if (!ok || v[0] >= 8 || v[1] > 0xff || v[2] > 0xff || v[3] > 0xffff || v[4] > 0xffffffffULL) {
+                answer = "error map: IDX TYPE KSZ VSZ MAX";
+            } else if (!bench.map(static_cast<unsigned>(v[0]), static_cast<unsigned>(v[1]),
+                                  static_cast<unsigned>(v[2]), static_cast<unsigned>(v[3]),
+                                  static_cast<uint32_t>(v[4]))) {
+                answer = "error map: the coprocessor refused it";
             }
         } else if (cmd == "dump") {
             std::ostringstream out;

@@ -1,12 +1,13 @@
-//! One eBPFlow engine (`rtl/ebpflow/`, the top `ebpflow_conformance`: the engine, its instruction memory and the
-//! conformance environment's unwind helper) under Verilator.
+//! One eBPFlow engine (`rtl/ebpflow/`, the top `ebpflow_conformance`: the engine, its instruction memory, the
+//! conformance environment's unwind helper and a coprocessor of its own for maps) under Verilator.
 //!
 //! [`EbpflowRtl::new`] builds the model (or takes it from the cache: [`EbpflowPaths`], from the sources embedded in
 //! the binary unless `HWXDP_ROOT` names a checkout) and starts its harness (`sim/ebpflow/ebpflow_harness.cpp`, whose
 //! header is the protocol). [`EbpflowRtl::load`] writes a program's slots into the instruction memory;
 //! [`EbpflowRtl::run`] streams a frame in behind its metadata header ([`Header`], the thesis's Table 4.1) at a chosen
 //! pace and returns r0, the fault flag, the cycle count and the frame as it left; [`EbpflowRtl::dump`] reads the
-//! whole data memory (header, frame, stack). The engine's memory map is [`BASE`] + [`FRAME_OFFSET`] for the frame and
+//! whole data memory (header, frame, stack); [`EbpflowRtl::map_table`] gives the coprocessor maps (none by default: a
+//! map helper or map-value access faults, as in the conformance environment). The engine's memory map is [`BASE`] + [`FRAME_OFFSET`] for the frame and
 //! [`BASE`] + [`STACK_OFFSET`] for the stack frames: at start r1 is the frame's address (0 for an empty frame), r2 its
 //! length and r10 the top of the first 512-byte stack frame.
 
@@ -38,6 +39,12 @@ pub const MAX_FRAME: usize = STACK_OFFSET as usize - FRAME_OFFSET as usize;
 
 /// Instruction-memory slots of the model.
 pub const IMEM_SLOTS: usize = 4096;
+
+/// The map-value window: map *m*'s values start at `MAPV_BASE + (m << 20)` (the coprocessor contract).
+pub const MAPV_BASE: u64 = 0x0100_0000;
+
+/// Maps the model's coprocessor holds.
+pub const MAP_SLOTS: usize = 8;
 
 /// The harness, embedded so that an installed binary needs no checkout.
 const HARNESS: &str = include_str!("../../../sim/ebpflow/ebpflow_harness.cpp");
@@ -275,6 +282,30 @@ impl EbpflowRtl {
             .map(|(i, s)| format!("imem {i:x} {s:x}"))
             .collect();
         lines.push(format!("len {:x}", slots.len()));
+        self.batch(&lines)
+    }
+
+    /// Writes the coprocessor's map table, map *i* of `maps` at index *i* (the number a program passes in r1), laid
+    /// out in that order. Once per model: the table cannot be rewritten; a map the coprocessor refuses (a type it
+    /// does not have, a key over 16 or a value over 32 bytes, more entries than its stores hold) is an error.
+    pub fn map_table(&mut self, maps: &[hwxdp_object::MapSpec]) -> Result<(), EbpflowRtlError> {
+        if maps.len() > MAP_SLOTS {
+            return Err(EbpflowRtlError::TooBig {
+                what: "map table (maps)",
+                need: maps.len(),
+                have: MAP_SLOTS,
+            });
+        }
+        let lines: Vec<String> = maps
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                format!(
+                    "map {i:x} {:x} {:x} {:x} {:x}",
+                    m.map_type, m.key_size, m.value_size, m.max_entries
+                )
+            })
+            .collect();
         self.batch(&lines)
     }
 

@@ -23,11 +23,11 @@ module ram_sdp #(
   logic [WIDTH-1:0] mem_q [0:DEPTH-1];
   logic [WIDTH-1:0] rd_q;
 
-  always_ff @(posedge clk_i) begin
-    if (wr_en_i) begin
-      for (int b = 0; b < WIDTH / 8; b++) begin
-        if (wr_be_i[b]) mem_q[wr_addr_i][8*b +: 8] <= wr_data_i[8*b +: 8];
-      end
+  // One process per byte lane rather than a loop in one: Verilator 5.006 refuses delayed assignments to an array
+  // inside a for loop once the word is wider than 512 bits; Yosys merges the lanes into one byte-enabled port.
+  for (genvar b = 0; b < WIDTH / 8; b++) begin : g_lane
+    always_ff @(posedge clk_i) begin
+      if (wr_en_i && wr_be_i[b]) mem_q[wr_addr_i][8*b +: 8] <= wr_data_i[8*b +: 8];
     end
   end
 

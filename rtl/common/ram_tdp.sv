@@ -28,28 +28,23 @@ module ram_tdp #(
   logic [WIDTH-1:0] mem_q [0:DEPTH-1];
   logic [WIDTH-1:0] a_rd_q, b_rd_q;
 
-  always_ff @(posedge clk_i) begin
-    if (a_en_i) begin
-      if (a_we_i) begin
-        for (int i = 0; i < WIDTH / 8; i++) begin
-          if (a_be_i[i]) mem_q[a_addr_i][8*i +: 8] <= a_wdata_i[8*i +: 8];
-        end
-      end else begin
-        a_rd_q <= mem_q[a_addr_i];
-      end
+  // One process per byte lane and port rather than a loop in one: Verilator 5.006 refuses delayed assignments to an
+  // array inside a for loop once the word is wider than 512 bits; Yosys merges the lanes into byte-enabled ports.
+  for (genvar i = 0; i < WIDTH / 8; i++) begin : g_lane
+    always_ff @(posedge clk_i) begin
+      if (a_en_i && a_we_i && a_be_i[i]) mem_q[a_addr_i][8*i +: 8] <= a_wdata_i[8*i +: 8];
+    end
+    always_ff @(posedge clk_i) begin
+      if (b_en_i && b_we_i && b_be_i[i]) mem_q[b_addr_i][8*i +: 8] <= b_wdata_i[8*i +: 8];
     end
   end
 
   always_ff @(posedge clk_i) begin
-    if (b_en_i) begin
-      if (b_we_i) begin
-        for (int i = 0; i < WIDTH / 8; i++) begin
-          if (b_be_i[i]) mem_q[b_addr_i][8*i +: 8] <= b_wdata_i[8*i +: 8];
-        end
-      end else begin
-        b_rd_q <= mem_q[b_addr_i];
-      end
-    end
+    if (a_en_i && !a_we_i) a_rd_q <= mem_q[a_addr_i];
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (b_en_i && !b_we_i) b_rd_q <= mem_q[b_addr_i];
   end
 
   assign a_rdata_o = a_rd_q;

@@ -9,11 +9,12 @@
 //   K1..K<KEY_EXTRACTORS>: one key extractor each (warp_key_stage), configured once per program.
 //   T1, T2: the TCAM (warp_tcam): slice reads, then AND and priority (the lowest matching line).
 //   M: the action, register-configuration and stack-configuration lines of the matching line, read in parallel.
-//   R1..R<RSTAGES>: the register pipeline (extractor i in stage i, then delay stages) beside the stack pipeline
-//     (extractor i in stage i); both use warp_extract on the chunk the stage carries.
+//   R0..R<RSTAGES-1>: the register pipeline beside the stack pipeline (warp_extract): extractor i reads its 8 bytes
+//     of the chunk in stage i and makes its value in stage i + 1; the register pipeline's last stage (9 extractors
+//     against the stack's 10) is its delay element. Every stage carries the chunk, the length and the lines.
 //   output: the packet's beats read back from the packet RAM, each with the packet's record on m_*.
-// Latency: a packet's first output beat leaves 29 clocks after its last input beat with downstream ready (26 stages,
-// the reader, the RAM read, the output register). Only a stalled output stops the pipeline: every stage advances
+// Latency: a packet's first output beat leaves 30 clocks after its last input beat with downstream ready (S0, 12 key
+// stages, T1, T2, M, 11 restore stages, the reader, the RAM read, the output queue). Only a stalled output stops the pipeline: every stage advances
 // while the last stage is empty or its packet is being emitted; the input stalls on a full packet RAM (PKT_DEPTH
 // beats: a frame longer than that never enters) or on a tlast beat while the pipeline is stopped.
 //
@@ -92,7 +93,9 @@ module warp_engine #(
   localparam integer TAG_W   = PAW + 16;           // RAM address, beats
   localparam integer RLW     = 128 * REG_EXTRACTORS;
   localparam integer SLW     = 128 * STK;
-  localparam integer RSTAGES = (REG_EXTRACTORS + 1 > STK) ? REG_EXTRACTORS + 1 : STK;
+  localparam integer REGX    = REG_EXTRACTORS;
+  localparam integer RSTAGES = (REGX > STK ? REGX : STK) + 1;
+  localparam integer LINES   = TCAM_ENTRIES < 512 ? 512 : TCAM_ENTRIES;  // a block RAM's depth at least
   // The record: hit, verdict, rule, r0, slot, warped, length, registers, stack writes.
   localparam integer O_VERD  = 1;
   localparam integer O_RULE  = 2;
@@ -300,15 +303,16 @@ module warp_engine #(
     logic [63:0] word;
     ram_sdp #(
       .WIDTH(64),
-      .DEPTH(TCAM_ENTRIES)
+      .DEPTH(LINES)
     ) u_bank (
       .clk_i    (clk_i),
-      .wr_en_i  (cfg_we_i && {29'd0, cfg_sel_i} == Sel && {24'd0, cfg_word_i} == Word),
-      .wr_addr_i(cfg_addr_i[IW-1:0]),
+      .wr_en_i  (cfg_we_i && {29'd0, cfg_sel_i} == Sel && {24'd0, cfg_word_i} == Word &&
+                 {16'd0, cfg_addr_i} < TCAM_ENTRIES),
+      .wr_addr_i(cfg_addr_i[$clog2(LINES)-1:0]),
       .wr_data_i(cfg_wdata_i),
       .wr_be_i  (8'hff),
       .rd_en_i  (adv),
-      .rd_addr_i(index),
+      .rd_addr_i({{($clog2(LINES)-IW){1'b0}}, index}),
       .rd_data_o(word)
     );
     if (w < 2) begin : g_act
@@ -339,7 +343,8 @@ module warp_engine #(
   end
 
   // ---------------------------------------------------------------------------------------------- restore (R)
-  // Stage r's registers are element r of these vectors; its inputs are element r - 1 (stage M for r = 0).
+  // Stage r's registers are element r of the r_* vectors; its inputs are element r of the x_* vectors (element 0:
+  // stage M, element r: stage r - 1). Extractor e reads its 8 bytes in stage e and finishes its value in stage e + 1.
   logic [RSTAGES-1:0]         r_valid, r_hit;
   logic [RSTAGES*CW-1:0]      r_chunk;
   logic [RSTAGES*16-1:0]      r_len;
@@ -347,97 +352,123 @@ module warp_engine #(
   logic [RSTAGES*128-1:0]     r_act;
   logic [RSTAGES*RLW-1:0]     r_rcfg;
   logic [RSTAGES*SLW-1:0]     r_scfg;
+  logic [RSTAGES*64-1:0]      r_rwin, r_swin;
   logic [RSTAGES*36-1:0]      r_rkind;
   logic [RSTAGES*576-1:0]     r_rval;
   logic [RSTAGES*STK*88-1:0]  r_stk;  // per write: size 4, offset 16, kind 4, value 64
 
-  for (genvar r = 0; r < RSTAGES; r++) begin : g_restore
-    logic              in_valid, in_hit, restore;
-    logic [CW-1:0]     in_chunk;
-    logic [15:0]       in_len;
-    logic [TAG_W-1:0]  in_tag;
-    logic [127:0]      in_act;
-    logic [RLW-1:0]    in_rcfg;
-    logic [SLW-1:0]    in_scfg;
-    logic [35:0]       in_rkind, rkind_d;
-    logic [575:0]      in_rval, rval_d;
-    logic [STK*88-1:0] in_stk, stk_d;
+  logic [RSTAGES:0]             x_valid, x_hit;
+  logic [(RSTAGES+1)*CW-1:0]    x_chunk;
+  logic [(RSTAGES+1)*16-1:0]    x_len;
+  logic [(RSTAGES+1)*TAG_W-1:0] x_tag;
+  logic [(RSTAGES+1)*128-1:0]   x_act;
+  logic [(RSTAGES+1)*RLW-1:0]   x_rcfg;
+  logic [(RSTAGES+1)*SLW-1:0]   x_scfg;
+  logic [(RSTAGES+1)*64-1:0]    x_rwin, x_swin;
+  logic [(RSTAGES+1)*36-1:0]    x_rkind;
+  logic [(RSTAGES+1)*576-1:0]   x_rval;
+  logic [(RSTAGES+1)*STK*88-1:0] x_stk;
 
-    if (r == 0) begin : g_first
-      assign in_valid = m_valid_q;
-      assign in_hit   = m_hit_q;
-      assign in_chunk = m_chunk_q;
-      assign in_len   = m_len_q;
-      assign in_tag   = m_tag_q;
-      assign in_act   = act_line;
-      assign in_rcfg  = reg_line;
-      assign in_scfg  = stk_line;
-      assign in_rkind = 36'd0;
-      assign in_rval  = 576'd0;
-      assign in_stk   = {(STK*88){1'b0}};
-    end else begin : g_next
-      assign in_valid = r_valid[r-1];
-      assign in_hit   = r_hit[r-1];
-      assign in_chunk = r_chunk[(r-1)*CW +: CW];
-      assign in_len   = r_len[(r-1)*16 +: 16];
-      assign in_tag   = r_tag[(r-1)*TAG_W +: TAG_W];
-      assign in_act   = r_act[(r-1)*128 +: 128];
-      assign in_rcfg  = r_rcfg[(r-1)*RLW +: RLW];
-      assign in_scfg  = r_scfg[(r-1)*SLW +: SLW];
-      assign in_rkind = r_rkind[(r-1)*36 +: 36];
-      assign in_rval  = r_rval[(r-1)*576 +: 576];
-      assign in_stk   = r_stk[(r-1)*STK*88 +: STK*88];
+  assign x_valid = {r_valid, m_valid_q};
+  assign x_hit   = {r_hit, m_hit_q};
+  assign x_chunk = {r_chunk, m_chunk_q};
+  assign x_len   = {r_len, m_len_q};
+  assign x_tag   = {r_tag, m_tag_q};
+  assign x_act   = {r_act, act_line};
+  assign x_rcfg  = {r_rcfg, reg_line};
+  assign x_scfg  = {r_scfg, stk_line};
+  assign x_rwin  = {r_rwin, 64'd0};
+  assign x_swin  = {r_swin, 64'd0};
+  assign x_rkind = {r_rkind, 36'd0};
+  assign x_rval  = {r_rval, 576'd0};
+  assign x_stk   = {r_stk, {(STK*88){1'b0}}};
+
+  // The extractors: reads in stage e, values in stage e + 1.
+  logic [REGX*64-1:0] rx_window, rx_value;
+  logic [REGX*4-1:0]  rx_kind;
+  logic [STK*64-1:0]  sx_window, sx_value;
+  logic [STK*4-1:0]   sx_kind;
+
+  for (genvar e = 0; e < REGX; e++) begin : g_regx
+    warp_extract #(.CHUNK(CHUNK)) u_x (
+      .chunk_i   (x_chunk[e*CW +: CW]),
+      .rd_cfg_a_i(x_rcfg[e*RLW + 128*e +: 64]),
+      .window_o  (rx_window[64*e +: 64]),
+      .window_i  (x_rwin[(e+1)*64 +: 64]),
+      .len_i     (x_len[(e+1)*16 +: 16]),
+      .cfg_a_i   (x_rcfg[(e+1)*RLW + 128*e +: 64]),
+      .cfg_b_i   (x_rcfg[(e+1)*RLW + 128*e + 64 +: 64]),
+      .kind_o    (rx_kind[4*e +: 4]),
+      .value_o   (rx_value[64*e +: 64])
+    );
+  end
+
+  for (genvar e = 0; e < STK; e++) begin : g_stkx
+    warp_extract #(.CHUNK(CHUNK)) u_x (
+      .chunk_i   (x_chunk[e*CW +: CW]),
+      .rd_cfg_a_i(x_scfg[e*SLW + 128*e +: 64]),
+      .window_o  (sx_window[64*e +: 64]),
+      .window_i  (x_swin[(e+1)*64 +: 64]),
+      .len_i     (x_len[(e+1)*16 +: 16]),
+      .cfg_a_i   (x_scfg[(e+1)*SLW + 128*e +: 64]),
+      .cfg_b_i   (x_scfg[(e+1)*SLW + 128*e + 64 +: 64]),
+      .kind_o    (sx_kind[4*e +: 4]),
+      .value_o   (sx_value[64*e +: 64])
+    );
+  end
+
+  for (genvar r = 0; r < RSTAGES; r++) begin : g_restore
+    logic [63:0]       rwin_d, swin_d;
+    logic [35:0]       rkind_d;
+    logic [575:0]      rval_d;
+    logic [STK*88-1:0] stk_d;
+
+    if (r < REGX) begin : g_rwin
+      assign rwin_d = rx_window[64*r +: 64];
+    end else begin : g_rwin_none
+      assign rwin_d = 64'd0;
+    end
+    if (r < STK) begin : g_swin
+      assign swin_d = sx_window[64*r +: 64];
+    end else begin : g_swin_none
+      assign swin_d = 64'd0;
     end
 
-    assign restore = in_valid && in_hit && !in_act[0];
-
-    if (r < REG_EXTRACTORS) begin : g_reg
-      logic [3:0]  kind_x;
-      logic [63:0] value_x, cfg_a;
-      assign cfg_a = in_rcfg[128*r +: 64];
-      warp_extract #(.CHUNK(CHUNK)) u_x (
-        .chunk_i(in_chunk),
-        .len_i  (in_len),
-        .cfg_a_i(cfg_a),
-        .cfg_b_i(in_rcfg[128*r + 64 +: 64]),
-        .kind_o (kind_x),
-        .value_o(value_x)
-      );
+    if (r >= 1 && r <= REGX) begin : g_reg
+      logic [3:0] which;
+      logic       restore;
+      assign which   = x_rcfg[r*RLW + 128*(r-1) + 4 +: 4];
+      assign restore = x_valid[r] && x_hit[r] && !x_act[r*128];
       always_comb begin
-        rkind_d = in_rkind;
-        rval_d  = in_rval;
+        rkind_d = x_rkind[r*36 +: 36];
+        rval_d  = x_rval[r*576 +: 576];
         for (integer g = 0; g < 9; g++) begin
-          if (restore && {28'd0, cfg_a[7:4]} == g + 1) begin
-            rkind_d[4*g +: 4]  = kind_x;
-            rval_d[64*g +: 64] = value_x;
+          if (restore && {28'd0, which} == g + 1) begin
+            rkind_d[4*g +: 4]  = rx_kind[4*(r-1) +: 4];
+            rval_d[64*g +: 64] = rx_value[64*(r-1) +: 64];
           end
         end
       end
     end else begin : g_reg_delay
-      assign rkind_d = in_rkind;
-      assign rval_d  = in_rval;
+      assign rkind_d = x_rkind[r*36 +: 36];
+      assign rval_d  = x_rval[r*576 +: 576];
     end
 
-    if (r < STK) begin : g_stk
-      logic [3:0]  kind_x;
-      logic [63:0] value_x, cfg_a;
-      assign cfg_a = in_scfg[128*r +: 64];
-      warp_extract #(.CHUNK(CHUNK)) u_x (
-        .chunk_i(in_chunk),
-        .len_i  (in_len),
-        .cfg_a_i(cfg_a),
-        .cfg_b_i(in_scfg[128*r + 64 +: 64]),
-        .kind_o (kind_x),
-        .value_o(value_x)
-      );
+    if (r >= 1 && r <= STK) begin : g_stk
+      logic [3:0]  size;
+      logic [15:0] off;
+      logic        restore;
+      assign size    = x_scfg[r*SLW + 128*(r-1) + 4 +: 4];
+      assign off     = x_scfg[r*SLW + 128*(r-1) + 32 +: 16];
+      assign restore = x_valid[r] && x_hit[r] && !x_act[r*128];
       always_comb begin
-        stk_d = in_stk;
-        if (restore && cfg_a[7:4] != 4'd0) begin
-          stk_d[88*r +: 88] = {value_x, kind_x, cfg_a[47:32], cfg_a[7:4]};
+        stk_d = x_stk[r*STK*88 +: STK*88];
+        if (restore && size != 4'd0) begin
+          stk_d[88*(r-1) +: 88] = {sx_value[64*(r-1) +: 64], sx_kind[4*(r-1) +: 4], off, size};
         end
       end
     end else begin : g_stk_delay
-      assign stk_d = in_stk;
+      assign stk_d = x_stk[r*STK*88 +: STK*88];
     end
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -445,19 +476,21 @@ module warp_engine #(
         r_valid[r] <= 1'b0;
         r_hit[r]   <= 1'b0;
       end else if (adv) begin
-        r_valid[r] <= in_valid;
-        r_hit[r]   <= in_hit && in_valid;
+        r_valid[r] <= x_valid[r];
+        r_hit[r]   <= x_hit[r] && x_valid[r];
       end
     end
 
     always_ff @(posedge clk_i) begin
       if (adv) begin
-        r_chunk[r*CW +: CW]       <= in_chunk;
-        r_len[r*16 +: 16]         <= in_len;
-        r_tag[r*TAG_W +: TAG_W]   <= in_tag;
-        r_act[r*128 +: 128]       <= in_act;
-        r_rcfg[r*RLW +: RLW]      <= in_rcfg;
-        r_scfg[r*SLW +: SLW]      <= in_scfg;
+        r_chunk[r*CW +: CW]       <= x_chunk[r*CW +: CW];
+        r_len[r*16 +: 16]         <= x_len[r*16 +: 16];
+        r_tag[r*TAG_W +: TAG_W]   <= x_tag[r*TAG_W +: TAG_W];
+        r_act[r*128 +: 128]       <= x_act[r*128 +: 128];
+        r_rcfg[r*RLW +: RLW]      <= x_rcfg[r*RLW +: RLW];
+        r_scfg[r*SLW +: SLW]      <= x_scfg[r*SLW +: SLW];
+        r_rwin[r*64 +: 64]        <= rwin_d;
+        r_swin[r*64 +: 64]        <= swin_d;
         r_rkind[r*36 +: 36]       <= rkind_d;
         r_rval[r*576 +: 576]      <= rval_d;
         r_stk[r*STK*88 +: STK*88] <= stk_d;
@@ -504,6 +537,9 @@ module warp_engine #(
   end
 
   // ---------------------------------------------------------------------------------------------- output reader
+  // cur: the frame whose beats are being read from the packet RAM; fl: the beat read last clock; q: a three-entry
+  // queue whose head is on m_axis. A read is issued only while the queue and the read in flight hold at most two
+  // beats, so nothing the pipeline's advance depends on comes from m_axis_tready_i combinationally.
   logic             cur_valid_q;
   logic [PAW-1:0]   cur_addr_q;
   logic [15:0]      cur_left_q, cur_len_q;
@@ -512,19 +548,20 @@ module warp_engine #(
   logic             fl_valid_q, fl_last_q;
   logic [KEEP_W-1:0] fl_keep_q, issue_keep;
   logic [REC_W-1:0] fl_rec_q;
-  logic [1:0]       q_cnt_q;
-  logic [DATA_W-1:0] q_data_q [0:1];
-  logic [KEEP_W-1:0] q_keep_q [0:1];
-  logic             q_last_q [0:1];
-  logic [REC_W-1:0] q_rec_q [0:1];
+  logic [1:0]       q_cnt_q, q_at;
+  logic [DATA_W-1:0] q_data_q [0:2];
+  logic [KEEP_W-1:0] q_keep_q [0:2];
+  logic             q_last_q [0:2];
+  logic [REC_W-1:0] q_rec_q [0:2];
   logic [15:0]      last_bytes;
 
   assign pop       = m_axis_tvalid_o && m_axis_tready_i;
-  assign can_issue = ({1'b0, q_cnt_q} + {2'b00, fl_valid_q} - {2'b00, pop}) < 3'd2;
+  assign can_issue = ({1'b0, q_cnt_q} + {2'b00, fl_valid_q}) < 3'd3;
   assign rd_issue  = cur_valid_q && can_issue;
   assign rd_addr   = cur_addr_q;
   assign load_next = !cur_valid_q || (rd_issue && cur_left_q == 16'd1);
   assign adv       = !tail_valid || load_next;
+  assign q_at      = q_cnt_q - {1'b0, pop};
 
   assign last_bytes = (cur_len_q % KEEP_W[15:0] == 16'd0) ? KEEP_W[15:0] : cur_len_q % KEEP_W[15:0];
   always_comb begin
@@ -542,11 +579,7 @@ module warp_engine #(
     end else begin
       if (load_next) cur_valid_q <= tail_valid;
       fl_valid_q <= rd_issue;
-      case ({fl_valid_q, pop})
-        2'b10: q_cnt_q <= q_cnt_q + 2'd1;
-        2'b01: q_cnt_q <= q_cnt_q - 2'd1;
-        default: q_cnt_q <= q_cnt_q;
-      endcase
+      q_cnt_q    <= q_at + {1'b0, fl_valid_q};
     end
   end
 
@@ -565,23 +598,18 @@ module warp_engine #(
       fl_last_q <= cur_left_q == 16'd1;
       fl_rec_q  <= cur_rec_q;
     end
-    // The two-entry output queue: entry 0 is on m_axis.
-    if (fl_valid_q && (q_cnt_q == 2'd0 || (q_cnt_q == 2'd1 && pop))) begin
-      q_data_q[0] <= rd_data;
-      q_keep_q[0] <= fl_keep_q;
-      q_last_q[0] <= fl_last_q;
-      q_rec_q[0]  <= fl_rec_q;
-    end else if (pop) begin
-      q_data_q[0] <= q_data_q[1];
-      q_keep_q[0] <= q_keep_q[1];
-      q_last_q[0] <= q_last_q[1];
-      q_rec_q[0]  <= q_rec_q[1];
-    end
-    if (fl_valid_q && ((q_cnt_q == 2'd1 && !pop) || q_cnt_q == 2'd2)) begin
-      q_data_q[1] <= rd_data;
-      q_keep_q[1] <= fl_keep_q;
-      q_last_q[1] <= fl_last_q;
-      q_rec_q[1]  <= fl_rec_q;
+    for (integer i = 0; i < 3; i++) begin
+      if (fl_valid_q && q_at == i[1:0]) begin
+        q_data_q[i] <= rd_data;
+        q_keep_q[i] <= fl_keep_q;
+        q_last_q[i] <= fl_last_q;
+        q_rec_q[i]  <= fl_rec_q;
+      end else if (pop && i < 2) begin
+        q_data_q[i] <= q_data_q[i+1];
+        q_keep_q[i] <= q_keep_q[i+1];
+        q_last_q[i] <= q_last_q[i+1];
+        q_rec_q[i]  <= q_rec_q[i+1];
+      end
     end
   end
 
@@ -607,7 +635,10 @@ module warp_engine #(
   assign m_stack_value_o = rec[O_SV +: STK*64];
 
   logic unused;
-  assign unused = ^{cfg_addr_i, cfg_wdata_i, tail_act[15:1], cfg_word_i, r_chunk[(RSTAGES-1)*CW +: CW],
-                    r_rcfg[(RSTAGES-1)*RLW +: RLW], r_scfg[(RSTAGES-1)*SLW +: SLW]};
+  assign unused = ^{cfg_addr_i, cfg_wdata_i, tail_act[15:1], cfg_word_i, x_valid[RSTAGES], x_hit[RSTAGES],
+                    x_chunk[RSTAGES*CW +: CW], x_len[RSTAGES*16 +: 16], x_tag[RSTAGES*TAG_W +: TAG_W],
+                    x_act[RSTAGES*128 +: 128], x_rcfg[RSTAGES*RLW +: RLW], x_scfg[RSTAGES*SLW +: SLW],
+                    x_rwin, x_swin, x_rkind[RSTAGES*36 +: 36], x_rval[RSTAGES*576 +: 576],
+                    x_stk[RSTAGES*STK*88 +: STK*88]};
 
 endmodule

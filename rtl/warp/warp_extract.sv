@@ -1,5 +1,6 @@
 `default_nettype none
-// One Warp Engine context-restore extractor (combinational): a restored value from its configuration and the chunk.
+// One Warp Engine context-restore extractor (combinational, two halves for two pipeline stages): the 8 bytes read
+// from the chunk, then the restored value from them, the configuration and the length.
 //
 // Configuration (two 64-bit words, as the register- and stack-configuration memories hold them per extractor):
 //   cfg_a_i[3:0]   kind: 0 none, 1 constant, 2 extraction, 3 length + k, 4 context, 5 data + k, 6 data_end + k,
@@ -12,10 +13,17 @@
 // Output: kind_o 0 none, 1 scalar, 2 context, 3 data + k, 4 data_end + k, 5 r10 + k, 6 map; value_o the scalar, k
 // or the map index. An extraction reads `shift(read(offset, length, order), shift) & mask`, bytes past the chunk
 // reading 0 (the chunk itself is zero past the packet's end); length + k is the packet length plus k, modulo 2^64.
+//
+// First half: window_o, the 8 bytes from the extraction's offset (byte 0 lowest), from chunk_i and rd_cfg_a_i.
+// Second half: kind_o and value_o from window_i (the first half's window, registered by the caller), len_i, cfg_a_i
+// and cfg_b_i. A caller without a register between them connects window_o to window_i.
 module warp_extract #(
   parameter integer CHUNK = 128  // chunk bytes
 ) (
   input  logic [CHUNK*8-1:0] chunk_i,
+  input  logic [63:0]        rd_cfg_a_i,
+  output logic [63:0]        window_o,
+  input  logic [63:0]        window_i,
   input  logic [15:0]        len_i,
   input  logic [63:0]        cfg_a_i,
   input  logic [63:0]        cfg_b_i,
@@ -23,7 +31,6 @@ module warp_extract #(
   output logic [63:0]        value_o
 );
 
-  logic [7:0]  window [0:7];
   logic [63:0] le_q, be_q, read, moved;
   logic [7:0]  shift;
   logic [3:0]  length;
@@ -33,18 +40,21 @@ module warp_extract #(
 
   always_comb begin
     for (integer i = 0; i < 8; i++) begin
-      if ({24'd0, cfg_a_i[15:8]} + i < CHUNK) begin
-        window[i] = chunk_i[8*(cfg_a_i[15:8] + i[7:0]) +: 8];
+      if ({24'd0, rd_cfg_a_i[15:8]} + i < CHUNK) begin
+        window_o[8*i +: 8] = chunk_i[8*(rd_cfg_a_i[15:8] + i[7:0]) +: 8];
       end else begin
-        window[i] = 8'd0;
+        window_o[8*i +: 8] = 8'd0;
       end
     end
+  end
+
+  always_comb begin
     le_q = 64'd0;
     be_q = 64'd0;
     for (integer i = 0; i < 8; i++) begin
       if (i < {28'd0, length}) begin
-        le_q[8*i +: 8] = window[i];
-        be_q = {be_q[55:0], window[i]};
+        le_q[8*i +: 8] = window_i[8*i +: 8];
+        be_q = {be_q[55:0], window_i[8*i +: 8]};
       end
     end
     read = cfg_a_i[20] ? be_q : le_q;
@@ -78,6 +88,6 @@ module warp_extract #(
   end
 
   logic unused;
-  assign unused = ^{cfg_a_i[63:32], cfg_a_i[23:21], cfg_a_i[7:4]};
+  assign unused = ^{cfg_a_i[63:32], cfg_a_i[23:21], cfg_a_i[15:4], rd_cfg_a_i};
 
 endmodule

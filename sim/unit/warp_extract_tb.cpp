@@ -1,4 +1,5 @@
-// Drives rtl/warp/warp_extract.sv (CHUNK 128), combinational: one vector per stdin line, one answer per line.
+// Drives rtl/warp/warp_extract.sv (CHUNK 128), combinational, its two halves back to back: one vector per stdin
+// line, one answer per line.
 //
 // Input: CHUNK LEN CFG_A CFG_B in hex (CHUNK 256 digits, byte 0 first). Output: "KIND VALUE" in hex. A malformed
 // line ends the run with exit status 2 and a message naming the line.
@@ -36,7 +37,10 @@ int main(int argc, char** argv) {
         }
         top->len_i = std::stoul(len, nullptr, 16);
         top->cfg_a_i = std::stoull(a, nullptr, 16);
+        top->rd_cfg_a_i = top->cfg_a_i;
         top->cfg_b_i = std::stoull(b, nullptr, 16);
+        top->eval();
+        top->window_i = top->window_o;  // the two halves back to back, no register between them
         top->eval();
         std::printf("%x %" PRIx64 "\n", unsigned(top->kind_o), static_cast<uint64_t>(top->value_o));
     }

@@ -34,6 +34,8 @@ pub struct Options {
     pub rings_after_trace: bool,
     /// `--ports`, `--engines-per-port`, `--swap-at`: the eBPFlow NIC's shape and its program swaps.
     pub ebpflow: crate::ebpflow::NicOptions,
+    /// `--cores`: hXDP cores behind one Warp Engine (`--backend warp`).
+    pub warp_cores: usize,
 }
 
 impl Default for Options {
@@ -46,6 +48,7 @@ impl Default for Options {
             vcd: None,
             rings_after_trace: false,
             ebpflow: crate::ebpflow::NicOptions::default(),
+            warp_cores: 1,
         }
     }
 }

@@ -7,6 +7,10 @@
 //!   restore slot (`hwxdp_hxdp::compile_object_with_entries`). A packet's cycles are those of the slower of the
 //!   engine (one packet per clock) and the processor (the remainder from the entry bundle); its latency adds the
 //!   engine's depth, [`ENGINE_DEPTH_CYCLES`].
+//! - `warp --cores N`: one engine feeding N such cores round robin (the paper's "scaling throughput" future work).
+//!   The cores share one `MapStore` and their map effects apply in packet order, so every packet's result is the
+//!   reference machine's; throughput is the slower of the engine (one packet per clock) and the cores
+//!   (N over the mean core cycles per packet, a verdict from the engine taking none).
 //! - `warp-interp`: the processor is the reference machine, resuming where the rule left off; `insns` counts what it
 //!   still executes.
 
@@ -28,12 +32,15 @@ pub const ENGINE_DEPTH_CYCLES: u64 = 29;
 /// Cycles the engine spends on each packet: it takes one per clock.
 pub const ENGINE_CYCLES_PER_PACKET: u64 = 1;
 
+/// Most hXDP cores `--cores` puts behind one engine.
+pub const MAX_CORES: usize = 64;
+
 /// The registry's line for the engine in front of the hXDP core.
 pub const ENTRY: Entry = Entry {
     name: "warp",
     about: "the Warp Engine in software in front of the hXDP core's cycle model, which resumes at the entry bundle \
-            of the restored context",
-    options: &[],
+            of the restored context (--cores N: N cores sharing the maps, fed round robin)",
+    options: &["--cores"],
     needs_kernel: false,
     whole_trace: false,
     create: create_hxdp,
@@ -71,6 +78,13 @@ fn rule_figures(warp: &Warp, matched: u64, decided: u64) -> Summary {
 }
 
 fn create_hxdp(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
+    let cores = setup.options.warp_cores;
+    if !(1..=MAX_CORES).contains(&cores) {
+        return Err(BackendError::setup(
+            ENTRY.name,
+            format!("--cores must be 1 to {MAX_CORES} (given {cores})"),
+        ));
+    }
     let warp = optimize(setup, ENTRY.name)?;
     let options = Options::default();
     let slots = &warp.report.restore_slots;
@@ -106,6 +120,7 @@ fn create_hxdp(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         rings: crate::Rings::of(setup),
         buff: empty_buff(),
         counts: Counts::default(),
+        cores: Cores::new(cores),
     }))
 }
 
@@ -118,9 +133,53 @@ struct Counts {
     /// Packets, and the processor's cycles over them (the engine's depth not counted).
     packets: u64,
     processor_cycles: u64,
+    /// Cycles packets waited for their core (round robin, `--cores`).
+    waited: u64,
+}
+
+/// N cores behind the engine, fed round robin in packet order: when each is free, in cycles from the first packet.
+///
+/// The engine hands a packet to the processor only when the next core in turn is free (it keeps packets in order:
+/// no core is skipped), and takes at most one packet a clock; a verdict packet takes the engine's clock only.
+struct Cores {
+    free_at: Vec<u64>,
+    next: usize,
+    /// When the engine took the last packet.
+    clock: u64,
+    /// When the last core finishes.
+    end: u64,
+}
+
+impl Cores {
+    fn new(n: usize) -> Cores {
+        Cores {
+            free_at: vec![0; n],
+            next: 0,
+            clock: 0,
+            end: 0,
+        }
+    }
+
+    /// The engine takes a packet whose core cycles are `cycles` (`None`: its verdict came from the engine); the
+    /// cycles it waited for its core.
+    fn take(&mut self, cycles: Option<u64>) -> u64 {
+        let ready = self.clock + ENGINE_CYCLES_PER_PACKET;
+        let Some(cycles) = cycles else {
+            self.clock = ready;
+            self.end = self.end.max(ready);
+            return 0;
+        };
+        let start = ready.max(self.free_at[self.next]);
+        self.free_at[self.next] = start + cycles;
+        self.next = (self.next + 1) % self.free_at.len();
+        self.clock = start;
+        self.end = self.end.max(start + cycles);
+        start - ready
+    }
 }
 
 struct WarpHxdp {
+    cores: Cores,
     warp: Warp,
     compiled: Compiled,
     core: HxdpCore,
@@ -196,16 +255,20 @@ impl Backend for WarpHxdp {
             let meta_len = self.buff.meta().len();
             let records = drain(self.core.machine_mut().maps_mut(), self.rings.per_packet());
             let ran = match through {
-                Through::Engine(retval) => Ran {
-                    retval,
-                    output,
-                    meta_len,
-                    records,
-                    cycles: Some(ENGINE_CYCLES_PER_PACKET),
-                    ..Ran::default()
-                },
+                Through::Engine(retval) => {
+                    self.cores.take(None);
+                    Ran {
+                        retval,
+                        output,
+                        meta_len,
+                        records,
+                        cycles: Some(ENGINE_CYCLES_PER_PACKET),
+                        ..Ran::default()
+                    }
+                }
                 Through::Core(retval) => {
                     self.counts.processor_cycles += self.core.last_cycles();
+                    self.counts.waited += self.cores.take(Some(self.core.last_cycles()));
                     Ran {
                         retval,
                         output,
@@ -238,12 +301,31 @@ impl Backend for WarpHxdp {
 
     fn summary(&self) -> Summary {
         let c = &self.counts;
+        let per_packet = |x: u64| x as f64 / c.packets.max(1) as f64;
         let latency = if c.packets == 0 {
             0.0
         } else {
-            c.processor_cycles as f64 / c.packets as f64 + ENGINE_DEPTH_CYCLES as f64
+            per_packet(c.processor_cycles + c.waited) + ENGINE_DEPTH_CYCLES as f64
         };
-        rule_figures(&self.warp, c.matched, c.decided)
+        let n = self.cores.free_at.len();
+        // The engine takes a packet a clock; N cores take N packets per their mean cycles.
+        let rate = match c.processor_cycles {
+            0 => 1.0,
+            cycles => (n as f64 / per_packet(cycles)).min(1.0),
+        };
+        let round_robin = c.packets as f64 / self.cores.end.max(1) as f64;
+        let mut summary = rule_figures(&self.warp, c.matched, c.decided)
+            .with("cores", "hXDP cores behind the engine", n as f64)
+            .with(
+                "core_cycles",
+                "core cycles per packet (mean over all packets)",
+                per_packet(c.processor_cycles),
+            )
+            .with(
+                "round_robin_packets_per_cycle",
+                "packets per cycle, strict round robin",
+                round_robin,
+            )
             .with(
                 "entry_points",
                 "entry points",
@@ -260,7 +342,9 @@ impl Backend for WarpHxdp {
                 "cycles of engine latency",
                 ENGINE_DEPTH_CYCLES as f64,
             )
-            .with("latency", "cycles mean latency", latency)
+            .with("latency", "cycles mean latency", latency);
+        summary.packets_per_cycle = Some(rate);
+        summary
     }
 }
 

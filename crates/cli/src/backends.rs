@@ -66,6 +66,9 @@ pub struct BackendArgs {
     /// swapped into the instruction memory's idle bank under traffic (repeatable, N increasing).
     #[arg(long = "swap-at", value_name = "N:OBJECT", value_parser = parse_swap)]
     pub swap_at: Vec<(u64, PathBuf)>,
+    /// warp: hXDP cores behind the one Warp Engine, sharing the maps (1 to 64) [default: 1].
+    #[arg(long)]
+    pub cores: Option<usize>,
 }
 
 fn parse_swap(text: &str) -> Result<(u64, PathBuf), String> {
@@ -175,6 +178,7 @@ impl BackendArgs {
             (self.ports.is_some(), "--ports"),
             (self.engines_per_port.is_some(), "--engines-per-port"),
             (!self.swap_at.is_empty(), "--swap-at"),
+            (self.cores.is_some(), "--cores"),
         ];
         for (set, flag) in flags {
             if set {
@@ -230,6 +234,7 @@ impl BackendArgs {
                 engines_per_port: self.engines_per_port.unwrap_or(4),
                 ..hwxdp_backend::NicOptions::default()
             },
+            warp_cores: self.cores.unwrap_or(1),
         }
     }
 

@@ -13,6 +13,7 @@ mod malformed;
 mod mix;
 pub mod packet;
 mod rng;
+pub mod warp;
 
 pub use flows::{flow_trace, FlowError, Popularity, MAX_FLOWS};
 pub use rng::Rng;

@@ -48,6 +48,10 @@ pub struct Args {
     /// headers' lengths do not cover), longer ones left out; for throughput by packet size (64, 512, 1500).
     #[arg(long, value_parser = clap::value_parser!(u32).range(14..=9000))]
     frame_bytes: Option<u32>,
+    /// Instead of the program's own trace, the equivalence trace of its Warp Engine rules (Table 5's engine,
+    /// `docs/warp.md`): frames hitting each rule and no higher-priority one, then frames no rule matches.
+    #[arg(long, conflicts_with = "flows")]
+    warp: bool,
 }
 
 /// Nanoseconds between generated packets (one million packets per second).
@@ -63,6 +67,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let program = common::find_program(&loaded.spec, chosen.as_deref(), &args.program.object)?;
     let mut workload = hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed)
         .context(object.clone())?;
+    if args.warp {
+        let params = hwxdp_warp::Params::default();
+        hwxdp_warp::trace::warp_workload(&loaded.spec, program, &params, &mut workload, args.seed)
+            .with_context(|| format!("{object}: program {}", program.name))?;
+    }
     if let Some(flows) = args.flows {
         let popularity = match args.popularity.as_str() {
             "uniform" => Popularity::Uniform,

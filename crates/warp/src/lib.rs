@@ -18,6 +18,7 @@ pub mod rules;
 pub mod state;
 pub mod sym;
 pub mod ternary;
+pub mod trace;
 pub mod walk;
 
 pub use classify::BlockClass;
@@ -63,6 +64,9 @@ pub enum WarpError {
     /// The maps of a `--maps` preload do not load.
     #[error(transparent)]
     Maps(#[from] hwxdp_maps::json::JsonError),
+    /// A rule of the equivalence trace no frame can hit.
+    #[error(transparent)]
+    Unreachable(#[from] hwxdp_gen::warp::Unreachable),
     /// The maps cannot be read back.
     #[error(transparent)]
     MapRead(#[from] hwxdp_maps::MapError),

@@ -54,11 +54,16 @@ int lpm_forward(struct xdp_md *ctx)
 	__u64 rest;
 	int verdict;
 
-	verdict = parse_eth_ipv4(data, data_end, &ip);
-	if (verdict != PARSE_OK)
-		return verdict;
 	key.prefixlen = 32;
-	key.addr = ip->daddr;
+	if (nf_fast_ipv4(data, data_end, NF_L4_PORTS)) {
+		/* The fast path (nf.h): a 20-byte IPv4 header. */
+		key.addr = *(__u32 *)(data + NF_IP_ADDRS + 4);
+	} else {
+		verdict = parse_eth_ipv4(data, data_end, &ip);
+		if (verdict != PARSE_OK)
+			return verdict;
+		key.addr = ip->daddr;
+	}
 	hop = bpf_map_lookup_elem(&routes, &key);
 	if (!hop)
 		return XDP_DROP;

@@ -30,14 +30,15 @@ struct {
 	__type(value, __u32);
 } connections SEC(".maps");
 
-/* The key of `connections` as the fast path builds it: the bytes of struct ipv4_flow (common.h) as three words. */
+/* The key of `connections`: the bytes of struct ipv4_flow (common.h) as three words. */
 struct fw_key {
 	__u64 addrs; /* src, dst as in the frame */
 	__u32 ports; /* sport, dport as in the frame */
 	__u32 proto; /* the protocol in the low byte, then the zero padding */
 };
 
-/* The fast path: a TCP or UDP packet's source and destination addresses and ports as read from the frame. */
+/* A TCP or UDP packet's verdict from its source and destination addresses and ports as they lie in the frame (in
+ * the frame's byte order, source first). */
 static __always_inline int fw_track(struct xdp_md *ctx, __u64 addrs, __u32 ports, __u32 proto)
 {
 	struct fw_key key = { .addrs = addrs, .ports = ports, .proto = proto };
@@ -61,11 +62,8 @@ int stateful_firewall(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	int inside = nf_inside(ctx->ingress_ifindex);
-	struct ipv4_flow key = {};
-	__u32 open = CONN_OPEN;
+	__be16 sport, dport;
 	struct iphdr *ip;
-	__u16 port;
 	int verdict;
 
 	if (nf_fast_ipv4(data, data_end, NF_TCP_END)) {
@@ -74,30 +72,15 @@ int stateful_firewall(struct xdp_md *ctx)
 		if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
 			return fw_track(ctx, *(__u64 *)(data + NF_IP_ADDRS), *(__u32 *)(data + NF_L4_PORTS), proto);
 	}
-	/* Everything else: parsed in full. */
+	/* Everything else: parsed in full, then the same words as the fast path reads. */
 	verdict = parse_eth_ipv4(data, data_end, &ip);
 	if (verdict != PARSE_OK)
 		return verdict;
 	if (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP)
-		return inside ? nf_to_peer(ctx) : XDP_DROP;
-	if (ipv4_flow_read(ip, data_end, &key))
+		return nf_inside(ctx->ingress_ifindex) ? nf_to_peer(ctx) : XDP_DROP;
+	if (l4_ports(ipv4_payload(ip), data_end, ip->protocol, &sport, &dport))
 		return XDP_DROP;
-
-	if (inside) {
-		if (!bpf_map_lookup_elem(&connections, &key) &&
-		    bpf_map_update_elem(&connections, &key, &open, BPF_ANY) != 0)
-			return XDP_DROP;
-		return nf_to_peer(ctx);
-	}
-	/* Inbound: a reply travels the connection's 5-tuple reversed. */
-	key.src = ip->daddr;
-	key.dst = ip->saddr;
-	port = key.sport;
-	key.sport = key.dport;
-	key.dport = port;
-	if (!bpf_map_lookup_elem(&connections, &key))
-		return XDP_DROP;
-	return nf_to_peer(ctx);
+	return fw_track(ctx, ((__u64)ip->daddr << 32) | ip->saddr, ((__u32)dport << 16) | sport, ip->protocol);
 }
 
 char _license[] SEC("license") = "GPL";

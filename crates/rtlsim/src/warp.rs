@@ -650,6 +650,81 @@ fn short(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hwxdp_warp::rules::{Extractor, KeyEntry, KeyLayout, KeySource};
+    use hwxdp_warp::Rule;
+
+    /// `n` verdict rules of one exact entry each over the ethertype.
+    fn warp(n: u16) -> Warp {
+        Warp {
+            program: "t".into(),
+            params: Params::default(),
+            layout: KeyLayout {
+                extractors: vec![Extractor {
+                    source: KeySource::Chunk(12),
+                    width: 2,
+                    mask: vec![0xff, 0x0f],
+                    key_offset: 0,
+                }],
+                key_bytes: 2,
+            },
+            rules: (0..n)
+                .map(|i| Rule {
+                    priority: i.into(),
+                    matches: Vec::new(),
+                    entries: vec![KeyEntry {
+                        value: i.to_be_bytes().to_vec(),
+                        mask: vec![0xff, 0xff],
+                    }],
+                    action: Action::Verdict {
+                        retval: 2,
+                        exit: 0,
+                        warped: 1,
+                    },
+                    path: Vec::new(),
+                    stop: None,
+                    fallback: None,
+                })
+                .collect(),
+            blocks: Vec::new(),
+            report: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_configuration_covers_every_stage_and_tcam_word() {
+        let writes = config_writes(&warp(3)).expect("fits");
+        let count = |sel| writes.iter().filter(|w| w.sel == sel).count();
+        assert_eq!(count(SEL_KEY), 12);
+        assert_eq!(count(SEL_TCAM), 15 * 512);
+        assert_eq!(count(SEL_ACTION), 3 * 2);
+        let key: Vec<u64> = writes
+            .iter()
+            .filter(|w| w.sel == SEL_KEY)
+            .map(|w| w.data)
+            .collect();
+        assert_eq!(key[0], 1 | 12 << 8 | 2 << 16 | 0x0fff << 32);
+        assert!(key[1..].iter().all(|&k| k == 0), "unused stages disabled");
+        // Line 2 (key bytes 00 02: key bit 9, bit 0 of slice 1, set, key bits 10-15 clear, 16-17 past the 2-byte
+        // entry free) accepts the four words of slice 1 whose low 7 bits are 1.
+        let slice1: Vec<&ConfigWrite> = writes
+            .iter()
+            .filter(|w| w.sel == SEL_TCAM && w.word == 1 && w.data & 4 != 0)
+            .collect();
+        let addrs: Vec<u16> = slice1.iter().map(|w| w.addr).collect();
+        assert_eq!(addrs, [0x001, 0x081, 0x101, 0x181]);
+    }
+
+    #[test]
+    fn rules_beyond_the_engine_are_refused() {
+        let err = config_writes(&warp(65)).expect_err("65 entries");
+        assert_eq!(
+            err.to_string(),
+            "the rules do not fit the Warp Engine: 65 TCAM entries, the engine has 64"
+        );
+        let mut w = warp(1);
+        w.layout.extractors[0].width = 3;
+        assert!(config_writes(&w).is_err(), "a 3-byte key extractor");
+    }
 
     #[test]
     fn a_record_line_becomes_a_restore() {

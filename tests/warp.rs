@@ -131,6 +131,140 @@ fn on_hxdp(example: &str, extra: &[&str]) {
     );
 }
 
+/// Appendix D: `hwxdp gen --warp` writes the equivalence trace of the example's rules; every rule is hit by one of
+/// its frames (the software engine's lookup, in process), some frame matches no rule where such frames exist, and
+/// `verify --backend warp --backend warp-interp` on that trace agrees with the kernel on every packet and map.
+fn equivalence(example: &str, extra: &[&str]) {
+    require_kernel();
+    let obj = example_object(example);
+    let dir = scratch_dir(&format!("warp-equivalence-{example}"));
+    let gen = hwxdp(&["gen", "--warp", obj.as_str(), "-o", dir.as_str()]);
+    assert!(gen.ok, "{}", gen.all);
+    let spec = hwxdp_object::load(std::path::Path::new(&obj)).expect("object parses");
+    let program = spec
+        .programs
+        .iter()
+        .find(|p| p.name == example)
+        .unwrap_or(&spec.programs[0]);
+    let warp = hwxdp_warp::optimize_program(program, &spec.maps, &hwxdp_warp::Params::default())
+        .expect("warps");
+    let frames = read_pcap(&format!("{dir}/trace.pcap"));
+    let engine = hwxdp_warp::Engine::new(&warp);
+    let mut hit = vec![0usize; warp.rules.len()];
+    let mut missed = 0usize;
+    for f in &frames {
+        match engine.lookup(f) {
+            Some(rule) => hit[rule] += 1,
+            None => missed += 1,
+        }
+    }
+    let never: Vec<usize> = (0..hit.len()).filter(|&r| hit[r] == 0).collect();
+    assert!(
+        never.is_empty(),
+        "{example}: rules {never:?} hit by no frame of {}",
+        frames.len()
+    );
+    assert!(
+        missed > 0
+            || warp.rules.iter().any(|r| r
+                .matches
+                .iter()
+                .any(|m| m.fields.is_empty() && m.length.is_none())),
+        "{example}: no frame misses every rule, and no rule matches everything"
+    );
+    let mut args = vec!["verify", obj.as_str(), "--pcap"];
+    let pcap = format!("{dir}/trace.pcap");
+    args.push(&pcap);
+    let files: Vec<(String, &str)> = [("maps.json", "--maps"), ("routes.json", "--routes")]
+        .into_iter()
+        .map(|(f, flag)| (format!("{dir}/{f}"), flag))
+        .filter(|(f, _)| std::path::Path::new(f).exists())
+        .collect();
+    for (f, flag) in &files {
+        args.extend([*flag, f.as_str()]);
+    }
+    args.extend(extra);
+    args.extend(["--backend", "warp", "--backend", "warp-interp"]);
+    let run = hwxdp(&args);
+    assert!(run.ok, "{}", run.all);
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("packets identical"))
+        .collect();
+    // Every XDP program of the object (tail-call targets too) on each of the two backends.
+    assert!(
+        lines.len() >= 2 && lines.len().is_multiple_of(2),
+        "{}",
+        run.all
+    );
+    for line in lines {
+        assert_eq!(identical_count(line), Some(frames.len()), "{}", run.all);
+    }
+}
+
+/// The frames of a pcap file.
+fn read_pcap(path: &str) -> Vec<Vec<u8>> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut reader = pcap_file::pcap::PcapReader::new(file).expect("a pcap header");
+    let mut frames = Vec::new();
+    while let Some(packet) = reader.next_packet() {
+        frames.push(packet.expect("a pcap record").data.into_owned());
+    }
+    frames
+}
+
+/// `--cores N` on `--backend warp`: the reference machine's results for every N, and the throughput (the slower of
+/// the engine's packet a clock and N cores over their mean cycles) growing with N up to the engine's clock.
+fn scaling(example: &str, extra: &[&str]) {
+    let (obj, dir, trace) = workload(example, "warp-cores");
+    let mut args: Vec<&str> = trace.iter().map(String::as_str).collect();
+    args.extend(extra);
+    let mut last = 0.0;
+    for cores in ["1", "2", "4", "8"] {
+        let stats = run_beside_interp(
+            &obj,
+            &args,
+            ("warp", &["--cores", cores]),
+            &format!("{dir}/interp-{cores}"),
+            &format!("{dir}/warp-{cores}"),
+        )
+        .unwrap_or_else(|e| panic!("{example} --cores {cores}: {e}"));
+        let figures = &stats["figures"];
+        assert_eq!(
+            figures["cores"].as_f64(),
+            Some(cores.parse().unwrap()),
+            "{figures}"
+        );
+        let rate = stats["packets_per_cycle"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{stats}"));
+        let core = figures["core_cycles"].as_f64().expect("core_cycles");
+        let n: f64 = cores.parse().unwrap();
+        let want = if core == 0.0 {
+            1.0
+        } else {
+            (n / core).min(1.0)
+        };
+        assert!(
+            (rate - want).abs() < 1e-9,
+            "{example} --cores {cores}: {rate} against {want}"
+        );
+        assert!(
+            rate >= last,
+            "{example}: {rate} packets per cycle with {cores} cores, {last} with fewer"
+        );
+        let rr = figures["round_robin_packets_per_cycle"]
+            .as_f64()
+            .expect("round robin");
+        assert!(
+            rr <= rate + 1e-9 && rr > 0.0,
+            "{example} --cores {cores}: round robin {rr} > {rate}"
+        );
+        last = rate;
+    }
+}
+
 macro_rules! warp_tests {
     ($($name:ident $(, $opt:literal)*;)*) => {
         $(
@@ -145,6 +279,16 @@ macro_rules! warp_tests {
                 #[test]
                 fn backend_warp_matches_interp() {
                     on_hxdp(stringify!($name), &[$($opt),*]);
+                }
+
+                #[test]
+                fn gen_warp_hits_every_rule_and_verifies() {
+                    equivalence(stringify!($name), &[$($opt),*]);
+                }
+
+                #[test]
+                fn cores_scale_the_processor() {
+                    scaling(stringify!($name), &[$($opt),*]);
                 }
             }
         )*

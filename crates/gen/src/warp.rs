@@ -362,7 +362,7 @@ mod tests {
         assert!(trace.iter().any(|p| p.rule.is_none()));
         // Rule 1 resumes on the processor: its frames come twice in a row, the base laid over among them.
         let ones: Vec<&WarpPacket> = trace.iter().filter(|p| p.rule == Some(1)).collect();
-        assert!(ones.len() >= 2 && ones.len() % 2 == 0);
+        assert!(ones.len() >= 2 && ones.len().is_multiple_of(2));
         assert!(ones
             .iter()
             .any(|p| p.bytes.len() == 60 && p.bytes[..12] == [0; 12]));

@@ -4,7 +4,7 @@
 mod common;
 
 use hwxdp_ehdl::verilog::{
-    generate, generate_with, module_name, Hazards, VerilogError, PRIMITIVES,
+    generate, generate_with, module_name, Hazards, VerilogError, COMMON, PRIMITIVES,
 };
 use hwxdp_ehdl::Options;
 use std::path::PathBuf;
@@ -19,6 +19,11 @@ fn module_sources(module: &str, text: &str) -> Vec<PathBuf> {
     let mut sources: Vec<PathBuf> = PRIMITIVES
         .iter()
         .map(|f| common::root().join("rtl/ehdl").join(f))
+        .chain(
+            COMMON
+                .iter()
+                .map(|f| common::root().join("rtl/common").join(f)),
+        )
         .collect();
     sources.push(file);
     sources
@@ -32,6 +37,7 @@ fn generated_modules_of_the_examples_lint_clean_or_name_what_is_missing() {
     let prims: Vec<PathBuf> = PRIMITIVES
         .iter()
         .map(|f| root.join("rtl/ehdl").join(f))
+        .chain(COMMON.iter().map(|f| root.join("rtl/common").join(f)))
         .collect();
     let (mut linted, mut refused) = (Vec::new(), Vec::new());
     for path in common::example_objects() {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use hwxdp_ehdl::verilog::{generate, generate_with, Hazards, PRIMITIVES};
+use hwxdp_ehdl::verilog::{generate, generate_with, Hazards, COMMON, PRIMITIVES};
 use hwxdp_ehdl::{Options, Pipeline};
 use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_rtlsim::ehdl::VERILATOR_FLAGS;
@@ -52,6 +52,11 @@ fn model_with(p: &Pipeline, maps: &[MapSpec], tag: &str, hazards: Hazards) -> Pa
     for f in PRIMITIVES {
         std::fs::copy(root.join("rtl/ehdl").join(f), dir.join("ehdl").join(f))
             .expect("copy primitive");
+        spec = spec.source(PathBuf::from("ehdl").join(f));
+    }
+    for f in COMMON {
+        std::fs::copy(root.join("rtl/common").join(f), dir.join("ehdl").join(f))
+            .expect("copy shared block");
         spec = spec.source(PathBuf::from("ehdl").join(f));
     }
     std::fs::write(dir.join("ehdl_pipe.sv"), text).expect("write module");

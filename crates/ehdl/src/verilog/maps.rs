@@ -324,13 +324,16 @@ impl Gen<'_> {
             self.value_block(&mut s, m, &ports, ram);
             let values = format!("{name}_host_rdata");
             if ram {
-                host_reads_q.push(format!("(((host_map_q == 8'd{m}) & host_val_q) ? {values} : 64'd0)"));
+                host_reads_q.push(format!(
+                    "(((host_map_q == 8'd{m}) & host_val_q) ? {values} : 64'd0)"
+                ));
             }
             let spec = &self.maps[m as usize];
             let mut host_read = if ram { "64'd0".to_string() } else { values };
             if is_cam(spec) {
                 self.hash_block(&mut s, m);
-                host_read = format!("(host_addr_i[31:30] == 2'b00) ? {host_read} : {name}_key_rdata");
+                host_read =
+                    format!("(host_addr_i[31:30] == 2'b00) ? {host_read} : {name}_key_rdata");
             }
             host_reads.push(format!("((host_map_i == 8'd{m}) ? ({host_read}) : 64'd0)"));
         }
@@ -395,16 +398,17 @@ impl Gen<'_> {
             s,
             "  // The host reads one cycle after its address.\n  assign host_comb = {};\n  \
              always_ff @(posedge clk_i) host_comb_q <= host_comb;",
-            if comb.is_empty() { "64'd0".to_string() } else { comb.join(" | ") }
+            if comb.is_empty() {
+                "64'd0".to_string()
+            } else {
+                comb.join(" | ")
+            }
         );
         if regd.is_empty() {
             let _ = writeln!(s, "  assign host_rdata_o = host_comb_q;");
             return;
         }
-        let _ = writeln!(
-            self.decls,
-            "  logic [7:0] host_map_q;\n  logic host_val_q;"
-        );
+        let _ = writeln!(self.decls, "  logic [7:0] host_map_q;\n  logic host_val_q;");
         let _ = writeln!(
             s,
             "  always_ff @(posedge clk_i) begin\n    host_map_q <= host_map_i;\n    \
@@ -450,7 +454,11 @@ impl Gen<'_> {
             if ports.is_empty() {
                 "0".into()
             } else {
-                ports.iter().rev().map(|p| if f(p) { '1' } else { '0' }).collect()
+                ports
+                    .iter()
+                    .rev()
+                    .map(|p| if f(p) { '1' } else { '0' })
+                    .collect()
             }
         };
         let writes = bits(&|p| p.we != "1'b0");
@@ -478,7 +486,6 @@ impl Gen<'_> {
         );
         if ram {
             let raddr = self.early_addresses(s, &name, ports, aw);
-            let wp = ports.iter().position(|p| p.we != "1'b0").unwrap_or(np);
             let reads = bits(&|p| p.reads);
             let _ = writeln!(
                 self.decls,
@@ -488,12 +495,12 @@ impl Gen<'_> {
             let _ = writeln!(
                 s,
                 "  assign {name}_raddr = {raddr};\n  \
-                 ehdl_map_ram #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WP({wp}), .READS({np}'b{reads})) u_{name} (\n    \
+                 ehdl_map_ram #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WRITES({np}'b{writes}), .READS({np}'b{reads})) u_{name} (\n    \
                  .clk_i(clk_i), .rst_ni(rst_ni), .raddr_i({name}_raddr), .we_i({name}_we), .op_i({name}_op),\n    \
                  .addr_i({name}_addr), .wdata_i({name}_wdata), .wmask_i({name}_wmask), .rdata_o({name}_rdata),\n    \
                  {host}, .host_drop_o({name}_host_drop)\n  );"
             );
-            // The host loads maps before traffic: a write the pipeline's writer displaces never happens there.
+            // The host loads maps before traffic: a write a pipeline write displaces never happens there.
             self.unused_ports.push(format!("{name}_host_drop"));
         } else {
             let _ = writeln!(
@@ -510,7 +517,13 @@ impl Gen<'_> {
 
     /// The next cycle's address of each port of a RAM block, as the concatenation `raddr_i` takes (a wire per
     /// reading port holding its early base; ports that do not read present 0).
-    fn early_addresses(&mut self, s: &mut String, name: &str, ports: &[MapPort], aw: u32) -> String {
+    fn early_addresses(
+        &mut self,
+        s: &mut String,
+        name: &str,
+        ports: &[MapPort],
+        aw: u32,
+    ) -> String {
         let mut parts = Vec::new();
         for (i, p) in ports.iter().enumerate() {
             match (&p.early, p.reads) {
@@ -518,7 +531,10 @@ impl Gen<'_> {
                     let w = format!("{name}_ea{i}");
                     self.declare(&w, 64);
                     let base = self.read(base);
-                    let _ = writeln!(s, "  assign {w} = {base};  // port {i}'s base in the next cycle");
+                    let _ = writeln!(
+                        s,
+                        "  assign {w} = {base};  // port {i}'s base in the next cycle"
+                    );
                     let a = addr.replace('@', &w);
                     self.read(&a);
                     self.unused_ports.push(w);

@@ -10,11 +10,15 @@
 //! - flush and replay (`--hazards flush`) keeps registers: a replay reloads boundaries from a buffer, which the
 //!   early address does not follow;
 //! - up to [`REG_BYTES`] value bytes stay in registers: fewer flip-flops than one RAM copy's smallest block;
-//! - more than one port that writes keeps registers (a RAM copy has one write port);
+//! - more than [`MAX_BANKS`] ports that write keep registers, and so does a live value table over
+//!   [`MAX_LVT_BITS`] bits (see below);
 //! - a reading port whose address is not a function of its boundary registers keeps registers;
-//! - otherwise block RAM: two RAMs (even and odd 8-byte rows) per reading port and one pair for the host, each
-//!   `ceil(rows / 2)` words of 64 bits. The copies cost `2 * (readers + 1) * ceil(rows / 2) * 8` bytes of RAM; Yosys
-//!   maps each to RAMB18E2/RAMB36E2 (or URAM288 for deep ones).
+//! - otherwise block RAM: a RAM has one write port, so each writing port gets a bank of its own, and each bank a
+//!   copy per reading port and one for the host, each copy two RAMs (even and odd 8-byte rows) of `ceil(rows / 2)`
+//!   words of 64 bits: `2 * max(1, writers) * (readers + 1)` RAMs, `8 * ceil(rows / 2)` bytes each. With two or more
+//!   writers a live value table of `rows * 8 * ceil(log2(writers))` flip-flops says which bank wrote each byte
+//!   last (still an eighth of the register block or less). Yosys maps each RAM to RAMB18E2/RAMB36E2 (or URAM288
+//!   for deep ones).
 //!
 //! Register blocks keep their 64 KiB limit ([`MAX_REG_BYTES`]); RAM blocks have none but the device's memory.
 
@@ -30,6 +34,10 @@ pub const MAX_REG_BYTES: u64 = 1 << 16;
 /// Block RAM bytes of an Alveo U50 (1,344 RAMB36 of 4,608 bytes and 640 URAM288 of 36,864 bytes): the most a map's
 /// copies may take.
 pub const DEVICE_RAM_BYTES: u64 = 1344 * 4608 + 640 * 36864;
+/// The most writing ports (banks) a RAM block takes.
+pub const MAX_BANKS: usize = 8;
+/// The largest live value table (flip-flops) a RAM block with several writers keeps.
+pub const MAX_LVT_BITS: u64 = 1 << 17;
 /// Rows per RAM (even or odd half) from which the copies are counted as URAM288 (4K x 72) rather than BRAM.
 const URAM_ROWS: u64 = 4096;
 
@@ -88,7 +96,10 @@ pub(super) fn substitute(expr: &str, next: &BTreeMap<String, String>) -> Option<
             while i < cs.len() && (cs[i].is_ascii_alphanumeric() || cs[i] == '_') {
                 i += 1;
             }
-            if i < cs.len() && cs[i] == '\'' && cs.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic()) {
+            if i < cs.len()
+                && cs[i] == '\''
+                && cs.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic())
+            {
                 i += 2;
                 while i < cs.len() && (cs[i].is_ascii_alphanumeric() || cs[i] == '_') {
                     i += 1;
@@ -131,13 +142,29 @@ impl Gen<'_> {
             ram_bytes: 0,
         };
         if self.flush_stage.is_some() {
-            return regs("flush and replay reloads boundaries the early RAM address does not follow".into());
+            return regs(
+                "flush and replay reloads boundaries the early RAM address does not follow".into(),
+            );
         }
         if bytes <= REG_BYTES {
-            return regs(format!("{bytes} bytes, at most {REG_BYTES}: registers are smaller than a RAM"));
+            return regs(format!(
+                "{bytes} bytes, at most {REG_BYTES}: registers are smaller than a RAM"
+            ));
         }
-        if writers > 1 {
-            return regs(format!("{writers} ports write; a RAM block takes one"));
+        let lvt = if writers > 1 {
+            bytes.div_ceil(8) * 8 * (usize::BITS - (writers - 1).leading_zeros()) as u64
+        } else {
+            0
+        };
+        if writers > MAX_BANKS {
+            return regs(format!(
+                "{writers} ports write; a RAM block takes up to {MAX_BANKS}"
+            ));
+        }
+        if lvt > MAX_LVT_BITS {
+            return regs(format!(
+                "{writers} ports write: a live value table of {lvt} bits, over {MAX_LVT_BITS}"
+            ));
         }
         if let Some(p) = late {
             return regs(format!(
@@ -146,7 +173,7 @@ impl Gen<'_> {
             ));
         }
         let readers = ports.iter().filter(|p| p.reads).count() as u32;
-        let rams = 2 * (readers + 1);
+        let rams = 2 * (writers.max(1) as u32) * (readers + 1);
         let rows = bytes.div_ceil(8).div_ceil(2);
         let storage = if rows >= URAM_ROWS {
             Storage::Uram
@@ -157,8 +184,12 @@ impl Gen<'_> {
             map: spec.name.clone(),
             storage,
             why: format!(
-                "{bytes} bytes, {} write port, {readers} reading port(s): {rams} RAMs of {rows} x 64 bits",
-                writers
+                "{bytes} bytes, {writers} writing and {readers} reading port(s): {rams} RAMs of {rows} x 64 bits{}",
+                if lvt > 0 {
+                    format!(", a {lvt}-bit live value table")
+                } else {
+                    String::new()
+                }
             ),
             rams,
             ram_bytes: rams as u64 * rows * 8,

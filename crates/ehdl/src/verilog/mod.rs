@@ -72,7 +72,11 @@ use hwxdp_object::MapSpec;
 use std::fmt::Write as _;
 use thiserror::Error;
 
-/// The primitive files (under `rtl/ehdl/`) a generated module instantiates; a build needs all of them.
+/// The shared blocks (under `rtl/common/`) a generated module may instantiate: the RAMs of `ehdl_map_ram`.
+pub const COMMON: &[&str] = &["ram_sdp.sv", "ram_tdp.sv"];
+
+/// The primitive files (under `rtl/ehdl/`) a generated module instantiates; a build needs all of them and the
+/// shared blocks of `rtl/common/` ([`COMMON`]).
 pub const PRIMITIVES: &[&str] = &[
     "ehdl_alu.sv",
     "ehdl_array_lookup.sv",
@@ -87,6 +91,7 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_lru.sv",
     "ehdl_map_bank.sv",
     "ehdl_map_mem.sv",
+    "ehdl_map_ram.sv",
     "ehdl_pkt_len.sv",
     "ehdl_pkt_load.sv",
     "ehdl_pkt_load_dyn.sv",

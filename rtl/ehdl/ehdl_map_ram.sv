@@ -83,6 +83,7 @@ module ehdl_map_ram #(
   localparam integer OAW  = $clog2(OD);
   localparam integer RW   = (AW > 3) ? AW - 2 : 1;          // row number, with room for row r+1 past the last
   localparam integer NR   = NP + 1;                         // readers: the ports, then the host
+  localparam integer LVTW = (NB > 1) ? ROWS * 8 * LB : 1;   // LVT flip-flops (one unused bit without one)
 
   // Row numbers of an address's 8 lanes: lane k lies in row r, or r + 1 when k is below the byte offset.
   function automatic logic [8*RW-1:0] lane_rows(input logic [AW-1:0] a);
@@ -104,7 +105,7 @@ module ehdl_map_ram #(
   logic [NB*OAW-1:0]  wa_odd;
   // Inputs of the reads: each reader's RAM words, the LVT and the delay registers (below).
   logic [NR*NB*64-1:0]  q_even, q_odd;
-  logic [ROWS*8*LB-1:0] lvt_q;
+  logic [LVTW-1:0]      lvt_q;
   logic [NB*64-1:0]     d_rot_q;
   logic [NB*8-1:0]      d_lanes_q;
   logic [NB*8*RW-1:0]   d_rows_q;
@@ -242,7 +243,7 @@ module ehdl_map_ram #(
 
   // ---- The live value table: which bank wrote each byte last (flip-flops; only with two or more banks). ----
   if (NB > 1) begin : g_lvt
-    logic [ROWS*8*LB-1:0] lvt_d;
+    logic [LVTW-1:0] lvt_d;
     always_comb begin
       // Banks in port order, later ones winning; a host write (through bank 0) is applied last.
       lvt_d = lvt_q;
@@ -258,11 +259,14 @@ module ehdl_map_ram #(
       end
     end
     always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) lvt_q <= '0;
-      else         lvt_q <= lvt_d;
+      if (!rst_ni) begin
+        for (integer i = 0; i < LVTW; i = i + 1) lvt_q[i] <= 1'b0;
+      end else begin
+        lvt_q <= lvt_d;
+      end
     end
   end else begin : g_no_lvt
-    assign lvt_q = '0;
+    assign lvt_q = 1'b0;
   end
 
   // ---- The readers: a copy of both RAMs of every bank each, addressed a cycle early. ----

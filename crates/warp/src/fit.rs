@@ -52,7 +52,7 @@ pub struct Rule {
     pub path: Vec<Decision>,
     /// Why the path continues in the processor.
     pub stop: Option<Stop>,
-    /// Why the restore is at an earlier block start than the stop.
+    /// Why the restore is at an earlier instruction of the path than the stop.
     pub fallback: Option<Unrestorable>,
 }
 
@@ -87,7 +87,7 @@ pub struct Report {
     pub limited_by: Vec<String>,
     /// Why paths continue in the processor, with the number of rules each.
     pub stops: BTreeMap<String, usize>,
-    /// Why restores fell back to an earlier block start, with the number of rules each.
+    /// Why restores fell back to an earlier instruction, with the number of rules each.
     pub fallbacks: BTreeMap<String, usize>,
 }
 

@@ -140,7 +140,7 @@ pub fn report_text(w: &Warp) -> String {
     if !r.fallbacks.is_empty() {
         let _ = writeln!(
             out,
-            "restores moved to an earlier block start: {}",
+            "restores moved to an earlier instruction: {}",
             list(&r.fallbacks)
         );
     }

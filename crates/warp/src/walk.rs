@@ -5,7 +5,7 @@
 //! side on a tie, as in the paper) is walked first with its condition added to the matches; the other side is
 //! walked afterwards without a match: its rules have lower priority, so the packets of the first side never reach
 //! them. A path ends at `exit` (a verdict, when r0 is known) or at the first instruction the engine cannot run (a
-//! restore there, or at the last block start on the path where a restore is possible).
+//! restore there, or at the last instruction on the path where a restore is possible).
 
 use crate::classify::in_loop;
 use crate::restore::{restore_at, Restore, Unrestorable, Value};
@@ -68,7 +68,7 @@ pub struct RawRule {
     pub path: Vec<Decision>,
     /// Why the path ends in the processor (`None` for a verdict).
     pub stop: Option<Stop>,
-    /// Why the restore is not at the stop but at an earlier block start.
+    /// Why the restore is not at the stop but at an earlier instruction.
     pub fallback: Option<Unrestorable>,
 }
 
@@ -150,10 +150,11 @@ fn walk_path(
         if loops[t.block.index()] {
             return rules.push(stop_rule(p, t, block.start, Stop::Loop));
         }
-        if let Ok(r) = restore_here(p, &t.st, block.start) {
-            t.checkpoint = Rc::new(r);
-        }
         for i in block.insns() {
+            // The last point of the path where the state can be restored: a fallback for a stop later on.
+            if let Ok(r) = restore_here(p, &t.st, i) {
+                t.checkpoint = Rc::new(r);
+            }
             let k = p.prog.kinds[i.index()];
             match k {
                 InsnKind::Exit => return rules.push(exit_rule(p, t, i)),

@@ -25,8 +25,10 @@ module hxdp #(
   parameter integer MAPS         = 8,      // maps.sv's parameters
   parameter integer KEY_BYTES    = 16,
   parameter integer VALUE_BYTES  = 64,
-  parameter integer ENTRIES      = 32,
+  parameter integer ENTRIES      = 32,     // CAM entries of the LRU_HASH and LPM_TRIE maps only (a power of two, >= 2)
   parameter integer MEM_WORDS    = 512,
+  parameter integer HASH_SLOTS   = ENTRIES, // slots of the HASH and PERCPU_HASH maps (hashed buckets in block RAM)
+  parameter integer HASH_ROWS    = (HASH_SLOTS >= 2) ? HASH_SLOTS : 2,  // their 4-way bucket rows
   parameter integer POSSIBLE_CPUS = 1,     // the host kernel's possible CPUs (maps.sv: the LRU's target_free)
   parameter integer DIFF_ENTRIES = 32,     // the APS difference buffer's 8-byte words
   parameter integer PIQ_FRAMES   = 256,    // input queue frames of 32 bytes (at least 110: one 3520-byte packet)
@@ -336,7 +338,9 @@ module hxdp #(
     .VALUE_BYTES (VALUE_BYTES),
     .ENTRIES     (ENTRIES),
     .MEM_WORDS   (MEM_WORDS),
-    .POSSIBLE_CPUS (POSSIBLE_CPUS)
+    .POSSIBLE_CPUS (POSSIBLE_CPUS),
+    .HASH_SLOTS  (HASH_SLOTS),
+    .HASH_ROWS   (HASH_ROWS)
   ) u_maps (
     .clk_i             (clk_i),
     .rst_ni            (rst_ni),

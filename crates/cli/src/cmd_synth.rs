@@ -78,9 +78,13 @@ pub struct Args {
     /// 512-byte stack frames (call depth).
     #[arg(long = "stack-frames")]
     pub(crate) stack_frames: Option<u64>,
-    /// CAM entries of the maps module (all hash, LRU and LPM maps together; a power of two).
+    /// CAM entries of the maps module (its LRU_HASH and LPM_TRIE maps together; a power of two, at least 2).
     #[arg(long = "map-entries")]
     pub(crate) map_entries: Option<u64>,
+    /// Slots of the maps module's HASH and PERCPU_HASH maps together (hashed buckets in block RAM; their bucket
+    /// rows follow, as many as the slots).
+    #[arg(long = "hash-slots")]
+    pub(crate) hash_slots: Option<u64>,
     /// 8-byte value rows of the maps module (a power of two, at least --map-entries).
     #[arg(long = "map-words")]
     pub(crate) map_words: Option<u64>,
@@ -167,6 +171,7 @@ fn refuse_foreign(args: &Args, target: &str) -> Result<()> {
         ("--imem-bundles", args.imem_bundles.is_some()),
         ("--stack-frames", args.stack_frames.is_some()),
         ("--map-entries", args.map_entries.is_some()),
+        ("--hash-slots", args.hash_slots.is_some()),
         ("--map-words", args.map_words.is_some()),
         ("--diff-entries", args.diff_entries.is_some()),
     ];
@@ -240,6 +245,7 @@ enum Size {
     ImemBundles,
     StackFrames,
     MapEntries,
+    HashSlots,
     MapWords,
     DiffEntries,
 }
@@ -252,6 +258,7 @@ impl Size {
             Size::ImemBundles => "--imem-bundles",
             Size::StackFrames => "--stack-frames",
             Size::MapEntries => "--map-entries",
+            Size::HashSlots => "--hash-slots",
             Size::MapWords => "--map-words",
             Size::DiffEntries => "--diff-entries",
         }
@@ -267,6 +274,7 @@ impl Size {
             ("stack", Size::StackFrames) => vec![("FRAMES", value), ("AW", clog2(value * 512))],
             // The whole module passes maps.sv's parameters through under their own names.
             ("maps" | "hxdp", Size::MapEntries) => vec![("ENTRIES", value)],
+            ("maps" | "hxdp", Size::HashSlots) => vec![("HASH_SLOTS", value)],
             ("maps" | "hxdp", Size::MapWords) => vec![("MEM_WORDS", value)],
             ("maps_values", Size::MapWords) => vec![("WORDS", value), ("AW", clog2(value))],
             ("pkt_buffer" | "diff_buffer", Size::DiffEntries) => vec![("ENTRIES", value)],
@@ -274,6 +282,7 @@ impl Size {
             (_, Size::ImemBundles) => vec![("IMEM_BUNDLES", value)],
             (_, Size::StackFrames) => vec![("STACK_FRAMES", value)],
             (_, Size::MapEntries) => vec![("MAP_ENTRIES", value)],
+            (_, Size::HashSlots) => vec![("HASH_SLOTS", value)],
             (_, Size::MapWords) => vec![("MAP_WORDS", value)],
             (_, Size::DiffEntries) => vec![("DIFF_ENTRIES", value)],
         }
@@ -300,6 +309,7 @@ fn sizes(args: &Args) -> Result<Vec<Given>> {
         (Size::ImemBundles, args.imem_bundles),
         (Size::StackFrames, args.stack_frames),
         (Size::MapEntries, args.map_entries),
+        (Size::HashSlots, args.hash_slots),
         (Size::MapWords, args.map_words),
         (Size::DiffEntries, args.diff_entries),
     ];

@@ -23,6 +23,7 @@ pub(crate) fn design(args: &Args) -> Result<Design> {
         ("--imem-bundles", args.imem_bundles.is_some()),
         ("--stack-frames", args.stack_frames.is_some()),
         ("--map-entries", args.map_entries.is_some()),
+        ("--hash-slots", args.hash_slots.is_some()),
         ("--map-words", args.map_words.is_some()),
         ("--diff-entries", args.diff_entries.is_some()),
         ("--param", !args.params.is_empty()),

@@ -183,7 +183,8 @@ fn every_example_fits_the_default_parameters() {
             .image;
         let needs = Needs::of(&image, &Default::default());
         println!("{name:<28} {needs:?}");
-        if let Err(e) = needs.check(&params) {
+        // The driver sizes the CAM to the image's LRU_HASH and LPM_TRIE maps; the rest is the one set.
+        if let Err(e) = needs.check(&Params::for_image(4, &needs)) {
             misfits.push(format!("{name}: {e}"));
         }
         largest = largest.max(needs);

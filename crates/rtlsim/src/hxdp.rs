@@ -1,10 +1,11 @@
 //! The whole hXDP module (`rtl/sephirot/hxdp.sv`) under Verilator: `--backend hxdp-rtl` in `hwxdp_backend`.
 //!
-//! [`HxdpRtl::new`] builds (or takes from the cache) the module with one fixed parameter set ([`Params::for_lanes`]),
-//! refuses an image that does not fit it, starts the harness (`sim/hxdp/hxdp_harness.cpp`, protocol in
-//! `docs/hxdp-module.md` "Harness protocol") and loads the image: instruction memory, program entries, map
-//! definitions, then the maps' initial contents through the host port. Packets go through the harness one at a time;
-//! verdicts, faults, cycles, redirect targets and the packet bytes come back.
+//! [`HxdpRtl::new`] builds (or takes from the cache) the module with its image's parameter set ([`Params::for_image`]:
+//! one fixed set but for a CAM sized to the LRU_HASH and LPM_TRIE maps), refuses an image that does not fit it, starts
+//! the harness (`sim/hxdp/hxdp_harness.cpp`, protocol in `docs/hxdp-module.md` "Harness protocol") and loads the image:
+//! instruction memory, program entries, map definitions, then the maps' initial contents through the host port.
+//! Packets go through the harness one at a time; verdicts, faults, cycles, redirect targets and the packet bytes come
+//! back.
 //!
 //! The maps live in the hardware. [`MapStore`] on [`HxdpRtl`] writes through the host port (so `--maps` preloads
 //! reach the hardware before the first packet) and reads a mirror pulled from the hardware slot by slot after packets
@@ -20,7 +21,7 @@ mod paths;
 mod protocol;
 
 pub use error::HxdpRtlError;
-pub use params::{layout, read_back, Layout, Needs, Params};
+pub use params::{layout, read_back, Layout, Needs, Params, MIN_CAM_ENTRIES};
 pub use paths::RtlPaths;
 pub use protocol::{Answer, Command, PacketOut, ParseError};
 // The waveform request is the crate's, shared with the eHDL backend; it stays reachable here.
@@ -95,8 +96,10 @@ impl HxdpRtl {
         hwxdp_hxdp::check_value_ports(&image)?;
         // Likewise the core's one divider, shared by the lanes.
         hwxdp_hxdp::check_divider(&image)?;
-        let params = Params::for_lanes(image.lanes).with_possible_cpus(config.possible_cpus);
-        Needs::of(&image, &config.routes).check(&params)?;
+        let needs = Needs::of(&image, &config.routes);
+        let params =
+            Params::for_image(image.lanes, &needs).with_possible_cpus(config.possible_cpus);
+        needs.check(&params)?;
         let reference = Maps::new(&spec.maps, config.possible_cpus)?;
         let model = paths.model(&params)?;
         let harness = Harness::spawn(&model.executable, ANSWER_TIMEOUT)?;

@@ -22,9 +22,12 @@ pub struct Params {
     pub key_bytes: usize,
     /// Widest value in bytes (a multiple of 8).
     pub value_bytes: usize,
-    /// CAM entries of all HASH, LRU_HASH and LPM_TRIE maps together (a power of two).
-    pub entries: usize,
-    /// 8-byte value rows of all maps together (a power of two, at least `entries`).
+    /// CAM entries of the LRU_HASH and LPM_TRIE maps together (`ENTRIES`: a power of two, at least
+    /// [`MIN_CAM_ENTRIES`]); the other map types need none.
+    pub cam_entries: usize,
+    /// Slots of the HASH and PERCPU_HASH maps together (`HASH_SLOTS`: hashed buckets and slot keys in block RAM).
+    pub hash_slots: usize,
+    /// 8-byte value rows of all maps together (a power of two, at least `cam_entries`).
     pub mem_words: usize,
     /// Program table entries (the programs of one object, tail-call targets).
     pub progs: usize,
@@ -39,11 +42,16 @@ pub struct Params {
     pub possible_cpus: usize,
 }
 
+/// The smallest CAM the module is built with (`maps.sv` needs at least two entries): images without LRU_HASH or
+/// LPM_TRIE maps get this one.
+pub const MIN_CAM_ENTRIES: usize = 4;
+
 impl Params {
-    /// The one parameter set for `lanes` lanes, large enough for every program of `examples/xdp` and `examples/p4`
-    /// (`cargo test -p hwxdp --test hxdp_rtl -- every_example_fits --nocapture` prints what each needs). The largest
-    /// needs: vlan_filter's 40-byte keys, fib_forward's 72-byte values, xdp_l3_chain's 4162 CAM entries and 4297 value
-    /// rows (powers of two above: 8192), xdp_mpls_switch's 404 bundles.
+    /// The parameter set for `lanes` lanes and images without LRU_HASH or LPM_TRIE maps, large enough for every
+    /// such program of `examples/xdp` and `examples/p4` (`cargo test -p hwxdp --test hxdp_rtl -- every_example_fits
+    /// --nocapture` prints what each needs): a CAM of [`MIN_CAM_ENTRIES`]. The largest needs: vlan_filter's 40-byte
+    /// keys, fib_forward's 72-byte values, xdp_l3_chain's hash slots and 4297 value rows (powers of two above: 8192),
+    /// xdp_mpls_switch's 404 bundles. [`Params::for_image`] sizes the CAM to an image's maps.
     pub fn for_lanes(lanes: usize) -> Params {
         Params {
             lanes,
@@ -51,13 +59,27 @@ impl Params {
             maps: 8,
             key_bytes: 40,
             value_bytes: 72,
-            entries: 8192,
+            cam_entries: MIN_CAM_ENTRIES,
+            hash_slots: 8192,
             mem_words: 8192,
             progs: 16,
             routes: 32,
             devices: 4,
             neighbors: 16,
             possible_cpus: 1,
+        }
+    }
+
+    /// The parameters for an image that `needs` these: those of [`Params::for_lanes`] with a CAM only as big as the
+    /// image's LRU_HASH and LPM_TRIE maps (the power of two at or above their entries, at least
+    /// [`MIN_CAM_ENTRIES`]), so images without such maps share one build and the others get a CAM of their size.
+    pub fn for_image(lanes: usize, needs: &Needs) -> Params {
+        let cam = usize::try_from(needs.cam_entries)
+            .unwrap_or(usize::MAX)
+            .max(MIN_CAM_ENTRIES);
+        Params {
+            cam_entries: cam.checked_next_power_of_two().unwrap_or(cam),
+            ..Params::for_lanes(lanes)
         }
     }
 
@@ -77,7 +99,8 @@ impl Params {
             ("MAPS", self.maps),
             ("KEY_BYTES", self.key_bytes),
             ("VALUE_BYTES", self.value_bytes),
-            ("ENTRIES", self.entries),
+            ("ENTRIES", self.cam_entries),
+            ("HASH_SLOTS", self.hash_slots),
             ("MEM_WORDS", self.mem_words),
             ("PROGS", self.progs),
             ("ROUTES", self.routes),
@@ -96,21 +119,24 @@ impl Params {
 pub fn layout(m: &MapConfig) -> Option<Layout> {
     let n = u64::from(m.max_entries);
     let rows = u64::from(m.value_size).div_ceil(8);
-    let (slots, cam, rows) = match m.map_type {
-        map_type::ARRAY | map_type::PERCPU_ARRAY => (n, 0, rows),
+    let (slots, cam, hash, rows) = match m.map_type {
+        map_type::ARRAY | map_type::PERCPU_ARRAY => (n, 0, 0, rows),
         // The kernel's preallocated hash keeps one spare element for replacing updates; the trie one for failed ones.
-        // A per-CPU hash updates in place.
-        map_type::HASH | map_type::LPM_TRIE => (n + 1, n + 1, rows),
-        map_type::LRU_HASH | map_type::PERCPU_HASH => (n, n, rows),
+        // A per-CPU hash updates in place. Hash maps live in the hashed buckets, LRU and LPM maps in the CAM.
+        map_type::HASH => (n + 1, 0, n + 1, rows),
+        map_type::PERCPU_HASH => (n, 0, n, rows),
+        map_type::LPM_TRIE => (n + 1, n + 1, 0, rows),
+        map_type::LRU_HASH => (n, n, 0, rows),
         // Each value is followed by a presence byte.
         map_type::PROG_ARRAY | map_type::DEVMAP => {
-            (n, 0, (u64::from(m.value_size) + 1).div_ceil(8))
+            (n, 0, 0, (u64::from(m.value_size) + 1).div_ceil(8))
         }
         _ => return None,
     };
     Some(Layout {
         slots,
         cam,
+        hash,
         rows: slots * rows,
     })
 }
@@ -120,8 +146,10 @@ pub fn layout(m: &MapConfig) -> Option<Layout> {
 pub struct Layout {
     /// Slots (what `host_slot` reads).
     pub slots: u64,
-    /// CAM entries.
+    /// CAM entries (LRU_HASH, LPM_TRIE).
     pub cam: u64,
+    /// Hash slots (HASH, PERCPU_HASH).
+    pub hash: u64,
     /// 8-byte value rows.
     pub rows: u64,
 }
@@ -152,8 +180,10 @@ pub struct Needs {
     pub key_bytes: u64,
     /// Widest value.
     pub value_bytes: u64,
-    /// CAM entries.
-    pub entries: u64,
+    /// CAM entries (LRU_HASH and LPM_TRIE maps).
+    pub cam_entries: u64,
+    /// Hash slots (HASH and PERCPU_HASH maps).
+    pub hash_slots: u64,
     /// Value rows.
     pub mem_words: u64,
     /// Programs.
@@ -182,7 +212,8 @@ impl Needs {
             n.key_bytes = n.key_bytes.max(u64::from(m.key_size));
             n.value_bytes = n.value_bytes.max(u64::from(m.value_size));
             if let Some(l) = layout(m) {
-                n.entries += l.cam;
+                n.cam_entries += l.cam;
+                n.hash_slots += l.hash;
                 n.mem_words += l.rows;
             }
         }
@@ -196,7 +227,8 @@ impl Needs {
             maps: self.maps.max(o.maps),
             key_bytes: self.key_bytes.max(o.key_bytes),
             value_bytes: self.value_bytes.max(o.value_bytes),
-            entries: self.entries.max(o.entries),
+            cam_entries: self.cam_entries.max(o.cam_entries),
+            hash_slots: self.hash_slots.max(o.hash_slots),
             mem_words: self.mem_words.max(o.mem_words),
             progs: self.progs.max(o.progs),
             routes: self.routes.max(o.routes),
@@ -224,9 +256,15 @@ impl Needs {
             ),
             (
                 "ENTRIES",
-                "CAM entries of hash, LRU and LPM maps",
-                self.entries,
-                p.entries,
+                "CAM entries of LRU and LPM maps",
+                self.cam_entries,
+                p.cam_entries,
+            ),
+            (
+                "HASH_SLOTS",
+                "slots of hash maps",
+                self.hash_slots,
+                p.hash_slots,
             ),
             (
                 "MEM_WORDS",
@@ -300,7 +338,8 @@ mod tests {
                 maps: 6,
                 key_bytes: 16,
                 value_bytes: 24,
-                entries: 1025 + 64 + 257,
+                cam_entries: 64 + 257,
+                hash_slots: 1025,
                 mem_words: 1025 + 10 * 3 + 64 * 2 + 257 + 3,
                 progs: 1,
                 ..Needs::default()
@@ -325,21 +364,48 @@ mod tests {
                 p.imem_bundles
             )
         );
-        let wide = image(1, vec![map(map_type::HASH, 4, 8, p.entries as u32)]);
+        let wide = image(1, vec![map(map_type::HASH, 4, 8, p.hash_slots as u32)]);
         let err = Needs::of(&wide, &none)
             .check(&p)
-            .expect_err("too many entries");
-        assert!(err.to_string().contains("ENTRIES"), "{err}");
+            .expect_err("too many slots");
+        assert!(err.to_string().contains("HASH_SLOTS"), "{err}");
+        let lru = image(1, vec![map(map_type::LRU_HASH, 4, 8, 64)]);
+        let err = Needs::of(&lru, &none).check(&p).expect_err("no CAM for it");
+        assert!(err.to_string().contains("ENTRIES = 4"), "{err}");
+    }
+
+    #[test]
+    fn the_cam_is_sized_to_the_lru_and_lpm_maps_of_the_image() {
+        let none = RouteTable::default();
+        let plain = Needs::of(&image(1, vec![map(map_type::HASH, 4, 8, 1000)]), &none);
+        assert_eq!(Params::for_image(4, &plain), Params::for_lanes(4));
+        assert_eq!(Params::for_image(4, &plain).cam_entries, MIN_CAM_ENTRIES);
+        let both = image(
+            1,
+            vec![
+                map(map_type::LRU_HASH, 13, 12, 64),
+                map(map_type::LPM_TRIE, 8, 4, 256),
+            ],
+        );
+        let needs = Needs::of(&both, &none);
+        let p = Params::for_image(4, &needs);
+        assert_eq!(
+            p.cam_entries, 512,
+            "64 + 257 entries, the power of two above"
+        );
+        assert!(needs.check(&p).is_ok());
+        assert!(p.flags().contains(&"-GENTRIES=512".to_string()));
     }
 
     #[test]
     fn parameters_become_verilator_overrides() {
         let flags = Params::for_lanes(2).flags();
         assert_eq!(flags[0], "-GLANES=2");
-        assert!(flags.contains(&"-GENTRIES=8192".to_string()));
+        assert!(flags.contains(&"-GENTRIES=4".to_string()));
+        assert!(flags.contains(&"-GHASH_SLOTS=8192".to_string()));
         let p = Params::for_lanes(4);
-        assert!(p.entries.is_power_of_two() && p.mem_words.is_power_of_two());
-        assert!(p.mem_words >= p.entries && p.value_bytes.is_multiple_of(8));
+        assert!(p.cam_entries.is_power_of_two() && p.mem_words.is_power_of_two());
+        assert!(p.mem_words >= p.cam_entries && p.value_bytes.is_multiple_of(8));
     }
 
     #[test]
@@ -355,7 +421,10 @@ mod tests {
             ),
             &RouteTable::default(),
         );
-        assert_eq!((n.entries, n.mem_words), (0, 4 + 64 * 2));
+        assert_eq!(
+            (n.cam_entries, n.hash_slots, n.mem_words),
+            (0, 0, 4 + 64 * 2)
+        );
         assert!(read_back(map_type::PERCPU_HASH) && !read_back(map_type::DEVMAP));
     }
 }

@@ -15,9 +15,9 @@
 // The divider is combinational: one 64-step restoring array computes quotient and remainder together for every
 // width and signedness, and sets this module's critical path. It is also most of the module's area (about 15k
 // LUTs), so the Sephirot core builds its lane ALUs with DIV = 0 (no divider: div and mod give 0, still valid) and
-// one more instance with DIV_ONLY = 1 (only the divider: any operation but div and mod is invalid) that the lanes
-// share; the compiler places at most one division or modulo per bundle (docs/isa-hxdp.md). The default is the
-// whole ALU, as crates/rtlsim/tests/alu.rs tests it.
+// divides in one shared sequential divider (divider.sv, same results over 17 cycles); the compiler places at most
+// one division or modulo per bundle (docs/isa-hxdp.md). DIV_ONLY = 1 builds only the combinational divider (any
+// operation but div and mod is invalid). The default is the whole ALU, as crates/rtlsim/tests/alu.rs tests it.
 module alu #(
   parameter integer DIV      = 1,  // 1: build the divider (div and mod); 0: they give 0
   parameter integer DIV_ONLY = 0   // 1: only div and mod (the core's shared divider), every other operation invalid

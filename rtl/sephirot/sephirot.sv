@@ -10,7 +10,7 @@
 //   synchronous RAM), which reads it at the edge and tracks it while the bundle is in IE. Stack and context
 //   accesses, and packet stores (against ctx_data_meta_i and ctx_data_end_i, which must follow the packet's current
 //   bounds), are checked here.
-// - IE: ALU (alu.sv per lane without divider, one shared divider), stack data (as the memory is in this cycle:
+// - IE: ALU (alu.sv per lane without divider, one shared multi-cycle divider, divider.sv), stack data (as the memory is in this cycle:
 //   stack.sv forwards the previous bundle's stores, written at the edge the read was made at), bus data and faults
 //   arrive, the helper is called (r1-r5 as read in ID) and
 //   waited for, stores go out in lane order (data bus or stack), and control is resolved: a tail call first, then
@@ -64,7 +64,9 @@
 //
 // Timing against crates/hxdp/src/timing.rs (crates/rtlsim/tests/sephirot.rs checks equality on every program, the
 // packet arriving and present): one bundle per cycle, START 1 (the start_i cycle), taken branch/call/return/tail
-// call +2, decode waits as above, helper latency as the helper bus answers (the model's helper_cycles), drain 3
+// call +2, decode waits as above, a bundle with a div or mod +17 in IE before anything else of it happens (the shared
+// divider: its start cycle and 16 cycles of four quotient bits; the model's DIV_CYCLES; the helper call of such a
+// bundle goes out after it), helper latency as the helper bus answers (the model's helper_cycles), drain 3
 // after the exiting bundle's fetch, early exit 1, a fault or checked-load verdict 2 after its bundle's fetch (known
 // in IE; a map-value store's bus fault 3, in commit). Inexact: falling off the program (the core runs on through
 // the instruction memory's empty rows and faults past IMEM_BUNDLES; the model faults at the image's end), helpers
@@ -79,8 +81,9 @@
 // Synthesis (Yosys 0.23 synth_xilinx -family xcup, LANES=4, IMEM_BUNDLES=64, STACK_FRAMES=1; `hwxdp synth --target
 // hxdp --top sephirot --lanes 4 --imem-bundles 64 --stack-frames 1`, 161 s on a loaded machine): about 59.3k LUTs,
 // 1.9k LUTs as RAM, 8.6k FFs, 2.4k CARRY4, 40 DSP48E2, no latch (before the shared divider and the RAM stack: 141k
-// LUTs, 9.1k FFs, 40 DSP48E2). The lanes share one combinational divider (alu.sv with DIV_ONLY; the compiler puts at
-// most one div/mod in a bundle), which saved about three of the four 15k-LUT dividers. The stack (stack.sv) is a RAM
+// LUTs, 9.1k FFs, 40 DSP48E2). The lanes share one divider (the compiler puts at most one div/mod in a bundle), which
+// saved about three of the four 15k-LUT combinational dividers; the shared one is now sequential (divider.sv, four
+// quotient bits a cycle, about 0.6k LUTs in place of the 15k-LUT array of alu.sv's DIV_ONLY form). The stack (stack.sv) is a RAM
 // copy per writer, read a cycle ahead from ID, with a live-value table in flip-flops: alone, at 4 lanes, about 16.7k
 // LUTs and 200 RAM32M16 for one frame and 21.9k LUTs, 3.5k FFs and 40 RAMB36E2 for the default eight frames (the
 // flip-flop stack it replaces took about 56k LUTs per frame). With the default eight frames (`--stack-frames 8`,
@@ -149,6 +152,7 @@ module sephirot #(
   localparam [63:0]  CtxPtr   = 64'h1000_0000_0000_0000;  // region::context()
   localparam [63:0]  StackTop = 64'h3000_0000_0000_0200;  // region::stack(512)
   localparam integer FW       = $clog2(STACK_FRAMES + 1);
+  localparam integer DIV_STEPS = 4;  // quotient bits per cycle of the shared divider (timing::DIV_CYCLES = 64/4 + 1)
   // Memory kinds of a lane's access.
   localparam [1:0]   KindNone  = 2'd0;
   localparam [1:0]   KindCtx   = 2'd1;
@@ -382,6 +386,10 @@ module sephirot #(
   logic [63:0]          dv_result;
   logic                 dv_valid;
   logic                 unused_dv_valid;
+  logic                 dv_start;       // the bundle in IE divides: the divider takes its operands now
+  logic                 dv_done;        // the divider has finished (its result held until the next start)
+  logic                 dv_started_q;   // ... for the bundle in IE
+  logic                 dv_wait;        // the bundle in IE waits for its division
 
   always_comb begin
     dv_op = 4'd0;
@@ -412,16 +420,25 @@ module sephirot #(
     unused_dv_valid = dv_valid;
   end
 
-  alu #(.DIV(1), .DIV_ONLY(1)) u_div (
-    .op_i       (dv_op),
-    .wide_i     (dv_wide),
-    .off_i      (dv_off),
-    .a_i        (dv_a),
-    .b_i        (dv_b),
-    .end_imm_i  (32'd0),
-    .end_swap_i (1'b0),
-    .result_o   (dv_result),
-    .valid_o    (dv_valid)
+  // The bundle with the division waits in IE, from its first IE cycle, until the divider is done, before anything
+  // else of it happens (faults, helper call, stores, control): timing::DIV_CYCLES more cycles for the bundle.
+  always_comb begin
+    dv_start = busy_q && ie_valid_q && (|x_divsel) && !dv_started_q && !c_kill;
+    dv_wait  = ie_valid_q && (|x_divsel) && !(dv_started_q && dv_done) && !c_kill;
+  end
+
+  divider #(.STEPS(DIV_STEPS)) u_div (
+    .clk_i    (clk_i),
+    .rst_ni   (rst_ni),
+    .start_i  (dv_start),
+    .op_i     (dv_op),
+    .wide_i   (dv_wide),
+    .off_i    (dv_off),
+    .a_i      (dv_a),
+    .b_i      (dv_b),
+    .done_o   (dv_done),
+    .result_o (dv_result),
+    .valid_o  (dv_valid)
   );
 
   generate
@@ -718,7 +735,8 @@ module sephirot #(
     if (!ie_valid_q) begin
       p1_end = 1'b0;
     end
-    ie_hold = ie_valid_q && ie_has_hc && !p1_end && !c_kill && !(hc_issued_q && hret_valid_i);
+    ie_hold = ie_valid_q && !c_kill
+              && (dv_wait || (ie_has_hc && !p1_end && !(hc_issued_q && hret_valid_i)));
     ie_go = ie_valid_q && !ie_hold && !c_kill;
     h_fault = ie_go && !p1_end && ie_has_hc && hret_fault_i;
     // Phase 3: stores in lane order, up to the first one outside its region.
@@ -915,13 +933,24 @@ module sephirot #(
     end
   end
 
-  assign hcall_o      = ie_valid_q && ie_has_hc && !hc_issued_q && !p1_end && !c_kill;
+  assign hcall_o      = ie_valid_q && ie_has_hc && !hc_issued_q && !p1_end && !c_kill && !dv_wait;
   assign hcall_id_o   = ie_hid_q;
   assign hcall_args_o = ie_args_q;
 
   // ---------------------------------------------------------------------------------------------------------------
   // Sequential
   // ---------------------------------------------------------------------------------------------------------------
+  // The division of the bundle in IE has been started; cleared when that bundle leaves IE or the packet ends.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      dv_started_q <= 1'b0;
+    end else if (start_i || !busy_q || end_now || ie_go || !ie_valid_q) begin
+      dv_started_q <= 1'b0;
+    end else if (dv_start) begin
+      dv_started_q <= 1'b1;
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       run_q       <= 1'b0;

@@ -438,6 +438,10 @@ impl Run<'_> {
                     self.wait_for_packet(addr, size as usize);
                 }
             }
+            // Execute: a bundle with a division waits for the shared divider before anything of it happens.
+            if bundle.ops().any(|(_, op)| crate::sched::is_div(op)) {
+                self.cycles += DIV_CYCLES;
+            }
             let mut pending: Vec<(u8, u64)> = Vec::new();
             let mut writes_now: Vec<(u8, Option<usize>)> = Vec::new();
             // Phase 1: operands and loads.

@@ -39,6 +39,10 @@ pub const TAKEN_BRANCH_CYCLES: u64 = 2;
 /// value comes from the register file one cycle later. (It overlaps [`BUS_HAZARD_CYCLES`]: both wait for the
 /// previous bundle to leave execute.)
 pub const CROSS_LANE_STALL_CYCLES: u64 = 1;
+/// Cycles a bundle holding a division or modulo waits in execute for the core's shared divider (`divider.sv`, four
+/// quotient bits per cycle): the cycle it starts in and 64 / 4 cycles of division. Everything else of the bundle
+/// (its faults, helper call, stores and control) happens after the wait.
+pub const DIV_CYCLES: u64 = 17;
 /// Bundles one packet may execute before the model stops it (a verified program stays far below).
 pub const BUNDLE_BUDGET: u64 = 1 << 22;
 /// Clock of the paper's prototype (NetFPGA SUME), in MHz.

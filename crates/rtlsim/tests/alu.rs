@@ -229,3 +229,77 @@ fn alu_matches_the_reference_on_every_operation() {
         assert_eq!(any_valid, op <= 0xd, "op {op:#x} validity");
     }
 }
+
+/// Runs div and mod vectors through the Verilated shared divider (rtl/sephirot/divider.sv) and returns its
+/// `(valid, result, edges)` lines: edges are the clock edges after the start edge until `done_o`.
+fn simulate_divider(vectors: &[Vector]) -> Vec<(bool, u64, u64)> {
+    let spec = common::unit_spec("divider").source("sephirot/divider.sv");
+    let input: String = vectors
+        .iter()
+        .map(|v| {
+            format!(
+                "{:x} {:x} {:x} {:x} {:x}\n",
+                v.op,
+                u8::from(v.wide),
+                v.off as u16,
+                v.a,
+                v.b
+            )
+        })
+        .collect();
+    common::run_testbench(&spec, input)
+        .iter()
+        .map(|line| {
+            let f: Vec<&str> = line.split(' ').collect();
+            assert_eq!(f.len(), 3, "\"valid result edges\" line: {line}");
+            (
+                f[0] == "1",
+                u64::from_str_radix(f[1], 16).expect("hex result"),
+                u64::from_str_radix(f[2], 16).expect("hex edges"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_shared_divider_matches_the_reference_in_the_model_s_cycles() {
+    let vectors: Vec<Vector> = vectors()
+        .into_iter()
+        .filter(|v| matches!(v.op << 4, hwxdp_ebpf::ALU_DIV | hwxdp_ebpf::ALU_MOD))
+        .collect();
+    assert!(vectors.len() >= 2_000, "only {} vectors", vectors.len());
+    let results = simulate_divider(&vectors);
+    assert_eq!(results.len(), vectors.len(), "one output line per vector");
+    let mut mismatches = Vec::new();
+    for (vector, &(valid, result, edges)) in vectors.iter().zip(&results) {
+        let expected = vector.expected();
+        // The core waits in execute from the start cycle through the edges of division.
+        if valid.then_some(result) != expected || 1 + edges != hwxdp_hxdp::timing::DIV_CYCLES {
+            mismatches.push(format!(
+                "{vector:x?}: rtl {valid} {result:#x} after {edges} edges, reference {expected:x?} after {}",
+                hwxdp_hxdp::timing::DIV_CYCLES - 1
+            ));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} vectors differ, first ones:\n{}",
+        mismatches.len(),
+        vectors.len(),
+        mismatches[..mismatches.len().min(20)].join("\n")
+    );
+    // Any other operation is invalid and gives 0.
+    let others = [Vector {
+        op: 0,
+        wide: true,
+        off: 0,
+        a: 5,
+        b: 3,
+        end_imm: 0,
+        end_swap: false,
+    }];
+    assert_eq!(
+        simulate_divider(&others),
+        vec![(false, 0, hwxdp_hxdp::timing::DIV_CYCLES - 1)]
+    );
+}

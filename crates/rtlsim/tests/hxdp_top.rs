@@ -28,6 +28,7 @@ const SOURCES: &[&str] = &[
     "sephirot/diff_buffer.sv",
     "sephirot/sephirot.sv",
     "sephirot/alu.sv",
+    "sephirot/divider.sv",
     "sephirot/decode.sv",
     "sephirot/lane.sv",
     "sephirot/regfile.sv",

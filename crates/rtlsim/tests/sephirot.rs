@@ -228,6 +228,7 @@ fn simulate(lanes: usize, cases: &[Case], arrival: bool) -> Vec<Outcome> {
     for file in [
         "sephirot/sephirot.sv",
         "sephirot/alu.sv",
+        "sephirot/divider.sv",
         "sephirot/lane.sv",
         "sephirot/decode.sv",
         "sephirot/regfile.sv",

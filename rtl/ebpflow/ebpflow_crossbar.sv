@@ -89,14 +89,23 @@ module ebpflow_crossbar #(
     end
   end
 
+  // Output o carries its owner's beat: an AND-OR over the inputs (a variable part-select becomes a shifter).
   always_comb begin
+    m_axis_tdata_o = '0;
+    m_axis_tkeep_o = '0;
+    m_axis_tlast_o = '0;
+    m_axis_tuser_o = '0;
     for (int o = 0; o < M; o++) begin
-      m_axis_tvalid_o[o]         = busy_q[o] && !sent_q[o] && s_axis_tvalid_i[own_q[o*NW +: NW]]
-                                   && all[own_q[o*NW +: NW]];
-      m_axis_tdata_o[o*64 +: 64] = s_axis_tdata_i[own_q[o*NW +: NW]*64 +: 64];
-      m_axis_tkeep_o[o*8 +: 8]   = s_axis_tkeep_i[own_q[o*NW +: NW]*8 +: 8];
-      m_axis_tlast_o[o]          = s_axis_tlast_i[own_q[o*NW +: NW]];
-      m_axis_tuser_o[o*UW +: UW] = s_axis_tuser_i[own_q[o*NW +: NW]*UW +: UW];
+      m_axis_tvalid_o[o] = busy_q[o] && !sent_q[o] && s_axis_tvalid_i[own_q[o*NW +: NW]]
+                           && all[own_q[o*NW +: NW]];
+      for (int i = 0; i < N; i++) begin
+        if (own_q[o*NW +: NW] == i[NW-1:0]) begin
+          m_axis_tdata_o[o*64 +: 64] = m_axis_tdata_o[o*64 +: 64] | s_axis_tdata_i[i*64 +: 64];
+          m_axis_tkeep_o[o*8 +: 8]   = m_axis_tkeep_o[o*8 +: 8] | s_axis_tkeep_i[i*8 +: 8];
+          m_axis_tlast_o[o]          = m_axis_tlast_o[o] | s_axis_tlast_i[i];
+          m_axis_tuser_o[o*UW +: UW] = m_axis_tuser_o[o*UW +: UW] | s_axis_tuser_i[i*UW +: UW];
+        end
+      end
     end
   end
 

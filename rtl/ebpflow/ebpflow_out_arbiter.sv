@@ -51,11 +51,23 @@ module ebpflow_out_arbiter #(
 
   assign sel = hold_q ? cur_q : pick;
 
+  // The chosen engine's beat: an AND-OR over the engines (a variable part-select becomes a shifter in Yosys).
+  always_comb begin
+    m_axis_tdata_o = '0;
+    m_axis_tkeep_o = '0;
+    m_axis_tlast_o = 1'b0;
+    m_axis_tuser_o = '0;
+    for (int g = 0; g < G; g++) begin
+      if (sel == g[GW-1:0]) begin
+        m_axis_tdata_o = m_axis_tdata_o | s_axis_tdata_i[g*64 +: 64];
+        m_axis_tkeep_o = m_axis_tkeep_o | s_axis_tkeep_i[g*8 +: 8];
+        m_axis_tlast_o = m_axis_tlast_o | s_axis_tlast_i[g];
+        m_axis_tuser_o = m_axis_tuser_o | s_axis_tuser_i[g*UW +: UW];
+      end
+    end
+  end
+
   assign m_axis_tvalid_o = (hold_q || any) && s_axis_tvalid_i[sel];
-  assign m_axis_tdata_o  = s_axis_tdata_i[sel*64 +: 64];
-  assign m_axis_tkeep_o  = s_axis_tkeep_i[sel*8 +: 8];
-  assign m_axis_tlast_o  = s_axis_tlast_i[sel];
-  assign m_axis_tuser_o  = s_axis_tuser_i[sel*UW +: UW];
   assign sel_o           = sel;
 
   always_comb begin

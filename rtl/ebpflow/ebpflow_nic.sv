@@ -19,9 +19,9 @@
 // devmap value) is latched per engine for its run; XDP_REDIRECT goes to port ifindex - ifindex_base_i (port p is
 // ifindex ifindex_base_i + p, as in the cycle model), or to the host queue when the ifindex is none of the NIC's.
 //
-// Instruction memory: REPLACE with the shared double-buffered memory (ebpflow_imem_db) when it lands. Until then
-// every pair of engines shares one rtl/common/ram_tdp copy of the program (a read port each), written through
-// imem_we_i while the NIC is idle.
+// Instruction memory: the double-buffered ebpflow_imem_db, shared by every engine. The host writes the idle bank
+// (imem_we_i, imem_len_we_i) while traffic runs, as long as imem_wr_ready_o is high, and imem_swap_i makes it the
+// bank the next packets take: a packet runs on the bank that was active when its first beat entered its engine.
 module ebpflow_nic #(
   parameter integer PORTS            = 4,
   parameter integer ENGINES_PER_PORT = 4,
@@ -48,7 +48,11 @@ module ebpflow_nic #(
   input  logic                   imem_we_i,
   input  logic [IW-1:0]          imem_addr_i,
   input  logic [63:0]            imem_data_i,
-  input  logic [IW:0]            prog_len_i,
+  input  logic                   imem_len_we_i,    // the idle bank's program length, in slots
+  input  logic [IW:0]            imem_len_i,
+  input  logic                   imem_swap_i,      // the idle bank becomes the active one
+  output logic                   imem_wr_ready_o,  // the idle bank may be written (no packet runs on it)
+  output logic                   imem_active_o,
   input  logic                   xdp_i,
   input  logic [31:0]            ifindex_base_i,   // the ifindex of port 0
   // RX ports
@@ -111,6 +115,10 @@ module ebpflow_nic #(
   logic [E-1:0]     imem_en;
   logic [E*IW-1:0]  imem_addr;
   logic [E*64-1:0]  imem_data;
+  logic [E*(IW+1)-1:0] prog_len;
+  logic [E-1:0]     eng_start;   // engine e's packet's first beat enters: its run starts, reading slot 0
+  logic [E-1:0]     eng_done;    // engine e's run ends
+  logic [E-1:0]     imem_bank;
   // helper and map-value ports, engine e at [e]
   logic [E-1:0]             hlp_req;
   logic [E-1:0]             hlp_kfunc;
@@ -217,7 +225,6 @@ module ebpflow_nic #(
     logic [M-1:0]  mask;
     logic [7:0]    dest_q;
     logic [15:0]   action;
-    logic          result_valid;
     logic [31:0]   result_cycles;
     logic [63:0]   host_rdata;
     logic          rdr_q;      // this run's redirect target, the ifindex rdr_port_q, is known
@@ -235,7 +242,7 @@ module ebpflow_nic #(
     ) u_engine (
       .clk_i           (clk_i),
       .rst_ni          (rst_ni),
-      .prog_len_i      (prog_len_i),
+      .prog_len_i      (prog_len[e*(IW+1) +: IW+1]),
       .s_axis_tdata_i  (eng_in_tdata[e*64 +: 64]),
       .s_axis_tkeep_i  (eng_in_tkeep[e*8 +: 8]),
       .s_axis_tvalid_i (eng_in_tvalid[e]),
@@ -248,7 +255,7 @@ module ebpflow_nic #(
       .m_axis_tready_i (eng_out_tready[e]),
       .m_axis_tlast_o  (eng_out_tlast[e]),
       .m_axis_tuser_o  (out_user),
-      .result_valid_o  (result_valid),
+      .result_valid_o  (eng_done[e]),
       .result_r0_o     (r0),
       .result_fault_o  (fault),
       .result_cycles_o (result_cycles),
@@ -301,14 +308,15 @@ module ebpflow_nic #(
     assign eng_out_tuser[e*UA +: UA] = {mask, out_user[127:112], 8'(e), out_user[103:24], dest_q,
                                         out_user[15:0]};
 
-    assign rdr_rel = rdr_port_q - ifindex_base_i;
+    assign rdr_rel      = rdr_port_q - ifindex_base_i;
+    assign eng_start[e] = eng_idle[e] && eng_in_tvalid[e] && eng_in_tready[e];
 
     // The redirect target of the run: cleared when a packet's first beat enters, set by the coprocessor's answer.
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
         rdr_q      <= 1'b0;
         rdr_port_q <= 32'd0;
-      end else if (eng_idle[e] && eng_in_tvalid[e] && eng_in_tready[e]) begin
+      end else if (eng_start[e]) begin
         rdr_q <= 1'b0;
       end else if (hlp_ack[e] && rdr_valid[e]) begin
         rdr_q      <= 1'b1;
@@ -317,43 +325,32 @@ module ebpflow_nic #(
     end
 
     logic unused;
-    assign unused = ^{out_user[111:104], out_user[23:16], action, result_valid, result_cycles, host_rdata};
+    assign unused = ^{out_user[111:104], out_user[23:16], action, result_cycles, host_rdata};
   end
 
-  // REPLACE with ebpflow_imem_db: one ram_tdp copy of the program per pair of engines, port a of the pair's first
-  // engine also the write port.
-  for (genvar c = 0; c < (E + 1) / 2; c++) begin : g_imem
-    localparam integer A = 2 * c;
-    localparam integer B = (2 * c + 1 < E) ? 2 * c + 1 : 2 * c;
-    logic [63:0] b_data;
-
-    ram_tdp #(
-      .WIDTH (64),
-      .DEPTH (IMEM_DEPTH),
-      .AW    (IW)
-    ) u_ram (
-      .clk_i     (clk_i),
-      .a_en_i    (imem_we_i || imem_en[A]),
-      .a_we_i    (imem_we_i),
-      .a_addr_i  (imem_we_i ? imem_addr_i : imem_addr[A*IW +: IW]),
-      .a_wdata_i (imem_data_i),
-      .a_be_i    (8'hff),
-      .a_rdata_o (imem_data[A*64 +: 64]),
-      .b_en_i    (imem_en[B] && (B != A)),
-      .b_we_i    (1'b0),
-      .b_addr_i  (imem_addr[B*IW +: IW]),
-      .b_wdata_i (64'd0),
-      .b_be_i    (8'h00),
-      .b_rdata_o (b_data)
-    );
-
-    if (B != A) begin : g_b
-      assign imem_data[B*64 +: 64] = b_data;
-    end else begin : g_nob
-      logic unused;
-      assign unused = ^b_data;
-    end
-  end
+  ebpflow_imem_db #(
+    .ENGINES (E),
+    .DEPTH   (IMEM_DEPTH),
+    .IW      (IW)
+  ) u_imem (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .wr_en_i    (imem_we_i),
+    .wr_addr_i  (imem_addr_i),
+    .wr_data_i  (imem_data_i),
+    .len_we_i   (imem_len_we_i),
+    .len_i      (imem_len_i),
+    .swap_i     (imem_swap_i),
+    .wr_ready_o (imem_wr_ready_o),
+    .active_o   (imem_active_o),
+    .start_i    (eng_start),
+    .done_i     (eng_done),
+    .rd_en_i    (imem_en),
+    .rd_addr_i  (imem_addr),
+    .rd_data_o  (imem_data),
+    .prog_len_o (prog_len),
+    .bank_o     (imem_bank)
+  );
 
   if (COPROC != 0) begin : g_coproc
     ebpflow_coproc #(
@@ -459,6 +456,9 @@ module ebpflow_nic #(
   );
 
   assign engine_idle_o = eng_idle;
+
+  logic unused_bank;
+  assign unused_bank = ^imem_bank;
   assign idle_o        = (&eng_idle) && !(|demux_open);
 
 endmodule

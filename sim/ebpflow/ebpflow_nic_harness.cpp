@@ -5,8 +5,11 @@
 // Build with -GPORTS=P -GENGINES_PER_PORT=G and -CFLAGS -DNIC_PORTS=P -CFLAGS -DNIC_ENGINES_PER_PORT=G.
 //
 // Commands on stdin, one per line, numbers in hex; one answer line each on stdout unless said otherwise:
-//   imem SLOT VALUE        write instruction slot SLOT into every engine's program copy            -> ok
-//   len SLOTS              the program's length in slots                                           -> ok
+//   imem SLOT VALUE        write instruction slot SLOT of the idle bank of the double-buffered
+//                          instruction memory                                                      -> ok
+//   len SLOTS              the idle bank's program length in slots                                 -> ok
+//   swap                   the idle bank becomes the active one: packets that start from now on run
+//                          its program                                                             -> ok
 //   xdp FLAG               1: r0 is an XDP verdict, 0: a Table 4.2 action code                     -> ok
 //   ifindex BASE           the ifindex of port 0, for XDP_REDIRECT targets (4 at start, as the cycle
 //                          model's --ifindex)                                                      -> ok
@@ -134,7 +137,26 @@ class Bench {
         top_->eval();
     }
 
-    void set_len(uint32_t slots) { top_->prog_len_i = slots; }
+    // False when the idle bank may not be written (a packet still runs on it: never between runs).
+    bool ready() {
+        top_->eval();
+        return top_->imem_wr_ready_o;
+    }
+
+    void set_len(uint32_t slots) {
+        top_->imem_len_we_i = 1;
+        top_->imem_len_i = slots;
+        tick();
+        top_->imem_len_we_i = 0;
+        top_->eval();
+    }
+
+    void swap() {
+        top_->imem_swap_i = 1;
+        tick();
+        top_->imem_swap_i = 0;
+        top_->eval();
+    }
     void set_xdp(bool on) { top_->xdp_i = on; }
     void set_ifindex(uint32_t base) { top_->ifindex_base_i = base; }
     void set_ready(unsigned percent, uint64_t seed) {
@@ -298,15 +320,21 @@ int main(int argc, char** argv) {
         } else if (cmd == "imem") {
             if (!hex_u64(a, &x) || !hex_u64(b, &y) || x >= kSlots) {
                 answer = "error imem: SLOT VALUE";
+            } else if (!bench.ready()) {
+                answer = "error imem: the idle bank is in use";
             } else {
                 bench.imem(static_cast<uint32_t>(x), y);
             }
         } else if (cmd == "len") {
             if (!hex_u64(a, &x) || x > kSlots) {
                 answer = "error len: SLOTS, at most 1000 (hex)";
+            } else if (!bench.ready()) {
+                answer = "error len: the idle bank is in use";
             } else {
                 bench.set_len(static_cast<uint32_t>(x));
             }
+        } else if (cmd == "swap") {
+            bench.swap();
         } else if (cmd == "xdp") {
             if (!hex_u64(a, &x) || x > 1) {
                 answer = "error xdp: 0 or 1";

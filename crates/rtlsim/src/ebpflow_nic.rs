@@ -299,8 +299,8 @@ impl NicRtl {
         self.config
     }
 
-    /// Writes the program's slots into the instruction memory from slot 0 and sets its length. The NIC must be idle
-    /// (between runs).
+    /// Writes the program's slots into the idle bank of the double-buffered instruction memory from slot 0, sets
+    /// its length and swaps the banks: the packets of the next run execute it. Between runs (the NIC is idle).
     pub fn load(&mut self, slots: &[u64]) -> Result<(), NicRtlError> {
         if slots.len() > IMEM_SLOTS {
             return Err(NicRtlError::TooBig {
@@ -315,6 +315,7 @@ impl NicRtl {
             .map(|(i, s)| format!("imem {i:x} {s:x}"))
             .collect();
         lines.push(format!("len {:x}", slots.len()));
+        lines.push("swap".to_string());
         self.batch(&lines)
     }
 

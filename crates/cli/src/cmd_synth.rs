@@ -28,6 +28,10 @@ const HXDP_UNIT: &str = "sephirot";
 /// FSM; the instruction memory and the helper unit are outside it, shared in the NIC).
 const EBPFLOW_TOP: &str = "ebpflow_engine";
 
+/// The module `--target ebpflow` synthesizes when `--ports` or `--engines-per-port` is given without `--top`: the
+/// whole NIC (rtl/ebpflow/ebpflow_nic.sv, docs/ebpflow.md "The NIC").
+const EBPFLOW_NIC_TOP: &str = "ebpflow_nic";
+
 /// The directory under `rtl/` holding the eBPFlow engine's units.
 const EBPFLOW_UNIT: &str = "ebpflow";
 
@@ -46,7 +50,8 @@ const DEFAULT_LANES: u64 = 4;
 #[command(after_help = crate::exit::AFTER_HELP)]
 pub struct Args {
     /// What to synthesize: `hxdp` is the hXDP module of `rtl/sephirot/` (built into this binary); `ehdl` is the
-    /// pipeline generated from OBJECT's program; `ebpflow` is one eBPFlow engine of `rtl/ebpflow/`, `warp` the Warp
+    /// pipeline generated from OBJECT's program; `ebpflow` is one eBPFlow engine of `rtl/ebpflow/` (the NIC with
+    /// `--ports`/`--engines-per-port`), `warp` the Warp
     /// Engine of `rtl/warp/` (both `--top` and `--param` only).
     #[arg(long, value_enum)]
     target: Target,
@@ -91,6 +96,12 @@ pub struct Args {
     /// 8-byte words of the packet buffer's difference buffer.
     #[arg(long = "diff-entries")]
     pub(crate) diff_entries: Option<u64>,
+    /// `--target ebpflow`: the NIC's ports (its `PORTS`; the top is then `ebpflow_nic` unless `--top` says otherwise).
+    #[arg(long)]
+    pub(crate) ports: Option<u64>,
+    /// `--target ebpflow`: the NIC's engines per port (its `ENGINES_PER_PORT`; the top as for `--ports`).
+    #[arg(long = "engines-per-port")]
+    pub(crate) engines_per_port: Option<u64>,
     /// Any other parameter of the top, NAME=VALUE (repeatable; wins over the options above).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub(crate) params: Vec<String>,
@@ -144,19 +155,64 @@ impl Target {
                         "{flag} is for --target ehdl (--target hxdp synthesizes the hXDP module)"
                     );
                 }
+                refuse_nic(args, "hxdp")?;
                 hxdp_design(args)
             }
-            Target::Ehdl => crate::synth_ehdl::design(args),
+            Target::Ehdl => {
+                refuse_nic(args, "ehdl")?;
+                crate::synth_ehdl::design(args)
+            }
             Target::Ebpflow => {
                 refuse_foreign(args, "ebpflow")?;
-                unit_design(args, EBPFLOW_UNIT, EBPFLOW_TOP, &[])
+                let nic = nic_sizes(args)?;
+                let top = if nic.is_empty() {
+                    EBPFLOW_TOP
+                } else {
+                    EBPFLOW_NIC_TOP
+                };
+                unit_design(args, EBPFLOW_UNIT, top, &nic)
             }
             Target::Warp => {
                 refuse_foreign(args, "warp")?;
+                refuse_nic(args, "warp")?;
                 unit_design(args, WARP_UNIT, WARP_TOP, &[])
             }
         }
     }
+}
+
+/// Refuses `--ports` and `--engines-per-port` (the eBPFlow NIC's) for another target.
+fn refuse_nic(args: &Args, target: &str) -> Result<()> {
+    for (flag, given) in [
+        ("--ports", args.ports.is_some()),
+        ("--engines-per-port", args.engines_per_port.is_some()),
+    ] {
+        if given {
+            bail!("{flag} is for --target ebpflow (the NIC), not --target {target}");
+        }
+    }
+    Ok(())
+}
+
+/// `--ports` and `--engines-per-port`, checked (1 to 16 each, as the NIC's harness and cycle model take).
+fn nic_sizes(args: &Args) -> Result<Vec<Given>> {
+    let mut given = Vec::new();
+    for (size, value) in [
+        (Size::Ports, args.ports),
+        (Size::EnginesPerPort, args.engines_per_port),
+    ] {
+        if let Some(value) = value {
+            if !(1..=16).contains(&value) {
+                bail!("{} {value}: 1 to 16", size.flag());
+            }
+            given.push(Given {
+                size,
+                value,
+                explicit: true,
+            });
+        }
+    }
+    Ok(given)
 }
 
 /// Refuses the options of the other targets for a target that takes only `--top` and `--param NAME=VALUE`.
@@ -248,6 +304,8 @@ enum Size {
     HashSlots,
     MapWords,
     DiffEntries,
+    Ports,
+    EnginesPerPort,
 }
 
 impl Size {
@@ -261,6 +319,8 @@ impl Size {
             Size::HashSlots => "--hash-slots",
             Size::MapWords => "--map-words",
             Size::DiffEntries => "--diff-entries",
+            Size::Ports => "--ports",
+            Size::EnginesPerPort => "--engines-per-port",
         }
     }
 
@@ -285,6 +345,8 @@ impl Size {
             (_, Size::HashSlots) => vec![("HASH_SLOTS", value)],
             (_, Size::MapWords) => vec![("MAP_WORDS", value)],
             (_, Size::DiffEntries) => vec![("DIFF_ENTRIES", value)],
+            (_, Size::Ports) => vec![("PORTS", value)],
+            (_, Size::EnginesPerPort) => vec![("ENGINES_PER_PORT", value)],
         }
     }
 }
@@ -601,6 +663,70 @@ mod tests {
         };
         let text = format!("module {name} {header} (input wire logic a_i);\nendmodule\n");
         scan([("x.sv", text.as_str())]).remove(0)
+    }
+
+    /// `hwxdp synth ARGS` as clap reads it.
+    fn synth_args(args: &[&str]) -> Args {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        use clap::Parser as _;
+        Cli::try_parse_from(std::iter::once("synth").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .args
+    }
+
+    #[test]
+    fn ports_and_engines_per_port_make_the_ebpflow_nic() {
+        let args = synth_args(&[
+            "--target",
+            "ebpflow",
+            "--ports",
+            "4",
+            "--engines-per-port",
+            "2",
+        ]);
+        let design = args.target.design(&args).expect("design");
+        assert_eq!(design.top, "ebpflow_nic");
+        assert_eq!(
+            design.params,
+            [
+                ("PORTS".to_string(), 4),
+                ("ENGINES_PER_PORT".to_string(), 2)
+            ]
+        );
+        assert!(design
+            .sources
+            .iter()
+            .any(|(p, _)| p == "rtl/ebpflow/ebpflow_crossbar.sv"));
+        let engine = synth_args(&["--target", "ebpflow"]);
+        assert_eq!(
+            engine.target.design(&engine).expect("engine").top,
+            "ebpflow_engine"
+        );
+        let err = |a: &[&str]| {
+            let args = synth_args(a);
+            args.target.design(&args).expect_err("refused").to_string()
+        };
+        assert_eq!(
+            err(&["--target", "hxdp", "--ports", "2"]),
+            "--ports is for --target ebpflow (the NIC), not --target hxdp"
+        );
+        assert_eq!(
+            err(&["--target", "ebpflow", "--ports", "0"]),
+            "--ports 0: 1 to 16"
+        );
+        assert!(err(&[
+            "--target",
+            "ebpflow",
+            "--top",
+            "ebpflow_engine",
+            "--ports",
+            "2"
+        ])
+        .starts_with("--ports 2: module ebpflow_engine has no parameter for it"),);
     }
 
     fn given(size: Size, value: u64, explicit: bool) -> Given {

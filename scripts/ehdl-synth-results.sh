@@ -4,7 +4,8 @@
 # on and off, one run at a time with a time limit, then LUT/FF/BRAM/URAM, the unpruned/pruned ratios, the stage
 # flip-flops the generator wrote (before synthesis removes unread and constant ones) and Yosys' CPU time.
 # Usage: scripts/ehdl-synth-results.sh [DATA_WIDTH_BITS]   (run `make build examples` first; needs jq)
-# HWXDP overrides the binary (default target/release/hwxdp), LIMIT the seconds per run (default 1200), PROGRAMS the
+# HWXDP overrides the binary (default target/release/hwxdp), WORK the directory of the runs (default build/ehdl-synth),
+# LIMIT the seconds per run (default 1200), PROGRAMS the
 # list ("object:program ..."). A run whose JSON is already in build/ehdl-synth/, or that hit the limit (recorded in
 # NAME-VARIANT-WIDTH.timeout, "timeout" in the table), is not repeated (FORCE=1 repeats it). TABLE_ONLY=1 prints
 # the table from the runs already there without starting any. VARIANTS="pruned" (or "unpruned") runs one variant only,
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 width=${1:-512}
 hwxdp=${HWXDP:-target/release/hwxdp}
 limit=${LIMIT:-1200}
-work=build/ehdl-synth
+work=${WORK:-build/ehdl-synth}
 mkdir -p "$work"
 # Smallest first (pipeline stages and map bytes), so that a long run holds up as little as possible.
 programs=${PROGRAMS:-"tail_dispatch:tail_ipv6 ethertype_counter:ethertype_counter redirect_fwd:redirect_fwd \
@@ -84,4 +85,20 @@ for item in $programs; do
   st=${st:--}
   gp=$(cell "$p" pruned state_flops); gu=$(cell "$p" unpruned state_flops)
   echo "| $p | $st | $lp | $lu | $fp | $fu | $bp | $bu | $up | $uu | $(ratio "$lp" "$lu") | $(ratio "$fp" "$fu") | $(ratio "$bp" "$bu") | $gp / $gu | $(cpu "$p" pruned) / $(cpu "$p" unpruned) |"
+done
+
+# The pruned runs as shares of an Alveo U50 (872k LUTs, 1,743k FFs, 1,344 BRAM36, 640 URAM288), and where each
+# map's values live (the generator's choice, `regs` or `bram`/`uram`).
+share() {
+  if [[ "$1" =~ ^[0-9.]+$ ]]; then printf "%s (%.1f%%)" "$1" "$(echo "$1 * 100 / $2" | bc -l)"; else echo "$1"; fi
+}
+echo
+echo "| program | LUT (share of U50) | FF | BRAM36 | URAM | maps |"
+echo "|---|---|---|---|---|---|"
+for item in $programs; do
+  p=${item#*:}
+  base=$work/$p-pruned-$width.json
+  maps=$( [ -s "$base" ] && jq -r '[.maps[]? | "\(.map): \(.storage)"] | join(", ")' "$base" || echo "-")
+  echo "| $p | $(share "$(cell "$p" pruned lut)" 872000) | $(share "$(cell "$p" pruned ff)" 1743000) | \
+$(share "$(cell "$p" pruned bram36)" 1344) | $(share "$(cell "$p" pruned uram)" 640) | ${maps:--} |"
 done

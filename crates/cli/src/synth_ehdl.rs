@@ -51,6 +51,10 @@ pub(crate) fn design(args: &Args) -> Result<Design> {
     let (text, figures) =
         hwxdp_ehdl::verilog::generate_with(&pipeline, &spec.maps, &top, options.hazards)
             .with_context(|| format!("{}: no pipeline module to synthesize", object.display()))?;
+    // Where each map's values live, before the (long) synthesis starts.
+    for m in &figures.maps {
+        eprintln!("{}: map {m}", program.name);
+    }
     let mut files: Vec<(&str, &str)> = rtl_files()
         .iter()
         .filter(|f| hwxdp_rtlsim::unit_owns(EHDL_UNIT, f.path))
@@ -92,6 +96,20 @@ pub(crate) fn design(args: &Args) -> Result<Design> {
         ("stall_checks", json!(figures.stall_checks)),
         ("state_flops", json!(figures.state_flops)),
         ("frame_flops", json!(figures.frame_flops)),
+        (
+            "maps",
+            json!(figures
+                .maps
+                .iter()
+                .map(|m| json!({
+                    "map": m.map,
+                    "storage": m.storage.to_string(),
+                    "why": m.why,
+                    "rams": m.rams,
+                    "ram_bytes": m.ram_bytes,
+                }))
+                .collect::<Vec<_>>()),
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

@@ -196,3 +196,78 @@ fn hash_map_decodes_slots_without_shifters_for_share_to_weigh() {
         );
     }
 }
+
+/// Synthesizes `ehdl_map_ram` alone at `params`; returns the report.
+fn map_ram_synthesis(params: &[(&str, u64)], tag: &str) -> hwxdp_rtlsim::SynthReport {
+    let files: Vec<(&str, &str)> = rtl_files().iter().map(|f| (f.path, f.text)).collect();
+    let sources = sources_of(&files, "ehdl_map_ram")
+        .expect("ehdl_map_ram is defined")
+        .into_iter()
+        .map(|(path, text)| (format!("rtl/{path}"), text.to_string()))
+        .collect();
+    let job = SynthJob {
+        top: "ehdl_map_ram".into(),
+        sources,
+        params: params.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        log: common::target_dir().join(format!("ehdl-map-ram-{tag}-synth.log")),
+        yosys: PathBuf::from("yosys"),
+    };
+    run_synthesis(&job, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_ram_map_block_becomes_block_ram_not_flip_flops() {
+    // firewall's flow counters: 8 KB (1024 rows: 512 even, 512 odd), one writing and two reading ports. Three
+    // copies (two ports and the host) of both halves, 512 x 64 bits each: six RAMB36E2 (or twelve RAMB18E2).
+    // Flip-flops are the delay register, the host's address and the RAMs' output registers if Yosys keeps them
+    // outside: far below the 65,536 of a register block.
+    let report = map_ram_synthesis(
+        &[
+            ("BYTES", 8192),
+            ("NP", 2),
+            ("AW", 14),
+            ("WRITES", 0b01),
+            ("READS", 0b11),
+        ],
+        "8k",
+    );
+    let r = &report.resources;
+    assert!(
+        2 * r.ramb36 + r.ramb18 >= 12,
+        "RAMB36 {} RAMB18 {}: {:?}",
+        r.ramb36,
+        r.ramb18,
+        report.cells
+    );
+    assert!(r.ff < 2000, "{} flip-flops: {:?}", r.ff, report.cells);
+}
+
+#[test]
+fn a_ram_map_block_with_two_writers_keeps_its_values_in_block_ram() {
+    // Two writing ports: a bank each, three copies per bank; the live value table (1024 rows x 8 bytes x 1 bit)
+    // is the only flip-flop state besides the delay registers.
+    let report = map_ram_synthesis(
+        &[
+            ("BYTES", 8192),
+            ("NP", 2),
+            ("AW", 14),
+            ("WRITES", 0b11),
+            ("READS", 0b11),
+        ],
+        "8k-2w",
+    );
+    let r = &report.resources;
+    assert!(
+        2 * r.ramb36 + r.ramb18 >= 24,
+        "RAMB36 {} RAMB18 {}: {:?}",
+        r.ramb36,
+        r.ramb18,
+        report.cells
+    );
+    assert!(
+        r.ff < 8192 + 3000,
+        "{} flip-flops: {:?}",
+        r.ff,
+        report.cells
+    );
+}

@@ -4,7 +4,7 @@
 mod common;
 
 use hwxdp_ehdl::verilog::{
-    generate, generate_with, module_name, Hazards, VerilogError, COMMON, PRIMITIVES,
+    generate, generate_with, module_name, Hazards, Storage, VerilogError, COMMON, PRIMITIVES,
 };
 use hwxdp_ehdl::Options;
 use std::path::PathBuf;
@@ -341,4 +341,37 @@ fn flush_and_replay_lints_and_refuses_programs_a_replay_would_repeat() {
         "{msg}"
     );
     generate(&p, &maps, "ehdl_t").expect("stall checks take it");
+}
+
+#[test]
+fn a_512_kib_array_map_gets_a_ram_block_and_a_small_one_registers() {
+    // xdp-filter's port maps are 512 KiB: over the register block's 64 KiB limit, which refused them; in block RAM
+    // (one writing and one reading port: one bank, two copies of two 32k x 64-bit RAMs) they have no limit but the
+    // device's.
+    let text = "r2 = 0\n*(u32 *)(r10 - 4) = r2\nr2 = r10\nr2 += -4\nld_pseudo r1, 1, 0\ncall 1\n\
+                if r0 == 0 goto out\nr1 = *(u64 *)(r0 + 0)\nr1 += 1\n*(u64 *)(r0 + 0) = r1\nout: r0 = 2\nexit";
+    let big = [hwxdp_object::MapSpec::new("ports", 2, 4, 8, 65536)];
+    let p = common::pipeline_with_maps(text, &big);
+    let (verilog, figures) = generate(&p, &big, "ehdl_big").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(figures.maps.len(), 1);
+    let m = &figures.maps[0];
+    assert_eq!(m.storage, Storage::Uram, "{m}");
+    assert_eq!(m.rams, 4, "{m}");
+    assert!(
+        verilog.contains("ehdl_map_ram #(.BYTES(524288)"),
+        "{verilog}"
+    );
+    let sources = module_sources("ehdl_big", &verilog);
+    hwxdp_rtlsim::lint(&sources, "ehdl_big").unwrap_or_else(|e| panic!("{e}"));
+    // 4 entries of 8 bytes: registers, saying why.
+    let small = [hwxdp_object::MapSpec::new("cnt", 2, 4, 8, 4)];
+    let p = common::pipeline_with_maps(text, &small);
+    let (verilog, figures) = generate(&p, &small, "ehdl_small").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(figures.maps[0].storage, Storage::Regs);
+    assert!(
+        figures.maps[0].why.contains("at most 256"),
+        "{}",
+        figures.maps[0]
+    );
+    assert!(verilog.contains("ehdl_map_mem #("), "{verilog}");
 }

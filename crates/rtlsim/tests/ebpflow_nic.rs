@@ -63,15 +63,15 @@ fn xdp_queues(r0: Option<u64>, _port: usize) -> Vec<TxQueue> {
 }
 
 /// The same for r0 read as a Table 4.2 action code.
-fn action_queues(r0: Option<u64>, port: usize) -> Vec<TxQueue> {
+fn action_queues(r0: Option<u64>, port: usize, ports: usize) -> Vec<TxQueue> {
     let Some(code) = r0.filter(|r0| *r0 <= 0xffff) else {
         return Vec::new();
     };
     match code {
-        c if (c as usize) < CONFIG.ports => vec![TxQueue::Port(c as usize)],
+        c if (c as usize) < ports => vec![TxQueue::Port(c as usize)],
         0xfff3 => vec![TxQueue::Controller],
         0xfff2 | 0xfff4 | 0xfff5 => vec![TxQueue::Host],
-        0xffff => (0..CONFIG.ports)
+        0xffff => (0..ports)
             .filter(|&p| p != port)
             .map(TxQueue::Port)
             .collect(),
@@ -86,6 +86,7 @@ fn check(
     mode: ResultMode,
     packets: &[NicPacket],
 ) -> (Vec<NicOutput>, u64) {
+    let config = nic.config();
     let slots = slots_of(&hwxdp_ebpf::encode(insns)).expect("whole slots");
     nic.load(&slots).unwrap_or_else(|e| panic!("{e}"));
     nic.set_mode(mode).unwrap_or_else(|e| panic!("{e}"));
@@ -98,7 +99,7 @@ fn check(
         let (r0, frame) = reference(insns, &p.frame);
         let mut want = match mode {
             ResultMode::Xdp => xdp_queues(r0, p.port),
-            ResultMode::Actions => action_queues(r0, p.port),
+            ResultMode::Actions => action_queues(r0, p.port, config.ports),
         };
         want.sort();
         let outs = got.remove(&p.id).unwrap_or_default();
@@ -108,7 +109,7 @@ fn check(
         for o in outs {
             assert_eq!(o.frame, frame, "packet {} bytes on {:?}", p.id, o.queue);
             assert_eq!(
-                o.engine / CONFIG.engines_per_port,
+                o.engine / config.engines_per_port,
                 p.port,
                 "packet {} ran on engine {} of another port",
                 p.id,
@@ -121,12 +122,12 @@ fn check(
 }
 
 /// Packets that left a queue after a later packet of the same input port: (reordered, compared pairs).
-fn reordering(outputs: &[NicOutput]) -> (usize, usize) {
+fn reordering(outputs: &[NicOutput], config: NicConfig) -> (usize, usize) {
     let mut last: BTreeMap<(usize, TxQueue), u32> = BTreeMap::new();
     let mut late = 0;
     let mut pairs = 0;
     for o in outputs {
-        let key = (o.engine / CONFIG.engines_per_port, o.queue);
+        let key = (o.engine / config.engines_per_port, o.queue);
         if let Some(&prev) = last.get(&key) {
             pairs += 1;
             if o.id < prev {
@@ -152,7 +153,7 @@ impl Rng {
 }
 
 /// Ethernet-like frames of 14 to 300 bytes: EtherType IPv4, IPv6, ARP or something else, random bytes elsewhere.
-fn frames(seed: u64, n: usize) -> Vec<NicPacket> {
+fn frames(seed: u64, n: usize, ports: u64) -> Vec<NicPacket> {
     let mut rng = Rng(seed);
     (0..n)
         .map(|i| {
@@ -166,7 +167,7 @@ fn frames(seed: u64, n: usize) -> Vec<NicPacket> {
             };
             frame[12..14].copy_from_slice(&ethertype);
             NicPacket {
-                port: (rng.next() % 2) as usize,
+                port: (rng.next() % ports) as usize,
                 id: 1000 + i as u32,
                 gap: if rng.next().is_multiple_of(4) { 2 } else { 0 },
                 frame,
@@ -229,11 +230,11 @@ fn xdp_programs_agree_with_the_reference_machine_by_identity() {
     let mut nic = nic();
     nic.set_tx_ready(100, 1).expect("ready");
     for (name, text, seed) in [("mac_swap", MAC_SWAP, 5u64), ("sum", SUM, 6)] {
-        let packets = frames(seed, 300);
+        let packets = frames(seed, 300, 2);
         let (outputs, cycles) = check(&mut nic, &asm(text), ResultMode::Xdp, &packets);
         let engines: std::collections::BTreeSet<usize> = outputs.iter().map(|o| o.engine).collect();
         assert_eq!(engines.len(), 4, "{name}: every engine ran packets");
-        let (late, pairs) = reordering(&outputs);
+        let (late, pairs) = reordering(&outputs, CONFIG);
         println!(
             "{name}: {} packets, {} out, {cycles} cycles; {late} of {pairs} left after a later packet of their port",
             packets.len(),
@@ -246,10 +247,10 @@ fn xdp_programs_agree_with_the_reference_machine_by_identity() {
 fn back_pressure_on_the_tx_queues_loses_and_mixes_nothing() {
     let mut nic = nic();
     nic.set_tx_ready(30, 0x1234).expect("ready");
-    let packets = frames(11, 200);
+    let packets = frames(11, 200, 2);
     let (outputs, cycles) = check(&mut nic, &asm(MAC_SWAP), ResultMode::Xdp, &packets);
     nic.set_tx_ready(100, 1).expect("ready");
-    let (late, pairs) = reordering(&outputs);
+    let (late, pairs) = reordering(&outputs, CONFIG);
     println!("back-pressure 30%: {cycles} cycles, {late} of {pairs} reordered");
 }
 
@@ -392,11 +393,60 @@ fn small_frames_keep_both_engines_of_a_port_busy() {
     let (outputs, cycles) = check(&mut nic, &insns, ResultMode::Xdp, &packets);
     assert_eq!(outputs.len(), 400);
     let per_packet = cycles as f64 / 200.0;
-    let (late, pairs) = reordering(&outputs);
+    let (late, pairs) = reordering(&outputs, CONFIG);
     println!(
         "64-byte frames, 2 ports x 2 engines: {cycles} cycles for 200 packets a port, {per_packet:.2} cycles a packet \
          a port ({:.2} Mpps a port at 166.67 MHz); {late} of {pairs} reordered",
         166.67 / per_packet
     );
     assert!(per_packet < 12.0, "{per_packet} cycles a packet");
+}
+
+/// The thesis's NIC, 4 ports of 4 engines (its own model): XDP programs by identity, a flood to the three other
+/// ports, 64-byte frames on every port.
+#[test]
+fn the_default_nic_of_4_ports_by_4_engines() {
+    let paths = EbpflowPaths::embedded(common::target_dir().join("rtlsim"));
+    let mut nic = NicRtl::new(&paths, NicConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(nic.config().queues(), 6);
+    let packets = frames(21, 400, 4);
+    let (outputs, cycles) = check(&mut nic, &asm(MAC_SWAP), ResultMode::Xdp, &packets);
+    let engines: std::collections::BTreeSet<usize> = outputs.iter().map(|o| o.engine).collect();
+    assert_eq!(engines.len(), 16, "every engine ran packets: {engines:?}");
+    let (late, pairs) = reordering(&outputs, NicConfig::default());
+    println!(
+        "4 x 4, mac_swap: {} out in {cycles} cycles, {late} of {pairs} reordered",
+        outputs.len()
+    );
+    let flood: Vec<NicPacket> = (0..16)
+        .map(|i| NicPacket {
+            port: i % 4,
+            id: 5000 + i as u32,
+            gap: 0,
+            frame: vec![i as u8; 64],
+        })
+        .collect();
+    let (outputs, _) = check(
+        &mut nic,
+        &asm("r0 = 0xffff\nexit\n"),
+        ResultMode::Actions,
+        &flood,
+    );
+    assert_eq!(outputs.len(), 48);
+    let small: Vec<NicPacket> = (0..800)
+        .map(|i| NicPacket {
+            port: i % 4,
+            id: 10_000 + i as u32,
+            gap: 0,
+            frame: vec![(i % 253) as u8; 64],
+        })
+        .collect();
+    let (outputs, cycles) = check(&mut nic, &asm("r0 = 3\nexit\n"), ResultMode::Xdp, &small);
+    assert_eq!(outputs.len(), 800);
+    let per_packet = cycles as f64 / 200.0;
+    println!(
+        "4 x 4, 64-byte frames: {per_packet:.2} cycles a packet a port ({:.2} Mpps a port at 166.67 MHz)",
+        166.67 / per_packet
+    );
+    assert!(per_packet < 10.0, "{per_packet} cycles a packet");
 }

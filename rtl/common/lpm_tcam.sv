@@ -38,6 +38,7 @@ module lpm_tcam #(
 );
 
   logic [W-1:0]  data_q [0:N-1];
+  logic [W-1:0]  mask_q [0:N-1];   // the first len_q bits, kept beside the entry
   logic [LW-1:0] len_q  [0:N-1];
   logic [N-1:0]  valid_q;
 
@@ -50,31 +51,55 @@ module lpm_tcam #(
     end
   endfunction
 
-  logic [W-1:0] q_mask;
-  assign q_mask = prefix_mask(len_i);
+  // Which entries match, then the longest of them by a tree of comparisons (the lower index among equals).
+  logic [N-1:0] lpm_match;
+  logic [N-1:0] exact_match;
+  logic [N-1:0] free_vec;
+  always_comb begin
+    for (int i = 0; i < N; i++) begin
+      lpm_match[i]   = sel_i[i] && valid_q[i] && len_q[i] <= len_i && ((data_i & mask_q[i]) == data_q[i]);
+      exact_match[i] = lpm_match[i] && len_q[i] == len_i;   // an equal length: the same mask
+      free_vec[i]    = sel_i[i] && !valid_q[i];
+    end
+  end
+
+  localparam integer NP = 1 << IW;   // N rounded up to a power of two
+  logic          t_hit [0:2*NP-2];
+  logic [LW-1:0] t_len [0:2*NP-2];
+  logic [IW-1:0] t_idx [0:2*NP-2];
+  always_comb begin
+    // Leaves NP-1 .. 2NP-2, the root 0; node k's children are 2k+1 and 2k+2.
+    for (int i = 0; i < NP; i++) begin
+      t_hit[NP-1+i] = (i < N) && lpm_match[i % N];
+      t_len[NP-1+i] = (i < N) ? len_q[i % N] : '0;
+      t_idx[NP-1+i] = IW'(i);
+    end
+    for (int k = NP - 2; k >= 0; k--) begin
+      if (t_hit[2*k+1] && (!t_hit[2*k+2] || t_len[2*k+1] >= t_len[2*k+2])) begin
+        t_hit[k] = 1'b1;
+        t_len[k] = t_len[2*k+1];
+        t_idx[k] = t_idx[2*k+1];
+      end else begin
+        t_hit[k] = t_hit[2*k+2];
+        t_len[k] = t_len[2*k+2];
+        t_idx[k] = t_idx[2*k+2];
+      end
+    end
+  end
 
   always_comb begin
-    logic [LW-1:0] best;
-    lpm_hit_o   = 1'b0;
-    lpm_idx_o   = '0;
+    lpm_hit_o   = t_hit[0];
+    lpm_idx_o   = t_idx[0];
     exact_hit_o = 1'b0;
     exact_idx_o = '0;
     free_o      = 1'b0;
     free_idx_o  = '0;
-    best        = '0;
-    for (int i = 0; i < N; i++) begin
-      if (sel_i[i] && valid_q[i] && len_q[i] <= len_i
-          && ((data_i & prefix_mask(len_q[i])) == data_q[i])
-          && (!lpm_hit_o || len_q[i] > best)) begin
-        lpm_hit_o = 1'b1;
-        lpm_idx_o = IW'(i);
-        best      = len_q[i];
-      end
-      if (!exact_hit_o && sel_i[i] && valid_q[i] && len_q[i] == len_i && (data_i & q_mask) == data_q[i]) begin
+    for (int i = N - 1; i >= 0; i--) begin
+      if (exact_match[i]) begin
         exact_hit_o = 1'b1;
         exact_idx_o = IW'(i);
       end
-      if (!free_o && sel_i[i] && !valid_q[i]) begin
+      if (free_vec[i]) begin
         free_o     = 1'b1;
         free_idx_o = IW'(i);
       end
@@ -92,6 +117,7 @@ module lpm_tcam #(
   always_ff @(posedge clk_i) begin
     if (we_i) begin
       data_q[wr_idx_i] <= wr_data_i & prefix_mask(wr_len_i);
+      mask_q[wr_idx_i] <= prefix_mask(wr_len_i);
       len_q[wr_idx_i]  <= wr_len_i;
     end
   end

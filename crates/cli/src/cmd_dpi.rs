@@ -2,6 +2,7 @@
 //! is in its `.rodata`, so `run`, `verify` and `bench` need nothing beside it.
 
 use anyhow::{Context, Result};
+use hwxdp_dpi::codegen::Form;
 use hwxdp_dpi::{Compiled, Options};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,6 +29,10 @@ pub struct Args {
     /// The XDP program's name (default: the rules file's name, as a C identifier).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
+    /// The fast scan's form: `table` (a lookup per byte), `branch` (compare-and-jump code per state, for small
+    /// automata and short scans), or `auto` (docs/dpi.md says how it chooses).
+    #[arg(long, value_name = "FORM", default_value = "auto", value_parser = ["auto", "table", "branch"])]
+    form: String,
 }
 
 /// Runs `hwxdp dpi`.
@@ -47,6 +52,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         max_payload: args.max_payload,
         dfa_limit: args.dfa_limit,
         name: args.name.clone().unwrap_or_else(|| c_identifier(&stem)),
+        form: match args.form.as_str() {
+            "table" => Some(Form::Table),
+            "branch" => Some(Form::Branch),
+            _ => None,
+        },
     };
     let source = args.rules.display().to_string();
     let compiled = hwxdp_dpi::compile(&text, &source, &options)
@@ -77,7 +87,7 @@ fn report(compiled: &Compiled, name: &str, output: &Path) -> Result<()> {
     let a = &compiled.automaton;
     let layout = &compiled.layout;
     println!(
-        "{}: {} rules, {} patterns, {} DFAs, {} states ({} match states), table {} bytes ({} rows of {}-byte states, and the match masks) in .rodata",
+        "{}: {} rules, {} patterns, {} DFAs, {} states ({} match states), tables {} bytes in .rodata",
         name,
         a.rules.len(),
         a.rule_masks.iter().map(|m| m.count_ones()).sum::<u32>(),
@@ -85,8 +95,20 @@ fn report(compiled: &Compiled, name: &str, output: &Path) -> Result<()> {
         a.states(),
         a.states() - a.first_match as usize,
         layout.table_bytes,
-        layout.rows,
-        layout.entry_bytes,
+    );
+    println!(
+        "fast scan: {} form, {} live states{}{}",
+        layout.form.keyword(),
+        layout.fast.live,
+        layout.fast_table.map_or(String::new(), |t| format!(
+            ", table of {} rows of {}-byte states",
+            t.rows, t.entry_bytes
+        )),
+        if layout.fast.has_dead() {
+            ", stops early in a dead state"
+        } else {
+            ""
+        },
     );
     for class in &a.classes {
         let port = class

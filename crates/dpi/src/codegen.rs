@@ -1,89 +1,164 @@
 //! The automaton to C for clang: packet parsing to the transport payload, the choice of DFA by protocol and
-//! destination port, a bounded scan of one table lookup per payload byte, and the verdict and hit counters.
+//! destination port, a bounded scan of the payload, and the verdict and hit counters.
 //!
-//! The scan runs twice at most. The fast scan walks a table in which every state has a flagged copy (the table's top
-//! state bit): a transition into a match state, and every transition of a flagged state, leads to a flagged state,
-//! so the state after the last byte says whether any pattern matched, with no test per byte. Most packets end there.
-//! A flagged packet is scanned again by `dpi_slow`, which strips the flag and gathers the mask of the patterns that
-//! match, and `dpi_verdict` turns the mask into hits and a verdict. Both are global functions, which the verifier
-//! checks once each rather than once per way the fast scan can end. The table and the match masks are `static const`
-//! arrays: clang puts them in `.rodata`, so the object carries them and the loader freezes them.
+//! The scan runs twice at most. The fast scan runs the fast automaton ([`crate::fast`]): a transition into a state
+//! where a pattern ends leads to the absorbing state MATCHED, one into a state from which nothing can match any more
+//! to the absorbing state DEAD, so no byte needs a test and the scan stops at the first chunk boundary in either.
+//! It is generated in one of two forms ([`Form`]): a transition table walked one lookup per byte, or, for small
+//! automata, code with one block per state and byte position whose transitions are compare-and-jump chains
+//! ([`crate::branch`]). Most packets end there with XDP_PASS. A MATCHED packet is scanned again by `dpi_slow`, on the
+//! full automaton's table, for the mask of the patterns that occur, and `dpi_verdict` turns the mask into hits and a
+//! verdict. Both are global functions, which the verifier checks once each rather than once per way the fast scan
+//! can end. The tables and the match masks are `static const` arrays: clang puts them in `.rodata`, so the object
+//! carries them and the loader freezes them.
 
 use crate::compile::{Automaton, Class};
+use crate::fast::Fast;
 use crate::rules::{Action, Proto};
 use std::fmt::Write;
 
 /// Bytes scanned per packet bounds check in the scan loops.
 pub const CHUNK: usize = 16;
+/// The most live states of a fast automaton generated as branches: above, the code and the verifier's work (every
+/// state at every byte position) grow past what the branch form saves.
+pub const BRANCH_MAX_STATES: usize = 32;
+/// The most live states times scanned bytes of the branch form: the verifier walks every state's code at every byte
+/// position of every chunk, about 67 processed instructions per state and byte (sql_tautology, 9 live states: 905k
+/// at 1500 bytes, 34k at 64; kernel 6.18), and stops at a million; this keeps it under about 400k.
+pub const BRANCH_MAX_WORK: usize = 6000;
+
+/// How the fast scan is generated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// A transition table in `.rodata`, one lookup a byte (five instructions).
+    Table,
+    /// One block of compare-and-jump code per state and byte position: the state is the program counter.
+    Branch,
+}
+
+impl Form {
+    /// The form for a fast automaton of `live` live states scanning `max_payload` bytes: branches when the automaton
+    /// is small ([`BRANCH_MAX_STATES`]) and the verifier's work stays bounded ([`BRANCH_MAX_WORK`]), else the table.
+    pub fn choose(live: usize, max_payload: usize) -> Form {
+        if live <= BRANCH_MAX_STATES && live * max_payload <= BRANCH_MAX_WORK {
+            Form::Branch
+        } else {
+            Form::Table
+        }
+    }
+
+    /// `table` or `branch`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Form::Table => "table",
+            Form::Branch => "branch",
+        }
+    }
+}
+
+/// The shape of one transition table: rows of 256 entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Table {
+    /// Rows: 256 for 8-bit entries (a state and a byte index the table with no mask), else the states rounded up to
+    /// a power of two (the index is masked).
+    pub rows: usize,
+    /// Bytes per entry: 1 up to 256 states, else 2.
+    pub entry_bytes: usize,
+}
+
+impl Table {
+    /// The table of `states` states.
+    pub fn of(states: usize) -> Table {
+        if states <= 256 {
+            Table {
+                rows: 256,
+                entry_bytes: 1,
+            }
+        } else {
+            Table {
+                rows: states.next_power_of_two(),
+                entry_bytes: 2,
+            }
+        }
+    }
+
+    /// Bytes of the table.
+    pub fn bytes(&self) -> usize {
+        self.rows * 256 * self.entry_bytes
+    }
+}
 
 /// What the generated program's tables look like.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
-    /// Rows of the table: twice the states (each has a flagged copy) rounded up to a power of two; 256 for 8-bit
-    /// entries, so that a state and a byte index the table with no mask.
-    pub rows: usize,
-    /// Bytes per table entry: 1 up to 128 states, else 2.
-    pub entry_bytes: usize,
-    /// The flag bit of a state (`rows / 2`).
-    pub flag: usize,
-    /// Bytes of the transition table and the match masks together.
+    /// The fast scan's form.
+    pub form: Form,
+    /// The fast automaton.
+    pub fast: Fast,
+    /// The fast scan's table (the table form only).
+    pub fast_table: Option<Table>,
+    /// The full automaton's table, which the slow scan walks.
+    pub slow_table: Table,
+    /// Bytes of the tables and the match masks together.
     pub table_bytes: usize,
 }
 
 impl Layout {
-    /// The layout of `automaton`'s tables.
-    pub fn of(automaton: &Automaton) -> Layout {
-        let states = automaton.states();
-        let (rows, entry_bytes) = if states <= 128 {
-            (256, 1)
-        } else {
-            ((2 * states).next_power_of_two(), 2)
-        };
+    /// The layout of `automaton`'s program scanning `max_payload` bytes at most.
+    pub fn of(automaton: &Automaton, max_payload: usize, form: Option<Form>) -> Layout {
+        let fast = Fast::of(automaton);
+        let form = form.unwrap_or_else(|| Form::choose(fast.live, max_payload));
+        let fast_table = (form == Form::Table).then(|| Table::of(fast.states()));
+        let slow_table = Table::of(automaton.states());
+        let table_bytes =
+            fast_table.map_or(0, |t| t.bytes()) + slow_table.bytes() + slow_table.rows * 8;
         Layout {
-            rows,
-            entry_bytes,
-            flag: rows / 2,
-            table_bytes: rows * 256 * entry_bytes + rows / 2 * 8,
+            form,
+            fast,
+            fast_table,
+            slow_table,
+            table_bytes,
         }
     }
 
-    /// The fast scan's table: `rows * 256` entries.
-    pub fn fast_table(&self, a: &Automaton) -> Vec<u32> {
-        let flag = self.flag as u32;
-        let mut table = vec![0u32; self.rows * 256];
-        for s in 0..a.states() {
-            for b in 0..256 {
-                let to = a.next[s * 256 + b];
-                let hit = if a.ends[to as usize] != 0 { flag } else { 0 };
-                table[s * 256 + b] = to | hit;
-                table[(s + self.flag) * 256 + b] = to | flag;
-            }
-        }
-        table
+    /// The entry width of the table the verifier's limit depends on: the fast table's, else the slow one's.
+    pub fn entry_bytes(&self) -> usize {
+        self.fast_table.unwrap_or(self.slow_table).entry_bytes
     }
 }
 
 /// The C source of the XDP program `name` for `automaton`, scanning at most `max_payload` bytes.
-pub fn generate(automaton: &Automaton, name: &str, max_payload: usize, source: &str) -> String {
-    let layout = Layout::of(automaton);
+pub fn generate(
+    automaton: &Automaton,
+    layout: &Layout,
+    name: &str,
+    max_payload: usize,
+    source: &str,
+) -> String {
     let mut c = String::new();
-    prologue(&mut c, automaton, &layout, max_payload, source);
-    tables(&mut c, automaton, &layout);
+    prologue(&mut c, automaton, layout, max_payload, source);
+    tables(&mut c, automaton, layout);
     c.push_str(SCAN);
     verdict(&mut c, automaton);
     let _ = writeln!(c, "SEC(\"xdp\")\nint {name}(struct xdp_md *ctx)\n{{");
     c.push_str(PARSE);
-    dispatch(&mut c, automaton);
-    c.push_str(MAIN_TAIL);
+    dispatch(&mut c, automaton, &layout.fast);
+    match layout.form {
+        Form::Table => c.push_str(TABLE_TAIL),
+        Form::Branch => crate::branch::scan(&mut c, automaton, &layout.fast, max_payload),
+    }
+    c.push_str("}\n\nchar LICENSE[] SEC(\"license\") = \"GPL\";\n");
     c
 }
 
 fn prologue(c: &mut String, a: &Automaton, layout: &Layout, max_payload: usize, source: &str) {
     let _ = writeln!(
         c,
-        "/* Generated by hwxdp dpi from {source}: {} rules, {} DFA states, at most {max_payload} payload bytes scanned.\n * Do not edit: regenerate with hwxdp dpi. Rule k (from 0, file order) counts its matches at key k of dpi_hits. */",
+        "/* Generated by hwxdp dpi from {source}: {} rules, {} DFA states ({} live in the fast scan, {} form), at most {max_payload} payload bytes scanned.\n * Do not edit: regenerate with hwxdp dpi. Rule k (from 0, file order) counts its matches at key k of dpi_hits. */",
         a.rules.len(),
-        a.states()
+        a.states(),
+        layout.fast.live,
+        layout.form.keyword(),
     );
     for (k, rule) in a.rules.iter().enumerate() {
         let name = rule.name.replace("*/", "* /");
@@ -95,33 +170,60 @@ fn prologue(c: &mut String, a: &Automaton, layout: &Layout, max_payload: usize, 
             rule.proto.keyword()
         );
     }
-    let (entry, imask) = if layout.entry_bytes == 1 {
-        ("__u8", String::new())
-    } else {
-        ("__u16", format!(" & {:#x}", layout.rows * 256 - 1))
-    };
-    let _ = write!(
+    c.push_str("#include <linux/bpf.h>\n#include <bpf/bpf_helpers.h>\n\n");
+    let _ = writeln!(
         c,
-        "#include <linux/bpf.h>\n#include <bpf/bpf_helpers.h>\n\n\
-         #define DPI_ROWS {rows}\n#define DPI_FLAG {flag:#x}\n#define DPI_INDEX(s, c) (((s) << 8 | (c)){imask})\n\
-         #define DPI_CHUNKS {chunks}\n#define DPI_TAIL {tail}\n#define DPI_MAX_OFF 255\n\
-         typedef {entry} dpi_state_t;\n\n",
-        rows = layout.rows,
-        flag = layout.flag,
-        chunks = max_payload / CHUNK,
-        tail = max_payload % CHUNK,
+        "#define DPI_DEAD {}\n#define DPI_MATCHED {}\n#define DPI_CHUNKS {}\n#define DPI_TAIL {}\n#define DPI_MAX_OFF 255",
+        layout.fast.dead,
+        layout.fast.matched,
+        max_payload / CHUNK,
+        max_payload % CHUNK,
     );
+    let mut types = vec![("slow", layout.slow_table)];
+    types.extend(layout.fast_table.map(|t| ("fast", t)));
+    for (which, t) in types {
+        let upper = which.to_uppercase();
+        let (entry, imask) = if t.entry_bytes == 1 {
+            ("__u8", String::new())
+        } else {
+            ("__u16", format!(" & {:#x}", t.rows * 256 - 1))
+        };
+        let _ = writeln!(
+            c,
+            "#define DPI_{upper}_ROWS {}\n#define DPI_{upper}_INDEX(s, c) (((s) << 8 | (c)){imask})\ntypedef {entry} dpi_{which}_t;",
+            t.rows
+        );
+    }
+    c.push('\n');
 }
 
-fn tables(c: &mut String, a: &Automaton, layout: &Layout) {
-    c.push_str("static const dpi_state_t dpi_next[DPI_ROWS * 256] = {\n");
-    for row in layout.fast_table(a).chunks(32) {
+fn table_rows(c: &mut String, kind: &str, array: &str, entries: &[u32], rows: usize) {
+    let upper = kind.to_uppercase();
+    let _ = writeln!(
+        c,
+        "static const dpi_{kind}_t {array}[DPI_{upper}_ROWS * 256] = {{"
+    );
+    let mut all = entries.to_vec();
+    all.resize(rows * 256, 0);
+    for row in all.chunks(32) {
         let text: Vec<String> = row.iter().map(u32::to_string).collect();
         let _ = writeln!(c, "\t{},", text.join(","));
     }
-    c.push_str("};\n\n/* Per state (flag stripped), the patterns a match of which ends at the byte that led there. */\n");
-    c.push_str("static const __u64 dpi_ends[DPI_FLAG] = {\n");
-    for s in 0..layout.flag {
+    c.push_str("};\n\n");
+}
+
+fn tables(c: &mut String, a: &Automaton, layout: &Layout) {
+    if let Some(t) = layout.fast_table {
+        c.push_str("/* The fast scan: per live state, the next state for each byte (DPI_DEAD and DPI_MATCHED absorb). */\n");
+        table_rows(c, "fast", "dpi_fast", &layout.fast.next, t.rows);
+    }
+    c.push_str(
+        "/* The slow scan: the full automaton, per state the next state for each byte. */\n",
+    );
+    table_rows(c, "slow", "dpi_next", &a.next, layout.slow_table.rows);
+    c.push_str("/* Per state, the patterns a match of which ends at the byte that led there. */\n");
+    c.push_str("static const __u64 dpi_ends[DPI_SLOW_ROWS] = {\n");
+    for s in 0..layout.slow_table.rows {
         let bits = a.ends.get(s).copied().unwrap_or(0);
         let _ = writeln!(c, "\t{bits:#x}ULL,");
     }
@@ -131,9 +233,8 @@ fn tables(c: &mut String, a: &Automaton, layout: &Layout) {
         a.rules.len()
     );
 }
-
-/// The scans, shared by every generated program: `DPI_SCAN(STEP)` walks at most DPI_CHUNKS * 16 + DPI_TAIL bytes
-/// from `p`, sixteen bytes per bounds check, then 8, 4, 2 and 1.
+/// The scans, shared by every generated program: `DPI_SCAN(STEP, STOP)` walks at most DPI_CHUNKS * 16 + DPI_TAIL
+/// bytes from `p`, sixteen bytes per bounds check (then `STOP`), then 8, 4, 2 and 1.
 const SCAN: &str = r#"#define DPI_BLOCK(STEP, n)                                                    \
 	do {                                                                  \
 		if (left >= n && (const void *)(p + n) <= (const void *)end) { \
@@ -144,7 +245,7 @@ const SCAN: &str = r#"#define DPI_BLOCK(STEP, n)                                
 		}                                                             \
 	} while (0)
 
-#define DPI_SCAN(STEP)                                                        \
+#define DPI_SCAN(STEP, STOP)                                                  \
 	do {                                                                  \
 		__u64 i, left = 15;                                           \
                                                                               \
@@ -156,6 +257,7 @@ const SCAN: &str = r#"#define DPI_BLOCK(STEP, n)                                
 			for (int k = 0; k < 16; k++)                          \
 				STEP(p[k]);                                   \
 			p += 16;                                              \
+			STOP;                                                 \
 		}                                                             \
 		if (i == 0)                                                   \
 			left = DPI_TAIL;                                      \
@@ -165,25 +267,25 @@ const SCAN: &str = r#"#define DPI_BLOCK(STEP, n)                                
 		DPI_BLOCK(STEP, 1);                                           \
 	} while (0)
 
-/* The fast step: the next state, flagged once any pattern has matched. */
-#define DPI_FAST(c) (s = *(const dpi_state_t *)(DPI_INDEX(s, (__u64)(c)) * sizeof(dpi_state_t) + (unsigned long)table))
-/* The slow step: the next state without the flag, and the patterns that end here. */
-#define DPI_SLOW(c) (s = table[DPI_INDEX(s, (__u64)(c))] & (DPI_FLAG - 1), m |= dpi_ends[s])
+/* The fast step: the next state of the fast automaton. */
+#define DPI_FAST(c) (s = *(const dpi_fast_t *)(DPI_FAST_INDEX(s, (__u64)(c)) * sizeof(dpi_fast_t) + (unsigned long)table))
+/* The slow step: the next state of the full automaton, and the patterns that end here. */
+#define DPI_SLOW(c) (s = table[DPI_SLOW_INDEX(s, (__u64)(c))] & (DPI_SLOW_ROWS - 1), m |= dpi_ends[s])
 
 /* The mask of the patterns that occur in the payload at offset off of the packet, from state start. */
 __attribute__((noinline)) __u64 dpi_slow(struct xdp_md *ctx, __u32 off, __u32 start)
 {
 	const __u8 *data = (const __u8 *)(long)ctx->data;
 	const __u8 *end = (const __u8 *)(long)ctx->data_end;
-	const dpi_state_t *table = dpi_next;
+	const dpi_slow_t *table = dpi_next;
 	const __u8 *p;
-	__u64 s = start & (DPI_FLAG - 1);
+	__u64 s = start & (DPI_SLOW_ROWS - 1);
 	__u64 m = 0;
 
 	if (off > DPI_MAX_OFF)
 		return 0;
 	p = data + off;
-	DPI_SCAN(DPI_SLOW);
+	DPI_SCAN(DPI_SLOW, (void)0);
 	return m;
 }
 
@@ -197,22 +299,20 @@ static __always_inline void dpi_hit(__u32 rule)
 
 "#;
 
-/// The end of the XDP function: the fast scan, then for a flagged packet the slow scan and the verdict.
-const MAIN_TAIL: &str = r#"	{
-		const dpi_state_t *table = dpi_next;
+/// The end of the XDP function in the table form: the fast scan, stopped at the first chunk boundary in DEAD or
+/// MATCHED, then for a MATCHED packet the slow scan and the verdict.
+const TABLE_TAIL: &str = r#"	{
+		const dpi_fast_t *table = dpi_fast;
 		const __u8 *p = payload;
-		__u32 start = s;
 
 		/* Keeps the table's address in a register: one add per byte instead of a reload. */
 		asm volatile("" : "+r"(table));
-		DPI_SCAN(DPI_FAST);
-		if (!(s & DPI_FLAG))
+		DPI_SCAN(DPI_FAST, if (s >= DPI_DEAD) goto dpi_done);
+	dpi_done:
+		if (s != DPI_MATCHED)
 			return XDP_PASS;
 		return dpi_verdict(dpi_slow(ctx, off, start));
 	}
-}
-
-char LICENSE[] SEC("license") = "GPL";
 "#;
 
 /// Ethernet (one optional VLAN tag), IPv4 (options; later fragments pass) or IPv6 (no extension headers), TCP or UDP:
@@ -220,7 +320,7 @@ char LICENSE[] SEC("license") = "GPL";
 const PARSE: &str = r#"	const __u8 *data = (const __u8 *)(long)ctx->data;
 	const __u8 *end = (const __u8 *)(long)ctx->data_end;
 	const __u8 *l3, *l4, *payload;
-	__u32 type, proto, dport, off = 14, l4off;
+	__u32 type, proto, dport, off = 14, l4off, start;
 	__u64 s;
 
 	if ((const void *)(data + 14) > (const void *)end)
@@ -270,22 +370,23 @@ const PARSE: &str = r#"	const __u8 *data = (const __u8 *)(long)ctx->data;
 		return XDP_PASS;
 "#;
 
-/// The start state by protocol and destination port; packets no rule looks at pass.
-fn dispatch(c: &mut String, a: &Automaton) {
+/// The start states by protocol and destination port (`start` of the full automaton, `s` of the fast one); packets no
+/// rule looks at pass.
+fn dispatch(c: &mut String, a: &Automaton, fast: &Fast) {
     for proto in [Proto::Tcp, Proto::Udp] {
         let classes: Vec<&Class> = a.classes.iter().filter(|k| k.proto == proto).collect();
         let _ = writeln!(c, "\tif (proto == {}) {{", proto.number());
         for class in &classes {
+            let set = format!(
+                "{{\n\t\t\tstart = {};\n\t\t\ts = {};\n\t\t}}",
+                class.start, fast.of_state[class.start as usize]
+            );
             match class.dport {
                 Some(port) => {
-                    let _ = writeln!(
-                        c,
-                        "\t\tif (dport == {port})\n\t\t\ts = {};\n\t\telse",
-                        class.start
-                    );
+                    let _ = writeln!(c, "\t\tif (dport == {port}) {set} else");
                 }
                 None => {
-                    let _ = writeln!(c, "\t\t\ts = {};", class.start);
+                    let _ = writeln!(c, "\t\t{set}");
                 }
             }
         }

@@ -5,10 +5,12 @@
 //! ([`codegen`]), which clang builds into an object that every backend and the kernel load ([`build`]). The format
 //! and the program's behaviour are in `docs/dpi.md`.
 
+pub mod branch;
 pub mod codegen;
 pub mod compile;
 pub mod dfa;
 pub mod error;
+pub mod fast;
 pub mod parse;
 pub mod pattern;
 pub mod rules;
@@ -40,6 +42,8 @@ pub struct Options {
     pub dfa_limit: usize,
     /// The XDP program's (the C function's) name.
     pub name: String,
+    /// The fast scan's form; `None`: chosen by [`codegen::Form::choose`].
+    pub form: Option<codegen::Form>,
 }
 
 impl Default for Options {
@@ -48,6 +52,7 @@ impl Default for Options {
             max_payload: DEFAULT_MAX_PAYLOAD,
             dfa_limit: DEFAULT_DFA_LIMIT,
             name: "dpi".into(),
+            form: None,
         }
     }
 }
@@ -75,9 +80,15 @@ pub fn compile(text: &str, source: &str, options: &Options) -> Result<Compiled, 
     }
     let rules = parse::parse_rules(text)?;
     let automaton = compile::automaton(rules, options.dfa_limit)?;
-    let layout = codegen::Layout::of(&automaton);
+    let layout = codegen::Layout::of(&automaton, options.max_payload, options.form);
     check_payload_limit(options.max_payload, &automaton, &layout)?;
-    let c_source = codegen::generate(&automaton, &options.name, options.max_payload, source);
+    let c_source = codegen::generate(
+        &automaton,
+        &layout,
+        &options.name,
+        options.max_payload,
+        source,
+    );
     Ok(Compiled {
         automaton,
         layout,
@@ -92,7 +103,17 @@ fn check_payload_limit(
     automaton: &Automaton,
     layout: &codegen::Layout,
 ) -> Result<(), DpiError> {
-    let max = if layout.entry_bytes == 1 {
+    let live = layout.fast.live;
+    if layout.form == codegen::Form::Branch && live * value > codegen::BRANCH_MAX_WORK {
+        return Err(DpiError::PayloadLimit {
+            value,
+            reason: format!(
+                "the branch form of {live} live states scans at most {} bytes: the kernel verifier walks every state at every byte position (use the table form)",
+                codegen::BRANCH_MAX_WORK / live.max(1)
+            ),
+        });
+    }
+    let max = if layout.entry_bytes() == 1 {
         MAX_PAYLOAD
     } else {
         MAX_PAYLOAD_WIDE
@@ -103,7 +124,7 @@ fn check_payload_limit(
             reason: format!(
                 "the kernel verifier refuses a scan over {max} bytes for these rules ({} DFA states, {}-bit table entries): it follows the scan's every exit in turn and stops at a million instructions",
                 automaton.states(),
-                layout.entry_bytes * 8
+                layout.entry_bytes() * 8
             ),
         });
     }

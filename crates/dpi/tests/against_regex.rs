@@ -1,9 +1,9 @@
 //! The compiled automaton against the `regex` crate: for every example rules file and thousands of random and
 //! crafted payloads, the patterns the DFA finds are the patterns `regex` finds in the bytes each rule looks at, and the
-//! fast table's flag is set exactly when one is found.
+//! fast automaton ends in MATCHED exactly when one is found (and nothing matches once it is in DEAD).
 
-use hwxdp_dpi::codegen::Layout;
 use hwxdp_dpi::compile::Class;
+use hwxdp_dpi::fast::Fast;
 use hwxdp_dpi::{Automaton, Options, Rule, Scope};
 use regex::bytes::{Regex, RegexBuilder};
 
@@ -97,13 +97,25 @@ fn expected(a: &Automaton, refs: &[Vec<Regex>], class: &Class, payload: &[u8]) -
     mask
 }
 
-/// The fast scan on the flagged table: whether the flag is up after the payload.
-fn flagged(layout: &Layout, table: &[u32], class: &Class, payload: &[u8]) -> bool {
-    let mut s = class.start as usize;
-    for &b in payload {
-        s = table[s * 256 + b as usize] as usize;
+/// The fast scan: whether it ends in MATCHED after the payload; and that it never leaves DEAD or MATCHED, and
+/// that nothing matches once it is in DEAD (so stopping there is right).
+fn flagged(fast: &Fast, a: &Automaton, class: &Class, payload: &[u8]) -> bool {
+    let mut s = fast.of_state[class.start as usize];
+    for (i, &b) in payload.iter().enumerate() {
+        let t = fast.next[s as usize * 256 + b as usize];
+        if s == fast.dead || s == fast.matched {
+            assert_eq!(t, s, "DEAD and MATCHED absorb");
+        }
+        if t == fast.dead {
+            assert_eq!(
+                a.scan(class, payload),
+                a.scan(class, &payload[..=i]),
+                "nothing matches after DEAD: {payload:?}"
+            );
+        }
+        s = t;
     }
-    s & layout.flag != 0
+    s == fast.matched
 }
 
 /// Random payloads built from pieces of the rules' patterns, separators and random bytes.
@@ -173,8 +185,7 @@ fn pieces(rules: &[Rule], crafted: &[&[u8]]) -> Vec<Vec<u8>> {
 fn differential(name: &str, crafted: &[&[u8]], count: usize) {
     let a = automaton(&example(name));
     let refs = references(&a.rules);
-    let layout = Layout::of(&a);
-    let table = layout.fast_table(&a);
+    let fast = Fast::of(&a);
     let pieces = pieces(&a.rules, crafted);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ name.len() as u64);
     let mut hits = vec![[0usize; 2]; a.rules.len()];
@@ -193,7 +204,7 @@ fn differential(name: &str, crafted: &[&[u8]], count: usize) {
                 String::from_utf8_lossy(p)
             );
             assert_eq!(
-                flagged(&layout, &table, class, p),
+                flagged(&fast, &a, class, p),
                 want != 0,
                 "{name}: the flag on {p:?}"
             );

@@ -146,6 +146,19 @@ fn a_payload_limit_the_verifier_would_refuse_is_refused() {
         }
     )
     .is_ok());
+    // The branch form, forced past the scan its verifier work allows, is refused with the bytes it allows.
+    let branch = |max_payload| Options {
+        max_payload,
+        form: Some(hwxdp_dpi::codegen::Form::Branch),
+        ..Options::default()
+    };
+    let msg = error(text, &branch(4096)).to_string();
+    assert!(
+        msg.starts_with("--max-payload 4096: the branch form of ")
+            && msg.contains("live states scans at most"),
+        "{msg}"
+    );
+    assert!(compile(text, "t", &branch(1500)).is_ok());
 }
 
 #[test]

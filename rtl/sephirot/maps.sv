@@ -1586,7 +1586,7 @@ module maps #(
     for (integer m = 0; m < MAPS; m = m + 1) begin
       free  = LW'(ENTRIES + 5 * m + 2);
       first = LW'(ebase_q[m]);
-      last  = LW'(ebase_q[m] + slots_q[m][EW:0] - EW1'(1));
+      last  = LW'(ebase_q[m]) + LW'(slots_q[m][EW:0]) - LW'(1);
       if (kind_q[m] == KindLru && live_q[m]) begin
         if (c >= first && c <= last) begin
           init_next = (c == first) ? free : c - LW'(1);

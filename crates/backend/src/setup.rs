@@ -36,6 +36,8 @@ pub struct Options {
     pub ebpflow: crate::ebpflow::NicOptions,
     /// `--cores`: hXDP cores behind one Warp Engine (`--backend warp`).
     pub warp_cores: usize,
+    /// `--warp-profile`: frames the Warp Optimizer fits its rules to (`warp`, `warp-interp`); none: unprofiled.
+    pub warp_profile: Vec<Vec<u8>>,
 }
 
 impl Default for Options {
@@ -49,6 +51,7 @@ impl Default for Options {
             rings_after_trace: false,
             ebpflow: crate::ebpflow::NicOptions::default(),
             warp_cores: 1,
+            warp_profile: Vec::new(),
         }
     }
 }

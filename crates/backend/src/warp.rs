@@ -40,7 +40,7 @@ pub const ENTRY: Entry = Entry {
     name: "warp",
     about: "the Warp Engine in software in front of the hXDP core's cycle model, which resumes at the entry bundle \
             of the restored context (--cores N: N cores sharing the maps, fed round robin)",
-    options: &["--cores"],
+    options: &["--cores", "--warp-profile"],
     needs_kernel: false,
     whole_trace: false,
     create: create_hxdp,
@@ -50,14 +50,28 @@ pub const ENTRY: Entry = Entry {
 pub const INTERP: Entry = Entry {
     name: "warp-interp",
     about: "the Warp Engine in software in front of the reference machine, which resumes where the rule left off",
-    options: &[],
+    options: &["--warp-profile"],
     needs_kernel: false,
     whole_trace: false,
     create: create_interp,
 };
 
 fn optimize(setup: &Setup, backend: &'static str) -> Result<Warp, BackendError> {
-    hwxdp_warp::optimize(setup.spec, setup.program, &Params::default())
+    let programs = &setup.spec.programs;
+    let program = programs
+        .iter()
+        .find(|p| p.name == setup.program)
+        .or_else(|| programs.iter().find(|p| p.section == setup.program))
+        .ok_or_else(|| {
+            BackendError::setup(
+                backend,
+                hwxdp_warp::WarpError::NoProgram(setup.program.to_string()),
+            )
+        })?;
+    let profile = hwxdp_warp::Profile {
+        frames: setup.options.warp_profile.clone(),
+    };
+    hwxdp_warp::optimize_profiled(program, &setup.spec.maps, &Params::default(), &profile)
         .map_err(|e| BackendError::setup(backend, e))
 }
 

@@ -69,6 +69,10 @@ pub struct BackendArgs {
     /// warp: hXDP cores behind the one Warp Engine, sharing the maps (1 to 64) [default: 1].
     #[arg(long)]
     pub cores: Option<usize>,
+    /// warp, warp-interp: fit the rules to this trace's traffic (TCAM entries spent on its frequent paths first, as
+    /// `compile --target warp --pcap` does) [default: no profile].
+    #[arg(long, value_name = "PCAP")]
+    pub warp_profile: Option<PathBuf>,
 }
 
 fn parse_swap(text: &str) -> Result<(u64, PathBuf), String> {
@@ -179,6 +183,7 @@ impl BackendArgs {
             (self.engines_per_port.is_some(), "--engines-per-port"),
             (!self.swap_at.is_empty(), "--swap-at"),
             (self.cores.is_some(), "--cores"),
+            (self.warp_profile.is_some(), "--warp-profile"),
         ];
         for (set, flag) in flags {
             if set {
@@ -235,6 +240,7 @@ impl BackendArgs {
                 ..hwxdp_backend::NicOptions::default()
             },
             warp_cores: self.cores.unwrap_or(1),
+            warp_profile: Vec::new(),
         }
     }
 
@@ -442,6 +448,10 @@ impl<'a> Session<'a> {
             ..backend.options()
         };
         options.ebpflow.first_ifindex = trace.ifindex;
+        if let Some(path) = &backend.warp_profile {
+            let frames = crate::trace::read(path)?;
+            options.warp_profile = frames.into_iter().map(|p| p.data).collect();
+        }
         let swaps = backend
             .swaps()?
             .into_iter()

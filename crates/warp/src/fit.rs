@@ -7,7 +7,7 @@ use crate::rules::{usage, KeyEntry, KeyLayout};
 use crate::state::Stop;
 use crate::sym::KeyBit;
 use crate::ternary::Pattern;
-use crate::walk::{walk, Action, Decision, Limits, Program, RawRule};
+use crate::walk::{walk, Action, Decision, Limits, Profile, Program, RawRule};
 use crate::{Params, WarpError};
 use hwxdp_analysis::{Liveness, ProgramCfg, Regions, StackLiveness};
 use hwxdp_ebpf::slot_offsets;
@@ -83,6 +83,12 @@ pub struct Report {
     pub depth: Option<usize>,
     /// Most TCAM entries one range compare was allowed.
     pub range_entries: usize,
+    /// Frames of the profile (the trace) the rules were fitted to; 0 without one.
+    pub profile_frames: usize,
+    /// Paths carrying at least this many of the profile's frames were walked past `depth` (`None`: none was).
+    pub hot: Option<usize>,
+    /// Frames of the profile on each rule's path, by priority (empty without a profile).
+    pub rule_frames: Vec<usize>,
     /// What stopped a deeper walk from fitting (`tcam-entries 80 > 64`, ...); empty when the full walk fits.
     pub limited_by: Vec<String>,
     /// Why paths continue in the processor, with the number of rules each.
@@ -125,6 +131,18 @@ pub fn optimize_program(
     maps: &[MapSpec],
     params: &Params,
 ) -> Result<Warp, WarpError> {
+    optimize_profiled(spec, maps, params, &Profile::default())
+}
+
+/// Warps `spec` for the traffic of `profile`: of the walks that fit, the one warping the most instructions over the
+/// profile's frames, paths carrying many of them walked past the depth limit the others stop at (TCAM entries spent
+/// by path frequency). With no frames, [`optimize_program`].
+pub fn optimize_profiled(
+    spec: &ProgramSpec,
+    maps: &[MapSpec],
+    params: &Params,
+    profile: &Profile,
+) -> Result<Warp, WarpError> {
     let prog = ProgramCfg::build(spec)?;
     let regions = Regions::compute(&prog, maps);
     let live = Liveness::compute(&prog);
@@ -136,10 +154,18 @@ pub fn optimize_program(
         stack: &stack,
         slots: &slots,
         params,
+        profile,
     };
-    let (raw, entries, depth, range, limited_by) = fit(&p, params);
+    let fitted = fit(&p, params);
+    let (raw, entries) = (fitted.rules, fitted.entries);
     let flat: Vec<Pattern> = entries.iter().flatten().cloned().collect();
     let layout = KeyLayout::build(&flat, params.key_read.max(1));
+    let rule_frames: Vec<usize> = raw
+        .iter()
+        .zip(&entries)
+        .filter(|(_, e)| !e.is_empty())
+        .map(|(r, _)| r.packets)
+        .collect();
     let rules: Vec<Rule> = raw
         .into_iter()
         .zip(entries)
@@ -161,7 +187,19 @@ pub fn optimize_program(
         .zip(&cfg.blocks)
         .map(|(c, b)| (slots[b.start.index()] as u32, c))
         .collect();
-    let report = report(spec, &rules, &layout, depth, range, limited_by);
+    let mut report = report(
+        spec,
+        &rules,
+        &layout,
+        fitted.depth,
+        fitted.range,
+        fitted.limited_by,
+    );
+    report.profile_frames = profile.frames.len();
+    report.hot = fitted.hot;
+    if !profile.frames.is_empty() {
+        report.rule_frames = rule_frames;
+    }
     Ok(Warp {
         program: spec.name.clone(),
         params: *params,
@@ -172,80 +210,204 @@ pub fn optimize_program(
     })
 }
 
-/// The deepest walk whose rules fit: its rules and their entries, the depth limit (`None`: unlimited), the range
-/// limit, and what the deeper walks exceeded.
-#[allow(clippy::type_complexity)]
-fn fit(
+/// The walk kept by [`fit`].
+struct Fitted {
+    rules: Vec<RawRule>,
+    entries: Vec<Vec<Pattern>>,
+    /// The depth limit (`None`: unlimited).
+    depth: Option<usize>,
+    range: usize,
+    /// The hot-path threshold (`None`: none).
+    hot: Option<usize>,
+    /// What the deeper walks exceeded.
+    limited_by: Vec<String>,
+}
+
+/// What a walk's rules are worth: instructions warped summed over the profile's frames, else over the rules.
+fn score(rules: &[RawRule], profiled: bool) -> u64 {
+    rules
+        .iter()
+        .map(|r| r.action.warped() * if profiled { r.packets as u64 } else { 1 })
+        .sum()
+}
+
+/// One walk with `limits`, and its rules' entries when they fit the engine; `Err` says what they exceed.
+fn attempt(
     p: &Program,
     params: &Params,
-) -> (
-    Vec<RawRule>,
-    Vec<Vec<Pattern>>,
-    Option<usize>,
-    usize,
-    Vec<String>,
-) {
+    limits: &Limits,
+) -> Result<(Vec<RawRule>, Vec<Vec<Pattern>>), String> {
     let cap = params.tcam_entries as usize;
+    let rules = walk(p, limits).ok_or_else(|| format!("rules > {}", limits.max_rules))?;
+    let (entries, used) =
+        usage(&rules, params, cap).ok_or_else(|| format!("tcam-entries > {cap}"))?;
+    match used.exceeds(params) {
+        Some((name, used, limit)) => Err(format!("{name} {used} > {limit}")),
+        None => Ok((rules, entries)),
+    }
+}
+
+/// The limits of a walk at `depth`, `range` and hot threshold `hot` (which also cuts the cold paths).
+fn limits(params: &Params, depth: usize, range: usize, hot: Option<usize>) -> Limits {
+    Limits {
+        depth,
+        range_entries: range,
+        max_rules: params.tcam_entries as usize * 2 + 8,
+        hot,
+        cold: hot.is_some(),
+        extended: Vec::new(),
+    }
+}
+
+/// The walk whose rules fit and warp the most: the unlimited walk when it fits, else the best of the walks with a
+/// depth limit, a range limit and (with a profile) a hot-path threshold, then (with a profile) its most frequent
+/// stopped paths deepened one match at a time while the rules fit.
+fn fit(p: &Program, params: &Params) -> Fitted {
     let mut limited_by: Vec<String> = Vec::new();
+    let range = params.range_entries as usize;
+    let natural = match attempt(p, params, &limits(params, usize::MAX, range, None)) {
+        Ok((rules, entries)) => {
+            return Fitted {
+                rules,
+                entries,
+                depth: None,
+                range,
+                hot: None,
+                limited_by,
+            }
+        }
+        Err(why) => {
+            limited_by.push(format!("{why} (unlimited depth)"));
+            natural_depth(p, range)
+        }
+    };
+    let profiled = !p.profile.frames.is_empty();
+    let mut best: Option<(u64, Limits, Fitted)> = None;
+    for l in grid(p, params, natural) {
+        match attempt(p, params, &l) {
+            Ok((rules, entries)) => {
+                let s = score(&rules, profiled);
+                if best.as_ref().is_none_or(|b| s > b.0) {
+                    let fitted = Fitted {
+                        rules,
+                        entries,
+                        depth: Some(l.depth),
+                        range: l.range_entries,
+                        hot: l.hot,
+                        limited_by: Vec::new(),
+                    };
+                    best = Some((s, l, fitted));
+                }
+            }
+            Err(why) if limited_by.len() < 4 && l.hot.is_none() => limited_by.push(format!(
+                "{why} (depth {}, range {})",
+                l.depth, l.range_entries
+            )),
+            Err(_) => {}
+        }
+    }
+    let Some((s, l, fitted)) = best else {
+        return Fitted {
+            rules: Vec::new(),
+            entries: Vec::new(),
+            depth: Some(0),
+            range: 0,
+            hot: None,
+            limited_by,
+        };
+    };
+    let fitted = if profiled {
+        deepen(p, params, s, l, fitted)
+    } else {
+        fitted
+    };
+    Fitted {
+        limited_by,
+        ..fitted
+    }
+}
+
+/// The limits [`fit`] tries below the natural depth, deepest first: every range limit and, with a profile, hot
+/// thresholds from half the frames down to a sixty-fourth (and one above all of them: cold paths cut only).
+fn grid(p: &Program, params: &Params, natural: usize) -> Vec<Limits> {
     let mut ranges: Vec<usize> = [params.range_entries as usize, 4, 2, 1]
         .into_iter()
         .filter(|&r| r <= params.range_entries as usize)
         .collect();
     ranges.dedup();
-    let attempt =
-        |depth: usize, range: usize| -> Result<(Vec<RawRule>, Vec<Vec<Pattern>>), String> {
-            let limits = Limits {
-                depth,
-                range_entries: range,
-                max_rules: cap * 2 + 8,
-            };
-            let rules = walk(p, &limits).ok_or_else(|| format!("rules > {}", limits.max_rules))?;
-            let (entries, used) =
-                usage(&rules, params, cap).ok_or_else(|| format!("tcam-entries > {cap}"))?;
-            match used.exceeds(params) {
-                Some((name, used, limit)) => Err(format!("{name} {used} > {limit}")),
-                None => Ok((rules, entries)),
-            }
-        };
-    let range = params.range_entries as usize;
-    let natural = match attempt(usize::MAX, range) {
-        Ok((rules, entries)) => return (rules, entries, None, range, limited_by),
-        Err(why) => {
-            limited_by.push(format!("{why} (unlimited depth)"));
-            // The deepest path the unlimited walk would take, or a bound when it was cut short.
-            let limits = Limits {
-                depth: usize::MAX,
-                range_entries: range,
-                max_rules: 4096,
-            };
-            walk(p, &limits)
-                .map(|r| r.iter().map(|r| r.conds.len()).max().unwrap_or(0))
-                .unwrap_or(64)
-        }
-    };
-    // Of the walks that fit, the one whose rules warp the most instructions (summed over rules), the deepest on a
-    // tie.
-    let mut best: Option<(u64, Vec<RawRule>, Vec<Vec<Pattern>>, usize, usize)> = None;
+    let frames = p.profile.frames.len();
+    let mut hots: Vec<Option<usize>> = vec![None];
+    if frames > 0 {
+        hots.push(Some(frames + 1));
+        hots.extend([2, 4, 8, 16, 32, 64].map(|d| Some((frames / d).max(1))));
+        hots.dedup();
+    }
+    let mut out = Vec::new();
     for depth in (0..natural).rev() {
         for &range in &ranges {
-            match attempt(depth, range) {
-                Ok((rules, entries)) => {
-                    let score: u64 = rules.iter().map(|r| r.action.warped()).sum();
-                    if best.as_ref().is_none_or(|b| score > b.0) {
-                        best = Some((score, rules, entries, depth, range));
-                    }
-                }
-                Err(why) if limited_by.len() < 4 => {
-                    limited_by.push(format!("{why} (depth {depth}, range {range})"))
-                }
-                Err(_) => {}
+            for &hot in &hots {
+                out.push(limits(params, depth, range, hot));
             }
         }
     }
-    match best {
-        Some((_, rules, entries, depth, range)) => (rules, entries, Some(depth), range, limited_by),
-        None => (Vec::new(), Vec::new(), Some(0), 0, limited_by),
+    out
+}
+
+/// Rounds of [`deepen`]: each may deepen every stopped path by one match.
+const DEEPEN_ROUNDS: usize = 8;
+
+/// TCAM entries spent by path frequency: the stopped paths (at the depth or range limit) of `fitted` that the most
+/// frames take are walked one match deeper, one at a time, each kept when the rules still fit and warp more
+/// instructions over the profile.
+fn deepen(
+    p: &Program,
+    params: &Params,
+    mut score_now: u64,
+    mut l: Limits,
+    mut fitted: Fitted,
+) -> Fitted {
+    for _ in 0..DEEPEN_ROUNDS {
+        let mut stopped: Vec<(usize, Vec<(u32, bool)>)> = fitted
+            .rules
+            .iter()
+            .filter(|r| matches!(r.stop, Some(Stop::Depth | Stop::WideRange)) && r.packets > 0)
+            .map(|r| (r.packets, crate::walk::path_key(&r.path)))
+            .collect();
+        stopped.sort_by_key(|s| std::cmp::Reverse(s.0));
+        let mut changed = false;
+        for (_, path) in stopped {
+            if l.extended.contains(&path) {
+                continue;
+            }
+            let mut next = l.clone();
+            next.extended.push(path);
+            if let Ok((rules, entries)) = attempt(p, params, &next) {
+                let s = score(&rules, true);
+                if s > score_now {
+                    score_now = s;
+                    fitted.rules = rules;
+                    fitted.entries = entries;
+                    l = next;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
     }
+    fitted
+}
+
+/// The deepest path the unlimited walk takes, or a bound when it was cut short.
+fn natural_depth(p: &Program, range: usize) -> usize {
+    let limits = Limits {
+        max_rules: 4096,
+        ..limits(&Params::default(), usize::MAX, range, None)
+    };
+    walk(p, &limits)
+        .map(|r| r.iter().map(|r| r.conds.len()).max().unwrap_or(0))
+        .unwrap_or(64)
 }
 
 /// A TCAM entry's care bits as matches on runs of chunk bytes and on the length.
@@ -326,6 +488,9 @@ fn report(
         restore_slots: slots,
         depth,
         range_entries: range,
+        profile_frames: 0,
+        hot: None,
+        rule_frames: Vec::new(),
         limited_by,
         stops: count(
             rules

@@ -23,11 +23,11 @@ pub mod walk;
 
 pub use classify::BlockClass;
 pub use engine::{Engine, Run};
-pub use fit::{optimize, optimize_program, Report, Rule, Warp};
+pub use fit::{optimize, optimize_profiled, optimize_program, Report, Rule, Warp};
 pub use params::Params;
 pub use restore::{Extraction, Restore, StackValue, Value};
 pub use state::Stop;
-pub use walk::{Action, Decision};
+pub use walk::{Action, Decision, Profile};
 
 use thiserror::Error;
 

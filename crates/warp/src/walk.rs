@@ -70,10 +70,12 @@ pub struct RawRule {
     pub stop: Option<Stop>,
     /// Why the restore is not at the stop but at an earlier instruction.
     pub fallback: Option<Unrestorable>,
+    /// Packets of the profile that take this rule's path.
+    pub packets: usize,
 }
 
 /// How far one walk goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Most matches on one path.
     pub depth: usize,
@@ -81,6 +83,43 @@ pub struct Limits {
     pub range_entries: usize,
     /// Rules after which the walk gives up (the rules cannot fit).
     pub max_rules: usize,
+    /// A path carrying at least this many packets of the profile is walked past `depth` and `range_entries` (up to
+    /// the engine's `range-entries`) (`None`: none is).
+    pub hot: Option<usize>,
+    /// A path no frame of the profile takes stops at its next match (TCAM entries are kept for the paths taken).
+    pub cold: bool,
+    /// Paths (their decided jumps as (slot, taken)) walked one match past the limits: the fit deepens frequent
+    /// paths one at a time while the rules fit.
+    pub extended: Vec<Vec<(u32, bool)>>,
+}
+
+/// A path's decided jumps as [`Limits::extended`] names them.
+pub fn path_key(path: &[Decision]) -> Vec<(u32, bool)> {
+    path.iter().map(|d| (d.slot, d.taken)).collect()
+}
+
+/// Frames the rules are fitted to (a trace): the walk counts those on each path, and may walk frequent ones deeper.
+#[derive(Clone, Debug, Default)]
+pub struct Profile {
+    /// The frames (bytes from `data`).
+    pub frames: Vec<Vec<u8>>,
+}
+
+impl Profile {
+    /// Whether frame `f` matches `pattern` (bytes past its end read as zero, its length capped as the key's).
+    pub fn matches(&self, f: usize, pattern: &Pattern) -> bool {
+        let frame = &self.frames[f];
+        let len = frame.len().min(MAX_LEN as usize);
+        pattern.iter().all(|(bit, &v)| {
+            let set = match *bit {
+                crate::sym::KeyBit::Chunk(c) => {
+                    frame.get(c as usize / 8).copied().unwrap_or(0) >> (c % 8) & 1 == 1
+                }
+                crate::sym::KeyBit::Len(n) => len >> n & 1 == 1,
+            };
+            set == v
+        })
+    }
 }
 
 /// What the walk needs of the program.
@@ -95,6 +134,8 @@ pub struct Program<'a> {
     pub slots: &'a [usize],
     /// The engine.
     pub params: &'a Params,
+    /// The frames the rules are fitted to (may be none).
+    pub profile: &'a Profile,
 }
 
 /// One path being walked.
@@ -106,6 +147,8 @@ struct Task {
     path: Vec<Decision>,
     /// The last restore point on the path.
     checkpoint: Rc<Restore>,
+    /// The profile's frames on this path.
+    frames: Rc<Vec<u32>>,
 }
 
 /// The rules of one walk, or `None` when there are more than `limits.max_rules`.
@@ -124,6 +167,7 @@ pub fn walk(p: &Program, limits: &Limits) -> Option<Vec<RawRule>> {
         conds: Vec::new(),
         path: Vec::new(),
         checkpoint: Rc::new(start),
+        frames: Rc::new((0..p.profile.frames.len() as u32).collect()),
     }];
     let mut rules = Vec::new();
     while let Some(task) = work.pop() {
@@ -196,6 +240,7 @@ fn stop_rule(p: &Program, t: Task, i: InsnId, stop: Stop) -> RawRule {
         path: t.path,
         stop: Some(stop),
         fallback,
+        packets: t.frames.len(),
     }
 }
 
@@ -214,6 +259,7 @@ fn exit_rule(p: &Program, mut t: Task, i: InsnId) -> RawRule {
                 path: t.path,
                 stop: None,
                 fallback: None,
+                packets: t.frames.len(),
             }
         }
         None => stop_rule(p, t, i, Stop::UnknownVerdict),
@@ -294,15 +340,32 @@ fn branch(
     let Side::When(patterns) = matched else {
         return;
     };
-    if patterns.len() > limits.range_entries {
+    // A hot path (one carrying many of the profile's frames) is walked past the depth and range limits, up to the
+    // engine's own range limit.
+    let hot = limits.hot.is_some_and(|h| t.frames.len() >= h.max(1))
+        || (!limits.extended.is_empty() && limits.extended.contains(&path_key(&t.path)));
+    let range = if hot {
+        limits.range_entries.max(p.params.range_entries as usize)
+    } else {
+        limits.range_entries
+    };
+    if patterns.len() > range {
         return rules.push(stop_rule(p, t, i, Stop::WideRange));
     }
+    let (on, off): (Vec<u32>, Vec<u32>) = t.frames.iter().partition(|&&f| {
+        patterns
+            .iter()
+            .any(|pat| p.profile.matches(f as usize, pat))
+    });
     let depth = t.conds.len();
-    if depth >= limits.depth {
+    let cold = limits.cold && t.frames.is_empty();
+    if (depth >= limits.depth || cold) && !hot {
         return rules.push(stop_rule(p, t, i, Stop::Depth));
     }
     t.st.insns += 1;
     let mut second = t.clone();
+    second.frames = Rc::new(off);
+    t.frames = Rc::new(on);
     second.block = if first_taken { fall_to } else { taken_to };
     second.st.len = if first_taken { len_fall } else { len_taken };
     second.path.push(Decision {

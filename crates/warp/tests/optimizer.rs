@@ -333,3 +333,89 @@ fn the_check_finds_a_wrong_rule() {
         d.what
     );
 }
+
+const DEEP: &str = r#"
+SEC("xdp")
+int deep(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	unsigned char *p = data;
+	if (data + 40 > end)
+		return XDP_PASS;
+	if (p[20] == 1) {
+		if (p[21] == 2) {
+			if (p[22] == 3)
+				return p[23] == 4 ? XDP_DROP : XDP_TX;
+			return XDP_PASS;
+		}
+		return XDP_DROP;
+	}
+	if (p[30] == 1) {
+		if (p[31] == 2) {
+			if (p[32] == 3)
+				return p[33] == 4 ? XDP_DROP : XDP_TX;
+			return XDP_PASS;
+		}
+		return XDP_DROP;
+	}
+	return XDP_PASS;
+}
+"#;
+
+/// Instructions the engine warps over `frames` with `w`'s rules.
+fn warped_over(w: &Warp, frames: &[Vec<u8>]) -> u64 {
+    let engine = hwxdp_warp::Engine::new(w);
+    frames
+        .iter()
+        .filter_map(|f| engine.lookup(f))
+        .map(|r| w.rules[r].action.warped())
+        .sum()
+}
+
+#[test]
+fn a_profile_spends_the_tcam_on_its_frequent_paths() {
+    let spec = c("deep", DEEP);
+    let params = Params {
+        tcam_entries: 8,
+        ..Params::default()
+    };
+    let plain = warp(&spec, &params);
+    assert!(!plain.report.limited_by.is_empty(), "{:?}", plain.report);
+    // Every frame of the profile takes the second chain to its end.
+    let frames: Vec<Vec<u8>> = (0..40u8)
+        .map(|i| {
+            let mut f = vec![i; 60];
+            f[20] = 0;
+            f[30..34].copy_from_slice(&[1, 2, 3, 4]);
+            f
+        })
+        .collect();
+    let profile = hwxdp_warp::Profile {
+        frames: frames.clone(),
+    };
+    let fitted = hwxdp_warp::optimize_profiled(&spec.programs[0], &spec.maps, &params, &profile)
+        .expect("program warps");
+    assert!(fitted.report.tcam_entries <= 8, "{:?}", fitted.report);
+    assert_eq!(fitted.report.profile_frames, frames.len());
+    assert_eq!(
+        fitted.report.rule_frames.iter().sum::<usize>(),
+        frames.len()
+    );
+    let (before, after) = (warped_over(&plain, &frames), warped_over(&fitted, &frames));
+    assert!(
+        after > before,
+        "profiled {after} against {before} instructions warped"
+    );
+    // The profile's path ends in the engine: its frames need no processor.
+    let engine = hwxdp_warp::Engine::new(&fitted);
+    let rule = engine.lookup(&frames[0]).expect("a rule");
+    assert!(
+        matches!(fitted.rules[rule].action, Action::Verdict { retval: 1, .. }),
+        "{}\n{}",
+        hwxdp_warp::render::rules_table(&fitted),
+        hwxdp_warp::render::rules_table(&plain)
+    );
+    equivalent(&spec, &fitted);
+    equivalent(&spec, &plain);
+}

@@ -51,7 +51,17 @@ struct PathFigures {
 pub fn run(args: &Args, spec: &ObjectSpec, program: &ProgramSpec) -> Result<()> {
     let params = params(&args.warp_param)?;
     let object = args.program.object.display().to_string();
-    let warp = hwxdp_warp::optimize_program(program, &spec.maps, &params)
+    // With a trace, the rules are fitted to it: TCAM entries spent on its frequent paths first.
+    let profile = hwxdp_warp::Profile {
+        frames: match &args.pcap {
+            Some(pcap) => crate::trace::read(pcap)?
+                .into_iter()
+                .map(|p| p.data)
+                .collect(),
+            None => Vec::new(),
+        },
+    };
+    let warp = hwxdp_warp::optimize_profiled(program, &spec.maps, &params, &profile)
         .with_context(|| format!("{object}: program {}", program.name))?;
     common::create_dir(&args.out)?;
     let name = &program.name;

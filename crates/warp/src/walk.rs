@@ -340,28 +340,14 @@ fn branch(
     let Side::When(patterns) = matched else {
         return;
     };
-    // A hot path (one carrying many of the profile's frames) is walked past the depth and range limits, up to the
-    // engine's own range limit.
-    let hot = limits.hot.is_some_and(|h| t.frames.len() >= h.max(1))
-        || (!limits.extended.is_empty() && limits.extended.contains(&path_key(&t.path)));
-    let range = if hot {
-        limits.range_entries.max(p.params.range_entries as usize)
-    } else {
-        limits.range_entries
-    };
-    if patterns.len() > range {
-        return rules.push(stop_rule(p, t, i, Stop::WideRange));
+    if let Some(stop) = beyond_limits(p, limits, &t, patterns.len()) {
+        return rules.push(stop_rule(p, t, i, stop));
     }
     let (on, off): (Vec<u32>, Vec<u32>) = t.frames.iter().partition(|&&f| {
         patterns
             .iter()
             .any(|pat| p.profile.matches(f as usize, pat))
     });
-    let depth = t.conds.len();
-    let cold = limits.cold && t.frames.is_empty();
-    if (depth >= limits.depth || cold) && !hot {
-        return rules.push(stop_rule(p, t, i, Stop::Depth));
-    }
     t.st.insns += 1;
     let mut second = t.clone();
     second.frames = Rc::new(off);
@@ -383,6 +369,24 @@ fn branch(
         matched: true,
     });
     work.push(t);
+}
+
+/// Why path `t` stops at a match of `entries` TCAM entries: past the range or the depth limit, or cold (no frame
+/// of the profile takes it). A hot path (one carrying many of the profile's frames, or one the fit extends) is
+/// walked past the depth and range limits, up to the engine's own range limit.
+fn beyond_limits(p: &Program, limits: &Limits, t: &Task, entries: usize) -> Option<Stop> {
+    let hot = limits.hot.is_some_and(|h| t.frames.len() >= h.max(1))
+        || (!limits.extended.is_empty() && limits.extended.contains(&path_key(&t.path)));
+    let range = if hot {
+        limits.range_entries.max(p.params.range_entries as usize)
+    } else {
+        limits.range_entries
+    };
+    if entries > range {
+        return Some(Stop::WideRange);
+    }
+    let cold = limits.cold && t.frames.is_empty();
+    ((t.conds.len() >= limits.depth || cold) && !hot).then_some(Stop::Depth)
 }
 
 /// How the jump `a cond b` splits the packets that reach it.

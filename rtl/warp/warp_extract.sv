@@ -18,7 +18,7 @@
 // Second half: kind_o and value_o from window_i (the first half's window, registered by the caller), len_i, cfg_a_i
 // and cfg_b_i. A caller without a register between them connects window_o to window_i.
 module warp_extract #(
-  parameter integer CHUNK = 128  // chunk bytes
+  parameter integer CHUNK = 128  // chunk bytes, a multiple of 8, at most 256
 ) (
   input  logic [CHUNK*8-1:0] chunk_i,
   input  logic [63:0]        rd_cfg_a_i,
@@ -38,15 +38,25 @@ module warp_extract #(
   assign length = cfg_a_i[19:16];
   assign shift  = cfg_a_i[31:24];
 
+  // The window: the two aligned 8-byte words the offset falls in (words past the chunk read 0), then a byte shift
+  // by the offset's low 3 bits, so the eight output bytes share one 16-way word select instead of eight 128-way
+  // byte selects.
+  // Offsets reach 255: the chunk is padded with zero words up to word 33.
+  logic [64*34-1:0] padded;
+  logic [5:0]       word;
+  logic [63:0]      lo_w, hi_w;
+  logic [127:0]     pair;
+
+  assign padded = {{(64*34-CHUNK*8){1'b0}}, chunk_i};
+  assign word   = {1'b0, rd_cfg_a_i[15:11]};
+
   always_comb begin
-    for (integer i = 0; i < 8; i++) begin
-      if ({24'd0, rd_cfg_a_i[15:8]} + i < CHUNK) begin
-        window_o[8*i +: 8] = chunk_i[8*(rd_cfg_a_i[15:8] + i[7:0]) +: 8];
-      end else begin
-        window_o[8*i +: 8] = 8'd0;
-      end
-    end
+    lo_w     = padded[64*word +: 64];
+    hi_w     = padded[64*(word+6'd1) +: 64];
+    pair     = {hi_w, lo_w} >> {rd_cfg_a_i[10:8], 3'b000};
+    window_o = pair[63:0];
   end
+
 
   always_comb begin
     le_q = 64'd0;
@@ -88,6 +98,6 @@ module warp_extract #(
   end
 
   logic unused;
-  assign unused = ^{cfg_a_i[63:32], cfg_a_i[23:21], cfg_a_i[15:4], rd_cfg_a_i};
+  assign unused = ^{pair[127:64], cfg_a_i[63:32], cfg_a_i[23:21], cfg_a_i[15:4], rd_cfg_a_i};
 
 endmodule

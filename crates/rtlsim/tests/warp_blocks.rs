@@ -21,7 +21,7 @@ fn warp_extract_matches_the_software_extraction() {
         let b = rng.next();
         let kind = if i < 2000 { 2 } else { rng.below(10) };
         let e = Extraction {
-            offset: rng.below(136) as u16,
+            offset: rng.below(256) as u16,
             length: 1 + rng.below(8) as u8,
             big_endian: rng.below(2) == 1,
             shift: (rng.below(127) as i64 - 63) as i8,

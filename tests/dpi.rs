@@ -373,6 +373,8 @@ fn snort_verdicts_are_regexs() {
             b"USER Root\r\n",
             b"\x07EXAMPLE\x03com\x00\x00\x01",
             b"run CMD.EXE /c",
+            b"POST /login HTTP/1.1",
+            b"POST   /login x",
         ],
     );
 }

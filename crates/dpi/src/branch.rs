@@ -116,10 +116,13 @@ fn step(c: &mut String, fast: &Fast, s: u32, k: usize, next: Pos) {
     let _ = writeln!(c, "\t\tgoto {};", target(fast, default, next));
 }
 
+/// A successor state and the byte ranges (inclusive) that lead to it.
+pub type Successor = (u32, Vec<(u8, u8)>);
+
 /// The successors of a row: the one most bytes lead to, and every other with the byte ranges that lead to it (in
 /// order of their first byte).
-pub fn successors(row: &[u32]) -> (u32, Vec<(u32, Vec<(u8, u8)>)>) {
-    let mut ranges: Vec<(u32, Vec<(u8, u8)>)> = Vec::new();
+pub fn successors(row: &[u32]) -> (u32, Vec<Successor>) {
+    let mut ranges: Vec<Successor> = Vec::new();
     let mut lo = 0usize;
     for b in 1..=256 {
         if b == 256 || row[b] != row[lo] {

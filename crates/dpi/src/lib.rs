@@ -13,6 +13,7 @@ pub mod error;
 pub mod fast;
 pub mod parse;
 pub mod pattern;
+mod positions;
 pub mod rules;
 mod snort;
 

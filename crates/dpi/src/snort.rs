@@ -1,9 +1,11 @@
 //! The Snort/Suricata subset: `alert|drop|pass tcp|udp any any -> any PORT|any (OPTIONS)` with the options `msg`,
-//! `content` (with `|hex|` bytes), `nocase`, `pcre:"/RE/[ismx]"`, `sid`, and the informational `rev`, `classtype`,
+//! `content` (with `|hex|` bytes), `nocase`, the positions `offset`, `depth`, `distance` and `within`
+//! (`positions.rs`), `pcre:"/RE/[ismx]"`, `sid`, and the informational `rev`, `classtype`,
 //! `priority`, `reference`, `metadata`, `gid`. Anything else is refused with the keyword it stopped at.
 
 use crate::error::DpiError;
 use crate::parse::{port, syntax};
+use crate::positions::{Content, Item};
 use crate::rules::{Action, Pattern, Proto, Rule, Scope};
 
 /// Whether a rule line is in Snort syntax (it has a direction arrow in its header).
@@ -33,13 +35,17 @@ pub(crate) fn parse_rule(line: usize, text: &str) -> Result<Rule, DpiError> {
         patterns: Vec::new(),
     };
     let mut named = false;
+    let mut items = Vec::new();
     for option in split_options(line, body)? {
         let (key, value) = match option.split_once(':') {
             Some((k, v)) => (k.trim(), Some(v.trim())),
             None => (option.trim(), None),
         };
-        apply_option(line, &mut rule, key, value, &mut named)?;
+        if !position(line, &mut items, key, value)? {
+            apply_option(line, &mut rule, &mut items, key, value, &mut named)?;
+        }
     }
+    rule.patterns = crate::positions::patterns(line, items)?;
     if rule.patterns.is_empty() {
         return Err(syntax(line, "the rule has no content or pcre option"));
     }
@@ -152,6 +158,7 @@ fn split_options(line: usize, body: &str) -> Result<Vec<String>, DpiError> {
 fn apply_option(
     line: usize,
     rule: &mut Rule,
+    items: &mut Vec<Item>,
     key: &str,
     value: Option<&str>,
     named: &mut bool,
@@ -167,13 +174,13 @@ fn apply_option(
                 return Err(unsupported(line, "content:!", "negated content is not compiled"));
             }
             let bytes = content_bytes(line, &quoted_value(line, key, value)?)?;
-            rule.patterns.push(Pattern::Content { bytes, nocase: false });
+            items.push(Item::Content(Content::new(bytes)));
         }
-        "nocase" => match rule.patterns.last_mut() {
-            Some(Pattern::Content { nocase, .. }) => *nocase = true,
+        "nocase" => match items.last_mut() {
+            Some(Item::Content(c)) => c.nocase = true,
             _ => return Err(syntax(line, "`nocase` must follow a content option")),
         },
-        "pcre" => rule.patterns.push(pcre(line, &quoted_value(line, key, value)?)?),
+        "pcre" => items.push(Item::Pcre(pcre(line, &quoted_value(line, key, value)?)?)),
         "sid" => {
             let text = value.unwrap_or("");
             rule.sid = Some(text.parse().map_err(|_| syntax(line, &format!("sid `{text}` is not a number")))?);
@@ -183,7 +190,7 @@ fn apply_option(
             return Err(unsupported(
                 line,
                 other,
-                "the options compiled are msg, content, nocase, pcre, sid (and rev, classtype, priority, reference, metadata, gid, which are ignored)",
+                "the options compiled are msg, content, nocase, offset, depth, distance, within, pcre, sid (and rev, classtype, priority, reference, metadata, gid, which are ignored)",
             ))
         }
     }
@@ -248,7 +255,7 @@ fn content_bytes(line: usize, raw: &str) -> Result<Vec<u8>, DpiError> {
 }
 
 /// `"/RE/FLAGS"`: the flags `i`, `s` and `x` become inline flags; others are refused.
-fn pcre(line: usize, raw: &str) -> Result<Pattern, DpiError> {
+pub(crate) fn pcre(line: usize, raw: &str) -> Result<Pattern, DpiError> {
     let raw = raw.replace("\\\"", "\"");
     let (body, flags) = raw
         .strip_prefix('/')
@@ -275,7 +282,45 @@ fn pcre(line: usize, raw: &str) -> Result<Pattern, DpiError> {
     Ok(Pattern::Regex(re))
 }
 
-fn unsupported(line: usize, keyword: &str, reason: &str) -> DpiError {
+/// `offset`, `depth`, `distance` or `within` (a number of bytes) for the content before it; `false` for any other
+/// option.
+fn position(
+    line: usize,
+    items: &mut [Item],
+    key: &str,
+    value: Option<&str>,
+) -> Result<bool, DpiError> {
+    if !matches!(key, "offset" | "depth" | "distance" | "within") {
+        return Ok(false);
+    }
+    let Some(Item::Content(content)) = items.last_mut() else {
+        return Err(syntax(
+            line,
+            &format!("`{key}` must follow a content option"),
+        ));
+    };
+    let text = value.unwrap_or("").trim();
+    let n: i64 = text.parse().map_err(|_| {
+        unsupported(
+            line,
+            key,
+            &format!("`{text}` is not a number of bytes (variables are not compiled)"),
+        )
+    })?;
+    let slot = match key {
+        "offset" => &mut content.offset,
+        "depth" => &mut content.depth,
+        "distance" => &mut content.distance,
+        _ => &mut content.within,
+    };
+    if slot.is_some() {
+        return Err(syntax(line, &format!("`{key}` twice for one content")));
+    }
+    *slot = Some(n);
+    Ok(true)
+}
+
+pub(crate) fn unsupported(line: usize, keyword: &str, reason: &str) -> DpiError {
     DpiError::Unsupported {
         line,
         keyword: keyword.to_string(),

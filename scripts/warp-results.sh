@@ -6,7 +6,11 @@
 # the paths of each program by frequency in the trace, at most TOP of them. A third table runs each trace (the DPI
 # examples' too) on the hXDP cycle model alone (`--backend hxdp`) and behind the Warp Engine (`--backend warp`) and
 # gives cycles per packet and Mpps at 250 MHz on the most frequent path and on the most frequent DROP path (the paper's
-# Table 4), and the bundles the entry points cost.
+# Table 4), and the bundles the entry points cost. The rules of `compile --pcap` and of these `--backend warp` runs
+# are fitted to the trace (`--warp-profile`: TCAM entries spent on its frequent paths). A fourth table gives the
+# processor's instructions per packet behind rules fitted without and with the profile (`--backend warp-interp`),
+# the paper's Figure 5 beside them, and a fifth Mpps at 250 MHz with one engine feeding N = 1, 2, 4, 8 hXDP cores
+# (`--backend warp --cores N`).
 # Usage: scripts/warp-results.sh [PACKETS] [TOP]   (run `make build examples` first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,8 +30,16 @@ for obj in build/examples/xdp/*.o build/examples/dpi/*.o; do
   name=$(basename "$obj" .o)
   dir="$work/$name"
   workload "$obj" "$dir" "$packets"
-  for backend in interp hxdp warp; do
+  for backend in interp hxdp; do
     "$hwxdp" run "$obj" "${extra[@]}" -o "$dir/$backend" --backend "$backend" > "$dir/$backend.txt"
+  done
+  profile=(--warp-profile "$dir/trace.pcap")
+  "$hwxdp" run "$obj" "${extra[@]}" -o "$dir/warp" --backend warp "${profile[@]}" > "$dir/warp.txt"
+  "$hwxdp" run "$obj" "${extra[@]}" -o "$dir/warp-interp-plain" --backend warp-interp > "$dir/warp-interp-plain.txt"
+  "$hwxdp" run "$obj" "${extra[@]}" -o "$dir/warp-interp" --backend warp-interp "${profile[@]}" > "$dir/warp-interp.txt"
+  for cores in 2 4 8; do
+    "$hwxdp" run "$obj" "${extra[@]}" -o "$dir/warp-cores$cores" --backend warp "${profile[@]}" --cores "$cores" \
+      > "$dir/warp-cores$cores.txt"
   done
 done
 python3 - "$work" "$top" <<'PY'
@@ -91,9 +103,50 @@ for d in sorted(glob.glob(f"{work}/*/warp/stats.json")):
     else:
         drop = "- | - | -"
     stats = {b: json.load(open(f"{base}/{b}/stats.json")) for b in ("hxdp", "warp")}
-    mean = lambda b: stats[b]["cycles_per_packet"]["mean"]
+    # The tool's own rate: the engine's pipelined packet a clock against the core (packets_per_cycle) for warp.
+    trace_mpps = lambda b: (MHZ * stats[b]["packets_per_cycle"] if stats[b].get("packets_per_cycle")
+                            else mpps(stats[b]["cycles_per_packet"]["mean"]))
     f = stats["warp"]["figures"]
     print(f"| {prog} | {PAPER.get(prog, '-')} | {len(top_pkts)}, {verdict[4:]} | {cell(top_pkts, hx, wp)} | {drop} | "
-          f"{mpps(mean('hxdp')):.2f} -> {mpps(mean('warp')):.2f} | {f['entry_points']} | "
+          f"{trace_mpps('hxdp'):.2f} -> {trace_mpps('warp'):.2f} | {f['entry_points']} | "
           f"{f['bundles_plain']} -> {f['bundles']} |")
+
+# Instructions per packet behind rules fitted without and with the trace's profile (warp-interp), per path.
+FIG5 = {"router": "Router 51-57%", "tunnel": "Tunnel 28-33%", "nat": "DNAT 21-31%", "katran_lb": "Katran 16.8-34.7%",
+        "snort": "Suricata 82-100%"}
+print()
+print("| program | paper (Figure 5) | insns/packet plain | warped, unprofiled -> profiled | reduction | "
+      "most frequent paths: packets, plain: unprofiled -> profiled |")
+print("| --- | --- | ---: | ---: | ---: | --- |")
+for d in sorted(glob.glob(f"{work}/*/warp-interp/stats.json")):
+    base = os.path.dirname(os.path.dirname(d))
+    prog = os.path.basename(base)
+    it, un, pr = (lines(f"{base}/{b}/packets.jsonl") for b in ("interp", "warp-interp-plain", "warp-interp"))
+    paths = {}
+    for i, p in enumerate(it):
+        paths.setdefault((p["verdict"], (p["exit"] or {}).get("insn"), p["insns"]), []).append(i)
+    ranked = sorted(paths.items(), key=lambda kv: -len(kv[1]))
+    mean = lambda run, pk: sum(run[i]["insns"] for i in pk) / len(pk)
+    allp = range(len(it))
+    pl, a, b = mean(it, allp), mean(un, allp), mean(pr, allp)
+    red = lambda x: 100 * (pl - x) / pl if pl else 0.0
+    cells = []
+    for (_, _, n), pk in ranked[:top]:
+        x, y = mean(un, pk), mean(pr, pk)
+        cells.append(f"{len(pk)}, {n}: {x:.0f} -> {y:.0f} ({100 * (n - x) / n:.0f}% -> {100 * (n - y) / n:.0f}%)")
+    print(f"| {prog} | {FIG5.get(prog, '-')} | {pl:.1f} | {a:.1f} -> {b:.1f} | {red(a):.1f}% -> {red(b):.1f}% | "
+          f"{'; '.join(cells)} |")
+
+# One engine feeding N cores (shared maps, map effects in packet order): Mpps at 250 MHz over the whole trace.
+print()
+print("| program | core cycles/packet (mean over the trace) | Mpps N=1 | N=2 | N=4 | N=8 | N=8, strict round robin |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+for d in sorted(glob.glob(f"{work}/*/warp-cores8/stats.json")):
+    base = os.path.dirname(os.path.dirname(d))
+    prog = os.path.basename(base)
+    runs = [json.load(open(f"{base}/{b}/stats.json")) for b in ("warp", "warp-cores2", "warp-cores4", "warp-cores8")]
+    rate = lambda st: MHZ * st["packets_per_cycle"]
+    rr = MHZ * runs[-1]["figures"]["round_robin_packets_per_cycle"]
+    print(f"| {prog} | {runs[0]['figures']['core_cycles']:.1f} | " + " | ".join(f"{rate(r):.2f}" for r in runs)
+          + f" | {rr:.2f} |")
 PY

@@ -332,3 +332,29 @@ fn warp_options_need_the_warp_target() {
         run.all
     );
 }
+
+#[test]
+fn cores_and_profile_options_are_checked() {
+    let (obj, dir, trace) = workload_n("l2_acl", "warp-cores-options", 20);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", obj.as_str()];
+        args.extend(trace.iter().map(String::as_str));
+        let out = format!("{dir}/out");
+        args.extend(["-o", out.as_str()]);
+        args.extend(extra);
+        hwxdp(&args)
+    };
+    let zero = run(&["--backend", "warp", "--cores", "0"]);
+    assert!(
+        !zero.ok && zero.all.contains("--cores must be 1 to 64"),
+        "{}",
+        zero.all
+    );
+    let other = run(&["--backend", "hxdp", "--cores", "2"]);
+    assert!(!other.ok && other.all.contains("--cores"), "{}", other.all);
+    let pcap = format!("{dir}/trace.pcap");
+    let interp = run(&["--backend", "warp-interp", "--warp-profile", pcap.as_str()]);
+    assert!(interp.ok, "{}", interp.all);
+    let missing = run(&["--backend", "warp", "--warp-profile", "/nonexistent.pcap"]);
+    assert!(!missing.ok, "{}", missing.all);
+}

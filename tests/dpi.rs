@@ -133,8 +133,8 @@ fn regions<'a>(scope: &Scope, window: &'a [u8]) -> Vec<&'a [u8]> {
 }
 
 /// What `regex` says: per rule whether it matches the frame, and the verdict (XDP_DROP 1, XDP_PASS 2).
-fn reference(rules: &[Rule], regexes: &[Vec<Regex>], f: &Frame) -> (Vec<bool>, u32) {
-    let window = &f.payload[..f.payload.len().min(MAX_PAYLOAD)];
+fn reference(rules: &[Rule], regexes: &[Vec<Regex>], f: &Frame, limit: usize) -> (Vec<bool>, u32) {
+    let window = &f.payload[..f.payload.len().min(limit)];
     let mut verdict = None;
     let mut matched = vec![false; rules.len()];
     for (r, rule) in rules.iter().enumerate() {
@@ -159,7 +159,7 @@ fn reference(rules: &[Rule], regexes: &[Vec<Regex>], f: &Frame) -> (Vec<bool>, u
 }
 
 /// Payloads: the crafted ones, random ones built from pieces, and long ones with a piece around the scan limit.
-fn payloads(rng: &mut Rng, crafted: &[&[u8]], count: usize) -> Vec<Vec<u8>> {
+fn payloads(rng: &mut Rng, crafted: &[&[u8]], count: usize, limit: usize) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = crafted.iter().map(|c| c.to_vec()).collect();
     let filler = [
         &b" "[..],
@@ -175,9 +175,9 @@ fn payloads(rng: &mut Rng, crafted: &[&[u8]], count: usize) -> Vec<Vec<u8>> {
     for n in 0..count {
         let mut p = Vec::new();
         if n % 10 == 9 {
-            // Past the limit: a crafted piece that starts or ends near byte 1500.
+            // Past the limit: a crafted piece that starts or ends near the scan limit.
             let piece = crafted[rng.below(crafted.len())];
-            let at = MAX_PAYLOAD - piece.len() + rng.below(2 * piece.len());
+            let at = limit - piece.len() + rng.below(2 * piece.len());
             p.extend((0..at).map(|_| b'a' + rng.below(26) as u8));
             p.extend_from_slice(piece);
         } else {
@@ -220,12 +220,20 @@ fn frames(rules: &[Rule], payloads: &[Vec<u8>]) -> Vec<Frame> {
 
 /// Builds `example` with `hwxdp dpi`, runs the trace, checks every verdict and counter, then verifies it.
 fn check_example(example: &str, crafted: &[&[u8]]) {
-    let dir = scratch_dir(&format!("dpi-{example}"));
+    check_built(example, crafted, &[], MAX_PAYLOAD);
+}
+
+/// [`check_example`] with more `hwxdp dpi` arguments and the scan limit they set.
+fn check_built(example: &str, crafted: &[&[u8]], args: &[&str], limit: usize) {
+    let dir = scratch_dir(&format!("dpi-{example}-{}", args.join("")));
     let rules_path = repo_root().join(format!("examples/dpi/{example}.rules"));
     let text = std::fs::read_to_string(&rules_path).expect("the example's rules");
     let rules = hwxdp_dpi::parse::parse_rules(&text).expect("the rules parse");
     let obj = format!("{dir}/{example}.o");
-    let built = hwxdp(&["dpi", &rules_path.display().to_string(), "-o", &obj]);
+    let rules_arg = rules_path.display().to_string();
+    let mut command = vec!["dpi", &rules_arg, "-o", &obj];
+    command.extend_from_slice(args);
+    let built = hwxdp(&command);
     assert!(built.ok, "{}", built.all);
     let regexes: Vec<Vec<Regex>> = rules
         .iter()
@@ -242,7 +250,7 @@ fn check_example(example: &str, crafted: &[&[u8]]) {
         })
         .collect();
     let mut rng = Rng(0x5eed ^ example.len() as u64);
-    let frames = frames(&rules, &payloads(&mut rng, crafted, 2000));
+    let frames = frames(&rules, &payloads(&mut rng, crafted, 2000, limit));
     let pcap = format!("{dir}/trace.pcap");
     write_pcap(&pcap, &frames);
     let out = format!("{dir}/run");
@@ -252,7 +260,7 @@ fn check_example(example: &str, crafted: &[&[u8]]) {
     let mut hits = vec![0u64; rules.len()];
     let mut drops = 0;
     for (f, line) in frames.iter().zip(log.lines()) {
-        let (matched, verdict) = reference(&rules, &regexes, f);
+        let (matched, verdict) = reference(&rules, &regexes, f, limit);
         let got: serde_json::Value = serde_json::from_str(line).unwrap();
         let want = if verdict == 1 { "XDP_DROP" } else { "XDP_PASS" };
         assert_eq!(
@@ -330,6 +338,21 @@ fn sql_tautology_verdicts_are_regexs() {
             b"' or 1=2",
             b"'or 1=1",
         ],
+    );
+}
+
+#[test]
+fn sql_tautology_in_the_branch_form_verdicts_are_regexs() {
+    check_built(
+        "sql_tautology",
+        &[
+            b"id=' OR 1=1 --",
+            b"name=\"x\" or  1 = 1",
+            b"' or 1=2",
+            b"'or 1=1",
+        ],
+        &["--form", "branch", "--max-payload", "600"],
+        600,
     );
 }
 

@@ -8,7 +8,7 @@
 // Bytes past the chunk read 0; key bytes past KEY_BYTES are not written. All registers advance only with en_i (the
 // engine's global advance).
 module warp_key_stage #(
-  parameter integer CHUNK     = 128,  // chunk bytes
+  parameter integer CHUNK     = 128,  // chunk bytes, a multiple of 8, at most 256
   parameter integer KEY_BYTES = 16,   // key bytes
   parameter integer READ      = 2,    // bytes one stage reads (at most 4)
   parameter integer TAG_W     = 8     // bits of state carried along unchanged
@@ -37,19 +37,24 @@ module warp_key_stage #(
   assign width = cfg_i[19:16];
   assign at    = cfg_i[31:24];
 
+  // The bytes read: the two aligned 8-byte words the offset falls in (words past the chunk read 0), shifted by the
+  // offset's low 3 bits (one shared word select instead of a 128-way byte select per byte).
+  logic [64*34-1:0] padded;
+  logic [5:0]       word;
+  logic [127:0]     pair;
+  logic [63:0]      got;
+
+  assign padded = {{(64*34-CHUNK*8){1'b0}}, chunk_i};
+  assign word   = {1'b0, src[7:3]};
+
   always_comb begin
+    pair = {padded[64*(word+6'd1) +: 64], padded[64*word +: 64]} >> {src[2:0], 3'b000};
+    got  = pair[63:0];
+    if (cfg_i[1]) got = {48'd0, src == 8'd0 ? {len_i[7:0], len_i[15:8]} : (src == 8'd1 ? {8'd0, len_i[7:0]} : 16'd0)};
     key_d = key_i;
     for (integer i = 0; i < READ; i++) begin
-      logic [7:0] b;
-      b = 8'd0;
-      if (cfg_i[1]) begin
-        if ({24'd0, src} + i == 0) b = len_i[15:8];
-        else if ({24'd0, src} + i == 1) b = len_i[7:0];
-      end else if ({24'd0, src} + i < CHUNK) begin
-        b = chunk_i[8*(src + i[7:0]) +: 8];
-      end
       if (cfg_i[0] && i < {28'd0, width} && {24'd0, at} + i < KEY_BYTES) begin
-        key_d[8*(at + i[7:0]) +: 8] = b & cfg_i[32+8*i +: 8];
+        key_d[8*(at + i[7:0]) +: 8] = got[8*i +: 8] & cfg_i[32+8*i +: 8];
       end
     end
   end
@@ -72,6 +77,6 @@ module warp_key_stage #(
   end
 
   logic unused;
-  assign unused = ^{cfg_i[23:20], cfg_i[7:2]};
+  assign unused = ^{cfg_i[23:20], cfg_i[7:2], pair[127:64], got[63:8*READ]};
 
 endmodule

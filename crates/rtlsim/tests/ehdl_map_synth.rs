@@ -241,33 +241,3 @@ fn a_ram_map_block_becomes_block_ram_not_flip_flops() {
     );
     assert!(r.ff < 2000, "{} flip-flops: {:?}", r.ff, report.cells);
 }
-
-#[test]
-fn a_ram_map_block_with_two_writers_keeps_its_values_in_block_ram() {
-    // Two writing ports: a bank each, three copies per bank; the live value table (1024 rows x 8 bytes x 1 bit)
-    // is the only flip-flop state besides the delay registers.
-    let report = map_ram_synthesis(
-        &[
-            ("BYTES", 8192),
-            ("NP", 2),
-            ("AW", 14),
-            ("WRITES", 0b11),
-            ("READS", 0b11),
-        ],
-        "8k-2w",
-    );
-    let r = &report.resources;
-    assert!(
-        2 * r.ramb36 + r.ramb18 >= 24,
-        "RAMB36 {} RAMB18 {}: {:?}",
-        r.ramb36,
-        r.ramb18,
-        report.cells
-    );
-    assert!(
-        r.ff < 8192 + 3000,
-        "{} flip-flops: {:?}",
-        r.ff,
-        report.cells
-    );
-}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The DPI examples' cost per payload byte: for each example of examples/dpi and frames of 64, 512 and 1500 bytes
 # (IPv4, TCP to port 80, a payload of lowercase letters that no rule matches, so the fast scan alone runs), the
-# reference machine's instructions per packet and per payload byte, the marginal instructions per byte between the
-# 64- and 1500-byte frames, and the kernel JIT's ns per packet (`hwxdp bench`, root).
-# Usage: scripts/dpi-results.sh [PACKETS]   (run `make build examples` first; needs python3 and jq; HWXDP=path overrides
+# reference machine's instructions per packet and per scanned payload byte, the marginal instructions per scanned byte
+# from the 64-byte frame on, and the kernel JIT's ns per packet (`hwxdp bench`, root), in the table form and in the
+# branch form (at the largest scan limit of 1500, 600, 256, 128 that the branch form accepts).
+# Usage: scripts/dpi-results.sh [PACKETS]   (run `make build` first; needs python3 and jq; HWXDP=path overrides
 # target/release/hwxdp). Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,21 +29,32 @@ with open(path, "wb") as f:
 PY
 done
 
-echo "| example | states | frame bytes | payload bytes | instructions/packet | per payload byte | marginal per byte | kernel ns/packet |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-for obj in build/examples/dpi/*.o; do
-    name=$(basename "$obj" .o)
-    states=$("$HWXDP" dpi "examples/dpi/$name.rules" -o "$work/$name.o" | sed -n 's/.* \([0-9]*\) states (.*/\1/p' | head -n 1)
-    first=""
-    for size in 64 512 1500; do
-        json=$("$HWXDP" bench "$obj" --pcap "$work/f$size.pcap" --json)
-        insns=$(jq -r '.backends.interp.insns_per_packet' <<<"$json")
-        ns=$(jq -r '.backends.kernel.ns_per_packet' <<<"$json")
-        payload=$((size - 54))
-        if [ -z "$first" ]; then first="$insns $payload"; fi
-        read -r insns0 payload0 <<<"$first"
-        marginal=$(awk -v a="$insns" -v b="$insns0" -v p="$payload" -v q="$payload0" 'BEGIN { if (p > q) printf "%.2f", (a - b) / (p - q); else printf "—" }')
-        per=$(awk -v a="$insns" -v p="$payload" 'BEGIN { printf "%.2f", a / p }')
-        printf '| %s | %s | %d | %d | %.0f | %s | %s | %.0f |\n' "$name" "$states" "$size" "$payload" "$insns" "$per" "$marginal" "$ns"
+echo "| example | form | states (live) | scan limit | frame bytes | payload bytes | instructions/packet | per payload byte | marginal per byte | kernel ns/packet |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for rules in examples/dpi/*.rules; do
+    name=$(basename "$rules" .rules)
+    for form in table branch; do
+        obj="$work/$name-$form.o"
+        built=""
+        # The branch form scans as many bytes as its verifier budget allows (docs/dpi.md): try 1500, then less.
+        for limit in 1500 600 256 128; do
+            if report=$("$HWXDP" dpi "$rules" -o "$obj" --form "$form" --max-payload "$limit" 2>/dev/null); then built=$limit; break; fi
+        done
+        [ -n "$built" ] || continue
+        states=$(sed -n 's/.* \([0-9]*\) states (.*/\1/p' <<<"$report" | head -n 1)
+        live=$(sed -n 's/.*form, \([0-9]*\) live states.*/\1/p' <<<"$report" | head -n 1)
+        first=""
+        for size in 64 512 1500; do
+            json=$("$HWXDP" bench "$obj" --pcap "$work/f$size.pcap" --json)
+            insns=$(jq -r '.backends.interp.insns_per_packet' <<<"$json")
+            ns=$(jq -r '.backends.kernel.ns_per_packet' <<<"$json")
+            payload=$((size - 54))
+            scanned=$((payload < built ? payload : built))
+            if [ -z "$first" ]; then first="$insns $scanned"; fi
+            read -r insns0 scanned0 <<<"$first"
+            marginal=$(awk -v a="$insns" -v b="$insns0" -v p="$scanned" -v q="$scanned0" 'BEGIN { if (p > q) printf "%.2f", (a - b) / (p - q); else printf "—" }')
+            per=$(awk -v a="$insns" -v p="$scanned" 'BEGIN { printf "%.2f", a / p }')
+            printf '| %s | %s | %s (%s) | %d | %d | %d | %.0f | %s | %s | %.0f |\n' "$name" "$form" "$states" "$live" "$built" "$size" "$payload" "$insns" "$per" "$marginal" "$ns"
+        done
     done
 done

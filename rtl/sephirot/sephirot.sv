@@ -83,8 +83,8 @@
 // 1.9k LUTs as RAM, 8.6k FFs, 2.4k CARRY4, 40 DSP48E2, no latch (before the shared divider and the RAM stack: 141k
 // LUTs, 9.1k FFs, 40 DSP48E2). The lanes share one divider (the compiler puts at most one div/mod in a bundle), which
 // saved about three of the four 15k-LUT combinational dividers; the shared one is now sequential (divider.sv, four
-// quotient bits a cycle, about 0.6k LUTs in place of the 15k-LUT array of alu.sv's DIV_ONLY form). The stack (stack.sv) is a RAM
-// copy per writer, read a cycle ahead from ID, with a live-value table in flip-flops: alone, at 4 lanes, about 16.7k
+// quotient bits a cycle, 1.1k LUTs and 0.3k FFs in place of the 13.8k-LUT array of alu.sv's DIV_ONLY form; the
+// figures above are from before). The stack (stack.sv) is a RAM copy per writer, read a cycle ahead from ID, with a live-value table in flip-flops: alone, at 4 lanes, about 16.7k
 // LUTs and 200 RAM32M16 for one frame and 21.9k LUTs, 3.5k FFs and 40 RAMB36E2 for the default eight frames (the
 // flip-flop stack it replaces took about 56k LUTs per frame). With the default eight frames (`--stack-frames 8`,
 // 215 s) the whole core is about 63.8k LUTs, 320 LUTs as RAM, 9.8k FFs, 40 RAMB36E2, 40 DSP48E2, no latch.

@@ -1,8 +1,9 @@
 //! One engine's pipeline, cycle by cycle, as `rtl/ebpflow/ebpflow_core.sv` clocks it: IF/ID/EX/MEM/WB with
 //! forwarding, the load-use stall, taken branches squashing the slot in ID, lddw's extra ID cycle, the
-//! multiply/divide unit, the cycle EX waits behind an atomic in MEM, calls/exits/helper calls that wait in ID for the
-//! drain, DM_FIFO words that have not arrived, and the shared coprocessor's requests (helper calls and map-value
-//! accesses), which the NIC's arbiter grants ([`crate::nic`]).
+//! multiply/divide unit, the cycle EX waits behind a data-memory atomic in MEM, calls/exits/helper calls that wait in
+//! ID for the drain, a map helper's key and value gather between the drain and its request, DM_FIFO words that have
+//! not arrived, and the shared coprocessor's requests (helper calls and map-value accesses), which the NIC's arbiter
+//! grants ([`crate::nic`]).
 //!
 //! The instructions a packet executes, and their addresses, come from the reference machine's run of the packet
 //! ([`Job`]); this module only times them.
@@ -23,6 +24,10 @@ pub enum Wait {
     Coproc {
         /// Grant cycle to ack cycle, both counted.
         service: u32,
+        /// Words a helper call reads from the data memory, a word a cycle after the drain, before it raises the
+        /// request (a map helper's key, and an update's value): the request follows `gather + 1` cycles later than
+        /// it would without them. 0 for other helpers and for map-value accesses.
+        gather: u32,
     },
 }
 
@@ -87,6 +92,8 @@ enum Sp {
     #[default]
     Idle,
     Ret,
+    /// A map helper's key and value gather: this many words still to read, then a cycle to raise the request.
+    Gather(u32),
     /// A helper call, granted with its ack cycle or not yet.
     Helper(Option<u64>),
 }
@@ -154,7 +161,7 @@ impl Pipeline {
 
     fn service(&self, i: usize) -> Option<u32> {
         match self.job.steps.get(i)?.wait {
-            Wait::Coproc { service } => Some(service),
+            Wait::Coproc { service, .. } => Some(service),
             _ => None,
         }
     }
@@ -269,6 +276,8 @@ impl Pipeline {
                 out.finish = id.is_some_and(|i| self.last(i));
             }
             Sp::Helper(_) => self.waited_coproc += 1,
+            Sp::Gather(0) => out.next = Sp::Helper(None),
+            Sp::Gather(left) => out.next = Sp::Gather(left - 1),
             Sp::Idle => {
                 let Some(i) = id.filter(|_| drained) else {
                     return out;
@@ -282,7 +291,12 @@ impl Pipeline {
                     }
                     Kind::Exit if self.depth == 0 || stop => out.finish = true,
                     Kind::Exit => out.next = Sp::Ret,
-                    Kind::Helper => out.next = Sp::Helper(None),
+                    Kind::Helper => {
+                        out.next = match self.job.steps[i].wait {
+                            Wait::Coproc { gather, .. } if gather > 0 => Sp::Gather(gather),
+                            _ => Sp::Helper(None),
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -306,8 +320,9 @@ impl Pipeline {
                 ));
         self.wb = self.mem;
         self.mem = match (ex.go, ex_i) {
+            // An atomic on a map value was done at the coprocessor: MEM has no write for it.
             (true, Some(i)) => Some(Later {
-                atomic: steps[i].decoded.atomic,
+                atomic: steps[i].decoded.atomic && !matches!(steps[i].wait, Wait::Coproc { .. }),
             }),
             _ => None,
         };

@@ -22,6 +22,25 @@ pub mod service {
     pub const ATOMIC: u32 = 3;
 }
 
+/// What a map helper reads from the engine's data memory before its request (`ebpflow_core.sv`'s `KEY_BYTES` and
+/// `VAL_BYTES`, 8 bytes a word).
+pub mod gather {
+    /// Key words at r2 (lookup, update, delete).
+    pub const KEY_WORDS: u32 = 2;
+    /// Value words at r3 (update).
+    pub const VALUE_WORDS: u32 = 4;
+}
+
+/// The words helper `id` gathers before its request: the key for a lookup or delete, the key and the value for an
+/// update, none for any other helper.
+pub fn helper_gather(id: i32) -> u32 {
+    match id {
+        1 | 3 => gather::KEY_WORDS,
+        2 => gather::KEY_WORDS + gather::VALUE_WORDS,
+        _ => 0,
+    }
+}
+
 /// The service time of helper `id`.
 pub fn helper_service(id: i32) -> u32 {
     match id {
@@ -107,10 +126,12 @@ pub fn job(outcome: &Outcome, data0: u64, at: &Where, gap: u32) -> Result<Job, J
             Kind::Helper if d.code & 0xf0 == 0x80 && (at.slots[s] >> 12) & 15 == 0 => {
                 Wait::Coproc {
                     service: helper_service(d.imm),
+                    gather: helper_gather(d.imm),
                 }
             }
             Kind::Helper => Wait::Coproc {
                 service: service::HELPER,
+                gather: 0,
             },
             _ if d.memory => memory_wait(d.code, d.atomic, d.imm, operand, data0),
             _ => Wait::None,
@@ -151,6 +172,7 @@ fn memory_wait(code: u8, atomic: bool, imm: i32, operand: u64, data0: u64) -> Wa
                     } else {
                         service::VALUE
                     },
+                    gather: 0,
                 }
             }
             _ => None,

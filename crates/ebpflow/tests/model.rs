@@ -93,7 +93,7 @@ fn helper_job(n: usize, service: u32) -> Job {
         md_cycles: 0,
     };
     let mut steps = vec![step(alu, Wait::None); n];
-    steps.push(step(call, Wait::Coproc { service }));
+    steps.push(step(call, Wait::Coproc { service, gather: 0 }));
     steps.push(step(exit, Wait::None));
     Job {
         steps,

@@ -1,13 +1,17 @@
 //! The engine model's cycles against the engine's RTL (`rtl/ebpflow/`, Verilator) on every program of
 //! `tests/ebpflow_programs.txt` that the reference machine runs to its exit: the same cycle count, with the frame
-//! arriving a beat a cycle and a beat every fourth cycle.
+//! arriving a beat a cycle and a beat every fourth cycle; and on the map programs of
+//! `crates/rtlsim/tests/ebpflow_maps.rs` (helper calls with their key gather, map-value loads, stores and atomics),
+//! one engine alone at its coprocessor.
 
 use hwxdp_ebpf::Insn;
 use hwxdp_ebpflow::engine::Pipeline;
 use hwxdp_ebpflow::jobs::{job, Where};
-use hwxdp_object::{ObjectSpec, ProgramSpec};
+use hwxdp_ebpflow::nic::{Dest, Input, Nic, NicConfig};
+use hwxdp_ebpflow::Image;
+use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_rtlsim::ebpflow::{slots_of, EbpflowPaths, EbpflowRtl, Header};
-use hwxdp_xdp::{Config, Environment, Machine, XdpBuff};
+use hwxdp_xdp::{Config, Environment, Machine, Outcome, XdpBuff};
 use std::path::PathBuf;
 
 const PROGRAMS: &str = include_str!("../../../tests/ebpflow_programs.txt");
@@ -116,4 +120,200 @@ fn the_model_takes_the_engine_rtls_cycles_on_every_program() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// `bpf_map_update_elem(map, &key, &value, flags)` with the key at r10 - 4 and the value at r10 - 16; the map
+/// reference is the loader's relocation (`lddw r1, map`), as `crates/rtlsim/tests/ebpflow_maps.rs`'s programs
+/// after the loader.
+fn update(map: u32, key: u32, value: u64, flags: u32) -> String {
+    format!(
+        "r1 = {key}\n*(u32 *)(r10 - 4) = r1\nr1 = {value}\n*(u64 *)(r10 - 16) = r1\nld_pseudo r1, 1, {map}\n\
+         r2 = r10\nr2 += -4\nr3 = r10\nr3 += -16\nr4 = {flags}\ncall 2\n"
+    )
+}
+
+/// `bpf_map_lookup_elem(map, &key)` with the key at r10 - 4.
+fn lookup(map: u32, key: u32) -> String {
+    format!(
+        "r1 = {key}\n*(u32 *)(r10 - 4) = r1\nld_pseudo r1, 1, {map}\nr2 = r10\nr2 += -4\ncall 1\n"
+    )
+}
+
+/// `bpf_map_delete_elem(map, &key)` with the key at r10 - 4.
+fn delete(map: u32, key: u32) -> String {
+    format!(
+        "r1 = {key}\n*(u32 *)(r10 - 4) = r1\nld_pseudo r1, 1, {map}\nr2 = r10\nr2 += -4\ncall 3\n"
+    )
+}
+
+/// The map programs of `ebpflow_maps.rs`, in its order (the maps carry over from one to the next): updates,
+/// lookups, deletes, atomics, loads and stores on map values of a HASH, an ARRAY and an LPM_TRIE, each helper
+/// alone, and a map-value load against a stack load.
+fn map_programs() -> Vec<(String, String)> {
+    let mut out = vec![
+        (
+            "update, lookup, atomic add, load".to_string(),
+            format!(
+                "{}r6 = r0\n{}if r0 == 0 goto miss\nr1 = 5\nlock *(u64 *)(r0 + 0) += r1\n\
+                 r7 = *(u64 *)(r0 + 0)\nr0 = r7\nr0 += r6\nexit\nmiss:\nr0 = 999\nexit",
+                update(0, 7, 100, 0),
+                lookup(0, 7)
+            ),
+        ),
+        (
+            "lookup, BPF_NOEXIST update".to_string(),
+            format!(
+                "{}r6 = *(u64 *)(r0 + 0)\n{}r0 += r6\nexit",
+                lookup(0, 7),
+                update(0, 7, 1, 1)
+            ),
+        ),
+    ];
+    let mut text = String::new();
+    for k in 1..=4 {
+        text += &update(0, k, u64::from(k), 0);
+        text += "r9 |= r0\n";
+    }
+    text += &delete(0, 7);
+    text += &delete(0, 7);
+    text += &lookup(0, 7);
+    text += "r0 = r9\nexit";
+    out.push(("E2BIG, delete, ENOENT".into(), text));
+    out.push((
+        "ARRAY store, loads, row past the end".into(),
+        format!(
+            "{}r6 = r0\nr1 = 42\n*(u32 *)(r6 + 4) = r1\n{}r7 = *(u32 *)(r0 + 4)\nr8 = *(u32 *)(r0 + 0)\n{}\
+             r0 += r7\nr0 += r8\nexit",
+            lookup(1, 2),
+            lookup(1, 2),
+            lookup(1, 9)
+        ),
+    ));
+    let lpm_key = |plen: u32, data: u32| {
+        format!("r1 = {plen}\n*(u32 *)(r10 - 8) = r1\nr1 = {data}\n*(u32 *)(r10 - 4) = r1\n")
+    };
+    let lpm_update = |plen: u32, data: u32, value: u64| {
+        format!(
+            "{}r1 = {value}\n*(u64 *)(r10 - 16) = r1\nld_pseudo r1, 1, 2\nr2 = r10\nr2 += -8\nr3 = r10\n\
+             r3 += -16\nr4 = 0\ncall 2\n",
+            lpm_key(plen, data)
+        )
+    };
+    let lpm_lookup = |data: u32| {
+        format!(
+            "{}ld_pseudo r1, 1, 2\nr2 = r10\nr2 += -8\ncall 1\n",
+            lpm_key(32, data)
+        )
+    };
+    out.push((
+        "LPM_TRIE updates and longest matches".into(),
+        format!(
+            "{}{}{}r6 = *(u64 *)(r0 + 0)\n{}r7 = *(u64 *)(r0 + 0)\nr0 = r6\nr0 *= 10\nr0 += r7\nexit",
+            lpm_update(8, 0x0a, 1),
+            lpm_update(16, 0x010a, 2),
+            lpm_lookup(0x0302_010a),
+            lpm_lookup(0x0909_090a)
+        ),
+    ));
+    for (name, id) in [("lookup", 1), ("update", 2), ("delete", 3)] {
+        out.push((
+            format!("{name} alone"),
+            format!(
+                "ld_pseudo r1, 1, 0\nr2 = r10\nr2 += -16\nr3 = r10\nr3 += -16\nr4 = 0\ncall {id}\nr0 = 0\nexit"
+            ),
+        ));
+    }
+    for from in ["r7 = *(u64 *)(r6 + 0)\n", "r7 = *(u64 *)(r10 - 8)\n"] {
+        out.push((
+            format!("ARRAY lookup, {}", from.trim()),
+            format!("{}r6 = r0\n{from}r0 = 0\nexit", lookup(1, 0)),
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_model_takes_the_engine_rtls_cycles_on_the_map_programs() {
+    let maps = vec![
+        MapSpec::new("hash", 1, 4, 8, 4),
+        MapSpec::new("array", 2, 4, 8, 4),
+        MapSpec::new("lpm", 11, 8, 8, 4).with_flags(1),
+    ];
+    let cache = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/rtlsim");
+    let mut rtl = EbpflowRtl::new(&EbpflowPaths::embedded(cache)).unwrap_or_else(|e| panic!("{e}"));
+    rtl.map_table(&maps).unwrap_or_else(|e| panic!("{e}"));
+    let programs = map_programs();
+    // The XDP environment for the kernel's map helpers; `run_memory` starts the programs as the engine does (r1 the
+    // frame, r2 its length), and they do not read r1.
+    let config = Config {
+        environment: Environment::Xdp,
+        record_trace: true,
+        ..Config::default()
+    };
+    // The maps carry over from one program to the next, as the coprocessor's do: each program's reference machine
+    // runs on the maps of `carrier`.
+    let mut carrier = Machine::new(&object(&programs[0].1, &maps), None, &config)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut failures = Vec::new();
+    for (name, text) in &programs {
+        let spec = object(text, &maps);
+        let image = hwxdp_ebpflow::load(&spec, "m").unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut machine = Machine::new(&spec, None, &config).unwrap_or_else(|e| panic!("{e}"));
+        std::mem::swap(machine.maps_mut(), carrier.maps_mut());
+        let mut buff = XdpBuff::memory(&[]).expect("an empty frame");
+        let data0 = buff.offsets().1 as u64;
+        let (outcome, r0) = machine.run_memory(&mut buff);
+        std::mem::swap(machine.maps_mut(), carrier.maps_mut());
+        assert!(outcome.fault.is_none(), "{name}: {:?}", outcome.fault);
+        rtl.clear().unwrap_or_else(|e| panic!("{e}"));
+        rtl.load(&image.slots).unwrap_or_else(|e| panic!("{e}"));
+        let got = rtl
+            .run(&Header::default(), &[], 0)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!got.fault, "{name}: the engine faulted");
+        assert_eq!(got.r0, r0, "{name}: r0");
+        let want = model_with_coprocessor(&outcome, data0, &image);
+        if got.cycles != want {
+            failures.push(format!("{name}: RTL {} cycles, model {want}", got.cycles));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {}:\n{}",
+        failures.len(),
+        programs.len(),
+        failures.join("\n")
+    );
+}
+
+/// An object of one XDP program `m` assembled from `text`, with `maps`.
+fn object(text: &str, maps: &[MapSpec]) -> ObjectSpec {
+    let insns = hwxdp_ebpf::assemble(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    ObjectSpec {
+        programs: vec![ProgramSpec::standalone("m", "xdp", insns)],
+        maps: maps.to_vec(),
+        license: "GPL".into(),
+    }
+}
+
+/// The model's cycles for a run on the loader's `image`: one engine of a one-port NIC, alone at the coprocessor.
+fn model_with_coprocessor(outcome: &Outcome, data0: u64, image: &Image) -> u64 {
+    let slot_of = |p: u16, s: u32| image.slot_of(usize::from(p), s);
+    let at = Where {
+        slots: &image.slots,
+        prologue: 0..image.prologue,
+        slot_of: &slot_of,
+    };
+    let job = job(outcome, data0, &at, 0).expect("a trace");
+    let mut nic = Nic::new(NicConfig {
+        ports: 1,
+        engines_per_port: 1,
+    });
+    let (timed, _) = nic.run(vec![Input {
+        port: 0,
+        len: 0,
+        job,
+        dest: Dest::Drop,
+    }]);
+    timed[0].cycles
 }

@@ -11,11 +11,10 @@
 //! [`BASE`] + [`STACK_OFFSET`] for the stack frames: at start r1 is the frame's address (0 for an empty frame), r2 its
 //! length and r10 the top of the first 512-byte stack frame.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command as Process, Stdio};
 
 use crate::build::locked_build;
+use crate::line_harness::{hex, short, unhex, Died, LineHarness};
 use crate::unit::{SpecError, Unit};
 use crate::{BuildSpec, Model, RtlError};
 
@@ -239,31 +238,19 @@ pub struct Run {
 
 /// A started engine model.
 pub struct EbpflowRtl {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    harness: LineHarness,
 }
 
 impl EbpflowRtl {
     /// Builds (or takes from the cache) the model and starts its harness.
     pub fn new(paths: &EbpflowPaths) -> Result<EbpflowRtl, EbpflowRtlError> {
         let model = paths.model()?;
-        let mut child = Process::new(&model.executable)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| EbpflowRtlError::Start {
+        let harness =
+            LineHarness::start(&model.executable).map_err(|source| EbpflowRtlError::Start {
                 executable: model.executable.clone(),
                 source,
             })?;
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        Ok(EbpflowRtl {
-            child,
-            stdin,
-            stdout,
-        })
+        Ok(EbpflowRtl { harness })
     }
 
     /// Writes the program's slots (8 bytes each, as the ELF holds them; a 16-byte lddw is two) into the instruction
@@ -368,32 +355,17 @@ impl EbpflowRtl {
             })
     }
 
-    /// Sends `lines`, each answered `ok`, writing them all before reading (the pipe holds the answers).
+    /// Sends `lines`, each answered `ok`.
     fn batch(&mut self, lines: &[String]) -> Result<(), EbpflowRtlError> {
-        for chunk in lines.chunks(256) {
-            let mut text = chunk.join("\n");
-            text.push('\n');
-            if self.stdin.write_all(text.as_bytes()).is_err() || self.stdin.flush().is_err() {
-                return Err(self.died(&chunk[0]));
-            }
-            for line in chunk {
-                let answer = self.read(line)?;
-                if answer != "ok" {
-                    return Err(EbpflowRtlError::Protocol {
-                        command: short(line),
-                        answer,
-                    });
-                }
-            }
-        }
-        Ok(())
+        self.harness
+            .batch(lines, |line, answer| EbpflowRtlError::Protocol {
+                command: short(line),
+                answer,
+            })
     }
 
     fn call(&mut self, line: &str) -> Result<String, EbpflowRtlError> {
-        if writeln!(self.stdin, "{line}").is_err() || self.stdin.flush().is_err() {
-            return Err(self.died(line));
-        }
-        let answer = self.read(line)?;
+        let answer = self.harness.call(line)?;
         if answer == "timeout" {
             return Err(EbpflowRtlError::Timeout {
                 command: short(line),
@@ -407,49 +379,14 @@ impl EbpflowRtl {
         }
         Ok(answer)
     }
-
-    fn read(&mut self, command: &str) -> Result<String, EbpflowRtlError> {
-        let mut answer = String::new();
-        match self.stdout.read_line(&mut answer) {
-            Ok(n) if n > 0 => Ok(answer.trim_end().to_string()),
-            _ => Err(self.died(command)),
-        }
-    }
-
-    fn died(&mut self, command: &str) -> EbpflowRtlError {
-        let _ = self.child.kill();
-        let status = self
-            .child
-            .wait()
-            .map_or_else(|e| e.to_string(), |s| s.to_string());
-        let mut stderr = String::new();
-        if let Some(mut pipe) = self.child.stderr.take() {
-            let _ = pipe.read_to_string(&mut stderr);
-        }
-        let stderr = stderr.trim();
-        EbpflowRtlError::Exited {
-            command: short(command),
-            story: if stderr.is_empty() {
-                status
-            } else {
-                format!("{status}: {stderr}")
-            },
-        }
-    }
 }
 
-impl Drop for EbpflowRtl {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.stdin.flush();
-        for _ in 0..50 {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
+impl From<Died> for EbpflowRtlError {
+    fn from(died: Died) -> Self {
+        EbpflowRtlError::Exited {
+            command: died.command,
+            story: died.story,
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -464,28 +401,6 @@ pub fn slots_of(bytes: &[u8]) -> Option<Vec<u64>> {
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
             .collect(),
     )
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len() / 2)
-        .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
-        .collect()
-}
-
-/// A command as error messages show it: at most 80 characters.
-fn short(line: &str) -> String {
-    if line.len() > 80 {
-        format!("{}...", &line[..77])
-    } else {
-        line.to_string()
-    }
 }
 
 #[cfg(test)]

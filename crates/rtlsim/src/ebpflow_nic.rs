@@ -9,12 +9,11 @@
 //! module dropped leaves no copy; a flood leaves one per port. The identity rides in the metadata header's
 //! timestamp-seconds field (bytes 3..6), so a program that rewrites that field loses it.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command as Process, Stdio};
 
 use crate::build::locked_build;
 use crate::ebpflow::{EbpflowPaths, IMEM_SLOTS, MAX_FRAME};
+use crate::line_harness::{short, unhex, Died, LineHarness};
 use crate::unit::{SpecError, Unit};
 use crate::{BuildSpec, Model, RtlError};
 
@@ -266,32 +265,19 @@ pub struct NicRun {
 /// A started NIC model.
 pub struct NicRtl {
     config: NicConfig,
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    harness: LineHarness,
 }
 
 impl NicRtl {
     /// Builds (or takes from the cache) the model of `config` and starts its harness.
     pub fn new(paths: &EbpflowPaths, config: NicConfig) -> Result<NicRtl, NicRtlError> {
         let model = config.model(paths)?;
-        let mut child = Process::new(&model.executable)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| NicRtlError::Start {
+        let harness =
+            LineHarness::start(&model.executable).map_err(|source| NicRtlError::Start {
                 executable: model.executable.clone(),
                 source,
             })?;
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        Ok(NicRtl {
-            config,
-            child,
-            stdin,
-            stdout,
-        })
+        Ok(NicRtl { config, harness })
     }
 
     /// The configuration the model was built with.
@@ -363,10 +349,10 @@ impl NicRtl {
             ));
         }
         self.batch(&lines)?;
-        self.send("go")?;
+        self.harness.send("go")?;
         let mut outputs = Vec::new();
         loop {
-            let answer = self.read("go")?;
+            let answer = self.harness.read("go")?;
             if answer == "timeout" {
                 return Err(NicRtlError::Timeout);
             }
@@ -403,73 +389,19 @@ impl NicRtl {
         })
     }
 
-    /// Sends `lines`, each answered `ok`, writing them all before reading (the pipe holds the answers).
+    /// Sends `lines`, each answered `ok`.
     fn batch(&mut self, lines: &[String]) -> Result<(), NicRtlError> {
-        for chunk in lines.chunks(256) {
-            let mut text = chunk.join("\n");
-            text.push('\n');
-            if self.stdin.write_all(text.as_bytes()).is_err() || self.stdin.flush().is_err() {
-                return Err(self.died(&chunk[0]));
-            }
-            for line in chunk {
-                let answer = self.read(line)?;
-                if answer != "ok" {
-                    return Err(protocol(line, &answer));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn send(&mut self, line: &str) -> Result<(), NicRtlError> {
-        if writeln!(self.stdin, "{line}").is_err() || self.stdin.flush().is_err() {
-            return Err(self.died(line));
-        }
-        Ok(())
-    }
-
-    fn read(&mut self, command: &str) -> Result<String, NicRtlError> {
-        let mut answer = String::new();
-        match self.stdout.read_line(&mut answer) {
-            Ok(n) if n > 0 => Ok(answer.trim_end().to_string()),
-            _ => Err(self.died(command)),
-        }
-    }
-
-    fn died(&mut self, command: &str) -> NicRtlError {
-        let _ = self.child.kill();
-        let status = self
-            .child
-            .wait()
-            .map_or_else(|e| e.to_string(), |s| s.to_string());
-        let mut stderr = String::new();
-        if let Some(mut pipe) = self.child.stderr.take() {
-            let _ = pipe.read_to_string(&mut stderr);
-        }
-        let stderr = stderr.trim();
-        NicRtlError::Exited {
-            command: short(command),
-            story: if stderr.is_empty() {
-                status
-            } else {
-                format!("{status}: {stderr}")
-            },
-        }
+        self.harness
+            .batch(lines, |line, answer| protocol(line, &answer))
     }
 }
 
-impl Drop for NicRtl {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.stdin.flush();
-        for _ in 0..50 {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
+impl From<Died> for NicRtlError {
+    fn from(died: Died) -> Self {
+        NicRtlError::Exited {
+            command: died.command,
+            story: died.story,
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -480,29 +412,12 @@ fn protocol(command: &str, answer: &str) -> NicRtlError {
     }
 }
 
+/// Bytes as hex pairs, `-` for none (the harness reads an empty field so).
 fn hex(bytes: &[u8]) -> String {
     if bytes.is_empty() {
         return "-".to_string();
     }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len() / 2)
-        .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
-        .collect()
-}
-
-/// A command as error messages show it: at most 80 characters.
-fn short(line: &str) -> String {
-    if line.len() > 80 {
-        format!("{}...", &line[..77])
-    } else {
-        line.to_string()
-    }
+    crate::line_harness::hex(bytes)
 }
 
 #[cfg(test)]

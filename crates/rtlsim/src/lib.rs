@@ -19,6 +19,7 @@ mod env;
 mod error;
 mod hash;
 pub mod hxdp;
+mod line_harness;
 mod synth;
 mod tool;
 mod unit;

@@ -7,14 +7,13 @@
 //! [`WarpRtl::run`] streams packets back to back and gives, per packet, the engine's [`Decision`] and the frame as it
 //! left, with the clocks it entered and left at.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command as Process, Stdio};
 
 use hwxdp_warp::{Action, Params, Value, Warp};
 use hwxdp_xdp::{Resume, ResumeValue, StackWrite};
 
 use crate::build::locked_build;
+use crate::line_harness::{hex, short, unhex, Died, LineHarness};
 use crate::unit::{SpecError, Unit};
 use crate::{BuildSpec, Model, RtlError};
 
@@ -420,31 +419,19 @@ pub struct Passed {
 
 /// A started engine model.
 pub struct WarpRtl {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    harness: LineHarness,
 }
 
 impl WarpRtl {
     /// Builds (or takes from the cache) the model for `params` and starts its harness.
     pub fn new(paths: &WarpPaths, params: &Params) -> Result<WarpRtl, WarpRtlError> {
         let model = paths.model(params)?;
-        let mut child = Process::new(&model.executable)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| WarpRtlError::Start {
+        let harness =
+            LineHarness::start(&model.executable).map_err(|source| WarpRtlError::Start {
                 executable: model.executable.clone(),
                 source,
             })?;
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        Ok(WarpRtl {
-            child,
-            stdin,
-            stdout,
-        })
+        Ok(WarpRtl { harness })
     }
 
     /// Loads `warp`'s rules (the model must have been built for `warp.params`).
@@ -461,91 +448,42 @@ impl WarpRtl {
         let lines: Vec<String> = packets.iter().map(|p| format!("pkt {}", hex(p))).collect();
         self.batch(&lines)?;
         let command = format!("go {ready:x}");
-        self.send(&command)?;
+        self.harness.send(&command)?;
         let mut out = Vec::with_capacity(packets.len());
         for _ in packets {
-            let answer = self.read(&command)?;
-            out.push(parse_record(&answer).ok_or_else(|| self.refused(&command, answer))?);
+            let answer = self.harness.read(&command)?;
+            out.push(parse_record(&answer).ok_or_else(|| refused(&command, answer))?);
         }
-        let answer = self.read(&command)?;
+        let answer = self.harness.read(&command)?;
         if !answer.starts_with("done ") {
-            return Err(self.refused(&command, answer));
+            return Err(refused(&command, answer));
         }
         Ok(out)
     }
 
-    fn refused(&self, command: &str, answer: String) -> WarpRtlError {
-        if answer == "timeout" {
-            return WarpRtlError::Timeout;
-        }
-        WarpRtlError::Protocol {
-            command: short(command),
-            answer: short(&answer),
-        }
-    }
-
-    /// Sends `lines`, each answered `ok`, writing a chunk before reading its answers.
+    /// Sends `lines`, each answered `ok`.
     fn batch(&mut self, lines: &[String]) -> Result<(), WarpRtlError> {
-        for chunk in lines.chunks(256) {
-            let mut text = chunk.join("\n");
-            text.push('\n');
-            if self.stdin.write_all(text.as_bytes()).is_err() || self.stdin.flush().is_err() {
-                return Err(self.died(&chunk[0]));
-            }
-            for line in chunk {
-                let answer = self.read(line)?;
-                if answer != "ok" {
-                    return Err(self.refused(line, answer));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn send(&mut self, line: &str) -> Result<(), WarpRtlError> {
-        if writeln!(self.stdin, "{line}").is_err() || self.stdin.flush().is_err() {
-            return Err(self.died(line));
-        }
-        Ok(())
-    }
-
-    fn read(&mut self, command: &str) -> Result<String, WarpRtlError> {
-        let mut answer = String::new();
-        match self.stdout.read_line(&mut answer) {
-            Ok(n) if n > 0 => Ok(answer.trim_end().to_string()),
-            _ => Err(self.died(command)),
-        }
-    }
-
-    fn died(&mut self, command: &str) -> WarpRtlError {
-        let _ = self.child.kill();
-        let status = self
-            .child
-            .wait()
-            .map_or_else(|e| e.to_string(), |s| s.to_string());
-        let mut stderr = String::new();
-        if let Some(mut pipe) = self.child.stderr.take() {
-            let _ = pipe.read_to_string(&mut stderr);
-        }
-        WarpRtlError::Exited {
-            command: short(command),
-            story: format!("{status} {}", stderr.trim()),
-        }
+        self.harness.batch(lines, refused)
     }
 }
 
-impl Drop for WarpRtl {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.stdin.flush();
-        for _ in 0..50 {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
+/// The error for `answer`, which is not what `command` expects.
+fn refused(command: &str, answer: String) -> WarpRtlError {
+    if answer == "timeout" {
+        return WarpRtlError::Timeout;
+    }
+    WarpRtlError::Protocol {
+        command: short(command),
+        answer: short(&answer),
+    }
+}
+
+impl From<Died> for WarpRtlError {
+    fn from(died: Died) -> Self {
+        WarpRtlError::Exited {
+            command: died.command,
+            story: died.story,
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -623,28 +561,6 @@ fn resume_value(kind: u64, value: u64) -> Option<Option<ResumeValue>> {
         6 => ResumeValue::Map(value as u32),
         _ => return None,
     }))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len() / 2)
-        .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
-        .collect()
-}
-
-/// A command as error messages show it: at most 80 characters.
-fn short(line: &str) -> String {
-    if line.len() > 80 {
-        format!("{}...", &line[..77])
-    } else {
-        line.to_string()
-    }
 }
 
 #[cfg(test)]

@@ -247,8 +247,21 @@ mod tests {
         path
     }
 
+    /// Starts the script, retrying while it is "text file busy": another test thread's fork may still hold the
+    /// script's write descriptor between its fork and its exec.
     fn spawn(name: &str, body: &str, timeout: Duration) -> Harness {
-        Harness::spawn(&fake(name, body), timeout).expect("the script starts")
+        let path = fake(name, body);
+        for _ in 0..100 {
+            match Harness::spawn(&path, timeout) {
+                Err(HxdpRtlError::Start { source, .. })
+                    if source.kind() == std::io::ErrorKind::ExecutableFileBusy =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                started => return started.expect("the script starts"),
+            }
+        }
+        panic!("{} stayed busy", path.display());
     }
 
     #[test]

@@ -215,14 +215,9 @@ fn nic_sizes(args: &Args) -> Result<Vec<Given>> {
     Ok(given)
 }
 
-/// Refuses the options of the other targets for a target that takes only `--top` and `--param NAME=VALUE`.
-fn refuse_foreign(args: &Args, target: &str) -> Result<()> {
-    let foreign = [
-        ("OBJECT", args.object.is_some()),
-        ("--program", args.program.is_some()),
-        ("--data-width", args.data_width.is_some()),
-        ("--no-prune", args.no_prune),
-        ("--hazards", args.hazards.is_some()),
+/// The hXDP module's size options, each with whether the command line gives it.
+pub(crate) fn hxdp_sizes_given(args: &Args) -> [(&'static str, bool); 7] {
+    [
         ("--lanes", args.lanes.is_some()),
         ("--imem-bundles", args.imem_bundles.is_some()),
         ("--stack-frames", args.stack_frames.is_some()),
@@ -230,8 +225,20 @@ fn refuse_foreign(args: &Args, target: &str) -> Result<()> {
         ("--hash-slots", args.hash_slots.is_some()),
         ("--map-words", args.map_words.is_some()),
         ("--diff-entries", args.diff_entries.is_some()),
+    ]
+}
+
+/// Refuses the options of the other targets for a target that takes only `--top` and `--param NAME=VALUE`.
+fn refuse_foreign(args: &Args, target: &str) -> Result<()> {
+    let ehdl = [
+        ("OBJECT", args.object.is_some()),
+        ("--program", args.program.is_some()),
+        ("--data-width", args.data_width.is_some()),
+        ("--no-prune", args.no_prune),
+        ("--hazards", args.hazards.is_some()),
     ];
-    if let Some((flag, _)) = foreign.iter().find(|(_, given)| *given) {
+    let mut foreign = ehdl.into_iter().chain(hxdp_sizes_given(args));
+    if let Some((flag, _)) = foreign.find(|(_, given)| *given) {
         bail!("{flag} is not for --target {target} (it takes --top and --param NAME=VALUE)");
     }
     Ok(())

@@ -17,18 +17,14 @@ pub(crate) fn design(args: &Args) -> Result<Design> {
     let Some(object) = &args.object else {
         bail!("--target ehdl needs the program's object: hwxdp synth --target ehdl prog.o [-p PROGRAM]");
     };
-    let hxdp_only = [
+    let module = [
         ("--top", args.top.is_some()),
-        ("--lanes", args.lanes.is_some()),
-        ("--imem-bundles", args.imem_bundles.is_some()),
-        ("--stack-frames", args.stack_frames.is_some()),
-        ("--map-entries", args.map_entries.is_some()),
-        ("--hash-slots", args.hash_slots.is_some()),
-        ("--map-words", args.map_words.is_some()),
-        ("--diff-entries", args.diff_entries.is_some()),
         ("--param", !args.params.is_empty()),
     ];
-    if let Some((flag, _)) = hxdp_only.iter().find(|(_, given)| *given) {
+    let mut hxdp_only = module
+        .into_iter()
+        .chain(crate::cmd_synth::hxdp_sizes_given(args));
+    if let Some((flag, _)) = hxdp_only.find(|(_, given)| *given) {
         bail!("{flag} is for --target hxdp (an eHDL pipeline's sizes come from its program)");
     }
     let loaded = common::load_object(object)?;

@@ -301,8 +301,8 @@ char _license[] SEC("license") = "GPL";
     assert!(!r.ok, "{}", r.all);
     assert!(
         r.stderr.contains(
-            "program too big for the hardware: it needs 100001 CAM entries of hash, LRU and LPM maps, the hXDP \
-             module is built with ENTRIES = 8192"
+            "program too big for the hardware: it needs 100001 slots of hash maps, the hXDP module is built with \
+             HASH_SLOTS = 8192"
         ),
         "{}",
         r.all

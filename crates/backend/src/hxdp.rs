@@ -148,7 +148,7 @@ impl Core for HxdpCore {
     }
 
     fn records(&mut self, rings: &[usize]) -> Result<Vec<Record>, BackendError> {
-        Ok(crate::interp::drain(self.machine_mut().maps_mut(), rings))
+        Ok(drain_core(self, rings))
     }
 
     fn maps(&mut self) -> &mut dyn MapStore {
@@ -294,4 +294,12 @@ impl<C: Core> Backend for Hxdp<C> {
             Ok(())
         })
     }
+}
+
+/// The records waiting in `rings` of the core's maps, taken out without invalidating its hash buckets.
+pub(crate) fn drain_core(core: &mut HxdpCore, rings: &[usize]) -> Vec<Record> {
+    let Ok(records) = crate::collect_records(rings, |map| {
+        Ok::<_, std::convert::Infallible>(core.ringbuf_drain(map))
+    });
+    records
 }

@@ -267,7 +267,7 @@ impl Backend for WarpHxdp {
             let through = self.through(packet)?;
             let output = self.buff.output().to_vec();
             let meta_len = self.buff.meta().len();
-            let records = drain(self.core.machine_mut().maps_mut(), self.rings.per_packet());
+            let records = crate::hxdp::drain_core(&mut self.core, self.rings.per_packet());
             let ran = match through {
                 Through::Engine(retval) => {
                     self.cores.take(None);
@@ -310,7 +310,7 @@ impl Backend for WarpHxdp {
     }
 
     fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
-        Ok(drain(self.core.machine_mut().maps_mut(), self.rings.all()))
+        Ok(crate::hxdp::drain_core(&mut self.core, self.rings.all()))
     }
 
     fn summary(&self) -> Summary {

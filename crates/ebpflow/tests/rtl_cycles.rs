@@ -14,39 +14,9 @@ use hwxdp_rtlsim::ebpflow::{slots_of, EbpflowPaths, EbpflowRtl, Header};
 use hwxdp_xdp::{Config, Environment, Machine, Outcome, XdpBuff};
 use std::path::PathBuf;
 
-const PROGRAMS: &str = include_str!("../../../tests/ebpflow_programs.txt");
-
-fn cases() -> Vec<(String, Vec<u8>, Vec<Insn>)> {
-    let mut out = Vec::new();
-    let (mut name, mut memory, mut text): (Option<String>, Vec<u8>, String) =
-        (None, Vec::new(), String::new());
-    let mut finish = |name: Option<String>, memory: Vec<u8>, text: &mut String| {
-        if let Some(name) = name {
-            let insns = hwxdp_ebpf::assemble(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-            out.push((name, memory, insns));
-        }
-        text.clear();
-    };
-    for line in PROGRAMS.lines() {
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        if let Some(n) = line.strip_prefix("== ") {
-            finish(name.take(), std::mem::take(&mut memory), &mut text);
-            name = Some(n.trim().to_string());
-        } else if let Some(m) = line.strip_prefix("mem ") {
-            memory = m
-                .split_whitespace()
-                .map(|b| u8::from_str_radix(b, 16).expect("hex byte"))
-                .collect();
-        } else {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    finish(name, memory, &mut text);
-    out
-}
+/// The programs of `tests/ebpflow_programs.txt`, shared with the engine RTL's own test.
+#[path = "../../../tests/support/ebpflow_programs.rs"]
+mod ebpflow_programs;
 
 /// The model's cycles for `insns` on `memory`, or `None` when the reference machine does not run it to its end or
 /// it calls a helper.
@@ -91,9 +61,14 @@ fn model(insns: &[Insn], memory: &[u8], gap: u32) -> Option<u64> {
 fn the_model_takes_the_engine_rtls_cycles_on_every_program() {
     let cache = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/rtlsim");
     let mut rtl = EbpflowRtl::new(&EbpflowPaths::embedded(cache)).unwrap_or_else(|e| panic!("{e}"));
-    let cases = cases();
+    let cases = ebpflow_programs::cases();
     let (mut compared, mut failures) = (0, Vec::new());
-    for (name, memory, insns) in &cases {
+    for ebpflow_programs::Case {
+        name,
+        memory,
+        insns,
+    } in &cases
+    {
         for gap in [0, 3] {
             let Some(want) = model(insns, memory, gap) else {
                 continue;

@@ -133,6 +133,12 @@ impl HxdpCore {
         &mut self.machine
     }
 
+    /// The records waiting in ring buffer map `map`, taken out. Ring buffers are not hash maps, so unlike
+    /// [`HxdpCore::machine_mut`] this leaves the maps module's buckets valid (a backend drains after every packet).
+    pub fn ringbuf_drain(&mut self, map: usize) -> Vec<Vec<u8>> {
+        self.machine.maps_mut().ringbuf_drain(map)
+    }
+
     /// Rebuilds the buckets of the hash maps from the keys the maps hold.
     fn rebuild_buckets(&mut self) {
         let maps = self.machine.maps_mut();

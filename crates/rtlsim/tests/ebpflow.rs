@@ -6,6 +6,9 @@
 //! of a word not yet arrived that waits for it). `-- --nocapture` prints cycles per instruction.
 
 mod common;
+/// The programs shared with the conformance plugin's RTL test and the engine model's cycle test.
+#[path = "../../../tests/support/ebpflow_programs.rs"]
+mod ebpflow_programs;
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -15,9 +18,6 @@ use hwxdp_rtlsim::ebpflow::{
     slots_of, EbpflowPaths, EbpflowRtl, Header, Run, BASE, FRAME_OFFSET, STACK_OFFSET,
 };
 use hwxdp_xdp::{Config, Environment, Machine, XdpBuff};
-
-/// The programs shared with the conformance plugin's RTL test.
-const PROGRAMS: &str = include_str!("../../../tests/ebpflow_programs.txt");
 
 /// One started engine for the whole test binary (a model start is cheap, a build is not; the harness is serial).
 fn engine() -> MutexGuard<'static, EbpflowRtl> {
@@ -29,51 +29,6 @@ fn engine() -> MutexGuard<'static, EbpflowRtl> {
         })
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-}
-
-/// A program with its memory.
-struct Case {
-    name: String,
-    memory: Vec<u8>,
-    insns: Vec<Insn>,
-}
-
-fn cases() -> Vec<Case> {
-    let mut out: Vec<Case> = Vec::new();
-    let mut text = String::new();
-    let mut finish = |name: Option<String>, memory: Vec<u8>, text: &mut String| {
-        if let Some(name) = name {
-            let insns =
-                hwxdp_ebpf::assemble(text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
-            out.push(Case {
-                name,
-                memory,
-                insns,
-            });
-        }
-        text.clear();
-    };
-    let mut name = None;
-    let mut memory = Vec::new();
-    for line in PROGRAMS.lines() {
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        if let Some(n) = line.strip_prefix("== ") {
-            finish(name.take(), std::mem::take(&mut memory), &mut text);
-            name = Some(n.trim().to_string());
-        } else if let Some(m) = line.strip_prefix("mem ") {
-            memory = m
-                .split_whitespace()
-                .map(|b| u8::from_str_radix(b, 16).expect("hex byte"))
-                .collect();
-        } else {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    finish(name, memory, &mut text);
-    out
 }
 
 /// The reference machine's answer: r0 and the instructions it ran, or why the program cannot run.
@@ -121,7 +76,7 @@ fn checked(text: &str, memory: &[u8]) -> Run {
 
 #[test]
 fn every_program_agrees_with_the_reference_machine() {
-    let cases = cases();
+    let cases = ebpflow_programs::cases();
     assert!(cases.len() >= 45, "{} cases", cases.len());
     let mut e = engine();
     let mut failures = Vec::new();

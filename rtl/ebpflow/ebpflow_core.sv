@@ -14,8 +14,9 @@
 // Hazards. Results forward to EX from MEM and WB. A load, legacy load or fetching atomic in EX whose register the
 // instruction in ID reads stalls ID one cycle (load-use). A taken branch costs one cycle, ja none beyond its own. A
 // multiply costs 4 cycles in EX, a divide or modulo 33 or 65 (1 when dividing by zero). A load or store of a frame
-// word that has not arrived waits in EX until the DM_FIFO sets its valid bit (dm_ok_i). Calls, exits and helper
-// calls wait in ID until EX, MEM and WB are empty, so r0-r10 are the architectural registers when they act: a call
+// word that has not arrived waits in EX until the DM_FIFO sets its valid bit (dm_ok_i). Calls and exits from a
+// function wait in ID until EX, MEM and WB are empty, so r0-r10 are the architectural registers when they act; helper
+// calls and the main program's exit wait only for EX (MEM's and WB's results forwarded to them): a call
 // saves the return slot and r6-r9 in ebpflow_frames and moves r10 up one 512-byte frame; an exit from a function
 // restores them (a cycle to read the frame) and returns; the exit of the main program ends the run with r0.
 //
@@ -373,6 +374,11 @@ module ebpflow_core #(
   logic load_use;
   assign id_special = d_call || d_helper || d_exit;
   assign drained    = !ex_valid_q && !mem_valid_q && !wb_valid_q;
+  // A helper call and the main program's exit need only EX empty: what MEM and WB still write reaches them through
+  // the forwarding below (MEM and WB for the exit's r0, WB for a helper's r1-r5 in the cycle after), and neither
+  // stage can fault or touch the data memory when the gather reads it (MEM is empty by then).
+  logic ex_empty;
+  assign ex_empty   = !ex_valid_q;
   assign load_use   = ex_valid_q && ex_late_q && ex_we_q
                       && ((d_uses_a && ex_rd_q == d_dst) || (d_uses_b && ex_rd_q == d_src)
                           || (d_uses_c && ex_rd_q == 4'd0));
@@ -598,6 +604,11 @@ module ebpflow_core #(
     mem_out = (mem_kind_q == KLd || mem_kind_q == KLeg || mem_kind_q == KAtom) ? mem_load : mem_res_q;
   end
 
+  // A register as ID's special operations see it once EX is empty: MEM's result, else WB's, else the file.
+  function automatic [63:0] id_fwd(input logic [3:0] r);
+    id_fwd = fwd(r, reg_of(rf_q, r), mem_valid_q && mem_we_q, mem_rd_q, mem_out, wb_write, wb_rd_q, wb_res_q);
+  endfunction
+
   // The data memory's port: MEM's atomic write, a map helper's key or value read, else EX's access.
   logic          gk_rd;      // the gather reads a word at this edge
   logic [63:0]   gk_addr;
@@ -682,8 +693,8 @@ module ebpflow_core #(
   assign map_call  = !d_kfunc && (call_id == 32'd1 || call_id == 32'd2 || call_id == 32'd3);
   assign upd_call  = (call_id == 32'd2);
   assign gk_n      = GW'(KWords) + (upd_call ? GW'(VWords) : GW'(0));
-  assign r2_arch   = reg_of(rf_q, 4'd2);
-  assign r3_arch   = reg_of(rf_q, 4'd3);
+  assign r2_arch   = id_fwd(4'd2);
+  assign r3_arch   = id_fwd(4'd3);
   assign gk_ptr_ok = r2_arch[63:AW] == BASE[63:AW] && (!upd_call || r3_arch[63:AW] == BASE[63:AW]);
   assign gk_addr   = (32'(gk_q) < 32'(KWords)) ? r2_arch + {{(61-GW){1'b0}}, gk_q, 3'b000}
                                                 : r3_arch + {{(61-GW){1'b0}}, gk_q - GW'(KWords), 3'b000};
@@ -723,7 +734,8 @@ module ebpflow_core #(
         end
       end
       default: begin
-        if (run_q && id_valid_q && id_special && drained) begin
+        if (run_q && id_valid_q && id_special
+            && (drained || (ex_empty && (d_helper || (d_exit && depth_q == '0))))) begin
           if (d_call) begin
             if (call_deep) begin
               sp_finish = 1'b1;
@@ -736,6 +748,7 @@ module ebpflow_core #(
           end else if (d_exit) begin
             if (depth_q == '0) begin
               sp_finish = 1'b1;
+              sp_r0     = id_fwd(4'd0);
             end else begin
               fr_rd = 1'b1;
               sp_d  = SpRet;
@@ -769,9 +782,15 @@ module ebpflow_core #(
   assign hlp_req_o   = (sp_q == SpHlp);
   assign hlp_kfunc_o = d_kfunc;
   logic [63:0] callx_reg;
-  assign callx_reg   = reg_of(rf_q, d_dst);
+  assign callx_reg   = id_fwd(d_dst);
   assign hlp_id_o    = (d_x && !d_kfunc) ? callx_reg[31:0] : d_imm;
-  assign hlp_args_o  = rf_q[1*64 +: 320];
+  // r1-r5 with MEM's and WB's results: a helper acts once EX is empty, when MEM and WB may still write them.
+  genvar ga;
+  generate
+    for (ga = 1; ga <= 5; ga = ga + 1) begin : g_args
+      assign hlp_args_o[(ga-1)*64 +: 64] = id_fwd(4'(ga));
+    end
+  endgenerate
 
   // The run ends: EX's fault or legacy load, or ID's exit, helper or call depth.
   assign finish = run_q && (ex_bad || ex_leg_out || sp_finish);

@@ -1,7 +1,7 @@
 //! One engine's pipeline, cycle by cycle, as `rtl/ebpflow/ebpflow_core.sv` clocks it: IF/ID/EX/MEM/WB with
 //! forwarding, the load-use stall, taken branches squashing the slot in ID, lddw's extra ID cycle, the
-//! multiply/divide unit, the cycle EX waits behind a data-memory atomic in MEM, calls/exits/helper calls that wait in
-//! ID for the drain, a map helper's key and value gather between the drain and its request, DM_FIFO words that have
+//! multiply/divide unit, the cycle EX waits behind a data-memory atomic in MEM, calls and exits from a function that
+//! wait in ID for the drain, helper calls and the main exit that wait for EX to empty, a map helper's key and value gather between the drain and its request, DM_FIFO words that have
 //! not arrived, and the shared coprocessor's requests (helper calls and map-value accesses), which the NIC's arbiter
 //! grants ([`crate::nic`]).
 //!
@@ -65,6 +65,62 @@ pub struct Job {
     pub gap: u32,
 }
 
+/// Where a run's cycles went: each cycle of the run (first beat to the end, both counted) in one category, by what
+/// held the pipeline in that cycle (EX's stall first, then ID's helper or frame operation, then ID's own hazards).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Breakdown {
+    /// An instruction (or lddw's second slot) moved on, or the pipeline ran without a stall.
+    pub issue: u64,
+    /// ID waited a cycle behind a load in EX (load-use).
+    pub load_use: u64,
+    /// The slot squashed behind a taken branch.
+    pub branch: u64,
+    /// lddw's first slot's extra ID cycle.
+    pub lddw: u64,
+    /// A call, exit or helper call waited in ID for the pipeline (EX, or EX, MEM and WB) to empty.
+    pub drain: u64,
+    /// A map helper read its key and value from the data memory.
+    pub gather: u64,
+    /// A request waited for the coprocessor's grant.
+    pub coproc_wait: u64,
+    /// A request was served (grant to ack).
+    pub coproc_service: u64,
+    /// EX waited for a frame word to arrive.
+    pub fifo: u64,
+    /// EX waited for the multiply/divide unit, or behind an atomic's write in MEM, or a return read its frame.
+    pub other: u64,
+}
+
+impl Breakdown {
+    /// The sum of every category: the run's cycles.
+    pub fn total(&self) -> u64 {
+        self.issue
+            + self.load_use
+            + self.branch
+            + self.lddw
+            + self.drain
+            + self.gather
+            + self.coproc_wait
+            + self.coproc_service
+            + self.fifo
+            + self.other
+    }
+
+    /// Adds `other`'s cycles to these.
+    pub fn add(&mut self, other: &Breakdown) {
+        self.issue += other.issue;
+        self.load_use += other.load_use;
+        self.branch += other.branch;
+        self.lddw += other.lddw;
+        self.drain += other.drain;
+        self.gather += other.gather;
+        self.coproc_wait += other.coproc_wait;
+        self.coproc_service += other.coproc_service;
+        self.fifo += other.fifo;
+        self.other += other.other;
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Id {
     /// Step `i` (its lddw second half when `second`); past the last step, a slot that never issues.
@@ -115,6 +171,8 @@ pub struct Pipeline {
     pub waited_fifo: u64,
     /// Cycles spent waiting for and in the coprocessor.
     pub waited_coproc: u64,
+    /// Where the cycles went.
+    pub breakdown: Breakdown,
 }
 
 impl Pipeline {
@@ -135,6 +193,7 @@ impl Pipeline {
             done: None,
             waited_fifo: 0,
             waited_coproc: 0,
+            breakdown: Breakdown::default(),
         }
     }
 
@@ -203,6 +262,7 @@ impl Pipeline {
         let ex = self.ex_phase();
         let sp = self.sp_phase();
         if ex.finish || sp.finish {
+            self.breakdown.issue += 1;
             self.done = Some(self.cycle);
             return;
         }
@@ -224,7 +284,42 @@ impl Pipeline {
         let id_stall = ex.stall || load_use || (special && !sp.ack_now);
         let id_go =
             matches!(self.id, Id::Step { i, .. } if i < steps.len()) && !id_stall && !ex.redirect;
+        let acted = sp.redirect || sp.next != Sp::Idle || sp.ack_now;
+        self.account(&ex, special && self.sp == Sp::Idle && !acted, load_use);
         self.advance(&ex, &sp, id_go);
+    }
+
+    /// Puts this cycle into its category of [`Breakdown`].
+    fn account(&mut self, ex: &ExPhase, draining: bool, load_use: bool) {
+        let b = &mut self.breakdown;
+        let slot = match ex.why {
+            Some(Why::Fifo) => &mut b.fifo,
+            Some(Why::Coproc) if self.ex.is_some_and(|e| e.ack.is_some()) => &mut b.coproc_service,
+            Some(Why::Coproc) => &mut b.coproc_wait,
+            Some(Why::Other) => &mut b.other,
+            None => match self.sp {
+                Sp::Helper(Some(_)) => &mut b.coproc_service,
+                Sp::Helper(None) => &mut b.coproc_wait,
+                Sp::Gather(_) => &mut b.gather,
+                Sp::Ret => &mut b.other,
+                Sp::Idle if draining => &mut b.drain,
+                Sp::Idle if load_use => &mut b.load_use,
+                Sp::Idle => match self.id {
+                    Id::Wrong => &mut b.branch,
+                    Id::Step { i, second: false }
+                        if self
+                            .job
+                            .steps
+                            .get(i)
+                            .is_some_and(|s| s.decoded.kind == Kind::LddwFirst) =>
+                    {
+                        &mut b.lddw
+                    }
+                    _ => &mut b.issue,
+                },
+            },
+        };
+        *slot += 1;
     }
 
     /// EX in this cycle: whether it stalls, goes (and redirects IF), or ends the run.
@@ -250,6 +345,16 @@ impl Pipeline {
             }
         }
         out.stall = mem_atom || md_wait || mem_wait;
+        out.why = if mem_atom || md_wait {
+            Some(Why::Other)
+        } else if mem_wait {
+            Some(match s.wait {
+                Wait::Frame { .. } => Why::Fifo,
+                _ => Why::Coproc,
+            })
+        } else {
+            None
+        };
         out.go = !out.stall;
         out.redirect = out.go && s.taken;
         out
@@ -260,6 +365,14 @@ impl Pipeline {
         let c = self.cycle;
         let drained = self.ex.is_none() && self.mem.is_none() && self.wb.is_none();
         let id = self.id_step();
+        // A helper call and the main program's exit wait only for EX (MEM's and WB's results are forwarded).
+        let ready = drained
+            || self.ex.is_none()
+                && id.is_some_and(|i| match self.job.steps[i].decoded.kind {
+                    Kind::Helper => true,
+                    Kind::Exit => self.depth == 0,
+                    _ => false,
+                });
         let mut out = SpPhase {
             next: self.sp,
             ..SpPhase::default()
@@ -279,7 +392,7 @@ impl Pipeline {
             Sp::Gather(0) => out.next = Sp::Helper(None),
             Sp::Gather(left) => out.next = Sp::Gather(left - 1),
             Sp::Idle => {
-                let Some(i) = id.filter(|_| drained) else {
+                let Some(i) = id.filter(|_| ready) else {
                     return out;
                 };
                 let stop = self.last(i);
@@ -360,9 +473,18 @@ impl Pipeline {
     }
 }
 
+/// Why EX stalls.
+#[derive(Clone, Copy)]
+enum Why {
+    Fifo,
+    Coproc,
+    Other,
+}
+
 /// What EX does in a cycle.
 #[derive(Default)]
 struct ExPhase {
+    why: Option<Why>,
     stall: bool,
     go: bool,
     redirect: bool,

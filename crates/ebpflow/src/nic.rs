@@ -8,7 +8,7 @@
 //! carries one packet at a time. A TX queue takes one packet's beats at a time, in the order the engines are ready;
 //! dropped packets leave into a sink that is always ready.
 
-use crate::engine::{Job, Pipeline};
+use crate::engine::{Breakdown, Job, Pipeline};
 use std::collections::VecDeque;
 
 /// The NIC's shape.
@@ -68,6 +68,8 @@ pub struct Timed {
     pub waited_fifo: u64,
     /// Cycles its run waited for (and in) the coprocessor.
     pub waited_coproc: u64,
+    /// Where its run's cycles went.
+    pub breakdown: Breakdown,
 }
 
 struct Running {
@@ -252,6 +254,7 @@ impl State {
             left,
             waited_fifo: r.pipe.waited_fifo,
             waited_coproc: r.pipe.waited_coproc,
+            breakdown: r.pipe.breakdown,
         };
         self.remaining -= 1;
     }

@@ -2,13 +2,15 @@
 //!
 //! Rules are parsed ([`parse`]), their patterns compiled with regex-automata into one minimised multi-pattern DFA per
 //! set of packets they scan ([`compile`]), and the DFAs written as C with the transition table as `.rodata`
-//! ([`codegen`]), which clang builds into an object that every backend and the kernel load ([`build`]). The format
-//! and the program's behaviour are in `docs/dpi.md`.
+//! ([`codegen`]), which clang builds into an object that every backend and the kernel load ([`build`]). The object
+//! also carries the rules it was compiled from ([`embed`]), from which `hwxdp gen` makes a trace ([`witness`]). The
+//! format and the program's behaviour are in `docs/dpi.md`.
 
 pub mod branch;
 pub mod codegen;
 pub mod compile;
 pub mod dfa;
+pub mod embed;
 pub mod error;
 pub mod fast;
 pub mod parse;
@@ -16,6 +18,7 @@ pub mod pattern;
 mod positions;
 pub mod rules;
 mod snort;
+pub mod witness;
 
 pub use compile::Automaton;
 pub use error::DpiError;
@@ -83,13 +86,18 @@ pub fn compile(text: &str, source: &str, options: &Options) -> Result<Compiled, 
     let automaton = compile::automaton(rules, options.dfa_limit)?;
     let layout = codegen::Layout::of(&automaton, options.max_payload, options.form);
     check_payload_limit(options.max_payload, &automaton, &layout)?;
-    let c_source = codegen::generate(
+    let mut c_source = codegen::generate(
         &automaton,
         &layout,
         &options.name,
         options.max_payload,
         source,
     );
+    c_source.push_str(&embed::c_definition(&embed::Embedded {
+        max_payload: options.max_payload,
+        dfa_limit: options.dfa_limit,
+        rules: text.to_string(),
+    }));
     Ok(Compiled {
         automaton,
         layout,

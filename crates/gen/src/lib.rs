@@ -6,6 +6,7 @@
 //! creation then use, the malformed frames) and is padded with random traffic of the same kind; a request for fewer
 //! packets than the coverage sequence gets its first packets only.
 
+pub mod dpi;
 mod examples;
 mod flows;
 mod labeled;

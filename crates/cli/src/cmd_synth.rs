@@ -8,7 +8,10 @@
 //! a program) only adds a [`Target`] variant and its `design` function.
 
 use anyhow::{bail, Context, Result};
-use hwxdp_rtlsim::{rtl_files, run_synthesis, scan, sources_of, RtlModule, SynthJob, SynthReport};
+use hwxdp_rtlsim::{
+    rtl_files, run_synthesis_with, scan, sources_of, Device, Flow, RtlModule, SynthJob,
+    SynthReport, DELAYS, DEVICES,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -110,9 +113,35 @@ pub struct Args {
     /// only when Yosys fails.
     #[arg(short = 'o', long = "out", value_name = "DIR|FILE")]
     out: Option<PathBuf>,
+    /// The device the counts are shares of, and whose family the netlist is mapped for: xcu50 (Alveo U50), xcu250,
+    /// xcu280, vcu118 (XCVU9P) or xc7vx690t (NetFPGA SUME, 7 series).
+    #[arg(long, default_value = "xcu50", value_parser = device_name)]
+    device: String,
+    /// The target clock in MHz that the Fmax estimate is checked against.
+    #[arg(long = "clock-mhz", default_value_t = 250.0)]
+    clock_mhz: f64,
     /// The Yosys program.
     #[arg(long, default_value = "yosys")]
     yosys: PathBuf,
+}
+
+/// `--device`, checked against the table of devices.
+fn device_name(name: &str) -> Result<String, String> {
+    match hwxdp_rtlsim::device(name) {
+        Some(d) => Ok(d.name.to_string()),
+        None => {
+            let names: Vec<&str> = DEVICES.iter().map(|d| d.name).collect();
+            Err(format!(
+                "unknown device `{name}` (known: {})",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+/// The `--device` of `args` (checked by clap).
+fn chosen_device(args: &Args) -> &'static Device {
+    hwxdp_rtlsim::device(&args.device).unwrap_or(&DEVICES[0])
 }
 
 /// What `hwxdp synth` can synthesize.
@@ -486,6 +515,21 @@ struct Summary<'a> {
     latch: u64,
     seconds: f64,
     yosys_version: &'a str,
+    /// The device the shares are of, and the out-of-context flow (no I/O buffers).
+    device: &'a str,
+    out_of_context: bool,
+    /// Percent of the device: lut (logic and LUTRAM), ff, bram, uram, dsp.
+    share_percent: BTreeMap<&'a str, f64>,
+    fits: bool,
+    /// The longest register-to-register path: cells by kind and the estimate (see `estimate_assumes`).
+    logic_levels: u64,
+    path_luts: u64,
+    path_muxes: u64,
+    path_carries: u64,
+    fmax_estimate_mhz: f64,
+    estimate_assumes: String,
+    target_clock_mhz: f64,
+    meets_clock: bool,
     /// Every cell type of the netlist and its count.
     cells: &'a BTreeMap<String, u64>,
     /// For a generated design, what it was generated from (`--target ehdl`: object, program, data width, pruning,
@@ -520,11 +564,35 @@ pub fn run(args: Args) -> Result<ExitCode> {
         log: log.clone(),
         yosys: args.yosys.clone(),
     };
+    let device = chosen_device(&args);
+    if !(args.clock_mhz > 0.0 && args.clock_mhz.is_finite()) {
+        bail!("--clock-mhz {}: must be a positive number", args.clock_mhz);
+    }
     let spinner = spinner(&what);
-    let result = run_synthesis(&job, &mut |pass| spinner.set_message(pass.to_string()));
+    let flow = Flow::for_device(device);
+    let result = run_synthesis_with(&job, &flow, &mut |pass| {
+        spinner.set_message(pass.to_string())
+    });
     spinner.finish_and_clear();
     let report = result.with_context(|| format!("synthesizing {what}"))?;
+    let path = report.path.unwrap_or_default();
+    let shares = report.resources.shares(device);
     let summary = Summary {
+        device: device.name,
+        out_of_context: flow.out_of_context,
+        share_percent: shares
+            .iter()
+            .map(|s| (s.resource, (s.percent() * 100.0).round() / 100.0))
+            .collect(),
+        fits: shares.iter().all(|s| s.fits()),
+        logic_levels: path.levels(),
+        path_luts: path.luts,
+        path_muxes: path.muxes,
+        path_carries: path.carries,
+        fmax_estimate_mhz: (path.fmax_mhz(&DELAYS) * 10.0).round() / 10.0,
+        estimate_assumes: assumptions(),
+        target_clock_mhz: args.clock_mhz,
+        meets_clock: path.fmax_mhz(&DELAYS) >= args.clock_mhz,
         target: args.target.name(),
         top: &design.top,
         parameters: design
@@ -547,7 +615,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cells: &report.cells,
         source: design.source.as_ref(),
     };
-    print!("{}", table(&what, &report));
+    print!("{}", table(&what, &report, device, args.clock_mhz));
     match &out {
         Some(out) => {
             crate::common::write_json(out, &summary)?;
@@ -574,31 +642,56 @@ fn describe(design: &Design) -> String {
     format!("{} ({})", design.top, params.join(" "))
 }
 
-/// The resource table printed on standard output.
-fn table(what: &str, report: &SynthReport) -> String {
+/// What the Fmax estimate assumes, for the table and the JSON.
+fn assumptions() -> String {
+    format!(
+        "{} ns per LUT level, {} ns per MUXF, {} ns per carry cell, {} ns for the registers \
+         (this project's planning figures for UltraScale+ -2, docs/rtl.md \"Synthesis\"; not a timing analysis)",
+        DELAYS.lut_ns, DELAYS.mux_ns, DELAYS.carry_ns, DELAYS.register_ns
+    )
+}
+
+/// The resource table printed on standard output, with the shares of `device`, the longest path, the Fmax estimate
+/// and the verdicts against the device and a target clock of `clock_mhz`.
+fn table(what: &str, report: &SynthReport, device: &Device, clock_mhz: f64) -> String {
     let r = &report.resources;
     let mut out = format!(
-        "{what}: Yosys synth_xilinx -family xcup, {:.1} s ({})\n",
-        report.seconds, report.yosys_version
+        "{what}: Yosys synth_xilinx -family {} -noiopad (out of context), {:.1} s ({})\n",
+        device.family, report.seconds, report.yosys_version
     );
+    let shares = r.shares(device);
+    let share = |i: usize| {
+        let s = &shares[i];
+        format!("{:>6.1}% of {} {}", s.percent(), s.capacity, device.name)
+    };
     let rows = [
-        ("LUT", r.lut.to_string(), "LUT1-LUT6, as logic".to_string()),
+        (
+            "LUT",
+            r.lut.to_string(),
+            format!("LUT1-LUT6, as logic; with LUTRAM {}", share(0)),
+        ),
         (
             "LUTRAM",
             r.lutram.to_string(),
             "LUTs as distributed RAM and shift registers".to_string(),
         ),
-        ("FF", r.ff.to_string(), "FDRE/FDSE/FDCE/FDPE".to_string()),
+        (
+            "FF",
+            r.ff.to_string(),
+            format!("FDRE/FDSE/FDCE/FDPE {}", share(1)),
+        ),
         (
             "BRAM",
             format!("{:.1}", r.bram36()),
             format!(
-                "RAMB36 equivalents: {} RAMB36E2, {} RAMB18E2",
-                r.ramb36, r.ramb18
+                "RAMB36 equivalents: {} RAMB36, {} RAMB18 {}",
+                r.ramb36,
+                r.ramb18,
+                share(2)
             ),
         ),
-        ("URAM", r.uram.to_string(), "URAM288".to_string()),
-        ("DSP", r.dsp.to_string(), "DSP48E2".to_string()),
+        ("URAM", r.uram.to_string(), format!("URAM288 {}", share(3))),
+        ("DSP", r.dsp.to_string(), format!("DSP48 {}", share(4))),
         ("CARRY", r.carry.to_string(), carry_cells(&report.cells)),
     ];
     for (name, value, note) in rows {
@@ -609,6 +702,25 @@ fn table(what: &str, report: &SynthReport) -> String {
             "  {:<8}{:>10}  latches (docs/rtl.md: there should be none)\n",
             "LATCH", r.latch
         ));
+    }
+    if let Some(path) = &report.path {
+        out.push_str(&format!(
+            "  {:<8}{:>10}  logic levels on the longest path between registers, memories and ports ({} LUT, {} MUXF, {} carry)\n",
+            "LEVELS",
+            path.levels(),
+            path.luts,
+            path.muxes,
+            path.carries
+        ));
+        out.push_str(&format!(
+            "  {:<8}{:>10.0}  MHz, an ESTIMATE from the levels: {}\n",
+            "FMAX~",
+            path.fmax_mhz(&DELAYS),
+            assumptions()
+        ));
+    }
+    for line in hwxdp_rtlsim::verdicts(r, report.path.as_ref(), device, clock_mhz) {
+        out.push_str(&format!("{line}\n"));
     }
     out
 }

@@ -25,6 +25,7 @@ mod tool;
 mod unit;
 mod vcd;
 pub mod warp;
+pub mod warp_hxdp;
 
 pub use build::{build, BuildSpec, Model};
 pub use check::lint;
@@ -34,7 +35,9 @@ pub use embedded::{
 pub use env::{cache_dir, ENVIRONMENT};
 pub use error::RtlError;
 pub use synth::{
-    parse_stat_json, run_synthesis, synth, synth_with, Resources, Stat, SynthJob, SynthReport,
+    device, parse_ltp, parse_stat_json, run_synthesis, run_synthesis_with, synth, synth_with,
+    verdicts, Delays, Device, Flow, LogicPath, Resources, Share, Stat, SynthJob, SynthReport,
+    DELAYS, DEVICES,
 };
 pub use vcd::{parse_packet_range, VcdError, VcdRequest};
 

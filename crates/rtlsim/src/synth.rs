@@ -69,6 +69,18 @@ fn script(
     params: &[(String, u64)],
     stat_json: Option<&str>,
 ) -> String {
+    script_for(files, top, params, stat_json, &Flow::default())
+}
+
+/// [`script`] for a [`Flow`]: its family, `-noiopad` out of context, and after the statistics (when `flow.path`)
+/// the longest register-to-register path written to [`LTP_FILE`] (see [`LogicPath`]).
+fn script_for(
+    files: &[String],
+    top: &str,
+    params: &[(String, u64)],
+    stat_json: Option<&str>,
+    flow: &Flow,
+) -> String {
     let quoted: Vec<String> = files.iter().map(|f| format!("\"{f}\"")).collect();
     let mut script = format!("read_verilog -sv {}; ", quoted.join(" "));
     if !params.is_empty() {
@@ -78,15 +90,374 @@ fn script(
         }
         script.push_str(&format!(" {top}; "));
     }
-    script.push_str(&format!("synth_xilinx -family xcup -top {top}"));
+    let ooc = if flow.out_of_context { " -noiopad" } else { "" };
+    script.push_str(&format!(
+        "synth_xilinx -family {}{ooc} -top {top}",
+        flow.family
+    ));
     if let Some(path) = stat_json {
         // A parameterized top can come out of synthesis renamed `$paramod\<top>\<PARAM>=...` (Yosys 0.23 did so for
         // `hxdp` with `chparam -set LANES 1`), and `stat -top <top>` would then fail after the whole synthesis.
         script.push_str(&format!(
             "; rename -top {top}; stat -top {top}; tee -q -o {path} stat -json -top {top}"
         ));
+        if flow.path {
+            script.push_str(&format!("; {}", path_commands()));
+        }
     }
     script
+}
+
+/// The file the longest path goes to, in the work directory.
+const LTP_FILE: &str = "ltp.txt";
+
+/// Yosys commands that write the longest register-to-register path to [`LTP_FILE`]: the netlist flattened, its
+/// combinational cells renamed by type (`hwxdp_lut7`, `hwxdp_muxf3`, `hwxdp_carry12`; `rename -enumerate` renames
+/// only cells with private names, which every LUT, MUXF and carry cell Yosys maps has), and `ltp` over the wires
+/// and those cells alone, so flip-flops, RAM blocks, LUTRAM, DSPs, I/O and clock buffers end every path.
+fn path_commands() -> String {
+    let mut commands = String::from("flatten");
+    for (pattern, cells) in PATH_CELLS {
+        commands.push_str(&format!("; rename -enumerate -pattern {pattern}% {cells}"));
+    }
+    let selection: Vec<&str> = PATH_CELLS.iter().map(|(_, cells)| *cells).collect();
+    commands.push_str(&format!(
+        "; tee -q -o {LTP_FILE} ltp -noff w:* {}",
+        selection.join(" ")
+    ));
+    commands
+}
+
+/// The combinational cells a register-to-register path is counted through: (name prefix, Yosys selection).
+const PATH_CELLS: [(&str, &str); 3] = [
+    ("hwxdp_lut", "t:LUT*"),
+    ("hwxdp_muxf", "t:MUXF*"),
+    ("hwxdp_carry", "t:CARRY*"),
+];
+
+/// An FPGA (or the FPGA of a board) that `hwxdp synth --device` reports shares of, with its capacities as its vendor's
+/// data sheet gives them (docs/rtl.md, "Synthesis", names each data sheet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Device {
+    /// The name on the command line: `xcu50`, `xcu250`, `xcu280`, `vcu118`, `xc7vx690t`.
+    pub name: &'static str,
+    /// What it is, e.g. `Alveo U50 (XCU50)`.
+    pub board: &'static str,
+    /// The Yosys family its netlist is mapped for: `xcup` (UltraScale+) or `xc7` (7 series).
+    pub family: &'static str,
+    /// CLB LUTs.
+    pub lut: u64,
+    /// CLB flip-flops (registers).
+    pub ff: u64,
+    /// 36 Kb block RAMs (each two 18 Kb ones).
+    pub bram36: u64,
+    /// 288 Kb UltraRAMs (none on 7 series).
+    pub uram: u64,
+    /// DSP slices (DSP48E2; DSP48E1 on 7 series).
+    pub dsp: u64,
+    /// The data sheet the figures come from.
+    pub source: &'static str,
+}
+
+/// The devices `hwxdp synth --device` knows; the first is the default.
+pub const DEVICES: [Device; 5] = [
+    Device {
+        name: "xcu50",
+        board: "Alveo U50 (XCU50)",
+        family: "xcup",
+        lut: 872_000,
+        ff: 1_743_000,
+        bram36: 1_344,
+        uram: 640,
+        dsp: 5_952,
+        source: "AMD DS965, Alveo U50 Data Center Accelerator Card Data Sheet, Table 1",
+    },
+    Device {
+        name: "xcu250",
+        board: "Alveo U250 (XCU250)",
+        family: "xcup",
+        lut: 1_728_000,
+        ff: 3_456_000,
+        bram36: 2_688,
+        uram: 1_280,
+        dsp: 12_288,
+        source: "AMD DS962, Alveo U200 and U250 Data Center Accelerator Cards Data Sheet, Table 1",
+    },
+    Device {
+        name: "xcu280",
+        board: "Alveo U280 (XCU280)",
+        family: "xcup",
+        lut: 1_304_000,
+        ff: 2_607_000,
+        bram36: 2_016,
+        uram: 960,
+        dsp: 9_024,
+        source: "AMD DS963, Alveo U280 Data Center Accelerator Card Data Sheet, Table 1",
+    },
+    Device {
+        name: "vcu118",
+        board: "VCU118 board (Virtex UltraScale+ XCVU9P)",
+        family: "xcup",
+        lut: 1_182_240,
+        ff: 2_364_480,
+        bram36: 2_160,
+        uram: 960,
+        dsp: 6_840,
+        source: "AMD DS890, UltraScale Architecture and Product Data Sheet: Overview, Virtex UltraScale+ table (VU9P)",
+    },
+    Device {
+        name: "xc7vx690t",
+        board: "NetFPGA SUME (Virtex-7 XC7VX690T)",
+        family: "xc7",
+        lut: 433_200,
+        ff: 866_400,
+        bram36: 1_470,
+        uram: 0,
+        dsp: 3_600,
+        source: "AMD DS180, 7 Series FPGAs Data Sheet: Overview, Virtex-7 table (XC7VX690T)",
+    },
+];
+
+/// The device called `name` in [`DEVICES`].
+pub fn device(name: &str) -> Option<&'static Device> {
+    DEVICES.iter().find(|d| d.name == name)
+}
+
+/// One resource of a netlist against a device's capacity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Share {
+    /// `LUT`, `FF`, `BRAM`, `URAM` or `DSP`.
+    pub resource: &'static str,
+    /// What the netlist uses (LUTs as logic and as memory together; BRAM in RAMB36 equivalents).
+    pub used: f64,
+    /// What the device has.
+    pub capacity: u64,
+}
+
+impl Share {
+    /// The share in percent (infinite when the device has none of it and the netlist uses some).
+    pub fn percent(&self) -> f64 {
+        if self.capacity == 0 {
+            return if self.used > 0.0 { f64::INFINITY } else { 0.0 };
+        }
+        100.0 * self.used / self.capacity as f64
+    }
+
+    /// Whether the device has enough of it.
+    pub fn fits(&self) -> bool {
+        self.used <= self.capacity as f64
+    }
+}
+
+impl Resources {
+    /// The netlist's shares of `device`: LUT (logic and LUTRAM), FF, BRAM (RAMB36 equivalents), URAM, DSP.
+    pub fn shares(&self, device: &Device) -> [Share; 5] {
+        let share = |resource, used: f64, capacity| Share {
+            resource,
+            used,
+            capacity,
+        };
+        [
+            share("LUT", (self.lut + self.lutram) as f64, device.lut),
+            share("FF", self.ff as f64, device.ff),
+            share("BRAM", self.bram36(), device.bram36),
+            share("URAM", self.uram as f64, device.uram),
+            share("DSP", self.dsp as f64, device.dsp),
+        ]
+    }
+}
+
+/// The verdict lines of a synthesis on `device` at a target clock of `target_mhz`: whether the netlist fits (and
+/// if not, every resource it has too little of), and whether the Fmax estimate of its longest path reaches the
+/// target clock (when the path was measured).
+pub fn verdicts(
+    resources: &Resources,
+    path: Option<&LogicPath>,
+    device: &Device,
+    target_mhz: f64,
+) -> Vec<String> {
+    let shares = resources.shares(device);
+    let over: Vec<String> = shares
+        .iter()
+        .filter(|s| !s.fits())
+        .map(|s| {
+            if s.capacity == 0 {
+                format!("{} {:.0} (it has none)", s.resource, s.used)
+            } else {
+                format!(
+                    "{} {:.0} of {} ({:.0}%)",
+                    s.resource,
+                    s.used,
+                    s.capacity,
+                    s.percent()
+                )
+            }
+        })
+        .collect();
+    let mut lines = Vec::new();
+    if over.is_empty() {
+        let largest = shares
+            .iter()
+            .max_by(|a, b| a.percent().total_cmp(&b.percent()))
+            .expect("five shares");
+        lines.push(format!(
+            "fits the {} {}: largest share {} {:.1}%",
+            device.name,
+            device.board,
+            largest.resource,
+            largest.percent()
+        ));
+    } else {
+        lines.push(format!(
+            "DOES NOT FIT the {} {}: {}",
+            device.name,
+            device.board,
+            over.join(", ")
+        ));
+    }
+    if let Some(path) = path {
+        let fmax = path.fmax_mhz(&DELAYS);
+        if fmax >= target_mhz {
+            lines.push(format!(
+                "estimated {fmax:.0} MHz: at or above the {target_mhz:.0} MHz target clock"
+            ));
+        } else {
+            lines.push(format!(
+                "UNDER THE TARGET CLOCK: estimated {fmax:.0} MHz, below {target_mhz:.0} MHz"
+            ));
+        }
+    }
+    lines
+}
+
+/// How a synthesis is run: the FPGA family, whether out of context, whether the longest path is measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flow {
+    /// `synth_xilinx -family`: `xcup` (UltraScale+) or `xc7` (7 series).
+    pub family: String,
+    /// `-noiopad`: no IBUF/OBUF on the top's ports (the module is a block inside a larger design, as on a shell).
+    pub out_of_context: bool,
+    /// Measure the longest register-to-register path ([`SynthReport::path`]).
+    pub path: bool,
+}
+
+impl Default for Flow {
+    /// UltraScale+, I/O buffers inserted, no path: what [`run_synthesis`] has always done.
+    fn default() -> Self {
+        Flow {
+            family: "xcup".into(),
+            out_of_context: false,
+            path: false,
+        }
+    }
+}
+
+impl Flow {
+    /// Out of context on `device`'s family, with the longest path measured: what `hwxdp synth` runs.
+    pub fn for_device(device: &Device) -> Self {
+        Flow {
+            family: device.family.into(),
+            out_of_context: true,
+            path: true,
+        }
+    }
+}
+
+/// The combinational cells on the longest register-to-register path of a netlist, by kind, as Yosys' `ltp` finds it
+/// over LUTs, wide multiplexers and carry cells (every other cell ends a path). The longest path counts cells, so a
+/// carry chain of 32 bits is 8 CARRY4 cells there, where its delay is nearer one LUT's; [`LogicPath::delay_ns`]
+/// weighs them apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogicPath {
+    /// LUT1-LUT6 cells (and any cell with a public name, counted as a LUT).
+    pub luts: u64,
+    /// MUXF7, MUXF8, MUXF9 cells.
+    pub muxes: u64,
+    /// CARRY4/CARRY8 cells.
+    pub carries: u64,
+}
+
+/// The delays an Fmax estimate assumes for one logic level, in nanoseconds. Not a timing analysis: no placement,
+/// no routing, no fan-out; see [`DELAYS`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Delays {
+    /// A LUT and the route into the next cell.
+    pub lut_ns: f64,
+    /// A MUXF7/8/9 (inside the slice, no general route).
+    pub mux_ns: f64,
+    /// One carry cell of a chain.
+    pub carry_ns: f64,
+    /// The launching register's clock-to-out and the capturing register's setup, with clock skew.
+    pub register_ns: f64,
+}
+
+/// The assumed delays (docs/rtl.md, "Synthesis"), for an UltraScale+ of speed grade -2. They are this project's
+/// planning figures, not a vendor's: the UltraScale+ data sheets (DS922, DS923) publish no per-LUT or routing delays
+/// (Vivado's timing models hold them), and routing dominates a LUT's own sub-0.1 ns. 0.5 ns per LUT level is a LUT
+/// plus an average net, which puts 7 levels (with 0.4 ns for the launching register's clock-to-out and the
+/// capturing one's setup) at 256 MHz; a MUXF stays inside the slice (0.1 ns), and a carry cell passes 4 or 8 bits
+/// along a dedicated chain (0.1 ns). An estimate from a netlist without placement, not a timing report.
+pub const DELAYS: Delays = Delays {
+    lut_ns: 0.5,
+    mux_ns: 0.1,
+    carry_ns: 0.1,
+    register_ns: 0.4,
+};
+
+impl LogicPath {
+    /// The logic levels: every cell on the path, as Vivado's report counts them.
+    pub fn levels(&self) -> u64 {
+        self.luts + self.muxes + self.carries
+    }
+
+    /// The path's estimated delay under `delays`, registers included.
+    pub fn delay_ns(&self, delays: &Delays) -> f64 {
+        delays.register_ns
+            + self.luts as f64 * delays.lut_ns
+            + self.muxes as f64 * delays.mux_ns
+            + self.carries as f64 * delays.carry_ns
+    }
+
+    /// The estimated maximum clock in MHz under `delays`.
+    pub fn fmax_mhz(&self, delays: &Delays) -> f64 {
+        1000.0 / self.delay_ns(delays)
+    }
+}
+
+/// Reads what `ltp` printed (`Longest topological path in TOP (length=N):` and one line per wire, `(via CELL)`
+/// naming the cell driving it) into the cells of the path by kind; `length=-1` (no combinational cell at all) is
+/// an empty path.
+pub fn parse_ltp(text: &str) -> Result<LogicPath, String> {
+    let header = text
+        .lines()
+        .find(|line| line.contains("Longest topological path"))
+        .ok_or("no `Longest topological path` line in ltp's output")?;
+    let length: i64 = header
+        .split_once("length=")
+        .and_then(|(_, rest)| rest.split(')').next())
+        .and_then(|n| n.trim().parse().ok())
+        .ok_or_else(|| format!("no length in `{}`", header.trim()))?;
+    let mut path = LogicPath::default();
+    for line in text.lines() {
+        let Some((_, via)) = line.rsplit_once("(via ") else {
+            continue;
+        };
+        let cell = via.trim_end().trim_end_matches(')');
+        if cell.starts_with(PATH_CELLS[1].0) {
+            path.muxes += 1;
+        } else if cell.starts_with(PATH_CELLS[2].0) {
+            path.carries += 1;
+        } else {
+            path.luts += 1;
+        }
+    }
+    if length >= 0 && path.levels() != length as u64 {
+        return Err(format!(
+            "ltp says length={length} but lists {} cells",
+            path.levels()
+        ));
+    }
+    Ok(path)
 }
 
 /// One synthesis to run with [`run_synthesis`].
@@ -116,6 +487,8 @@ pub struct SynthReport {
     pub seconds: f64,
     /// Yosys' version line, e.g. `Yosys 0.23 (git sha1 7ce5011c24b)`.
     pub yosys_version: String,
+    /// The longest register-to-register path, when the [`Flow`] asked for it.
+    pub path: Option<LogicPath>,
 }
 
 /// FPGA resources of an UltraScale+ netlist, from its cell counts.
@@ -151,10 +524,10 @@ impl Resources {
                 "LUT1" | "LUT2" | "LUT3" | "LUT4" | "LUT5" | "LUT6" => r.lut += count,
                 "FDRE" | "FDSE" | "FDCE" | "FDPE" => r.ff += count,
                 "LDCE" | "LDPE" => r.latch += count,
-                "RAMB18E2" | "FIFO18E2" => r.ramb18 += count,
-                "RAMB36E2" | "FIFO36E2" => r.ramb36 += count,
+                "RAMB18E2" | "FIFO18E2" | "RAMB18E1" | "FIFO18E1" => r.ramb18 += count,
+                "RAMB36E2" | "FIFO36E2" | "RAMB36E1" | "FIFO36E1" => r.ramb36 += count,
                 "URAM288" | "URAM288_BASE" => r.uram += count,
-                "DSP48E2" => r.dsp += count,
+                "DSP48E2" | "DSP48E1" => r.dsp += count,
                 "CARRY8" | "CARRY4" => r.carry += count,
                 other => r.lutram += count * lutram_luts(other),
             }
@@ -242,13 +615,23 @@ pub fn run_synthesis(
     job: &SynthJob,
     progress: &mut dyn FnMut(&str),
 ) -> Result<SynthReport, RtlError> {
+    run_synthesis_with(job, &Flow::default(), progress)
+}
+
+/// [`run_synthesis`] as `flow` says: the family, out of context or not, and the longest register-to-register path
+/// ([`SynthReport::path`]) when `flow.path`.
+pub fn run_synthesis_with(
+    job: &SynthJob,
+    flow: &Flow,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SynthReport, RtlError> {
     if job.sources.is_empty() {
         return Err(RtlError::NoSources {
             top: job.top.clone(),
         });
     }
     let work = work_dir()?;
-    let result = run_in(job, &work, progress);
+    let result = run_in(job, flow, &work, progress);
     // Best effort: a leftover temporary directory is harmless, and the result matters more.
     let _ = fs::remove_dir_all(&work);
     result
@@ -273,6 +656,7 @@ fn work_dir() -> Result<PathBuf, RtlError> {
 /// [`run_synthesis`] with its work directory made.
 fn run_in(
     job: &SynthJob,
+    flow: &Flow,
     work: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<SynthReport, RtlError> {
@@ -306,7 +690,7 @@ fn run_in(
     })?;
     let files: Vec<String> = job.sources.iter().map(|(path, _)| path.clone()).collect();
     let stat_name = "stat.json";
-    let script = script(&files, &job.top, &job.params, Some(stat_name));
+    let script = script_for(&files, &job.top, &job.params, Some(stat_name), flow);
     let started = Instant::now();
     // A relative program path (`./yosys`) means the caller's directory, not the work directory Yosys runs in; a
     // bare name is looked up on PATH.
@@ -359,11 +743,26 @@ fn run_in(
         top: job.top.clone(),
         log: format!("{reason}\nfull log: {}", log.display()),
     })?;
+    let path = if flow.path {
+        let ltp_path = work.join(LTP_FILE);
+        let text = fs::read_to_string(&ltp_path).map_err(|source| RtlError::Io {
+            action: "cannot read Yosys' longest path",
+            path: ltp_path.clone(),
+            source,
+        })?;
+        Some(parse_ltp(&text).map_err(|reason| RtlError::Synth {
+            top: job.top.clone(),
+            log: format!("{reason}\nfull log: {}", log.display()),
+        })?)
+    } else {
+        None
+    };
     Ok(SynthReport {
         resources: Resources::from_cells(&stat.cells),
         cells: stat.cells,
         seconds,
         yosys_version: stat.creator,
+        path,
     })
 }
 
@@ -620,6 +1019,117 @@ mod tests {
             script(&["a.sv".into()], "a", &[], None),
             "read_verilog -sv \"a.sv\"; synth_xilinx -family xcup -top a"
         );
+    }
+
+    /// What Yosys 0.23's `ltp` printed for a 32-bit add into a register, its cells renamed by [`path_commands`].
+    const LTP: &str = "4. Executing LTP pass (find longest path).
+
+Longest topological path in t (length=5):
+    0: \\b_q [1]
+    1: $auto$alumacc.cc:485:replace_alu$1617.X [1] (via hwxdp_lut128)
+    2: $auto$alumacc.cc:485:replace_alu$1617.CO [3] (via hwxdp_carry0)
+    3: $auto$alumacc.cc:485:replace_alu$1617.Y [28] (via hwxdp_carry7)
+    4: $abc$1.y (via hwxdp_muxf2)
+    5: $0\\s_q[31:0] [28] (via hwxdp_lut123)
+";
+
+    #[test]
+    fn the_longest_path_is_read_by_cell_kind_and_estimated() {
+        let path = parse_ltp(LTP).expect("valid ltp output");
+        assert_eq!(
+            path,
+            LogicPath {
+                luts: 2,
+                muxes: 1,
+                carries: 2
+            }
+        );
+        assert_eq!(path.levels(), 5);
+        // 0.4 + 2 * 0.5 + 0.1 + 2 * 0.1 = 1.7 ns.
+        assert!((path.delay_ns(&DELAYS) - 1.7).abs() < 1e-9);
+        assert!((path.fmax_mhz(&DELAYS) - 1000.0 / 1.7).abs() < 1e-6);
+        let empty = parse_ltp("Longest topological path in t (length=-1):\n").expect("empty");
+        assert_eq!(empty.levels(), 0);
+        assert!(parse_ltp("nothing").is_err());
+        let short = LTP.replace("length=5", "length=6");
+        assert!(parse_ltp(&short).unwrap_err().contains("length=6"));
+    }
+
+    #[test]
+    fn a_device_flow_is_out_of_context_on_its_family_and_measures_the_path() {
+        let u50 = device("xcu50").expect("known");
+        let text = script_for(
+            &["a.sv".into()],
+            "a",
+            &[],
+            Some("s.json"),
+            &Flow::for_device(u50),
+        );
+        assert!(
+            text.contains("synth_xilinx -family xcup -noiopad -top a"),
+            "{text}"
+        );
+        assert!(text.ends_with(
+            "flatten; rename -enumerate -pattern hwxdp_lut% t:LUT*; rename -enumerate -pattern hwxdp_muxf% \
+             t:MUXF*; rename -enumerate -pattern hwxdp_carry% t:CARRY*; tee -q -o ltp.txt ltp -noff w:* t:LUT* \
+             t:MUXF* t:CARRY*"
+        ), "{text}");
+        let sume = device("xc7vx690t").expect("known");
+        let text = script_for(&["a.sv".into()], "a", &[], None, &Flow::for_device(sume));
+        assert_eq!(
+            text,
+            "read_verilog -sv \"a.sv\"; synth_xilinx -family xc7 -noiopad -top a"
+        );
+        assert_eq!(DEVICES[0].name, "xcu50");
+        assert!(device("xcu9000").is_none());
+    }
+
+    #[test]
+    fn verdicts_say_plainly_what_does_not_fit_and_what_is_too_slow() {
+        let u50 = device("xcu50").expect("known");
+        let small = Resources {
+            lut: 80_000,
+            lutram: 7_200,
+            ff: 10_000,
+            ramb36: 10,
+            ramb18: 4,
+            ..Resources::default()
+        };
+        let shares = small.shares(u50);
+        assert_eq!(shares[0].used, 87_200.0);
+        assert!((shares[0].percent() - 10.0).abs() < 1e-9);
+        assert_eq!(shares[2].used, 12.0);
+        let fast = LogicPath {
+            luts: 6,
+            ..LogicPath::default()
+        };
+        assert_eq!(
+            verdicts(&small, Some(&fast), u50, 250.0),
+            [
+                "fits the xcu50 Alveo U50 (XCU50): largest share LUT 10.0%",
+                "estimated 294 MHz: at or above the 250 MHz target clock"
+            ]
+        );
+        let big = Resources {
+            lut: 1_960_000,
+            uram: 1,
+            ..Resources::default()
+        };
+        let slow = LogicPath {
+            luts: 12,
+            carries: 8,
+            muxes: 0,
+        };
+        let sume = device("xc7vx690t").expect("known");
+        assert_eq!(
+            verdicts(&big, Some(&slow), sume, 250.0),
+            [
+                "DOES NOT FIT the xc7vx690t NetFPGA SUME (Virtex-7 XC7VX690T): LUT 1960000 of 433200 (452%), \
+                 URAM 1 (it has none)",
+                "UNDER THE TARGET CLOCK: estimated 139 MHz, below 250 MHz"
+            ]
+        );
+        assert_eq!(verdicts(&small, None, u50, 250.0).len(), 1);
     }
 
     #[test]

@@ -87,6 +87,20 @@ module ebpflow_nic #(
   output logic                   host_ack_o,
   output logic [63:0]            host_r0_o,
   output logic [KEY_BYTES*8-1:0] host_key_o,
+  // observation, for a host that checks every packet (sim/ebpflow/ebpflow_nic_harness.cpp): each engine's run
+  // (eng_start_o the cycle its packet's first beat enters, res_*_o the engine's result_*_o) and each port's
+  // output arbiter beat as the crossbar takes it (obs_*, with the TX queues it goes to: none for a drop)
+  output logic [PORTS*ENGINES_PER_PORT-1:0]    eng_start_o,
+  output logic [PORTS*ENGINES_PER_PORT-1:0]    res_valid_o,
+  output logic [PORTS*ENGINES_PER_PORT*64-1:0] res_r0_o,
+  output logic [PORTS*ENGINES_PER_PORT-1:0]    res_fault_o,
+  output logic [PORTS*ENGINES_PER_PORT*32-1:0] res_cycles_o,
+  output logic [PORTS-1:0]       obs_tvalid_o,
+  output logic [PORTS*64-1:0]    obs_tdata_o,
+  output logic [PORTS*8-1:0]     obs_tkeep_o,
+  output logic [PORTS-1:0]       obs_tlast_o,
+  output logic [PORTS*128-1:0]   obs_tuser_o,
+  output logic [PORTS*QUEUES-1:0] obs_mask_o,
   // status
   output logic [PORTS*ENGINES_PER_PORT-1:0] engine_idle_o,
   output logic                   idle_o
@@ -324,8 +338,12 @@ module ebpflow_nic #(
       end
     end
 
+    assign res_r0_o[e*64 +: 64]     = r0;
+    assign res_fault_o[e]           = fault;
+    assign res_cycles_o[e*32 +: 32] = result_cycles;
+
     logic unused;
-    assign unused = ^{out_user[111:104], out_user[23:16], action, result_cycles, host_rdata};
+    assign unused = ^{out_user[111:104], out_user[23:16], action, host_rdata};
   end
 
   ebpflow_imem_db #(
@@ -456,6 +474,14 @@ module ebpflow_nic #(
   );
 
   assign engine_idle_o = eng_idle;
+  assign eng_start_o   = eng_start;
+  assign res_valid_o   = eng_done;
+  assign obs_tvalid_o  = arb_tvalid & arb_tready;
+  assign obs_tdata_o   = arb_tdata;
+  assign obs_tkeep_o   = arb_tkeep;
+  assign obs_tlast_o   = arb_tlast;
+  assign obs_tuser_o   = arb_tuser;
+  assign obs_mask_o    = arb_mask;
 
   logic unused_bank;
   assign unused_bank = ^imem_bank;

@@ -179,8 +179,11 @@ impl Stats {
     }
 }
 
+/// The most ports a NIC has ([`PORT_KEYS`]).
+pub(crate) const MAX_PORTS: usize = PORT_KEYS.len();
+
 /// Keys of the per-port figures (packets per cycle of port p).
-const PORT_KEYS: [(&str, &str); 16] = [
+pub(crate) const PORT_KEYS: [(&str, &str); 16] = [
     ("port0_packets_per_cycle", "port 0 packets per cycle"),
     ("port1_packets_per_cycle", "port 1 packets per cycle"),
     ("port2_packets_per_cycle", "port 2 packets per cycle"),

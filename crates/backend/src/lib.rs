@@ -10,6 +10,7 @@
 //! Adding a backend is one module with a [`registry::Entry`] and one line in [`registry::REGISTRY`].
 
 mod ebpflow;
+mod ebpflow_rtl;
 mod ehdl;
 mod error;
 mod hxdp;

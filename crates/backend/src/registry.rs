@@ -27,7 +27,9 @@ pub const REGISTRY: &[Entry] = &[
     crate::ehdl::RTL,
     crate::warp::ENTRY,
     crate::warp::INTERP,
+    crate::warp::RTL,
     crate::ebpflow::ENTRY,
+    crate::ebpflow_rtl::ENTRY,
 ];
 
 /// The backend called `name`.
@@ -93,13 +95,15 @@ mod tests {
             names,
             [
                 "ebpflow",
+                "ebpflow-rtl",
                 "ehdl-rtl",
                 "hxdp",
                 "hxdp-rtl",
                 "interp",
                 "kernel",
                 "warp",
-                "warp-interp"
+                "warp-interp",
+                "warp-rtl"
             ]
         );
     }

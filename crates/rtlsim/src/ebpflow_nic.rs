@@ -86,6 +86,14 @@ pub enum NicRtlError {
         /// Its answer.
         answer: String,
     },
+    /// The coprocessor refused a map-table entry.
+    #[error("the eBPFlow NIC's coprocessor refused map {map}: {answer}")]
+    Refused {
+        /// The map.
+        map: String,
+        /// The harness's answer.
+        answer: String,
+    },
     /// The NIC did not drain within the harness's cycle limit.
     #[error("the eBPFlow NIC did not drain within the harness's cycle limit")]
     Timeout,
@@ -262,6 +270,91 @@ pub struct NicRun {
     pub cycles: u64,
 }
 
+/// A packet for [`NicRtl::observe`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Offered {
+    /// The packet.
+    pub packet: NicPacket,
+    /// The header's source-queue byte (the program's `rx_queue_index`).
+    pub rx_queue: u8,
+    /// The program it runs: 0 the one active at the start, k the k-th of the epochs.
+    pub epoch: u32,
+}
+
+/// The end of one engine's run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NicResult {
+    /// The packet's identity.
+    pub id: u32,
+    /// The engine.
+    pub engine: usize,
+    /// r0 at the exit.
+    pub r0: u64,
+    /// The run faulted.
+    pub fault: bool,
+    /// Cycles from the first beat to the exit, both counted.
+    pub cycles: u64,
+}
+
+/// A packet the action module sent to no queue, as it left its engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NicDropped {
+    /// Its identity.
+    pub id: u32,
+    /// The engine that ran it.
+    pub engine: usize,
+    /// The frame as the program left it.
+    pub frame: Vec<u8>,
+}
+
+/// What [`NicRtl::observe`] saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// Copies that left a TX queue, in the order their last beats left.
+    pub outputs: Vec<NicOutput>,
+    /// Every run, in the order they ended.
+    pub results: Vec<NicResult>,
+    /// Every dropped packet.
+    pub dropped: Vec<NicDropped>,
+    /// Cycles from the start until every packet was in, every swap made and the NIC idle.
+    pub cycles: u64,
+    /// Program swaps made under traffic.
+    pub swaps: u32,
+}
+
+/// A map-table entry of the coprocessor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NicMap {
+    /// The map's name, for errors.
+    pub name: String,
+    /// The coprocessor's type (`BPF_MAP_TYPE_*` of HASH, ARRAY, LRU_HASH, LPM_TRIE, DEVMAP).
+    pub map_type: u32,
+    /// Key bytes.
+    pub key_size: u32,
+    /// Value bytes.
+    pub value_size: u32,
+    /// Entries.
+    pub max_entries: u32,
+}
+
+/// A host-port request: helper ids 1, 2, 3 (r1 the map, r4 the flags, the key and the value), 256 and 257 (read or
+/// write the window word at r1, r2 the data), 258 (entry r2 of map r1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostRequest {
+    /// The request.
+    pub id: u32,
+    /// r1.
+    pub r1: u64,
+    /// r2.
+    pub r2: u64,
+    /// r4.
+    pub r4: u64,
+    /// The key bytes (at most 16).
+    pub key: Vec<u8>,
+    /// The value bytes (at most 32).
+    pub value: Vec<u8>,
+}
+
 /// A started NIC model.
 pub struct NicRtl {
     config: NicConfig,
@@ -357,10 +450,157 @@ impl NicRtl {
                 return Err(NicRtlError::Timeout);
             }
             if let Some(rest) = answer.strip_prefix("done ") {
-                let cycles = u64::from_str_radix(rest, 16).map_err(|_| protocol("go", &answer))?;
+                let (cycles, _) = done(rest).ok_or_else(|| protocol("go", &answer))?;
                 return Ok(NicRun { outputs, cycles });
             }
             outputs.push(self.output(&answer)?);
+        }
+    }
+
+    /// Keeps program `index`'s slots in the harness for [`NicRtl::observe`]'s swaps.
+    pub fn keep_program(&mut self, index: usize, slots: &[u64]) -> Result<(), NicRtlError> {
+        if slots.len() > IMEM_SLOTS {
+            return Err(NicRtlError::TooBig {
+                what: "program (slots)",
+                need: slots.len(),
+                have: IMEM_SLOTS,
+            });
+        }
+        let text: String = slots.iter().map(|s| format!("{s:016x}")).collect();
+        self.batch(&[format!("prog {index:x} {text}")])
+    }
+
+    /// Streams `packets` as [`NicRtl::run`] does and reports every run and every packet: the copies that left a TX
+    /// queue, each run's result and each packet the crossbar dropped. Packet epoch k > 0 runs kept program
+    /// `epochs[k - 1]` ([`NicRtl::keep_program`]), swapped in under traffic: it is written into the idle bank
+    /// while epoch k - 1 runs, and the banks swap once every packet of the epochs before has entered its engine
+    /// and before any packet of epoch k does. Epoch 0 runs the program active now.
+    pub fn observe(
+        &mut self,
+        packets: &[Offered],
+        epochs: &[usize],
+    ) -> Result<Observed, NicRtlError> {
+        let mut lines = vec!["results 1".to_string()];
+        lines.extend(epochs.iter().map(|e| format!("sched {e:x}")));
+        for o in packets {
+            let p = &o.packet;
+            if p.port >= self.config.ports {
+                return Err(NicRtlError::TooBig {
+                    what: "input port",
+                    need: p.port,
+                    have: self.config.ports,
+                });
+            }
+            if p.frame.len() > MAX_FRAME {
+                return Err(NicRtlError::TooBig {
+                    what: "frame (bytes)",
+                    need: p.frame.len(),
+                    have: MAX_FRAME,
+                });
+            }
+            lines.push(format!(
+                "pkt {:x} {:x} {:x} {} {:x} {:x}",
+                p.port,
+                p.id,
+                p.gap,
+                hex(&p.frame),
+                o.rx_queue,
+                o.epoch
+            ));
+        }
+        self.batch(&lines)?;
+        self.harness.send("go")?;
+        let mut seen = Observed::default();
+        loop {
+            let answer = self.harness.read("go")?;
+            if answer == "timeout" {
+                return Err(NicRtlError::Timeout);
+            }
+            if let Some(rest) = answer.strip_prefix("done ") {
+                let (cycles, swaps) = done(rest).ok_or_else(|| protocol("go", &answer))?;
+                seen.cycles = cycles;
+                seen.swaps = swaps;
+                self.batch(&["results 0".to_string()])?;
+                return Ok(seen);
+            }
+            match answer.split_whitespace().next() {
+                Some("res") => seen.results.push(result(&answer)?),
+                Some("drop") => seen.dropped.push(dropped(&answer)?),
+                _ => seen.outputs.push(self.output(&answer)?),
+            }
+        }
+    }
+
+    /// Writes the coprocessor's map table, entry i of `maps` at index i (the number a program passes in r1), laid
+    /// out in that order, after clearing the table and zeroing the value memory. A map the coprocessor refuses is an
+    /// error naming it.
+    pub fn map_table(&mut self, maps: &[NicMap]) -> Result<(), NicRtlError> {
+        self.batch(&["mtclear".to_string()])?;
+        for (i, m) in maps.iter().enumerate() {
+            let line = format!(
+                "map {i:x} {:x} {:x} {:x} {:x}",
+                m.map_type, m.key_size, m.value_size, m.max_entries
+            );
+            let answer = self.harness.call(&line)?;
+            if answer != "ok" {
+                return Err(NicRtlError::Refused {
+                    map: m.name.clone(),
+                    answer,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// One request on the coprocessor's host port while the NIC is idle (docs/ebpflow.md, "Host port"): r0 and the
+    /// key bytes the coprocessor answered.
+    pub fn host(&mut self, request: &HostRequest) -> Result<(u64, Vec<u8>), NicRtlError> {
+        let line = format!(
+            "host {:x} {:x} {:x} {:x} {} {}",
+            request.id,
+            request.r1,
+            request.r2,
+            request.r4,
+            hex(&request.key),
+            hex(&request.value)
+        );
+        let answer = self.harness.call(&line)?;
+        let bad = || protocol(&line, &answer);
+        let f: Vec<&str> = answer.split_whitespace().collect();
+        if f.len() != 3 || f[0] != "r0" {
+            return Err(bad());
+        }
+        let r0 = u64::from_str_radix(f[1], 16).map_err(|_| bad())?;
+        Ok((r0, unhex(f[2]).ok_or_else(bad)?))
+    }
+
+    /// Every entry in use of map-table entry `map` (`max` entries of `key_size`-byte keys and `words` value words
+    /// each), read through the host port: key and value bytes (the whole value words).
+    pub fn entries(
+        &mut self,
+        map: usize,
+        max: u32,
+        key_size: u32,
+        words: u32,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, NicRtlError> {
+        let line = format!("entries {map:x} {max:x} {key_size:x} {words:x}");
+        self.harness.send(&line)?;
+        let mut out = Vec::new();
+        loop {
+            let answer = self.harness.read(&line)?;
+            if answer == "end" {
+                return Ok(out);
+            }
+            let f: Vec<&str> = answer.split_whitespace().collect();
+            let bytes = |t: &str| if t == "-" { Some(Vec::new()) } else { unhex(t) };
+            match (
+                f.as_slice(),
+                f.get(1).and_then(|k| bytes(k)),
+                f.get(2).and_then(|v| bytes(v)),
+            ) {
+                (["e", _, _], Some(k), Some(v)) => out.push((k, v)),
+                _ => return Err(protocol(&line, &answer)),
+            }
         }
     }
 
@@ -403,6 +643,52 @@ impl From<Died> for NicRtlError {
             story: died.story,
         }
     }
+}
+
+/// `CYCLES SWAPS` of a done line.
+fn done(rest: &str) -> Option<(u64, u32)> {
+    let mut f = rest.split_whitespace();
+    let cycles = u64::from_str_radix(f.next()?, 16).ok()?;
+    let swaps = f
+        .next()
+        .map_or(Some(0), |s| u32::from_str_radix(s, 16).ok())?;
+    Some((cycles, swaps))
+}
+
+/// A `res ID ENGINE R0 FAULT CYCLES` line.
+fn result(answer: &str) -> Result<NicResult, NicRtlError> {
+    let bad = || protocol("go", answer);
+    let f: Vec<&str> = answer.split_whitespace().collect();
+    if f.len() != 6 {
+        return Err(bad());
+    }
+    let num = |i: usize| u64::from_str_radix(f[i], 16).map_err(|_| bad());
+    Ok(NicResult {
+        id: u32::try_from(num(1)?).map_err(|_| bad())?,
+        engine: num(2)? as usize,
+        r0: num(3)?,
+        fault: num(4)? != 0,
+        cycles: num(5)?,
+    })
+}
+
+/// A `drop ID ENGINE BYTES` line.
+fn dropped(answer: &str) -> Result<NicDropped, NicRtlError> {
+    let bad = || protocol("go", answer);
+    let f: Vec<&str> = answer.split_whitespace().collect();
+    if f.len() != 4 {
+        return Err(bad());
+    }
+    let num = |i: usize| u64::from_str_radix(f[i], 16).map_err(|_| bad());
+    Ok(NicDropped {
+        id: u32::try_from(num(1)?).map_err(|_| bad())?,
+        engine: num(2)? as usize,
+        frame: if f[3] == "-" {
+            Vec::new()
+        } else {
+            unhex(f[3]).ok_or_else(bad)?
+        },
+    })
 }
 
 fn protocol(command: &str, answer: &str) -> NicRtlError {

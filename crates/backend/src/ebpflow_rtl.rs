@@ -1,0 +1,738 @@
+//! `ebpflow-rtl`: the eBPFlow NIC's RTL (`rtl/ebpflow/ebpflow_nic.sv`) under Verilator. The loader's image goes into
+//! the double-buffered instruction memory and its map table into the coprocessor; the trace is streamed into the
+//! input ports (packet i on the port of its `ingress_ifindex`, all ports in parallel) and what each packet does comes
+//! from the RTL: r0, the fault flag and the cycles of its run, its bytes as it left its TX queue (or, dropped, as it
+//! left its engine), the queue it left by. Maps are the coprocessor's, read and written through its host port.
+//!
+//! `--swap-at N:other.o` swaps under traffic through the double-buffered instruction memory: while the packets
+//! before the N-th run, the other program is written into the idle bank; the banks swap once every packet before
+//! the N-th has entered its engine, and the N-th enters after. The coprocessor keeps one map table across swaps, so
+//! every program swapped in must have the same maps (by name, type and sizes) as the first; they share them.
+
+use crate::ebpflow::{NicOptions, Swap};
+use crate::registry::Entry;
+use crate::{Backend, BackendError, Capabilities, Packet, Ran, Record, Redirect, Setup, Summary};
+use hwxdp_ebpflow::Image;
+use hwxdp_maps::{Entries, MapError, MapStore};
+use hwxdp_object::{MapSpec, ObjectSpec};
+use hwxdp_rtlsim::ebpflow::EbpflowPaths;
+use hwxdp_rtlsim::ebpflow_nic::{
+    HostRequest, NicConfig, NicMap, NicPacket, NicRtl, Observed, Offered, TxQueue,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The registry's line.
+pub const ENTRY: Entry = Entry {
+    name: "ebpflow-rtl",
+    about: "the eBPFlow NIC's RTL under Verilator: P ports of G engines, the coprocessor's maps, TX queues",
+    options: &["--ports", "--engines-per-port", "--swap-at"],
+    needs_kernel: false,
+    whole_trace: true,
+    create,
+};
+
+/// The coprocessor's sizes in the NIC the backend builds (`ebpflow_nic`'s parameters).
+pub mod limits {
+    /// Map-table entries (`MAPS`).
+    pub const MAPS: usize = 8;
+    /// Longest key (`KEY_BYTES`).
+    pub const KEY_BYTES: u32 = 16;
+    /// Longest value (`VAL_BYTES`).
+    pub const VAL_BYTES: u32 = 32;
+    /// Exact-match entries shared by the HASH and LRU_HASH maps (`CAM_ENTRIES`).
+    pub const CAM_ENTRIES: u64 = 64;
+    /// LPM entries shared by the LPM_TRIE maps (`TCAM_ENTRIES`).
+    pub const TCAM_ENTRIES: u64 = 32;
+    /// 64-bit words of value memory shared by every map (`VM_WORDS`).
+    pub const VM_WORDS: u64 = 4096;
+    /// Helpers the coprocessor answers: map lookup, update, delete, `bpf_redirect`, `bpf_redirect_map`.
+    pub const HELPERS: [i64; 5] = [1, 2, 3, 23, 51];
+}
+
+/// `BPF_MAP_TYPE_*` the backend maps onto the coprocessor's stores: (the object's type, the coprocessor's, per CPU).
+/// A per-CPU map is one map on the NIC (every engine shares it); it shows its value on the run's CPU
+/// ([`hwxdp_xdp::Config::cpu`], where the kernel's `BPF_PROG_TEST_RUN` runs too) and zeros on the others.
+const TYPES: [(u32, u32, bool); 8] = [
+    (1, 1, false),   // HASH
+    (2, 2, false),   // ARRAY
+    (5, 1, true),    // PERCPU_HASH
+    (6, 2, true),    // PERCPU_ARRAY
+    (9, 9, false),   // LRU_HASH
+    (10, 9, true),   // LRU_PERCPU_HASH
+    (11, 11, false), // LPM_TRIE
+    (14, 14, false), // DEVMAP
+];
+
+/// The map-value window's base (the coprocessor contract).
+const MAPV_BASE: u64 = 0x0100_0000;
+
+/// XDP verdicts.
+const XDP_PASS: u64 = 2;
+const XDP_TX: u64 = 3;
+const XDP_REDIRECT: u64 = 4;
+
+fn setup_error(why: impl Into<String>) -> BackendError {
+    BackendError::setup(ENTRY.name, why.into())
+}
+
+fn run_error(why: impl Into<String>) -> BackendError {
+    BackendError::run(ENTRY.name, why.into())
+}
+
+/// The coprocessor's type of `spec`, and whether it is per CPU; an error naming the map when the NIC cannot hold it.
+fn nic_type(spec: &MapSpec) -> Result<(u32, bool), BackendError> {
+    TYPES
+        .iter()
+        .find(|t| t.0 == spec.map_type)
+        .map(|t| (t.1, t.2))
+        .ok_or_else(|| {
+            setup_error(format!(
+                "map {}: type {} is not one the eBPFlow coprocessor has (HASH, ARRAY, LRU_HASH, LPM_TRIE, DEVMAP \
+                 and their per-CPU forms)",
+                spec.name, spec.map_type
+            ))
+        })
+}
+
+/// The coprocessor's map table for `maps`, or an error naming the first map it cannot hold and the limit.
+fn map_table(maps: &[MapSpec]) -> Result<Vec<NicMap>, BackendError> {
+    use limits::*;
+    if maps.len() > MAPS {
+        return Err(setup_error(format!(
+            "{} maps: the eBPFlow coprocessor's map table holds {MAPS}",
+            maps.len()
+        )));
+    }
+    let (mut cam, mut tcam, mut words) = (0u64, 0u64, 0u64);
+    let mut table = Vec::new();
+    for m in maps {
+        let (map_type, _) = nic_type(m)?;
+        let name = &m.name;
+        let fixed_key = matches!(map_type, 2 | 14);
+        if fixed_key && m.key_size != 4 {
+            return Err(setup_error(format!(
+                "map {name}: an array's key is 4 bytes, not {}",
+                m.key_size
+            )));
+        }
+        if m.key_size > KEY_BYTES || (map_type == 11 && m.key_size <= 4) {
+            return Err(setup_error(format!(
+                "map {name}: {}-byte keys, the eBPFlow coprocessor takes keys of at most {KEY_BYTES} bytes (an \
+                 LPM_TRIE's more than 4)",
+                m.key_size
+            )));
+        }
+        if m.value_size == 0 || m.value_size > VAL_BYTES {
+            return Err(setup_error(format!(
+                "map {name}: {}-byte values, the eBPFlow coprocessor takes values of 1 to {VAL_BYTES} bytes",
+                m.value_size
+            )));
+        }
+        let entries = u64::from(m.max_entries);
+        match map_type {
+            1 | 9 => cam += entries,
+            11 => tcam += entries,
+            _ => {}
+        }
+        words += entries * u64::from(m.value_size.div_ceil(8));
+        for (used, limit, what) in [
+            (
+                cam,
+                CAM_ENTRIES,
+                "CAM entries (HASH and LRU_HASH maps together)",
+            ),
+            (tcam, TCAM_ENTRIES, "TCAM entries (LPM_TRIE maps together)"),
+            (
+                words,
+                VM_WORDS,
+                "value-memory words of 8 bytes (every map together)",
+            ),
+        ] {
+            if used > limit {
+                return Err(setup_error(format!(
+                    "map {name}: {} entries need {used} {what}, the eBPFlow coprocessor has {limit}",
+                    m.max_entries
+                )));
+            }
+        }
+        table.push(NicMap {
+            name: name.clone(),
+            map_type,
+            key_size: m.key_size,
+            value_size: m.value_size,
+            max_entries: m.max_entries,
+        });
+    }
+    Ok(table)
+}
+
+/// One program the NIC runs.
+struct Version {
+    object: PathBuf,
+    program: String,
+    image: Image,
+}
+
+/// The loader's image of `program`, checked against what the coprocessor answers, with `ingress_ifindex` counted
+/// from `first_ifindex` (the loader's prologue counts ports from ifindex 1).
+fn version(
+    object: &Path,
+    spec: &ObjectSpec,
+    program: &str,
+    first_ifindex: u32,
+) -> Result<Version, BackendError> {
+    let mut image = hwxdp_ebpflow::load(spec, program).map_err(|e| setup_error(e.to_string()))?;
+    if let Some(&h) = image.helpers.iter().find(|h| !limits::HELPERS.contains(h)) {
+        let name = i32::try_from(h)
+            .ok()
+            .and_then(hwxdp_xdp::helpers::helper_name)
+            .unwrap_or("unknown");
+        return Err(setup_error(format!(
+            "{program} calls helper {h} ({name}): the eBPFlow coprocessor answers only map lookup, update and \
+             delete, bpf_redirect and bpf_redirect_map"
+        )));
+    }
+    for slot in &mut image.slots[..image.prologue] {
+        // `add32 r2, IFINDEX_BASE`: the prologue's ingress_ifindex.
+        let s = *slot;
+        if s & 0xff == 0x04
+            && (s >> 8) & 0xf == 2
+            && (s >> 32) as u32 == hwxdp_ebpflow::loader::IFINDEX_BASE
+        {
+            *slot = (s & 0xffff_ffff) | (u64::from(first_ifindex) << 32);
+        }
+    }
+    Ok(Version {
+        object: object.to_path_buf(),
+        program: program.to_string(),
+        image,
+    })
+}
+
+/// The versions (the run's program first) and the schedule: from which packet on each runs.
+fn versions(
+    setup: &Setup,
+    o: &NicOptions,
+) -> Result<(Vec<Version>, Vec<(u64, usize)>), BackendError> {
+    let same_maps = |s: &Swap| {
+        let key = |m: &MapSpec| {
+            (
+                m.name.clone(),
+                m.map_type,
+                m.key_size,
+                m.value_size,
+                m.max_entries,
+            )
+        };
+        s.spec
+            .maps
+            .iter()
+            .map(key)
+            .eq(setup.spec.maps.iter().map(key))
+    };
+    let mut versions = vec![version(
+        setup.object,
+        setup.spec,
+        setup.program,
+        o.first_ifindex,
+    )?];
+    let mut schedule = vec![(0, 0)];
+    for s in &o.swaps {
+        if !same_maps(s) {
+            return Err(setup_error(format!(
+                "--swap-at {}:{}: its maps are not those of {} (the eBPFlow coprocessor keeps one map table \
+                 across swaps: same names, types and sizes)",
+                s.at,
+                s.object.display(),
+                setup.object.display()
+            )));
+        }
+        let known = versions
+            .iter()
+            .position(|v| v.object == s.object && v.program == s.program);
+        let v = match known {
+            Some(v) => v,
+            None => {
+                versions.push(version(&s.object, &s.spec, &s.program, o.first_ifindex)?);
+                versions.len() - 1
+            }
+        };
+        schedule.push((s.at, v));
+    }
+    Ok((versions, schedule))
+}
+
+fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
+    let o = &setup.options.ebpflow;
+    let config = NicConfig {
+        ports: o.ports,
+        engines_per_port: o.engines_per_port,
+    };
+    if !(1..=crate::ebpflow::MAX_PORTS).contains(&o.ports) || o.engines_per_port == 0 {
+        return Err(setup_error(format!(
+            "--ports must be 1 to {} and --engines-per-port at least 1 (given {} and {})",
+            crate::ebpflow::MAX_PORTS,
+            o.ports,
+            o.engines_per_port
+        )));
+    }
+    let table = map_table(&setup.spec.maps)?;
+    let (versions, schedule) = versions(setup, o)?;
+    let mut paths = EbpflowPaths::from_env();
+    paths.notify = setup.notify;
+    let nic = NicRtl::new(&paths, config).map_err(|e| setup_error(e.to_string()))?;
+    let mut maps = RtlMaps {
+        nic,
+        specs: setup.spec.maps.clone(),
+        table,
+        possible_cpus: setup.config.possible_cpus.max(1),
+        cpu: setup.config.cpu,
+    };
+    maps.start(&versions, o.first_ifindex)
+        .map_err(|e| setup_error(e.to_string()))?;
+    maps.preset(&setup.spec.maps)?;
+    Ok(Box::new(EbpflowRtl {
+        maps,
+        versions,
+        schedule,
+        applied: 0,
+        first_ifindex: o.first_ifindex,
+        handed: 0,
+        stats: Stats {
+            packets: vec![0; o.ports],
+            ..Stats::default()
+        },
+    }))
+}
+
+/// Figures over everything run.
+#[derive(Default)]
+struct Stats {
+    packets: Vec<u64>,
+    cycles: u64,
+    reordered: u64,
+    swaps: u64,
+}
+
+/// The NIC, seen through its coprocessor's host port as the object's maps.
+struct RtlMaps {
+    nic: NicRtl,
+    specs: Vec<MapSpec>,
+    table: Vec<NicMap>,
+    possible_cpus: usize,
+    cpu: usize,
+}
+
+impl RtlMaps {
+    /// The map table, the action modules in XDP mode, port 0's ifindex, the first program active and every version
+    /// kept for the swaps.
+    fn start(
+        &mut self,
+        versions: &[Version],
+        first_ifindex: u32,
+    ) -> Result<(), hwxdp_rtlsim::ebpflow_nic::NicRtlError> {
+        self.nic.map_table(&self.table)?;
+        self.nic
+            .set_mode(hwxdp_rtlsim::ebpflow_nic::ResultMode::Xdp)?;
+        self.nic.set_ifindex_base(first_ifindex)?;
+        self.nic.load(&versions[0].image.slots)?;
+        for (i, v) in versions.iter().enumerate() {
+            self.nic.keep_program(i, &v.image.slots)?;
+        }
+        Ok(())
+    }
+
+    /// The globals' initial contents (`.rodata`, `.data`: entry 0 of their arrays).
+    fn preset(&mut self, maps: &[MapSpec]) -> Result<(), BackendError> {
+        for (m, spec) in maps.iter().enumerate() {
+            if let Some(init) = &spec.initial_value {
+                let mut value = init.clone();
+                value.resize(spec.value_size as usize, 0);
+                self.write(m, &0u32.to_le_bytes(), &value, 0)
+                    .map_err(|e| setup_error(e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn error(&self, map: usize, errno: i32, message: impl Into<String>) -> MapError {
+        MapError {
+            map: self
+                .specs
+                .get(map)
+                .map_or_else(|| format!("#{map}"), |s| s.name.clone()),
+            errno,
+            message: message.into(),
+        }
+    }
+
+    fn rtl(&self, map: usize, e: impl std::fmt::Display) -> MapError {
+        self.error(map, 5, format!("the eBPFlow NIC's host port: {e}"))
+    }
+
+    fn spec(&self, map: usize) -> Result<&MapSpec, MapError> {
+        self.specs
+            .get(map)
+            .ok_or_else(|| self.error(map, 22, "no such map"))
+    }
+
+    fn per_cpu(&self, map: usize) -> bool {
+        self.specs
+            .get(map)
+            .and_then(|s| nic_type(s).ok())
+            .is_some_and(|t| t.1)
+    }
+
+    fn request(&mut self, map: usize, r: HostRequest) -> Result<(u64, Vec<u8>), MapError> {
+        let answer = self.nic.host(&r);
+        answer.map_err(|e| self.rtl(map, e))
+    }
+
+    /// The value as the syscall shows it: once per possible CPU for a per-CPU map, the run's CPU's the NIC's.
+    fn shown(&self, map: usize, value: Vec<u8>) -> Vec<u8> {
+        if !self.per_cpu(map) {
+            return value;
+        }
+        let round = value.len().div_ceil(8) * 8;
+        let mut out = vec![0; round * self.possible_cpus];
+        let at = round * self.cpu.min(self.possible_cpus - 1);
+        out[at..at + value.len()].copy_from_slice(&value);
+        out
+    }
+
+    /// Update `key` with `value` (the NIC's view: one value) with `flags`.
+    fn write(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> Result<(), MapError> {
+        let (r0, _) = self.request(
+            map,
+            HostRequest {
+                id: 2,
+                r1: map as u64,
+                r4: flags,
+                key: key.to_vec(),
+                value: value.to_vec(),
+                ..HostRequest::default()
+            },
+        )?;
+        errno(r0).map_or(Ok(()), |e| {
+            Err(self.error(map, e, "the coprocessor refused the update"))
+        })
+    }
+}
+
+/// The errno of a helper's negative r0.
+fn errno(r0: u64) -> Option<i32> {
+    let r = r0 as i64;
+    (r < 0).then(|| (-r) as i32)
+}
+
+impl MapStore for RtlMaps {
+    fn specs(&self) -> &[MapSpec] {
+        &self.specs
+    }
+
+    fn possible_cpus(&self) -> usize {
+        self.possible_cpus
+    }
+
+    fn lookup(&mut self, map: usize, key: &[u8]) -> Result<Option<Vec<u8>>, MapError> {
+        let size = self.spec(map)?.value_size as usize;
+        let (addr, _) = self.request(
+            map,
+            HostRequest {
+                id: 1,
+                r1: map as u64,
+                key: key.to_vec(),
+                ..HostRequest::default()
+            },
+        )?;
+        if addr == 0 {
+            return Ok(None);
+        }
+        let mut value = Vec::new();
+        for w in 0..size.div_ceil(8) as u64 {
+            let (word, _) = self.request(
+                map,
+                HostRequest {
+                    id: 256,
+                    r1: (addr - MAPV_BASE + 8 * w) & 0xff_ffff,
+                    ..HostRequest::default()
+                },
+            )?;
+            value.extend(word.to_le_bytes());
+        }
+        value.truncate(size);
+        Ok(Some(self.shown(map, value)))
+    }
+
+    fn update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> Result<(), MapError> {
+        let size = self.spec(map)?.value_size as usize;
+        let mine = if self.per_cpu(map) {
+            let round = size.div_ceil(8) * 8;
+            let at = round * self.cpu.min(self.possible_cpus - 1);
+            value.get(at..at + size).unwrap_or(value).to_vec()
+        } else {
+            value.to_vec()
+        };
+        self.write(map, key, &mine, flags)
+    }
+
+    fn delete(&mut self, map: usize, key: &[u8]) -> Result<(), MapError> {
+        self.spec(map)?;
+        let (r0, _) = self.request(
+            map,
+            HostRequest {
+                id: 3,
+                r1: map as u64,
+                key: key.to_vec(),
+                ..HostRequest::default()
+            },
+        )?;
+        errno(r0).map_or(Ok(()), |e| {
+            Err(self.error(map, e, "the coprocessor refused the delete"))
+        })
+    }
+
+    fn entries(&mut self, map: usize) -> Result<Entries, MapError> {
+        let spec = self.spec(map)?.clone();
+        let words = spec.value_size.div_ceil(8);
+        let got = self
+            .nic
+            .entries(map, spec.max_entries, spec.key_size, words);
+        let got = got.map_err(|e| self.rtl(map, e))?;
+        let mut out: Entries = Vec::new();
+        for (key, mut value) in got {
+            value.truncate(spec.value_size as usize);
+            if spec.map_type == 14 && value.iter().take(4).all(|&b| b == 0) {
+                continue; // an empty device-map slot
+            }
+            out.push((key, self.shown(map, value)));
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+struct EbpflowRtl {
+    maps: RtlMaps,
+    versions: Vec<Version>,
+    /// From which packet on each version runs, by increasing packet.
+    schedule: Vec<(u64, usize)>,
+    /// Swaps of the schedule made so far.
+    applied: usize,
+    first_ifindex: u32,
+    /// Packets handed to the NIC so far.
+    handed: u64,
+    stats: Stats,
+}
+
+impl EbpflowRtl {
+    fn port_of(&self, packet: &Packet) -> Result<usize, BackendError> {
+        let ports = self.maps.nic.config().ports;
+        let p = packet.md.ingress_ifindex.wrapping_sub(self.first_ifindex) as usize;
+        if p < ports {
+            return Ok(p);
+        }
+        Err(run_error(format!(
+            "a packet arrives on ifindex {}, the NIC's {ports} ports are ifindex {} to {}",
+            packet.md.ingress_ifindex,
+            self.first_ifindex,
+            self.first_ifindex + ports as u32 - 1
+        )))
+    }
+
+    /// The packets as the NIC is offered them, each with its epoch, and the versions of the epochs after the first.
+    fn offer(&mut self, packets: &[Packet]) -> Result<(Vec<Offered>, Vec<usize>), BackendError> {
+        let mut offered = Vec::with_capacity(packets.len());
+        let mut epochs = Vec::new();
+        for (i, packet) in packets.iter().enumerate() {
+            let k = self.handed + i as u64;
+            while let Some(&(at, v)) = self.schedule.get(self.applied + epochs.len() + 1) {
+                if at > k {
+                    break;
+                }
+                epochs.push(v);
+            }
+            let rx_queue = u8::try_from(packet.md.rx_queue_index).map_err(|_| {
+                run_error(format!(
+                    "rx_queue_index {}: the eBPFlow header's source queue is one byte",
+                    packet.md.rx_queue_index
+                ))
+            })?;
+            offered.push(Offered {
+                packet: NicPacket {
+                    port: self.port_of(packet)?,
+                    id: k as u32,
+                    gap: 0,
+                    frame: packet.bytes.clone(),
+                },
+                rx_queue,
+                epoch: epochs.len() as u32,
+            });
+        }
+        Ok((offered, epochs))
+    }
+
+    /// Each packet's result from what the NIC did, in packet order.
+    fn results(&mut self, offered: &[Offered], seen: &Observed) -> Result<Vec<Ran>, BackendError> {
+        let ports = self.maps.nic.config().ports;
+        let mut runs = HashMap::new();
+        for r in &seen.results {
+            runs.insert(r.id, r);
+        }
+        let mut left: HashMap<u32, (TxQueue, u64, &Vec<u8>)> = HashMap::new();
+        for o in &seen.outputs {
+            left.entry(o.id).or_insert((o.queue, o.out_cycle, &o.frame));
+        }
+        let dropped: HashMap<u32, &Vec<u8>> =
+            seen.dropped.iter().map(|d| (d.id, &d.frame)).collect();
+        let mut out = Vec::with_capacity(offered.len());
+        let mut latest: HashMap<(usize, TxQueue), u64> = HashMap::new();
+        for o in offered {
+            let id = o.packet.id;
+            let lost = || {
+                run_error(format!(
+                    "packet {id} was lost in the NIC: no result or no copy left"
+                ))
+            };
+            let run = runs.get(&id).ok_or_else(lost)?;
+            let (queue, frame) = match (left.get(&id), dropped.get(&id)) {
+                (Some(&(q, at, f)), _) => {
+                    let last = latest.entry((o.packet.port, q)).or_insert(0);
+                    if at < *last {
+                        self.stats.reordered += 1;
+                    } else {
+                        *last = at;
+                    }
+                    (Some(q), f.clone())
+                }
+                (None, Some(f)) => (None, (*f).clone()),
+                (None, None) => return Err(lost()),
+            };
+            check_queue(id, run.r0, run.fault, o.packet.port, queue, ports)?;
+            self.stats.packets[o.packet.port] += 1;
+            out.push(Ran {
+                retval: run.r0 as u32,
+                output: frame,
+                redirect: match queue {
+                    Some(TxQueue::Port(p)) if run.r0 == XDP_REDIRECT => Some(Redirect {
+                        map: None,
+                        key: u64::from(self.first_ifindex) + p as u64,
+                    }),
+                    Some(_) if run.r0 == XDP_REDIRECT => Some(Redirect { map: None, key: 0 }),
+                    _ => None,
+                },
+                fault: run.fault.then(|| {
+                    format!(
+                        "the eBPFlow engine {} faulted (r0 {:#x})",
+                        run.engine, run.r0
+                    )
+                }),
+                cycles: Some(run.cycles),
+                ..Ran::default()
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The queue a packet left by must be the one Table 4.2 gives its verdict (XDP_PASS the host, XDP_TX its port,
+/// XDP_REDIRECT a port or the host, the rest none).
+fn check_queue(
+    id: u32,
+    r0: u64,
+    fault: bool,
+    port: usize,
+    queue: Option<TxQueue>,
+    ports: usize,
+) -> Result<(), BackendError> {
+    let fits = match (fault, r0, queue) {
+        (true, _, q) => q.is_none(),
+        (false, XDP_PASS, q) => q == Some(TxQueue::Host),
+        (false, XDP_TX, q) => q == Some(TxQueue::Port(port)),
+        (false, XDP_REDIRECT, Some(TxQueue::Port(p))) => p < ports,
+        (false, XDP_REDIRECT, q) => q.is_none() || q == Some(TxQueue::Host),
+        (false, _, q) => q.is_none(),
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(run_error(format!(
+        "packet {id}: r0 {r0} (fault {fault}) left by {queue:?}, not the queue Table 4.2 gives it"
+    )))
+}
+
+impl Backend for EbpflowRtl {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            cycles: true,
+            whole_trace: true,
+            redirects: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn run(&mut self, packets: &[Packet]) -> Result<Vec<Ran>, BackendError> {
+        let (offered, epochs) = self.offer(packets)?;
+        let seen = self
+            .maps
+            .nic
+            .observe(&offered, &epochs)
+            .map_err(|e| run_error(e.to_string()))?;
+        if seen.swaps as usize != epochs.len() {
+            return Err(run_error(format!(
+                "{} program swaps asked for, the NIC made {}",
+                epochs.len(),
+                seen.swaps
+            )));
+        }
+        let out = self.results(&offered, &seen)?;
+        self.handed += packets.len() as u64;
+        self.applied += epochs.len();
+        self.stats.swaps += u64::from(seen.swaps);
+        self.stats.cycles += seen.cycles;
+        Ok(out)
+    }
+
+    fn maps(&mut self) -> &mut dyn MapStore {
+        &mut self.maps
+    }
+
+    fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
+        Ok(Vec::new())
+    }
+
+    fn summary(&self) -> Summary {
+        let c = self.maps.nic.config();
+        let s = &self.stats;
+        let total: u64 = s.packets.iter().sum();
+        let span = s.cycles.max(1) as f64;
+        let mut summary = Summary::default()
+            .with("ports", "ports", c.ports as f64)
+            .with(
+                "engines_per_port",
+                "engines per port",
+                c.engines_per_port as f64,
+            )
+            .with(
+                "image_slots",
+                "instruction-memory slots",
+                self.versions[0].image.slots.len() as f64,
+            )
+            .with("nic_cycles", "NIC cycles", s.cycles as f64)
+            .with("reordered", "packets reordered", s.reordered as f64);
+        for (p, &n) in s.packets.iter().enumerate() {
+            let (key, label) = crate::ebpflow::PORT_KEYS[p];
+            summary = summary.with(key, label, n as f64 / span);
+        }
+        if self.schedule.len() > 1 {
+            summary = summary.with("swaps", "program swaps", s.swaps as f64);
+        }
+        summary.packets_per_cycle = Some(total as f64 / span);
+        summary
+    }
+}

@@ -46,12 +46,23 @@
 // one more per zero-write cycle. One request at a time; the core's bus lanes are taken by these reads and writes
 // while the helper waits (the 32 bytes of metadata need LANES >= 4).
 //
+// Warp Engine records (WARP = 1, rtl/warp/warp_hxdp.sv; with WARP = 0 the rs_* inputs are ignored and the APS is
+// exactly the one above): the packet at the head of the queue is taken only with its record (rs_valid_i), the record
+// of the oldest packet not yet started. A verdict (rs_verdict_i) is taken as above but Sephirot is not started: the
+// packet goes straight to its emission with verdict rs_retval_i, cycles 0, no fault and no redirect. A restore
+// (rs_restore_i) first clears the core's stack (stk_clear_o, one cycle), then makes the record's stack writes, one a
+// cycle (stk_we_o for write rs_widx_o while rs_wvalid_i says it exists), and only then takes the packet, whose
+// start_o comes with resume_o (r1-r9 and the entry bundle from the record, the stack as written). So the packet's
+// frames arrive relative to start_o as for any packet, and its cycles count as the model counts a resumed run. A
+// miss (neither) runs as above. rs_pop_o consumes the record: with start_o, or at the take of a verdict.
+//
 // Yosys 0.23 synth_xilinx -family xcup, DIFF_ENTRIES 8 (2.4 CPU minutes): the APS's own logic about 2.2k LUTs,
 // 510 FFs, 280 CARRY4; with pkt_buffer and diff_buffer about 41k LUTs, 3.9k FFs, 370 RAM64M8 (the page copies).
 module aps #(
   parameter integer LANES        = 4,         // Sephirot's lanes (data-bus ports), 1..8
   parameter integer DIFF_ENTRIES = 32,        // the difference buffer's 8-byte words
-  parameter integer BUDGET       = 4194304    // cycles a packet may run (crates/hxdp BUNDLE_BUDGET)
+  parameter integer BUDGET       = 4194304,   // cycles a packet may run (crates/hxdp BUNDLE_BUDGET)
+  parameter integer WARP         = 0          // 1: packets come with Warp Engine records (rs_*)
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -65,6 +76,18 @@ module aps #(
   output logic                 d_pop_o,
   output logic                 f_pop_o,
   input  logic [255:0]         f_data_i,
+
+  // Warp Engine record of the packet at the head of the queue (WARP = 1)
+  input  logic                 rs_valid_i,
+  input  logic                 rs_verdict_i,
+  input  logic                 rs_restore_i,
+  input  logic [31:0]          rs_retval_i,
+  output logic                 rs_pop_o,
+  output logic [4:0]           rs_widx_o,
+  input  logic                 rs_wvalid_i,
+  output logic                 stk_clear_o,
+  output logic                 stk_we_o,
+  output logic                 resume_o,
 
   // core
   output logic                 start_o,
@@ -158,6 +181,8 @@ module aps #(
   localparam [2:0] SRun    = 3'd2;
   localparam [2:0] SFinish = 3'd3;  // the result is in; waiting for the last frames
   localparam [2:0] SEmit   = 3'd4;  // emission under way
+  localparam [2:0] SRest   = 3'd5;  // a restore's stack writes (WARP)
+  localparam bit   Warp    = WARP != 0;
 
   // Adjust states.
   localparam [2:0] AIdle  = 3'd0;
@@ -191,12 +216,27 @@ module aps #(
 
   logic          running;
   logic          take;
+  logic          w_idle_ok;       // SIdle may take the head packet: its record is there and it needs no restore
+  logic          w_rest_go;       // SIdle starts a restore
+  logic          w_rest_done;     // SRest's writes are made: take the packet now
+  logic          w_verdict;       // the packet taken now is the engine's verdict
+  logic          resume_q;        // the packet taken was restored
+  logic [4:0]    widx_q;
   logic          end_now;
   logic          budget_hit;
   logic [7:0]    len_frames;
 
   assign running    = state_q == SRun;
-  assign take       = state_q == SIdle && d_valid_i;
+  assign w_idle_ok   = !Warp || (rs_valid_i && !rs_restore_i);
+  assign w_rest_go   = Warp && state_q == SIdle && d_valid_i && rs_valid_i && rs_restore_i;
+  assign w_rest_done = Warp && state_q == SRest && !rs_wvalid_i;
+  assign take        = (state_q == SIdle && d_valid_i && w_idle_ok) || w_rest_done;
+  assign w_verdict   = Warp && state_q == SIdle && rs_verdict_i;
+  assign stk_clear_o = w_rest_go;
+  assign stk_we_o    = Warp && state_q == SRest && rs_wvalid_i;
+  assign rs_widx_o   = widx_q;
+  assign rs_pop_o    = Warp && ((state_q == SStart) || (take && w_verdict));
+  assign resume_o    = Warp && state_q == SStart && resume_q;
   assign budget_hit = run_cnt_q >= BW'(BUDGET);
   assign end_now    = running && (core_done_i || budget_hit);
   assign len_frames = 8'((d_len_i + 12'd31) >> 5);
@@ -569,7 +609,17 @@ module aps #(
       run_cnt_q     <= '0;
       abort_q       <= 1'b0;
       user_q        <= '0;
+      resume_q      <= 1'b0;
+      widx_q        <= '0;
     end else begin
+      if (w_rest_go) begin
+        widx_q <= '0;
+      end else if (stk_we_o) begin
+        widx_q <= widx_q + 5'd1;
+      end
+      if (take) begin
+        resume_q <= w_rest_done;
+      end
       fv_q <= f_pop_o;
       if (take) begin
         ifindex_q     <= d_ifindex_i;
@@ -597,7 +647,19 @@ module aps #(
       run_cnt_q <= (state_q == SStart) ? BW'(1) : ((run_cnt_q < BW'(BUDGET)) ? run_cnt_q + 1'b1 : run_cnt_q);
 
       case (state_q)
-        SIdle:   if (take) state_q <= SStart;
+        SIdle: begin
+          if (take && w_verdict) begin
+            // The engine's verdict: no core; the result is the record's r0.
+            state_q        <= SFinish;
+            user_q         <= '0;
+            user_q[31:0]   <= rs_retval_i;
+          end else if (take) begin
+            state_q <= SStart;
+          end else if (w_rest_go) begin
+            state_q <= SRest;
+          end
+        end
+        SRest:   if (take) state_q <= SStart;
         SStart:  state_q <= SRun;
         SRun: begin
           if (end_now) begin

@@ -11,6 +11,10 @@
 //   other verdict (XDP_DROP, XDP_ABORTED, a fault, or a value the kernel does not know, which it drops too).
 // - busy_o: a packet is in the queue, the APS or the core. s_refused_o is high with the handshake of a refused
 //   packet's last beat (too short, too long, or no room in the queue: piq.sv), so a sender knows no result comes.
+// - Warp Engine records (WARP = 1; rtl/warp/warp_hxdp.sv drives them, docs/warp.md): rs_* is the record of the oldest
+//   packet not yet started (aps.sv's header): a verdict, or a restore with the entry bundle rs_entry_i, r1-r9 as
+//   addresses already (rs_regs_i) and the stack writes, write rs_widx_o given by rs_wvalid_i, rs_waddr_i (stack
+//   byte, r10 = 512), rs_wbytes_i and rs_wdata_i. With WARP = 0 they are ignored and the module is unchanged.
 //
 // Yosys 0.23 synth_xilinx -family xcup at small parameters (LANES 2, IMEM_BUNDLES 64, STACK_FRAMES 1, MAPS 2,
 // KEY_BYTES 8, VALUE_BYTES 8, ENTRIES 4, MEM_WORDS 16, DIFF_ENTRIES 4, PIQ_FRAMES 128, PIQ_DESCS 4, ROUTES 2,
@@ -37,7 +41,8 @@ module hxdp #(
   parameter integer DEVICES      = 4,
   parameter integer NEIGHBORS    = 16,
   parameter integer RB_BYTES     = 4096,   // the helper module's ring buffer storage (one RINGBUF map)
-  parameter integer BUDGET       = 4194304 // cycles a packet may run before it is aborted
+  parameter integer BUDGET       = 4194304, // cycles a packet may run before it is aborted
+  parameter integer WARP         = 0        // 1: packets come with Warp Engine records (rs_*)
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
@@ -113,6 +118,20 @@ module hxdp #(
   input  logic [127:0]             s_user_i,
   output logic                     s_refused_o,  // with the handshake of a last beat: that packet is refused
 
+  // Warp Engine records (WARP = 1)
+  input  logic                     rs_valid_i,
+  input  logic                     rs_verdict_i,
+  input  logic                     rs_restore_i,
+  input  logic [31:0]              rs_retval_i,
+  input  logic [15:0]              rs_entry_i,
+  input  logic [9*64-1:0]          rs_regs_i,
+  output logic                     rs_pop_o,
+  output logic [4:0]               rs_widx_o,
+  input  logic                     rs_wvalid_i,
+  input  logic [15:0]              rs_waddr_i,
+  input  logic [3:0]               rs_wbytes_i,
+  input  logic [63:0]              rs_wdata_i,
+
   // packets out
   output logic                     m_valid_o,
   input  logic                     m_ready_i,
@@ -125,7 +144,8 @@ module hxdp #(
   output logic [63:0]              rx_packets_o,
   output logic [63:0]              tx_packets_o,
   output logic [63:0]              drop_packets_o,
-  output logic                     busy_o
+  output logic                     busy_o,
+  output logic                     core_start_o  // Sephirot starts a packet (one cycle)
 );
 
   localparam integer PW = (PROGS > 1) ? $clog2(PROGS) : 1;
@@ -185,6 +205,7 @@ module hxdp #(
   // ---------------------------------------------------------------------------------------------------------------
   // Core
   logic                 start;
+  logic                 resume, stk_clear, stk_we;
   logic [63:0]          ctx_data, ctx_data_end, ctx_data_meta;
   logic [31:0]          ctx_ifindex, ctx_rxq;
   logic [63:0]          pkt_ts;
@@ -215,8 +236,15 @@ module hxdp #(
     .imem_addr_i     (imem_addr_i),
     .imem_lane_i     (imem_lane_i),
     .imem_slot_i     (imem_slot_i),
-    .entry_i         (prog_q[0]),
+    .entry_i         (resume ? rs_entry_i : prog_q[0]),
     .start_i         (start),
+    .resume_i        (resume),
+    .resume_regs_i   (rs_regs_i),
+    .sclear_i        (stk_clear),
+    .swr_i           (stk_we),
+    .swr_addr_i      (rs_waddr_i),
+    .swr_bytes_i     (rs_wbytes_i),
+    .swr_data_i      (rs_wdata_i),
     .ctx_data_i      (ctx_data),
     .ctx_data_end_i  (ctx_data_end),
     .ctx_data_meta_i (ctx_data_meta),
@@ -522,7 +550,8 @@ module hxdp #(
   aps #(
     .LANES        (LANES),
     .DIFF_ENTRIES (DIFF_ENTRIES),
-    .BUDGET       (BUDGET)
+    .BUDGET       (BUDGET),
+    .WARP         (WARP)
   ) u_aps (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
@@ -534,6 +563,16 @@ module hxdp #(
     .d_pop_o         (d_pop),
     .f_pop_o         (f_pop),
     .f_data_i        (f_data),
+    .rs_valid_i      (rs_valid_i),
+    .rs_verdict_i    (rs_verdict_i),
+    .rs_restore_i    (rs_restore_i),
+    .rs_retval_i     (rs_retval_i),
+    .rs_pop_o        (rs_pop_o),
+    .rs_widx_o       (rs_widx_o),
+    .rs_wvalid_i     (rs_wvalid_i),
+    .stk_clear_o     (stk_clear),
+    .stk_we_o        (stk_we),
+    .resume_o        (resume),
     .start_o         (start),
     .ctx_data_o      (ctx_data),
     .ctx_data_end_o  (ctx_data_end),
@@ -623,6 +662,7 @@ module hxdp #(
   assign tx_packets_o   = tx_q;
   assign drop_packets_o = drop_q;
   assign busy_o         = q_busy | aps_busy | core_busy;
+  assign core_start_o   = start;
   assign s_refused_o    = q_drop;
 
 endmodule

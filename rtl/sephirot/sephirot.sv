@@ -90,7 +90,10 @@
 // 215 s) the whole core is about 63.8k LUTs, 320 LUTs as RAM, 9.8k FFs, 40 RAMB36E2, 40 DSP48E2, no latch.
 //
 // A packet: start_i (one cycle) clears the registers (r1 = context, r10 = top of the first stack frame), the stack
-// and the call frames and starts at entry_i. done_o rises with verdict_o, fault_o and cycles_o (cycles from the
+// and the call frames and starts at entry_i. Resumed (docs/warp.md, the Warp Engine's hook): start_i with
+// resume_i sets r1-r9 from resume_regs_i instead and leaves the stack as it is; before it, while the core is idle,
+// sclear_i clears the stack and each swr_i cycle writes swr_bytes_i (1..8) bytes of swr_data_i at stack byte
+// swr_addr_i through the helper's write copy (one write a cycle, applied in order). done_o rises with verdict_o, fault_o and cycles_o (cycles from the
 // start_i cycle through the last cycle of work) and stays until the next start_i.
 module sephirot #(
   parameter integer LANES        = 4,     // slots per bundle, 1..8
@@ -107,6 +110,13 @@ module sephirot #(
   // packet start and result
   input  logic [15:0]          entry_i,
   input  logic                 start_i,
+  input  logic                 resume_i,        // with start_i: r1-r9 from resume_regs_i, the stack kept
+  input  logic [9*64-1:0]      resume_regs_i,   // r1 in the low 64 bits
+  input  logic                 sclear_i,        // idle core: clear the stack
+  input  logic                 swr_i,           // idle core: write the stack (after sclear_i)
+  input  logic [15:0]          swr_addr_i,      // stack byte address (frame 0 is 0..511, r10 = 512)
+  input  logic [3:0]           swr_bytes_i,
+  input  logic [63:0]          swr_data_i,
   input  logic [63:0]          ctx_data_i,      // region-tagged packet pointers, as the context holds them
   input  logic [63:0]          ctx_data_end_i,
   input  logic [63:0]          ctx_data_meta_i,
@@ -164,7 +174,7 @@ module sephirot #(
   integer r;
 
   logic unused_addr;
-  assign unused_addr = ^imem_addr_i;
+  assign unused_addr = ^{imem_addr_i, swr_addr_i};
 
   // ---------------------------------------------------------------------------------------------------------------
   // State
@@ -248,6 +258,8 @@ module sephirot #(
     .clear_i      (start_i),
     .clear_r1_i   (CtxPtr),
     .clear_r10_i  (StackTop),
+    .load_i       (resume_i),
+    .load_regs_i  (resume_regs_i),
     .we_i         (c_valid_q ? c_wen_q : {LANES{1'b0}}),
     .waddr_i      (c_wreg_q),
     .wdata_i      (c_wval_q),
@@ -285,18 +297,18 @@ module sephirot #(
 
   stack #(.LANES(LANES), .FRAMES(STACK_FRAMES), .AW(SAW)) u_stack (
     .clk_i      (clk_i),
-    .clear_i    (start_i),
+    .clear_i    ((start_i && !resume_i) || sclear_i),
     .rd_addr_i  (stk_rd_addr),
     .hold_i     (ie_hold),
     .rd_data_o  (stk_rd_data),
     .we_i       (stk_we),
     .wr_bytes_i (stk_wr_bytes),
     .wr_data_i  (x_stdata),
-    .hreq_i     (hmem_act),
-    .hwe_i      (hmem_we_i),
-    .haddr_i    (hmem_addr_i[SAW-1:0]),
-    .hbytes_i   (hmem_bytes_i),
-    .hwdata_i   (hmem_wdata_i),
+    .hreq_i     (hmem_act || swr_i),
+    .hwe_i      (swr_i || hmem_we_i),
+    .haddr_i    (swr_i ? swr_addr_i[SAW-1:0] : hmem_addr_i[SAW-1:0]),
+    .hbytes_i   (swr_i ? swr_bytes_i : hmem_bytes_i),
+    .hwdata_i   (swr_i ? swr_data_i : hmem_wdata_i),
     .hrdata_o   (hmem_rdata)
   );
 

@@ -8,6 +8,13 @@
 // 1ps or 1fs, from 0 at the next cycle, HALF of them per half clock period); without it "vcd" answers an error. Widths of the key and value ports come from the model (-G overrides need no matching C++ flags); the map
 // table written with "map" gives each map's key and value sizes.
 //
+// Built with -DHWXDP_WARP_TOP the harness drives rtl/warp/warp_hxdp.sv instead (the Warp Engine in front of the
+// module, docs/warp.md): two more commands, "wcfg SEL ADDR WORD DATA" (one write of the engine's configuration port)
+// and "entry SLOT BUNDLE" (one line of the entry table), answer "ok"; "latency" answers "ret CYCLES", the cycles from
+// the last packet's last input beat to Sephirot's start (0 when Sephirot has not started since: the engine's verdict). Its input queue refuses a packet only after the
+// engine, so a refusal is found among the results: "result" (or "packet") answers the refusal's error in the order
+// refusals and outputs happened.
+//
 // Usage: hxdp_sim [--budget CYCLES]   (cycles a packet or host operation may take before "error timeout", default
 // 16777216; the module's own BUDGET parameter aborts a looping program earlier).
 
@@ -22,7 +29,13 @@
 #include <type_traits>
 #include <vector>
 
+#ifdef HWXDP_WARP_TOP
+#include "Vwarp_hxdp.h"
+using Top = Vwarp_hxdp;
+#else
 #include "Vhxdp.h"
+using Top = Vhxdp;
+#endif
 #include "verilated.h"
 #if VM_TRACE
 #include "verilated_vcd_c.h"
@@ -183,12 +196,13 @@ struct Result {
     unsigned redirect_map;
     uint64_t redirect_key;
     Bytes bytes;
+    bool refused;  // the warp top's input queue refused the packet (no output)
 };
 
 // ---------------------------------------------------------------------------------------------------------------
 class Harness {
   public:
-    Harness(VerilatedContext* context, uint64_t budget) : top_(std::make_unique<Vhxdp>(context)), budget_(budget) {
+    Harness(VerilatedContext* context, uint64_t budget) : top_(std::make_unique<Top>(context)), budget_(budget) {
 #if VM_TRACE
         // The tracer is attached before the first eval and opened only by "vcd".
         vcd_ = std::make_unique<VerilatedVcdC>();
@@ -258,6 +272,19 @@ class Harness {
             } else if (cmd == "vcd_off") {
                 w.end();
                 vcd_off();
+#ifdef HWXDP_WARP_TOP
+            } else if (cmd == "wcfg") {
+                wcfg(w);
+            } else if (cmd == "entry") {
+                entry(w);
+            } else if (cmd == "latency") {
+                w.end();
+                // ret CYCLES: from the last packet's last input beat to Sephirot's start (0: not started since).
+                char buf[48];
+                std::snprintf(buf, sizeof buf, "ret %" PRIx64,
+                              started_at_ > last_in_at_ ? started_at_ - last_in_at_ : 0);
+                answer(buf);
+#endif
             } else if (cmd == "counters") {
                 w.end();
                 std::printf("counters %" PRIx64 " %" PRIx64 " %" PRIx64 "\n", static_cast<uint64_t>(top_->rx_packets_o),
@@ -291,7 +318,43 @@ class Harness {
         top_->m_ready_i = 1;
         top_->rb_rd_i = 0;
         top_->rb_pop_i = 0;
+#ifdef HWXDP_WARP_TOP
+        top_->wcfg_we_i = 0;
+        top_->ent_we_i = 0;
+#endif
     }
+
+#ifdef HWXDP_WARP_TOP
+    // wcfg SEL ADDR WORD DATA: one write of the Warp Engine's configuration port (warp_engine.sv's header).
+    void wcfg(Words& w) {
+        uint64_t sel = w.number("SEL", 7);
+        uint64_t addr = w.number("ADDR", 0xffff);
+        uint64_t word = w.number("WORD", 0xff);
+        uint64_t data = w.number("DATA");
+        w.end();
+        top_->wcfg_sel_i = static_cast<uint32_t>(sel);
+        top_->wcfg_addr_i = static_cast<uint32_t>(addr);
+        top_->wcfg_word_i = static_cast<uint32_t>(word);
+        top_->wcfg_wdata_i = data;
+        top_->wcfg_we_i = 1;
+        tick();
+        top_->wcfg_we_i = 0;
+        answer("ok");
+    }
+
+    // entry SLOT BUNDLE: the entry table's line for restore slot SLOT.
+    void entry(Words& w) {
+        uint64_t slot = w.number("SLOT", 0xffff);
+        uint64_t bundle = w.number("BUNDLE", 0xffff);
+        w.end();
+        top_->ent_slot_i = static_cast<uint32_t>(slot);
+        top_->ent_bundle_i = static_cast<uint32_t>(bundle);
+        top_->ent_we_i = 1;
+        tick();
+        top_->ent_we_i = 0;
+        answer("ok");
+    }
+#endif
 
     // One clock cycle. m_ready_i follows the "mready" pattern (bit k of the 8-bit mask: ready in cycles k mod 8);
     // before the rising edge an output beat on m_* is taken when valid and ready.
@@ -301,6 +364,14 @@ class Harness {
         top_->eval();
         dump(0);
         if (top_->m_valid_o && top_->m_ready_i) take_beat();
+#ifdef HWXDP_WARP_TOP
+        if (top_->s_refused_o) {
+            Result r{};
+            r.refused = true;
+            results_.push_back(r);
+        }
+        if (top_->core_start_o) started_at_ = cycles_;
+#endif
         top_->clk_i = 1;
         top_->eval();
         dump(1);
@@ -589,7 +660,12 @@ class Harness {
             for (;;) {
                 top_->eval();
                 bool ready = top_->s_ready_o;
+#ifdef HWXDP_WARP_TOP
+                refused = false;  // found later, among the results (tick)
+                if (ready && top_->s_last_i) last_in_at_ = cycles_;
+#else
                 refused = ready && top_->s_last_i && top_->s_refused_o;
+#endif
                 tick();
                 if (ready) break;
                 if (++waited > budget_) {
@@ -619,6 +695,12 @@ class Harness {
         const Result r = results_.front();
         results_.pop_front();
         --pending_;
+        if (r.refused) {
+            char why[128];
+            std::snprintf(why, sizeof why, "refused: the input queue takes %zx to %zx bytes, when it has room", kMinPacket,
+                          kMaxPacket);
+            throw BadLine{why};
+        }
         char buf[160];
         std::snprintf(buf, sizeof buf, "out %x %x %x %x %x %x %" PRIx64 " ", r.verdict, r.fault ? 1 : 0, r.cycles,
                       r.redirect_set ? 1 : 0, r.redirect_by_map ? 1 : 0, r.redirect_map, r.redirect_key);
@@ -726,7 +808,7 @@ class Harness {
         answer("ok");
     }
 
-    std::unique_ptr<Vhxdp> top_;
+    std::unique_ptr<Top> top_;
 #if VM_TRACE
     std::unique_ptr<VerilatedVcdC> vcd_;
 #endif
@@ -740,6 +822,10 @@ class Harness {
     Result cur_{};
     std::deque<Result> results_;
     uint64_t pending_ = 0;  // kept packets whose result has not been answered
+#ifdef HWXDP_WARP_TOP
+    uint64_t last_in_at_ = 0;  // the cycle the last packet's last beat went in
+    uint64_t started_at_ = 0;  // the cycle Sephirot last started a packet
+#endif
 };
 
 }  // namespace

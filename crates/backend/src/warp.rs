@@ -13,6 +13,9 @@
 //!   (N over the mean core cycles per packet, a verdict from the engine taking none).
 //! - `warp-interp`: the processor is the reference machine, resuming where the rule left off; `insns` counts what it
 //!   still executes.
+//! - `warp-rtl`: the engine and the hXDP module in Verilog (`rtl/warp/warp_hxdp.sv`) under Verilator: the RTL engine
+//!   decides per packet (a verdict emitted without starting Sephirot, a restore at the slot's entry bundle, or a
+//!   miss from the start); a packet's cycles are Sephirot's, at least the engine's one, as for `warp`.
 
 use crate::interp::{drain, empty_buff, load};
 use crate::registry::Entry;
@@ -21,6 +24,7 @@ use crate::{
 };
 use hwxdp_hxdp::{Compiled, HxdpCore, Options};
 use hwxdp_maps::MapStore;
+use hwxdp_rtlsim::hxdp::{HxdpRtl, RtlPaths, VcdRequest};
 use hwxdp_warp::{Action, Engine, Params, Warp};
 use hwxdp_xdp::{Machine, XdpBuff};
 
@@ -44,6 +48,17 @@ pub const ENTRY: Entry = Entry {
     needs_kernel: false,
     whole_trace: false,
     create: create_hxdp,
+};
+
+/// The registry's line for the engine and the hXDP module in Verilog.
+pub const RTL: Entry = Entry {
+    name: "warp-rtl",
+    about: "the Warp Engine and the hXDP module in Verilog (rtl/warp/warp_hxdp.sv) under Verilator: the engine's \
+            verdicts skip Sephirot, its restores start it at the entry bundle",
+    options: &["--warp-profile", "--vcd", "--vcd-packets"],
+    needs_kernel: false,
+    whole_trace: false,
+    create: create_rtl,
 };
 
 /// The registry's line for the engine in front of the reference machine.
@@ -100,25 +115,7 @@ fn create_hxdp(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         ));
     }
     let warp = optimize(setup, ENTRY.name)?;
-    let options = Options::default();
-    let slots = &warp.report.restore_slots;
-    let compiled =
-        hwxdp_hxdp::compile_object_with_entries(setup.spec, setup.entry(), &options, slots)
-            .map_err(|e| BackendError::setup(ENTRY.name, e))?;
-    let plain = hwxdp_hxdp::compile_object(setup.spec, setup.entry(), &options)
-        .map_err(|e| BackendError::setup(ENTRY.name, e))?;
-    let bundles = |c: &Compiled| {
-        c.reports
-            .iter()
-            .find(|r| r.name == setup.program)
-            .map_or(0, |r| r.bundles)
-    };
-    if let Some(&slot) = slots.iter().find(|&&s| compiled.entry_bundle(s).is_none()) {
-        return Err(BackendError::setup(
-            ENTRY.name,
-            format!("restore slot {slot} has no entry bundle in the hxdp image"),
-        ));
-    }
+    let (compiled, bundles) = compile_with_entries(setup, &warp, ENTRY.name)?;
     let core = HxdpCore::new(
         compiled.image.clone(),
         setup.spec,
@@ -127,7 +124,7 @@ fn create_hxdp(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
     )
     .map_err(|e| BackendError::setup(ENTRY.name, e))?;
     Ok(Box::new(WarpHxdp {
-        bundles: (bundles(&plain), bundles(&compiled)),
+        bundles,
         warp,
         compiled,
         core,
@@ -136,6 +133,36 @@ fn create_hxdp(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         counts: Counts::default(),
         cores: Cores::new(cores),
     }))
+}
+
+/// The hXDP image with an entry bundle at every restore slot of `warp`, and the program's bundles without and with
+/// the entry points.
+fn compile_with_entries(
+    setup: &Setup,
+    warp: &Warp,
+    backend: &'static str,
+) -> Result<(Compiled, (usize, usize)), BackendError> {
+    let options = Options::default();
+    let slots = &warp.report.restore_slots;
+    let compiled =
+        hwxdp_hxdp::compile_object_with_entries(setup.spec, setup.entry(), &options, slots)
+            .map_err(|e| BackendError::setup(backend, e))?;
+    let plain = hwxdp_hxdp::compile_object(setup.spec, setup.entry(), &options)
+        .map_err(|e| BackendError::setup(backend, e))?;
+    let bundles = |c: &Compiled| {
+        c.reports
+            .iter()
+            .find(|r| r.name == setup.program)
+            .map_or(0, |r| r.bundles)
+    };
+    if let Some(&slot) = slots.iter().find(|&&s| compiled.entry_bundle(s).is_none()) {
+        return Err(BackendError::setup(
+            backend,
+            format!("restore slot {slot} has no entry bundle in the hxdp image"),
+        ));
+    }
+    let figures = (bundles(&plain), bundles(&compiled));
+    Ok((compiled, figures))
 }
 
 /// What the engine did over the packets so far.
@@ -444,5 +471,153 @@ impl Backend for WarpInterp {
 
     fn summary(&self) -> Summary {
         rule_figures(&self.warp, self.matched, self.decided)
+    }
+}
+
+fn create_rtl(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
+    let warp = optimize(setup, RTL.name)?;
+    let (compiled, bundles) = compile_with_entries(setup, &warp, RTL.name)?;
+    let mut paths = RtlPaths::from_env();
+    paths.notify = setup.notify;
+    let mut rtl = hwxdp_rtlsim::warp_hxdp::start(
+        compiled.image.clone(),
+        setup.spec,
+        Some(setup.program),
+        setup.config,
+        &paths,
+        &warp,
+        &compiled.entry_points,
+    )
+    .map_err(|e| BackendError::setup(RTL.name, e))?;
+    if let Some(vcd) = &setup.options.vcd {
+        rtl.set_vcd(VcdRequest {
+            path: vcd.path.clone(),
+            packets: vcd.packets.clone(),
+            clock_mhz: vcd.clock_mhz,
+        })
+        .map_err(|e| BackendError::setup(RTL.name, e))?;
+    }
+    Ok(Box::new(WarpRtl {
+        entry_points: compiled.entry_points.len(),
+        warp,
+        rtl,
+        rings: crate::Rings::of(setup),
+        buff: empty_buff(),
+        counts: Counts::default(),
+        bundles,
+    }))
+}
+
+/// `warp-rtl`: the engine and the module in Verilog.
+struct WarpRtl {
+    warp: Warp,
+    rtl: HxdpRtl,
+    rings: crate::Rings,
+    buff: XdpBuff,
+    counts: Counts,
+    entry_points: usize,
+    /// The program's bundles without and with the entry points.
+    bundles: (usize, usize),
+}
+
+impl WarpRtl {
+    /// Counts what the rules do with the packet in `self.buff` (the software engine's lookup: the RTL decides).
+    fn count(&mut self) {
+        let Some(rule) = Engine::new(&self.warp).lookup(self.buff.data()) else {
+            return;
+        };
+        self.counts.matched += 1;
+        if matches!(self.warp.rules[rule].action, Action::Verdict { .. }) {
+            self.counts.decided += 1;
+        }
+    }
+}
+
+impl Backend for WarpRtl {
+    fn name(&self) -> &'static str {
+        RTL.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            cycles: true,
+            waves: true,
+            records_per_packet: self.rings.live(),
+            redirects: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn run(&mut self, packets: &[Packet]) -> Result<Vec<Ran>, BackendError> {
+        let mut out = Vec::with_capacity(packets.len());
+        for packet in packets {
+            load(RTL.name, &mut self.buff, packet)?;
+            self.count();
+            self.rtl.set_time(packet.time_ns);
+            let verdict = self
+                .rtl
+                .run_packet(&mut self.buff, &packet.md)
+                .map_err(|e| BackendError::run(RTL.name, e))?;
+            let rtl = &mut self.rtl;
+            let records =
+                crate::collect_records(self.rings.per_packet(), |map| rtl.ringbuf_drain(map))
+                    .map_err(|e| BackendError::run(RTL.name, e))?;
+            self.counts.processor_cycles += self.rtl.last_cycles();
+            self.counts.packets += 1;
+            out.push(Ran {
+                retval: verdict.retval(),
+                output: self.buff.output().to_vec(),
+                meta_len: self.buff.meta().len(),
+                redirect: self
+                    .rtl
+                    .last_redirect()
+                    .map(|(map, key)| Redirect { map, key }),
+                records,
+                fault: self.rtl.last_fault().map(str::to_string),
+                cycles: Some(self.rtl.last_cycles().max(ENGINE_CYCLES_PER_PACKET)),
+                ..Ran::default()
+            });
+        }
+        Ok(out)
+    }
+
+    fn maps(&mut self) -> &mut dyn MapStore {
+        &mut self.rtl
+    }
+
+    fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
+        let rtl = &mut self.rtl;
+        crate::collect_records(self.rings.all(), |map| rtl.ringbuf_drain(map))
+            .map_err(|e| BackendError::run(RTL.name, e))
+    }
+
+    fn summary(&self) -> Summary {
+        let c = &self.counts;
+        let per_packet = c.processor_cycles as f64 / c.packets.max(1) as f64;
+        let rate = match c.processor_cycles {
+            0 => 1.0,
+            _ => (1.0 / per_packet).min(1.0),
+        };
+        let mut summary = rule_figures(&self.warp, c.matched, c.decided)
+            .with(
+                "core_cycles",
+                "core cycles per packet (mean over all packets)",
+                per_packet,
+            )
+            .with("entry_points", "entry points", self.entry_points as f64)
+            .with(
+                "bundles_plain",
+                "bundles without entry points",
+                self.bundles.0 as f64,
+            )
+            .with("bundles", "bundles", self.bundles.1 as f64);
+        summary.packets_per_cycle = Some(rate);
+        summary
+    }
+
+    fn finish(&mut self) -> Result<(), BackendError> {
+        self.rtl
+            .finish()
+            .map_err(|e| BackendError::run(RTL.name, e))
     }
 }

@@ -90,6 +90,18 @@ impl HxdpRtl {
         config: &Config,
         paths: &RtlPaths,
     ) -> Result<HxdpRtl, HxdpRtlError> {
+        HxdpRtl::new_on(image, spec, program, config, |params| paths.model(params))
+    }
+
+    /// [`HxdpRtl::new`] on the model `model` builds for the image's parameters (the module alone, or a top around
+    /// it whose harness speaks the same protocol: `crate::warp_hxdp`).
+    pub(crate) fn new_on(
+        image: Image,
+        spec: &ObjectSpec,
+        program: Option<&str>,
+        config: &Config,
+        model: impl FnOnce(&Params) -> Result<crate::Model, HxdpRtlError>,
+    ) -> Result<HxdpRtl, HxdpRtlError> {
         let entry = check_image(&image, spec, program)?;
         // The maps module has one value read port and one write port: the compiler schedules for that, and an image
         // that breaks the rule would compute wrong results in the hardware rather than fail.
@@ -101,7 +113,7 @@ impl HxdpRtl {
             Params::for_image(image.lanes, &needs).with_possible_cpus(config.possible_cpus);
         needs.check(&params)?;
         let reference = Maps::new(&spec.maps, config.possible_cpus)?;
-        let model = paths.model(&params)?;
+        let model = model(&params)?;
         let harness = Harness::spawn(&model.executable, ANSWER_TIMEOUT)?;
         let mirror = image
             .maps
@@ -206,6 +218,20 @@ impl HxdpRtl {
         let scale = request.prepare()?;
         self.vcd = Some((request, scale));
         Ok(())
+    }
+
+    /// Sends `lines` (commands the top's harness adds to the protocol), each answered "ok".
+    pub(crate) fn raw_batch(&mut self, lines: &[String], what: &str) -> Result<(), HxdpRtlError> {
+        let commands: Vec<Command> = lines.iter().map(|l| Command::Raw(l)).collect();
+        for answer in self.harness.batch(&commands)? {
+            expect_ok(answer, what)?;
+        }
+        Ok(())
+    }
+
+    /// Sends `line` (a command the top's harness adds to the protocol) and gives its answer.
+    pub(crate) fn raw_call(&mut self, line: &str) -> Result<Answer, HxdpRtlError> {
+        self.harness.call(&Command::Raw(line))
     }
 
     /// The parameters the module was built with.

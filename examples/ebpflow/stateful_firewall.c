@@ -42,19 +42,22 @@ struct fw_key {
 static __always_inline int fw_track(struct xdp_md *ctx, __u64 addrs, __u32 ports, __u32 proto)
 {
 	struct fw_key key = { .addrs = addrs, .ports = ports, .proto = proto };
+	__u32 ifindex = ctx->ingress_ifindex;
+	/* The output port, computed once before the map calls (it survives them in a callee-saved register). */
+	__u32 peer = nf_peer_ifindex(ifindex);
 	__u32 open = CONN_OPEN;
 
-	if (nf_inside(ctx->ingress_ifindex)) {
+	if (nf_inside(ifindex)) {
 		if (!bpf_map_lookup_elem(&connections, &key) &&
 		    bpf_map_update_elem(&connections, &key, &open, BPF_ANY) != 0)
 			return XDP_DROP;
-		return nf_to_peer(ctx);
+		return bpf_redirect(peer, 0);
 	}
 	key.addrs = (addrs >> 32) | (addrs << 32);
 	key.ports = (ports >> 16) | (ports << 16);
 	if (!bpf_map_lookup_elem(&connections, &key))
 		return XDP_DROP;
-	return nf_to_peer(ctx);
+	return bpf_redirect(peer, 0);
 }
 
 SEC("xdp")

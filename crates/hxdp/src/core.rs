@@ -373,6 +373,8 @@ const ADJUST_META_HELPER: i32 = 54;
 const ADJUST_TAIL_HELPER: i32 = 65;
 /// `BPF_MAP_TYPE_DEVMAP`.
 const DEVMAP_TYPE: u32 = 14;
+/// BPF_MAP_TYPE_LRU_HASH.
+const LRU_HASH_TYPE: u32 = 9;
 
 /// Tag-2 and tag-4 addresses go through the data bus (context and stack are inside the core).
 fn on_bus(addr: u64) -> bool {
@@ -510,6 +512,13 @@ impl Run<'_> {
                     Some(b.rows(k))
                 });
                 let result = vm.call_helper(id, call);
+                // An LRU update's latency depends on the steps its node took (a refill of the local free list).
+                let lru_steps = match map {
+                    Some(m) if id == 2 && m.map_type == LRU_HASH_TYPE => {
+                        vm.maps().lru_pop_steps(map_index)
+                    }
+                    _ => None,
+                };
                 if let (Some(k), Ok(0)) = (&hash_key, &result) {
                     if let Some(Some(b)) = self.buckets.get_mut(map_index) {
                         match id {
@@ -526,6 +535,7 @@ impl Run<'_> {
                     map,
                     key_index,
                     hash_rows,
+                    lru_steps,
                     tail_calls: self.tail_calls,
                     cycle: call + HELPER_REGISTER_CYCLES,
                     lanes: self.image.lanes,

@@ -47,6 +47,18 @@ impl Evict for Table {
     }
 }
 
+impl crate::Maps {
+    /// Steps the last update of LRU map `map` took in `bpf_lru_pop_free` (see the LRU's `pop_steps`: one per node
+    /// examined or moved, list end and phase, as rtl/sephirot/maps.sv's LRU engine takes them one a cycle); 0 when
+    /// it popped nothing (an update refused before, or the per-CPU LRU); `None` for a map that is not an LRU map.
+    pub fn lru_pop_steps(&self, map: usize) -> Option<u64> {
+        match self.maps.get(map)? {
+            crate::MapImpl::Lru(l) => Some(l.lru.pop_steps()),
+            _ => None,
+        }
+    }
+}
+
 /// An LRU hash map of `nodes` preallocated elements.
 #[derive(Clone, Debug)]
 pub(crate) struct LruHash {
@@ -113,6 +125,7 @@ impl LruHash {
         cpu: usize,
         user: bool,
     ) -> Res {
+        self.lru.reset_steps();
         if flags > EXIST {
             return Err(Fail::new(EINVAL, "unknown update flags"));
         }

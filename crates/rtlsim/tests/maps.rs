@@ -1440,7 +1440,7 @@ fn hash_latencies_follow_the_probed_rows() {
         let r0 = field_u64(o, 0);
         let rows = b.rows(&keys[i]);
         rows_seen.push(rows);
-        let want = maps_latency(op, &shape, r0, None, Some(rows)) - 1;
+        let want = maps_latency(op, &shape, r0, None, Some(rows), None) - 1;
         assert_eq!(
             field_u64(o, 5),
             want,
@@ -1457,5 +1457,118 @@ fn hash_latencies_follow_the_probed_rows() {
     assert!(
         rows_seen.iter().any(|&r| r >= 4),
         "the keys must spill over several rows: {rows_seen:?}"
+    );
+}
+
+/// The latency of every LRU_HASH operation is the cycle model's (`hwxdp_hxdp::timing::maps_latency` with the steps
+/// `hwxdp_maps::Maps::lru_pop_steps` reports for an update): the local free list's refill (flush, rotations, fill,
+/// shrink and forced eviction, one node or list end a cycle) included, on maps small and katran-sized, with lookups
+/// that set reference bits, updates of every flag, deletes and userspace updates between them, over more keys than
+/// the maps hold.
+#[test]
+fn lru_latencies_follow_the_reference_steps() {
+    use hwxdp_hxdp::timing::{maps_latency, MapShape};
+    let specs = vec![
+        spec("four", LRU_HASH, 4, 8, 4, 0),
+        spec("seven", LRU_HASH, 4, 20, 7, 0),
+        spec("conn", LRU_HASH, 16, 8, 64, 0),
+    ];
+    let params = Params {
+        key_bytes: 16,
+        value_bytes: 64,
+        entries: 128,
+        mem_words: 512,
+        possible_cpus: 2,
+    };
+    let mut maps = Maps::new(&specs, params.possible_cpus).expect("valid maps");
+    let mut lines: Vec<String> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            format!(
+                "c {i:x} {:x} {:x} {:x} {:x} 0",
+                s.map_type, s.key_size, s.value_size, s.max_entries
+            )
+        })
+        .collect();
+    lines.push("d".into());
+    let mut rng = Rng(0x6c72_755f_7374_6570);
+    // (map, op, r0, reference steps of an update)
+    let mut ops: Vec<(usize, u8, u64, Option<u64>)> = Vec::new();
+    for _ in 0..900 {
+        let map = rng.below(3) as usize;
+        let s = &specs[map];
+        let pool = u64::from(s.max_entries) * 2 + 3;
+        let key = pooled_key(&mut rng, s.key_size as usize, pool, 5);
+        let (op, r0, steps) = match rng.below(9) {
+            // userspace writes go through the same LRU (their latency is not the program's, so not compared)
+            8 => {
+                let value: Vec<u8> = (0..s.value_size).map(|_| rng.next() as u8).collect();
+                let ret = match maps.update(map, &key, &value, 0) {
+                    Ok(()) => 0,
+                    Err(e) => -i64::from(e.errno),
+                };
+                lines.push(format!("o 1 1 {map:x} 0 0 {} {} 0", hex(&key), hex(&value)));
+                (3, ret as u64, None)
+            }
+            0..=2 => {
+                let hit = maps.lookup_slot(map, &key).is_some();
+                lines.push(format!("o 0 0 {map:x} 0 0 {} - 0", hex(&key)));
+                (0, u64::from(!hit), None)
+            }
+            3..=6 => {
+                let flags = [0, 0, 1, 2][rng.below(4) as usize];
+                let value: Vec<u8> = (0..s.value_size).map(|_| rng.next() as u8).collect();
+                let ret = maps.prog_update(map, &key, &value, flags);
+                lines.push(format!(
+                    "o 0 1 {map:x} {flags:x} 0 {} {} 0",
+                    hex(&key),
+                    hex(&value)
+                ));
+                (1, ret as u64, maps.lru_pop_steps(map))
+            }
+            _ => {
+                let ret = maps.prog_delete(map, &key);
+                lines.push(format!("o 0 2 {map:x} 0 0 {} - 0", hex(&key)));
+                (2, ret as u64, None)
+            }
+        };
+        ops.push((map, op, r0, steps));
+    }
+    let out = simulate(&lines, &params);
+    let mut refills = 0;
+    for (n, &(map, op, r0, steps)) in ops.iter().enumerate() {
+        let o = &out[specs.len() + 1 + n];
+        let s = &specs[map];
+        let shape = MapShape {
+            map_type: LRU_HASH,
+            key_size: s.key_size,
+            value_size: s.value_size,
+            max_entries: s.max_entries,
+        };
+        if op != 0 {
+            assert_eq!(
+                field_u64(o, 0),
+                r0,
+                "op {n} ({op} on map {map}): {:?}",
+                o.fields
+            );
+        }
+        if op == 3 {
+            continue;
+        }
+        let r0 = if op == 0 { 0 } else { r0 };
+        let want = maps_latency(op, &shape, r0, None, None, steps) - 1;
+        assert_eq!(
+            field_u64(o, 5),
+            want,
+            "op {n} ({op} on map {map}, steps {steps:?}): {:?}",
+            o.fields
+        );
+        refills += usize::from(steps.is_some_and(|s| s > 2));
+    }
+    assert!(
+        refills > 30,
+        "only {refills} updates refilled the local free list"
     );
 }

@@ -56,6 +56,11 @@ impl Hosted<'_> {
         crate::helpers::call(&mut self.vm, id)
     }
 
+    /// The maps, read-only (a hardware model's timing reads what the last helper call did to them).
+    pub fn maps(&self) -> &hwxdp_maps::Maps {
+        self.vm.maps
+    }
+
     /// The program a successful `bpf_tail_call` continues in (index into the object's programs), once.
     pub fn take_tail_call(&mut self) -> Option<usize> {
         self.vm.tail_call_to.take()

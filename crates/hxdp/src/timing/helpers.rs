@@ -90,6 +90,10 @@ pub struct HelperCall<'a> {
     /// Bucket rows the maps module reads for a lookup, update or delete of a HASH or PERCPU_HASH map
     /// ([`crate::timing::Buckets::rows`] before the operation), when the key is readable; `None` for other maps.
     pub hash_rows: Option<u64>,
+    /// Steps the maps module's LRU engine took for an update of an LRU_HASH map (one a cycle:
+    /// `hwxdp_maps::Maps::lru_pop_steps` after the call, 2 when the local free list had a node); `None` for other
+    /// calls, and then such an update is timed as if the local free list had a node.
+    pub lru_steps: Option<u64>,
     /// Successful tail calls this packet before this call.
     pub tail_calls: u64,
     /// The cycle the helper module sees the call in (the core's `run_cycles_o` then: its call's cycle plus
@@ -188,7 +192,13 @@ pub fn maps_latency(
     r0: u64,
     key_index: Option<u32>,
     hash_rows: Option<u64>,
+    lru_steps: Option<u64>,
 ) -> u64 {
+    if op == 1 && is_lru(m.map_type) {
+        if let Some(steps) = lru_steps.filter(|&s| s > 0) {
+            return lru_update_latency(m, r0, steps);
+        }
+    }
     let probe = match hash_rows {
         Some(rows) if is_hash(m.map_type) && op <= 2 => {
             let shift = if op == 2 && r0 == 0 && rows > 1 {
@@ -201,6 +211,17 @@ pub fn maps_latency(
         _ => 0,
     };
     probe + maps_base_latency(op, m, r0, key_index)
+}
+
+/// An LRU_HASH update whose node was taken in `steps` cycles of the LRU engine (rtl/sephirot/maps.sv: `LStart`,
+/// on a refill the flush, rotations, fill and shrink one node or list end a cycle, then `LPop`), then `LDecide`
+/// (counted in `steps`): a success writes the value a row a cycle, -EEXIST and -ENOENT give the node back at once,
+/// and -ENOMEM (no node at all) answers from the last step.
+fn lru_update_latency(m: &MapShape, r0: u64, steps: u64) -> u64 {
+    match r0 {
+        0 => MAPS_CYCLES + steps + rows(m.value_size as u64),
+        _ => MAPS_CYCLES + steps,
+    }
 }
 
 /// Whether the maps module keeps `t`'s keys in hashed buckets (HASH and PERCPU_HASH).
@@ -219,7 +240,7 @@ fn maps_base_latency(op: u8, m: &MapShape, r0: u64, key_index: Option<u32>) -> u
         }
         0 => MAPS_CYCLES,
         // Successful updates write the value one row per cycle; LRU maps first take a node from the local free
-        // list (2 cycles more; refills of that list, every target_free updates, cost more and are not modelled).
+        // list (2 cycles more; a refill of that list costs its steps, `lru_update_latency`).
         1 if is_lru(t) => match r0 {
             0 => MAPS_CYCLES + 2 + r,
             EEXIST | ENOENT => MAPS_CYCLES + 2,
@@ -233,7 +254,8 @@ fn maps_base_latency(op: u8, m: &MapShape, r0: u64, key_index: Option<u32>) -> u
             MAPS_CYCLES + r
         }
         1 if t == map_type::LPM_TRIE && r0 != EINVAL => MAPS_CYCLES + r,
-        2 if is_lru(t) || (t == map_type::DEVMAP && r0 == 0) => MAPS_CYCLES + 1,
+        // A delete that found its LRU element gives the node back (a cycle); -ENOENT answers at once.
+        2 if (is_lru(t) || t == map_type::DEVMAP) && r0 == 0 => MAPS_CYCLES + 1,
         _ => MAPS_CYCLES,
     }
 }
@@ -264,7 +286,14 @@ pub fn helper_latency(call: &HelperCall) -> u64 {
                     t = read_pass(t, a3, m.value_size as u64, ready);
                 }
                 let op = (call.id - 1) as u8;
-                t + maps_latency(op, &m, call.r0.unwrap_or(0), call.key_index, call.hash_rows)
+                t + maps_latency(
+                    op,
+                    &m,
+                    call.r0.unwrap_or(0),
+                    call.key_index,
+                    call.hash_rows,
+                    call.lru_steps,
+                )
             }
         },
         12 => match call.map {

@@ -73,6 +73,9 @@ pub(crate) struct Lru {
     percpu: bool,
     nr_scans: u32,
     target_free: u32,
+    /// Steps of the last common-LRU `bpf_lru_pop_free`, as an engine that examines or moves one node a step walks
+    /// it ([`Lru::pop_steps`]).
+    steps: u64,
 }
 
 impl Lru {
@@ -100,6 +103,7 @@ impl Lru {
                 LOCAL_FREE_TARGET
             },
             target_free: 1,
+            steps: 0,
         };
         let mut next_head = nodes;
         let mut take = || {
@@ -172,13 +176,16 @@ impl Lru {
                 Kind::Inactive
             };
             self.move_in(0, node, kind);
+            self.steps += 1;
             node = prev;
         }
+        self.steps += 1;
     }
 
     /// `bpf_lru_list_pop_free_to_local`.
     fn pop_free_to_local(&mut self, cpu: usize, table: &mut dyn Evict) {
         self.flush_local(cpu);
+        self.steps += 1; // the rotation's choice
         self.rotate(0);
         let free = self.head(0, Kind::Free);
         let local_free = self.locals[cpu].free;
@@ -187,11 +194,15 @@ impl Lru {
         while node != free {
             let next = self.links.next(node);
             self.move_to_free(0, node, local_free, Kind::LocalFree);
+            self.steps += 1;
             moved += 1;
             if moved == self.target_free {
                 break;
             }
             node = next;
+        }
+        if moved < self.target_free {
+            self.steps += 1; // the free list's end
         }
         if moved < self.target_free {
             self.shrink(
@@ -253,13 +264,16 @@ impl Lru {
     fn common_pop_free(&mut self, cpu: usize, table: &mut dyn Evict) -> Option<u32> {
         let cpus = self.locals.len();
         let cpu = cpu % cpus;
+        self.steps = 1;
         let mut node = self.pop_local_free(cpu);
         if node.is_none() {
             self.pop_free_to_local(cpu, table);
+            self.steps += 1;
             node = self.pop_local_free(cpu);
         }
         if let Some(n) = node {
             self.add_pending(cpu, n);
+            self.steps += 1; // the node handed over
             return node;
         }
         let first_steal = self.locals[cpu].next_steal;
@@ -294,6 +308,21 @@ impl Lru {
         self.clear_ref(node);
         self.move_node(l, node, Kind::Inactive);
         Some(node)
+    }
+
+    /// Steps of the last `bpf_lru_pop_free` of a common LRU, counted as an engine that examines or moves one list
+    /// node a step takes them (rtl/sephirot/maps.sv's LRU, one cycle a step): one for the local free list, and on a
+    /// refill one per pending node flushed, per node rotated, scanned or moved to the local free list, per list
+    /// head reached or skipped, per scan limit reached, and one for each phase (flush end, rotation, inactive
+    /// rotation, shrink, its end, the second local pop), and one to hand a node over. 0 before any, and for the
+    /// per-CPU LRU.
+    pub(crate) fn pop_steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Forgets the last pop's steps (an operation that may not pop starts with this).
+    pub(crate) fn reset_steps(&mut self) {
+        self.steps = 0;
     }
 
     /// `bpf_lru_push_free`: the element of `node` left the table.

@@ -94,17 +94,20 @@ impl Lru {
                 Kind::Inactive
             };
             self.move_node(l, node, kind);
+            self.steps += 1;
             i += 1;
             if i == self.nr_scans || node == first {
-                break;
+                return;
             }
             node = prev;
         }
+        self.steps += 1; // the head reached
     }
 
     /// `__bpf_lru_list_rotate_inactive`: from the cursor backwards, referenced nodes move to active.
     pub(super) fn rotate_inactive(&mut self, l: usize) {
         let inactive = self.head(l, Kind::Inactive);
+        self.steps += 1; // the rotation's set-up
         if self.links.is_empty(inactive) {
             return;
         }
@@ -117,6 +120,7 @@ impl Lru {
         let mut next = inactive;
         let mut i = 0;
         while i < self.nr_scans {
+            self.steps += 1;
             if cur == inactive {
                 cur = self.links.prev(cur);
                 continue;
@@ -130,6 +134,9 @@ impl Lru {
             }
             cur = next;
             i += 1;
+        }
+        if i >= self.nr_scans {
+            self.steps += 1; // the scan limit seen
         }
         self.lists[l].next_inactive_rotation = next;
     }
@@ -146,7 +153,9 @@ impl Lru {
         let inactive = self.head(l, Kind::Inactive);
         let mut node = self.links.prev(inactive);
         let (mut shrunk, mut i) = (0, 0);
+        self.steps += 1; // the shrink's set-up
         while node != inactive {
+            self.steps += 1;
             let prev = self.links.prev(node);
             if self.is_ref(node) {
                 self.move_node(l, node, Kind::Active);
@@ -154,7 +163,7 @@ impl Lru {
                 self.move_to_free(l, node, free_head, kind);
                 shrunk += 1;
                 if shrunk == target {
-                    break;
+                    return shrunk;
                 }
             }
             i += 1;
@@ -163,6 +172,10 @@ impl Lru {
             }
             node = prev;
         }
+        if node == inactive {
+            self.steps += 1; // the head reached
+        }
+        self.steps += 1; // the shrink's end
         shrunk
     }
 
@@ -196,6 +209,7 @@ impl Lru {
         };
         let mut node = self.links.prev(list);
         while node != list {
+            self.steps += 1;
             let prev = self.links.prev(node);
             if table.del_from_htab(node) {
                 self.move_to_free(l, node, free_head, kind);
@@ -203,6 +217,7 @@ impl Lru {
             }
             node = prev;
         }
+        self.steps += 1; // the head reached
         0
     }
 }

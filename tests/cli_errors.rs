@@ -286,3 +286,28 @@ char _license[] SEC("license") = "GPL";
         "{log}"
     );
 }
+
+#[test]
+fn synth_refuses_an_unknown_device_and_a_bad_clock() {
+    fails_with(
+        &[
+            "synth", "--target", "hxdp", "--top", "alu", "--device", "xcu9000",
+        ],
+        &[
+            "--device xcu9000: unknown device",
+            "xcu50, xcu250, xcu280, vcu118, xc7vx690t",
+        ],
+    );
+    fails_with(
+        &[
+            "synth",
+            "--target",
+            "hxdp",
+            "--top",
+            "alu",
+            "--clock-mhz",
+            "0",
+        ],
+        &["--clock-mhz 0: must be a positive number"],
+    );
+}

@@ -236,3 +236,121 @@ fn synth_out_is_a_directory_or_the_json_file() {
         assert!(Path::new(&log).is_file(), "{log}: {}", run.all);
     }
 }
+
+/// A stand-in for Yosys that writes the statistics and the longest path a synthesis would (`stat.json`, `ltp.txt`
+/// in its working directory), with `luts` LUTs and a path of `levels` LUTs, and the script it was given to `script`.
+fn fake_yosys(dir: &str, luts: u64, levels: u64) -> String {
+    let fake = format!("{dir}/fake-yosys-{luts}-{levels}");
+    let mut ltp = String::from("Longest topological path in t (length=LEVELS):\n    0: \\\\a_q\n");
+    for i in 1..=levels {
+        ltp.push_str(&format!("    {i}: $abc$w{i} (via hwxdp_lut{i})\n"));
+    }
+    let ltp = ltp.replace("LEVELS", &levels.to_string());
+    let stat = format!(
+        "{{\"creator\": \"Yosys fake\", \"modules\": {{\"\\\\\\\\alu\": {{\"num_cells_by_type\": \
+         {{\"LUT6\": {luts}, \"FDRE\": 10}}}}}}}}"
+    );
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = -p ]; then script=\"$2\"; fi\n  shift\ndone\n\
+             printf '%s' \"$script\" > {dir}/script-{luts}.txt\n\
+             cat > stat.json <<'END'\n{stat}\nEND\ncat > ltp.txt <<'END'\n{ltp}END\nexit 0\n"
+        ),
+    )
+    .expect("write the fake yosys");
+    let mut mode = std::fs::metadata(&fake).expect("stat").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
+    std::fs::set_permissions(&fake, mode).expect("chmod");
+    fake
+}
+
+#[test]
+fn synth_reports_shares_of_the_device_the_path_and_plain_verdicts() {
+    let dir = scratch_dir("synth-device");
+    // Small and shallow on the default device (the U50): fits, and the estimate is over 250 MHz.
+    let fake = fake_yosys(&dir, 8_720, 4);
+    let out_file = format!("{dir}/alu.json");
+    let run = hwxdp(&[
+        "synth", "--target", "hxdp", "--top", "alu", "-o", &out_file, "--yosys", &fake,
+    ]);
+    assert!(run.ok, "{}", run.all);
+    let script = std::fs::read_to_string(format!("{dir}/script-8720.txt")).expect("script");
+    assert!(
+        script.contains("synth_xilinx -family xcup -noiopad -top alu"),
+        "{script}"
+    );
+    assert!(script.contains("ltp -noff"), "{script}");
+    for needle in [
+        "(out of context)",
+        "1.0% of 872000 xcu50",
+        "logic levels on the longest path",
+        "an ESTIMATE from the levels: 0.5 ns per LUT level",
+        "fits the xcu50 Alveo U50 (XCU50): largest share LUT 1.0%",
+        // 0.4 + 4 * 0.5 = 2.4 ns.
+        "estimated 417 MHz: at or above the 250 MHz target clock",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "{needle:?} missing:\n{}",
+            run.all
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_file).expect("json")).expect("JSON");
+    assert_eq!(json["device"], "xcu50");
+    assert_eq!(json["out_of_context"], true);
+    assert_eq!(json["share_percent"]["LUT"], 1.0);
+    assert_eq!(json["fits"], true);
+    assert_eq!(json["logic_levels"], 4);
+    assert_eq!(json["fmax_estimate_mhz"], 416.7);
+    assert_eq!(json["meets_clock"], true);
+    // Too big and too deep for the NetFPGA SUME, mapped for the 7 series.
+    let fake = fake_yosys(&dir, 500_000, 14);
+    let run = hwxdp(&[
+        "synth",
+        "--target",
+        "hxdp",
+        "--top",
+        "alu",
+        "--device",
+        "xc7vx690t",
+        "--yosys",
+        &fake,
+    ]);
+    assert!(run.ok, "{}", run.all);
+    let script = std::fs::read_to_string(format!("{dir}/script-500000.txt")).expect("script");
+    assert!(script.contains("-family xc7 -noiopad"), "{script}");
+    for needle in [
+        "DOES NOT FIT the xc7vx690t NetFPGA SUME (Virtex-7 XC7VX690T): LUT 500000 of 433200 (115%)",
+        // 0.4 + 14 * 0.5 = 7.4 ns.
+        "UNDER THE TARGET CLOCK: estimated 135 MHz, below 250 MHz",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "{needle:?} missing:\n{}",
+            run.all
+        );
+    }
+    // The same path against a slower target clock meets it.
+    let run = hwxdp(&[
+        "synth",
+        "--target",
+        "hxdp",
+        "--top",
+        "alu",
+        "--device",
+        "xcu250",
+        "--clock-mhz",
+        "125",
+        "--yosys",
+        &fake,
+    ]);
+    assert!(run.ok, "{}", run.all);
+    assert!(
+        run.stdout
+            .contains("estimated 135 MHz: at or above the 125 MHz target clock"),
+        "{}",
+        run.all
+    );
+}

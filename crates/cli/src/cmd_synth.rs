@@ -115,7 +115,7 @@ pub struct Args {
     out: Option<PathBuf>,
     /// The device the counts are shares of, and whose family the netlist is mapped for: xcu50 (Alveo U50), xcu250,
     /// xcu280, vcu118 (XCVU9P) or xc7vx690t (NetFPGA SUME, 7 series).
-    #[arg(long, default_value = "xcu50", value_parser = device_name)]
+    #[arg(long, default_value = "xcu50")]
     device: String,
     /// The target clock in MHz that the Fmax estimate is checked against.
     #[arg(long = "clock-mhz", default_value_t = 250.0)]
@@ -125,23 +125,19 @@ pub struct Args {
     yosys: PathBuf,
 }
 
-/// `--device`, checked against the table of devices.
-fn device_name(name: &str) -> Result<String, String> {
-    match hwxdp_rtlsim::device(name) {
-        Some(d) => Ok(d.name.to_string()),
+/// `--device`, looked up in the table of devices.
+fn chosen_device(args: &Args) -> Result<&'static Device> {
+    match hwxdp_rtlsim::device(&args.device) {
+        Some(d) => Ok(d),
         None => {
             let names: Vec<&str> = DEVICES.iter().map(|d| d.name).collect();
-            Err(format!(
-                "unknown device `{name}` (known: {})",
+            bail!(
+                "--device {}: unknown device (known: {})",
+                args.device,
                 names.join(", ")
-            ))
+            )
         }
     }
-}
-
-/// The `--device` of `args` (checked by clap).
-fn chosen_device(args: &Args) -> &'static Device {
-    hwxdp_rtlsim::device(&args.device).unwrap_or(&DEVICES[0])
 }
 
 /// What `hwxdp synth` can synthesize.
@@ -540,6 +536,10 @@ struct Summary<'a> {
 
 /// Runs `hwxdp synth`.
 pub fn run(args: Args) -> Result<ExitCode> {
+    let device = chosen_device(&args)?;
+    if !(args.clock_mhz > 0.0 && args.clock_mhz.is_finite()) {
+        bail!("--clock-mhz {}: must be a positive number", args.clock_mhz);
+    }
     let design = args.target.design(&args)?;
     let out = match &args.out {
         Some(out) => Some(crate::output::file_or_dir(
@@ -564,10 +564,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         log: log.clone(),
         yosys: args.yosys.clone(),
     };
-    let device = chosen_device(&args);
-    if !(args.clock_mhz > 0.0 && args.clock_mhz.is_finite()) {
-        bail!("--clock-mhz {}: must be a positive number", args.clock_mhz);
-    }
     let spinner = spinner(&what);
     let flow = Flow::for_device(device);
     let result = run_synthesis_with(&job, &flow, &mut |pass| {

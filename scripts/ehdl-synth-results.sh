@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The eHDL resource table of docs/results.md ("eHDL: resources with and without state pruning"): per example
-# program whose Verilog generates, `hwxdp synth --target ehdl` (Yosys synth_xilinx -family xcup) with state pruning
-# on and off, one run at a time with a time limit, then LUT/FF/BRAM/URAM, the unpruned/pruned ratios, the stage
-# flip-flops the generator wrote (before synthesis removes unread and constant ones) and Yosys' CPU time.
+# program whose Verilog generates, `hwxdp synth --target ehdl --device DEVICE` (Yosys synth_xilinx out of context,
+# -noiopad) with state pruning on and off, one run at a time with a time limit, then LUT/FF/BRAM/URAM, the
+# unpruned/pruned ratios, the stage flip-flops the generator wrote (before synthesis removes unread and constant
+# ones) and Yosys' CPU time; a second table gives every figure with its share of the device, the logic levels of the
+# longest path, the Fmax estimate from them (docs/rtl.md, "Synthesis") and the verdicts.
 # Usage: scripts/ehdl-synth-results.sh [DATA_WIDTH_BITS]   (run `make build examples` first; needs jq)
 # HWXDP overrides the binary (default target/release/hwxdp), WORK the directory of the runs (default build/ehdl-synth),
-# LIMIT the seconds per run (default 1200), PROGRAMS the
+# LIMIT the seconds per run (default 1200), DEVICE the device (default xcu50), PROGRAMS the
 # list ("object:program ..."). A run whose JSON is already in build/ehdl-synth/, or that hit the limit (recorded in
 # NAME-VARIANT-WIDTH.timeout, "timeout" in the table), is not repeated (FORCE=1 repeats it). TABLE_ONLY=1 prints
 # the table from the runs already there without starting any. VARIANTS="pruned" (or "unpruned") runs one variant only,
@@ -15,6 +17,7 @@ cd "$(dirname "$0")/.."
 width=${1:-512}
 hwxdp=${HWXDP:-target/release/hwxdp}
 limit=${LIMIT:-1200}
+device=${DEVICE:-xcu50}
 work=${WORK:-build/ehdl-synth}
 mkdir -p "$work"
 # Smallest first (pipeline stages and map bytes), so that a long run holds up as little as possible.
@@ -37,7 +40,8 @@ for item in $programs; do
     [ "$variant" = unpruned ] && flags+=(--no-prune)
     echo "synthesizing $p ($variant, $width bits)" >&2
     status=0
-    timeout "$limit" "$hwxdp" synth --target ehdl "$obj" -p "$p" --data-width "$width" "${flags[@]}" -o "$out" \
+    timeout "$limit" "$hwxdp" synth --target ehdl "$obj" -p "$p" --data-width "$width" --device "$device" \
+      "${flags[@]}" -o "$out" \
       > "$work/$p-$variant-$width.txt" 2>&1 || status=$?
     if [ "$status" = 124 ]; then
       echo "$limit" > "$work/$p-$variant-$width.timeout"
@@ -87,18 +91,32 @@ for item in $programs; do
   echo "| $p | $st | $lp | $lu | $fp | $fu | $bp | $bu | $up | $uu | $(ratio "$lp" "$lu") | $(ratio "$fp" "$fu") | $(ratio "$bp" "$bu") | $gp / $gu | $(cpu "$p" pruned) / $(cpu "$p" unpruned) |"
 done
 
-# The pruned runs as shares of an Alveo U50 (872k LUTs, 1,743k FFs, 1,344 BRAM36, 640 URAM288), and where each
-# map's values live (the generator's choice, `regs` or `bram`/`uram`).
-share() {
-  if [[ "$1" =~ ^[0-9.]+$ ]]; then printf "%s (%.1f%%)" "$1" "$(echo "$1 * 100 / $2" | bc -l)"; else echo "$1"; fi
+# Both variants with each figure's share of the device (from the runs' JSON, `share_percent`), the logic levels of
+# the longest path, the Fmax estimate and whether it fits and meets 250 MHz; where each map's values live.
+pct() {
+  local base=$work/$1-$2-$width.json
+  if [ -s "$base" ]; then printf "%s (%.1f%%)" "$(jq -r ".$3" "$base")" "$(jq -r ".share_percent.$4" "$base")"
+  else cell "$1" "$2" "$3"; fi
+}
+verdict() {
+  local base=$work/$1-$2-$width.json
+  if [ -s "$base" ]; then
+    jq -r '(if .fits then "fits" else "does not fit" end) + ", " +
+           (if .meets_clock then "meets" else "under" end) + " \(.target_clock_mhz) MHz"' "$base"
+  else echo "-"; fi
 }
 echo
-echo "| program | LUT (share of U50) | FF | BRAM36 | URAM | maps |"
-echo "|---|---|---|---|---|---|"
+echo "Shares of the $device (\`hwxdp synth --device $device\`, out of context):"
+echo
+echo "| program | variant | LUT | FF | BRAM36 | URAM | logic levels | Fmax estimate (MHz) | verdict | maps |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for item in $programs; do
   p=${item#*:}
-  base=$work/$p-pruned-$width.json
-  maps=$( [ -s "$base" ] && jq -r '[.maps[]? | "\(.map): \(.storage)"] | join(", ")' "$base" || echo "-")
-  echo "| $p | $(share "$(cell "$p" pruned lut)" 872000) | $(share "$(cell "$p" pruned ff)" 1743000) | \
-$(share "$(cell "$p" pruned bram36)" 1344) | $(share "$(cell "$p" pruned uram)" 640) | ${maps:--} |"
+  for variant in ${VARIANTS:-pruned unpruned}; do
+    base=$work/$p-$variant-$width.json
+    maps=$( [ -s "$base" ] && jq -r '[.maps[]? | "\(.map): \(.storage)"] | join(", ")' "$base" || echo "-")
+    echo "| $p | $variant | $(pct "$p" "$variant" lut LUT) | $(pct "$p" "$variant" ff FF) | \
+$(pct "$p" "$variant" bram36 BRAM) | $(pct "$p" "$variant" uram URAM) | $(cell "$p" "$variant" logic_levels) | \
+$(cell "$p" "$variant" fmax_estimate_mhz) | $(verdict "$p" "$variant") | ${maps:--} |"
+  done
 done

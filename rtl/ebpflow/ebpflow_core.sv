@@ -374,9 +374,10 @@ module ebpflow_core #(
   logic load_use;
   assign id_special = d_call || d_helper || d_exit;
   assign drained    = !ex_valid_q && !mem_valid_q && !wb_valid_q;
-  // A helper call and the main program's exit need only EX empty: what MEM and WB still write reaches them through
-  // the forwarding below (MEM and WB for the exit's r0, WB for a helper's r1-r5 in the cycle after), and neither
-  // stage can fault or touch the data memory when the gather reads it (MEM is empty by then).
+  // A helper call and the main program's exit need only EX empty or holding an ALU operation or lddw (ex_plain):
+  // what EX, MEM and WB still write reaches them through the forwarding of id_fwd (the exit's r0, a helper's r1-r5,
+  // callx's id, the gather's r2 and r3), none of those can fault on memory or redirect, and nothing but the
+  // gather uses the data memory by the time it reads (MEM holds at most that ALU operation).
   logic ex_empty;
   assign ex_empty   = !ex_valid_q;
   assign load_use   = ex_valid_q && ex_late_q && ex_we_q
@@ -604,9 +605,19 @@ module ebpflow_core #(
     mem_out = (mem_kind_q == KLd || mem_kind_q == KLeg || mem_kind_q == KAtom) ? mem_load : mem_res_q;
   end
 
-  // A register as ID's special operations see it once EX is empty: MEM's result, else WB's, else the file.
+  // EX holds an ALU operation or lddw that goes on this cycle: it can neither fault on memory nor redirect, so a
+  // helper call or the main exit in ID need not wait for it (its result is forwarded to them).
+  logic ex_plain;
+  assign ex_plain = ex_valid_q && (ex_kind_q == KAlu || ex_kind_q == KImm) && !ex_stall;
+
+  // A register as ID's special operations see it: EX's result (an ALU operation or lddw), else MEM's, else WB's,
+  // else the file.
   function automatic [63:0] id_fwd(input logic [3:0] r);
-    id_fwd = fwd(r, reg_of(rf_q, r), mem_valid_q && mem_we_q, mem_rd_q, mem_out, wb_write, wb_rd_q, wb_res_q);
+    if (ex_valid_q && (ex_kind_q == KAlu || ex_kind_q == KImm) && ex_we_q && ex_rd_q == r) begin
+      id_fwd = ex_res;
+    end else begin
+      id_fwd = fwd(r, reg_of(rf_q, r), mem_valid_q && mem_we_q, mem_rd_q, mem_out, wb_write, wb_rd_q, wb_res_q);
+    end
   endfunction
 
   // The data memory's port: MEM's atomic write, a map helper's key or value read, else EX's access.
@@ -675,7 +686,7 @@ module ebpflow_core #(
 
   // A map helper (bpf_map_lookup_elem 1, update 2, delete 3) first reads KWords words at r2, and VWords at r3 for
   // an update, from the data memory onto hlp_key_o and hlp_val_o: a word a cycle (a frame word that has not arrived
-  // waits while the packet still arrives); the request follows in the cycle after the last read.
+  // waits while the packet still arrives); the request goes out in the cycle the last word is read back.
   logic [31:0]            call_id;
   logic                   map_call;
   logic                   upd_call;
@@ -702,8 +713,23 @@ module ebpflow_core #(
   logic [GW-1:0]          gk_vidx;
   assign gk_vidx   = gk_idx_q - GW'(KWords);
   assign gk_rd     = gk_sel && (dm_ok_i || rx_done_i);
-  assign hlp_key_o = key_q;
-  assign hlp_val_o = val_q;
+  // The key and value with the word read at the last edge (on dm_rdata_i now) in place: the request goes out in
+  // the cycle the last word arrives, and the coprocessor registers the key at its grant.
+  logic [KEY_BYTES*8-1:0] key_d;
+  logic [VAL_BYTES*8-1:0] val_d;
+  always_comb begin
+    key_d = key_q;
+    val_d = val_q;
+    if (gk_pend_q) begin
+      if (32'(gk_idx_q) < 32'(KWords)) begin
+        key_d[64*gk_idx_q +: 64] = dm_rdata_i;
+      end else begin
+        val_d[64*gk_vidx +: 64] = dm_rdata_i;
+      end
+    end
+  end
+  assign hlp_key_o = key_d;
+  assign hlp_val_o = val_d;
 
   always_comb begin
     sp_redirect = 1'b0;
@@ -735,7 +761,7 @@ module ebpflow_core #(
       end
       default: begin
         if (run_q && id_valid_q && id_special
-            && (drained || (ex_empty && (d_helper || (d_exit && depth_q == '0))))) begin
+            && (drained || ((ex_empty || ex_plain) && (d_helper || (d_exit && depth_q == '0))))) begin
           if (d_call) begin
             if (call_deep) begin
               sp_finish = 1'b1;
@@ -779,7 +805,8 @@ module ebpflow_core #(
     .rd_data_o (fr_rdata)
   );
 
-  assign hlp_req_o   = (sp_q == SpHlp);
+  // A map helper asks in the cycle its last key or value word arrives (SpKey, every word read), any other at once.
+  assign hlp_req_o   = (sp_q == SpHlp) || (sp_q == SpKey && gk_q == gk_n);
   assign hlp_kfunc_o = d_kfunc;
   logic [63:0] callx_reg;
   assign callx_reg   = id_fwd(d_dst);
@@ -964,13 +991,8 @@ module ebpflow_core #(
         end
         gk_pend_q <= gk_rd;
         gk_idx_q  <= gk_q;
-        if (gk_pend_q) begin
-          if (32'(gk_idx_q) < 32'(KWords)) begin
-            key_q[64*gk_idx_q +: 64] <= dm_rdata_i;
-          end else begin
-            val_q[64*gk_vidx +: 64] <= dm_rdata_i;
-          end
-        end
+        key_q <= key_d;
+        val_q <= val_d;
 
         // ID -> EX, or EX holds with its operands refreshed from the forwarding paths
         if (ex_stall) begin

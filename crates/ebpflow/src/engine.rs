@@ -24,9 +24,10 @@ pub enum Wait {
     Coproc {
         /// Grant cycle to ack cycle, both counted.
         service: u32,
-        /// Words a helper call reads from the data memory, a word a cycle after the drain, before it raises the
-        /// request (a map helper's key, and an update's value): the request follows `gather + 1` cycles later than
-        /// it would without them. 0 for other helpers and for map-value accesses.
+        /// Words a helper call reads from the data memory, a word a cycle once it may act, before it raises the
+        /// request (a map helper's key, and an update's value): the request follows `gather` cycles later than
+        /// it would without them (in the cycle the last word is read back). 0 for other helpers and for map-value
+        /// accesses.
         gather: u32,
     },
 }
@@ -148,7 +149,7 @@ enum Sp {
     #[default]
     Idle,
     Ret,
-    /// A map helper's key and value gather: this many words still to read, then a cycle to raise the request.
+    /// A map helper's key and value gather: this many words still to read after this cycle's, then the request.
     Gather(u32),
     /// A helper call, granted with its ack cycle or not yet.
     Helper(Option<u64>),
@@ -260,7 +261,7 @@ impl Pipeline {
             return;
         }
         let ex = self.ex_phase();
-        let sp = self.sp_phase();
+        let sp = self.sp_phase(ex.stall);
         if ex.finish || sp.finish {
             self.breakdown.issue += 1;
             self.done = Some(self.cycle);
@@ -361,13 +362,18 @@ impl Pipeline {
     }
 
     /// ID's frame and helper operations in this cycle.
-    fn sp_phase(&mut self) -> SpPhase {
+    fn sp_phase(&mut self, ex_stall: bool) -> SpPhase {
         let c = self.cycle;
         let drained = self.ex.is_none() && self.mem.is_none() && self.wb.is_none();
         let id = self.id_step();
-        // A helper call and the main program's exit wait only for EX (MEM's and WB's results are forwarded).
+        // A helper call and the main program's exit wait only for EX to be empty or to hold an ALU operation or lddw
+        // that goes on (its result, MEM's and WB's are forwarded to them).
+        let plain = self.ex.is_some_and(|e| {
+            let d = &self.job.steps[e.i].decoded;
+            !ex_stall && (d.kind == Kind::Pipe && !d.memory || d.kind == Kind::LddwFirst)
+        });
         let ready = drained
-            || self.ex.is_none()
+            || (self.ex.is_none() || plain)
                 && id.is_some_and(|i| match self.job.steps[i].decoded.kind {
                     Kind::Helper => true,
                     Kind::Exit => self.depth == 0,
@@ -406,7 +412,8 @@ impl Pipeline {
                     Kind::Exit => out.next = Sp::Ret,
                     Kind::Helper => {
                         out.next = match self.job.steps[i].wait {
-                            Wait::Coproc { gather, .. } if gather > 0 => Sp::Gather(gather),
+                            // The request goes out in the cycle the last word is read back.
+                            Wait::Coproc { gather, .. } if gather > 0 => Sp::Gather(gather - 1),
                             _ => Sp::Helper(None),
                         }
                     }

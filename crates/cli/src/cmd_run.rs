@@ -37,9 +37,10 @@ pub struct Args {
     /// Directory for the pcaps, stats.json, packets.jsonl and the rest (created if missing).
     #[arg(short = 'o', long = "out")]
     out: PathBuf,
-    /// Also write the maps after the last packet to OUT/maps.json (bpftool JSON shape).
-    #[arg(long)]
-    dump_maps: bool,
+    /// Also write the maps after the last packet to OUT/maps.json (bpftool JSON shape). Arrays of more than 2^20
+    /// entries list only their non-zero entries unless `--dump-maps=all` is given.
+    #[arg(long, value_name = "WHICH", num_args = 0..=1, require_equals = true, default_missing_value = "nonzero")]
+    dump_maps: Option<DumpMaps>,
     /// Write the slot index of every executed instruction, one JSON line per packet, to this file (backends that
     /// can map their work back to eBPF instructions).
     #[arg(long)]
@@ -49,6 +50,15 @@ pub struct Args {
     seed: u64,
     #[command(flatten)]
     backend: BackendArgs,
+}
+
+/// What `--dump-maps` lists of arrays above 2^20 entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum DumpMaps {
+    /// Only entries holding a non-zero value (every entry of other maps).
+    Nonzero,
+    /// Every entry, zeros included.
+    All,
 }
 
 /// Coverage of one program, as `stats.json` shows it.
@@ -163,8 +173,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     bar.finish_and_clear();
     let late = backend.drain_records()?;
     out.late_records(late)?;
-    if args.dump_maps {
-        let dump = hwxdp_maps::json::dump(backend.maps())?;
+    if let Some(which) = args.dump_maps {
+        let dump = match which {
+            DumpMaps::Nonzero => hwxdp_maps::json::dump(backend.maps())?,
+            DumpMaps::All => hwxdp_maps::json::dump_all(backend.maps())?,
+        };
         common::write_json(&args.out.join("maps.json"), &dump)?;
     }
     backend.finish()?;

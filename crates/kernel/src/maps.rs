@@ -144,6 +144,60 @@ impl KernelProgram {
     }
 }
 
+/// Elements read per `BPF_MAP_LOOKUP_BATCH` when listing a huge array.
+const BATCH: u32 = 1 << 16;
+
+impl KernelProgram {
+    /// The entries of a huge array ([`hwxdp_maps::Maps::lists_nonzero_only`]; without `all` only those holding a
+    /// non-zero value), read with `BPF_MAP_LOOKUP_BATCH`: millions of single lookups would take a minute.
+    fn batch_entries(&self, map: usize, all: bool) -> Result<hwxdp_maps::Entries, MapError> {
+        let spec = self.map_spec(map)?;
+        let fd = self.fd(map)?;
+        let value_size = self.syscall_value_size(spec);
+        let mut keys = vec![0u32; BATCH as usize];
+        let mut values = vec![0u8; value_size * BATCH as usize];
+        let mut entries = Vec::new();
+        let (mut at, mut next) = (0u32, 0u32);
+        let mut first = true;
+        loop {
+            let mut count = BATCH;
+            let in_batch: *const libc::c_void = if first {
+                std::ptr::null()
+            } else {
+                (&at as *const u32).cast()
+            };
+            // SAFETY: `keys` and `values` hold `count` keys and values of the map's sizes, the batch cursors are u32
+            // as arrays take them, and a null `opts` asks for the defaults.
+            let rc = unsafe {
+                libbpf_sys::bpf_map_lookup_batch(
+                    fd,
+                    in_batch.cast_mut(),
+                    (&mut next as *mut u32).cast(),
+                    keys.as_mut_ptr().cast(),
+                    values.as_mut_ptr().cast(),
+                    &mut count,
+                    std::ptr::null(),
+                )
+            };
+            if rc < 0 && -rc != libc::ENOENT {
+                return Err(syscall_error(spec, -rc, "BPF_MAP_LOOKUP_BATCH"));
+            }
+            for (i, key) in keys.iter().take(count as usize).enumerate() {
+                let value = &values[i * value_size..(i + 1) * value_size];
+                if all || value.iter().any(|&b| b != 0) {
+                    entries.push((key.to_ne_bytes().to_vec(), value.to_vec()));
+                }
+            }
+            if rc < 0 || count == 0 {
+                break;
+            }
+            (at, first) = (next, false);
+        }
+        entries.sort();
+        Ok(entries)
+    }
+}
+
 fn value_u32(spec: &MapSpec, value: &[u8]) -> Result<u32, MapError> {
     let bytes: [u8; 4] = value.try_into().map_err(|_| {
         map_error(
@@ -156,6 +210,13 @@ fn value_u32(spec: &MapSpec, value: &[u8]) -> Result<u32, MapError> {
 }
 
 impl MapStore for KernelProgram {
+    fn entries_all(&mut self, map: usize) -> Result<hwxdp_maps::Entries, MapError> {
+        match self.map_spec(map) {
+            Ok(spec) if hwxdp_maps::Maps::lists_nonzero_only(spec) => self.batch_entries(map, true),
+            _ => self.entries(map),
+        }
+    }
+
     fn specs(&self) -> &[MapSpec] {
         &self.specs
     }
@@ -227,6 +288,9 @@ impl MapStore for KernelProgram {
         let spec = self.map_spec(map)?;
         if is_unlistable(spec.map_type) {
             return Ok(Vec::new());
+        }
+        if hwxdp_maps::Maps::lists_nonzero_only(spec) {
+            return self.batch_entries(map, false);
         }
         let max_entries = spec.max_entries as usize;
         let mut entries = Vec::new();

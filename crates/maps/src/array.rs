@@ -3,7 +3,13 @@
 use crate::abi::{errno::*, key_u32, update_flags::*, Fail, Res};
 use crate::values::{CpuLayout, Values};
 
-/// A preallocated array of `max_entries` values, keyed by a 4-byte index; entries always exist.
+/// Arrays whose values would take more bytes than this keep them in chunks allocated as they are written.
+pub(crate) const SPARSE_BYTES: u64 = 16 << 20;
+
+/// Arrays of more entries than this list (dump, compare) only their entries with a non-zero value.
+pub const HUGE_ARRAY_ENTRIES: u32 = 1 << 20;
+
+/// An array of `max_entries` values, keyed by a 4-byte index; entries always exist (as zeros until written).
 #[derive(Clone, Debug)]
 pub(crate) struct ArrayMap {
     max_entries: u32,
@@ -16,8 +22,31 @@ impl ArrayMap {
         ArrayMap {
             max_entries,
             layout: CpuLayout { copies, value_size },
-            values: Values::new(value_size, max_entries as usize * copies),
+            values: if Self::is_sparse(max_entries, value_size, copies) {
+                Values::sparse(value_size, max_entries as usize * copies)
+            } else {
+                Values::new(value_size, max_entries as usize * copies)
+            },
         }
+    }
+
+    /// Whether an array of this shape keeps its values in chunks allocated as written.
+    pub(crate) fn is_sparse(max_entries: u32, value_size: usize, copies: usize) -> bool {
+        u64::from(max_entries) * (value_size * copies) as u64 > SPARSE_BYTES
+    }
+
+    /// Bytes writing element `key` (this CPU's copy, or every copy with `cpu` None) would allocate.
+    pub(crate) fn cost_of_writing(&self, key: &[u8], cpu: Option<usize>) -> u64 {
+        let Some(i) = self.index(key) else {
+            return 0;
+        };
+        let slots = match cpu {
+            Some(c) => vec![self.layout.slot(i, c) as usize],
+            None => (0..self.layout.copies)
+                .map(|c| self.layout.slot(i, c) as usize)
+                .collect(),
+        };
+        self.values.cost_of_writing_all(&slots)
     }
 
     fn index(&self, key: &[u8]) -> Option<u32> {
@@ -67,15 +96,45 @@ impl ArrayMap {
             .map(|i| self.layout.read_user(&self.values, i))
     }
 
-    pub(crate) fn entries(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut out: Vec<(Vec<u8>, Vec<u8>)> = (0..self.max_entries)
-            .map(|i| {
-                (
-                    i.to_le_bytes().to_vec(),
-                    self.layout.read_user(&self.values, i),
-                )
-            })
-            .collect();
+    /// Bytes of the written chunks of sparse storage (0 for a flat array, whose cost was counted when it was made).
+    pub(crate) fn sparse_allocated(&self) -> u64 {
+        if Self::is_sparse(self.max_entries, self.layout.value_size, self.layout.copies) {
+            self.values.allocated()
+        } else {
+            0
+        }
+    }
+
+    /// Whether listings show only the entries holding a non-zero value (arrays above [`HUGE_ARRAY_ENTRIES`]).
+    pub(crate) fn lists_nonzero_only(&self) -> bool {
+        self.max_entries > HUGE_ARRAY_ENTRIES
+    }
+
+    /// Every entry in the syscall view, or with `nonzero_only` those with a non-zero byte (found among the written
+    /// chunks only, so a huge sparse array lists fast).
+    pub(crate) fn entries(&self, nonzero_only: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let entry = |i: u32| {
+            (
+                i.to_le_bytes().to_vec(),
+                self.layout.read_user(&self.values, i),
+            )
+        };
+        let mut out: Vec<(Vec<u8>, Vec<u8>)> = if nonzero_only {
+            let copies = self.layout.copies;
+            let mut elems: Vec<u32> = self
+                .values
+                .touched_slots()
+                .map(|s| (s / copies) as u32)
+                .collect();
+            elems.dedup();
+            elems
+                .into_iter()
+                .map(entry)
+                .filter(|(_, v)| v.iter().any(|&b| b != 0))
+                .collect()
+        } else {
+            (0..self.max_entries).map(entry).collect()
+        };
         out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         out
     }

@@ -18,6 +18,7 @@ mod store;
 mod userspace;
 mod values;
 
+pub use array::HUGE_ARRAY_ENTRIES;
 pub use store::*;
 
 use abi::{errno, is_percpu, map_type, Fail};
@@ -31,14 +32,17 @@ pub struct Maps {
     maps: Vec<MapImpl>,
     possible_cpus: usize,
     cpu: usize,
+    /// Bytes the maps took when made (sparse arrays' chunks come on top, as they are written).
+    used: u64,
 }
 
 fn neg(f: Fail) -> i64 {
     -i64::from(f.errno)
 }
 
-/// Memory all maps of one program may take: preallocated maps cost their whole size up front, as in the kernel, and a
-/// corrupt or careless `max_entries` must be an error rather than an exhausted machine.
+/// Memory all maps of one program may take: preallocated maps cost their whole size up front, as in the kernel, huge
+/// arrays what their written chunks take, and a corrupt or careless `max_entries` must be an error rather than an
+/// exhausted machine.
 pub const MEMORY_LIMIT: u64 = 1 << 30;
 
 /// Bytes a map preallocates, roughly: every entry's key and value (one value per CPU for per-CPU maps) plus bookkeeping.
@@ -53,6 +57,11 @@ fn memory_estimate(s: &MapSpec, possible_cpus: usize) -> u64 {
         1
     };
     let value = u64::from(s.value_size).next_multiple_of(8) * copies;
+    let array = matches!(s.map_type, map_type::ARRAY | map_type::PERCPU_ARRAY);
+    if array && array::ArrayMap::is_sparse(s.max_entries, s.value_size as usize, copies as usize) {
+        // Chunks are counted as they are written; this is the chunk directory.
+        return entries.saturating_mul(u64::from(s.value_size) * copies) / (8 << 10);
+    }
     entries.saturating_mul(u64::from(s.key_size) + value + 64)
 }
 
@@ -62,6 +71,7 @@ impl Maps {
     pub fn new(specs: &[MapSpec], possible_cpus: usize) -> Result<Maps, MapError> {
         let mut maps = Vec::with_capacity(specs.len());
         let mut budget = MEMORY_LIMIT;
+        let mut used = 0;
         for s in specs {
             let need = memory_estimate(s, possible_cpus);
             if need > budget {
@@ -76,6 +86,7 @@ impl Maps {
                 });
             }
             budget -= need;
+            used += need;
             if possible_cpus == 0 {
                 return Err(MapError {
                     map: s.name.clone(),
@@ -102,6 +113,7 @@ impl Maps {
             maps,
             possible_cpus,
             cpu: 0,
+            used,
         };
         for (i, s) in specs.iter().enumerate() {
             if let (Some(init), MapImpl::Array(a)) = (&s.initial_value, &mut maps.maps[i]) {
@@ -109,6 +121,69 @@ impl Maps {
             }
         }
         Ok(maps)
+    }
+
+    /// Whether listings of map `spec` show only the entries holding a non-zero value: arrays of more than
+    /// [`HUGE_ARRAY_ENTRIES`] entries, whose dumps would otherwise be millions of zeros. Every [`MapStore`] lists such
+    /// maps this way, the kernel's included, so that comparisons agree; [`Maps::entries_all`] lists every entry.
+    pub fn lists_nonzero_only(spec: &MapSpec) -> bool {
+        matches!(spec.map_type, map_type::ARRAY | map_type::PERCPU_ARRAY)
+            && spec.max_entries > HUGE_ARRAY_ENTRIES
+    }
+
+    /// Bytes the maps take now: what was preallocated plus the written chunks of sparse arrays.
+    pub fn memory_used(&self) -> u64 {
+        let chunks: u64 = self
+            .maps
+            .iter()
+            .map(|m| match m {
+                MapImpl::Array(a) => a.sparse_allocated(),
+                _ => 0,
+            })
+            .sum();
+        self.used + chunks
+    }
+
+    /// Whether `cost` more bytes for map `map` fit under [`MEMORY_LIMIT`]; the error names the map.
+    fn admit(&self, map: usize, cost: u64) -> Result<(), MapError> {
+        if cost == 0 || self.memory_used() + cost <= MEMORY_LIMIT {
+            return Ok(());
+        }
+        Err(MapError {
+            map: self.specs.get(map).map_or_else(|| format!("#{map}"), |s| s.name.clone()),
+            errno: errno::ENOMEM,
+            message: format!(
+                "writing it needs {} KiB more, beyond the {} MiB hwxdp allows all maps of a program ({} MiB in use)",
+                cost.div_ceil(1024),
+                MEMORY_LIMIT >> 20,
+                self.memory_used() >> 20
+            ),
+        })
+    }
+
+    /// Whether a program's `bpf_map_update_elem` of `key` in map `map` fits under [`MEMORY_LIMIT`] (only a huge
+    /// array's first write into a chunk can need memory).
+    pub fn check_prog_write(&self, map: usize, key: &[u8]) -> Result<(), MapError> {
+        match self.maps.get(map) {
+            Some(MapImpl::Array(a)) => self.admit(map, a.cost_of_writing(key, Some(self.cpu))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a store into `slot` of map `map` fits under [`MEMORY_LIMIT`].
+    pub fn check_slot_write(&self, map: usize, slot: u32) -> Result<(), MapError> {
+        match self.maps.get(map) {
+            Some(MapImpl::Array(a)) => self.admit(map, a.values.cost_of_writing(slot as usize)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a userspace update of `key` in map `map` fits under [`MEMORY_LIMIT`].
+    fn check_user_write(&self, map: usize, key: &[u8]) -> Result<(), MapError> {
+        match self.maps.get(map) {
+            Some(MapImpl::Array(a)) => self.admit(map, a.cost_of_writing(key, None)),
+            _ => Ok(()),
+        }
     }
 
     /// Sets the CPU the program runs on: per-CPU maps read and write its copy, LRU maps use its local lists.
@@ -160,9 +235,13 @@ impl Maps {
         }
     }
 
-    /// The bytes of a slot, writable, if the map and slot exist.
+    /// The bytes of a slot, writable, if the map and slot exist (and, for a huge array's first write into a chunk, the
+    /// chunk fits under [`MEMORY_LIMIT`]: [`Maps::check_slot_write`] says why not).
     pub fn try_value_mut(&mut self, map: usize, slot: u32) -> Option<&mut [u8]> {
         let s = slot as usize;
+        if self.check_slot_write(map, slot).is_err() {
+            return None;
+        }
         match self.maps.get_mut(map)? {
             MapImpl::Array(a) => a.values.get_mut(s),
             MapImpl::Hash(h) => h.values.get_mut(s),
@@ -178,6 +257,9 @@ impl Maps {
     /// element's other copies are zeroed).
     pub fn prog_update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> i64 {
         let cpu = self.cpu;
+        if let Err(e) = self.check_prog_write(map, key) {
+            return -i64::from(e.errno);
+        }
         let Some(m) = self.maps.get_mut(map) else {
             return -i64::from(errno::EINVAL);
         };

@@ -35,6 +35,12 @@ pub trait MapStore {
     fn update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> Result<(), MapError>;
     /// `BPF_MAP_DELETE_ELEM`.
     fn delete(&mut self, map: usize, key: &[u8]) -> Result<(), MapError>;
-    /// Every entry, sorted by key bytes. Maps whose contents userspace cannot list (RINGBUF, XSKMAP) give an empty list.
+    /// Every entry, sorted by key bytes. Maps whose contents userspace cannot list (RINGBUF, XSKMAP) give an empty list;
+    /// arrays of more than [`crate::HUGE_ARRAY_ENTRIES`] entries list only their non-zero entries
+    /// ([`crate::Maps::lists_nonzero_only`]).
     fn entries(&mut self, map: usize) -> Result<Entries, MapError>;
+    /// Every entry, the zero entries of huge arrays included (the same as [`MapStore::entries`] for other maps).
+    fn entries_all(&mut self, map: usize) -> Result<Entries, MapError> {
+        self.entries(map)
+    }
 }

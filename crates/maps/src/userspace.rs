@@ -86,6 +86,9 @@ impl MapStore for Maps {
     fn update(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> Result<(), MapError> {
         let want = self.specs.get(map).map(|s| self.syscall_value_size(s));
         let cpu = self.cpu;
+        if self.specs.get(map).is_some() && key.len() == self.specs[map].key_size as usize {
+            self.check_user_write(map, key)?;
+        }
         let (spec, m) = self.checked(map, key)?;
         if spec.map_flags & mf::RDONLY != 0 {
             return Err(error(
@@ -140,6 +143,13 @@ impl MapStore for Maps {
         r.map_err(|f| error(spec, f))
     }
 
+    fn entries_all(&mut self, map: usize) -> Result<crate::Entries, MapError> {
+        match self.maps.get(map) {
+            Some(MapImpl::Array(a)) if a.lists_nonzero_only() => Ok(a.entries(false)),
+            _ => self.entries(map),
+        }
+    }
+
     fn entries(&mut self, map: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, MapError> {
         let key_size = self.specs.get(map).map_or(0, |s| s.key_size as usize);
         let (spec, m) = self.checked(map, &vec![0; key_size])?;
@@ -150,7 +160,7 @@ impl MapStore for Maps {
             ));
         }
         Ok(match m {
-            MapImpl::Array(a) => a.entries(),
+            MapImpl::Array(a) => a.entries(a.lists_nonzero_only()),
             MapImpl::Hash(h) => h.entries(),
             MapImpl::Lru(l) => l.entries(),
             MapImpl::Lpm(t) => t.entries(),

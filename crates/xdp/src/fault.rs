@@ -60,6 +60,12 @@ pub enum FaultKind {
         /// The limit.
         max: usize,
     },
+    /// A write into a huge array needed more memory than hwxdp allows a program's maps (the message names the map).
+    #[error("{message}")]
+    MapMemory {
+        /// The map's error: its name and the memory figures.
+        message: String,
+    },
     /// The jump or fall-through left the program.
     #[error("execution left the program")]
     FellOff,

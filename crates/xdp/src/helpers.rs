@@ -87,6 +87,11 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
             let (ks, vs) = (spec.key_size as usize, spec.value_size as usize);
             let key = take_arg(vm, 0, a2, ks)?;
             let value = take_arg(vm, 1, a3, vs)?;
+            if let Err(e) = vm.maps.check_prog_write(map, &key) {
+                return Err(FaultKind::MapMemory {
+                    message: e.to_string(),
+                });
+            }
             let result = vm.maps.prog_update(map, &key, &value, a4);
             *vm.scratch = [key, value];
             Ok(result as u64)

@@ -41,6 +41,19 @@ impl Vm<'_> {
     #[inline(always)]
     pub(crate) fn load_n<const N: usize>(&mut self, addr: u64) -> Result<u64, FaultKind> {
         let mut v = [0u8; 8];
+        if region::region(addr) == Region::MapValue {
+            // Reads go through the shared view: an unwritten chunk of a huge array reads as zeros, without storage.
+            let (map, slot, voff) = region::split_map_value(addr);
+            let voff = voff as usize;
+            if let Some(b) = self
+                .maps
+                .try_value(map, slot)
+                .and_then(|value| value.get(voff..voff + N))
+            {
+                v[..N].copy_from_slice(b);
+                return Ok(u64::from_le_bytes(v));
+            }
+        }
         match self.fast_bytes(addr, N) {
             Some(b) => v[..N].copy_from_slice(&b[..N]),
             None if region::region(addr) == Region::Context => return self.load_ctx(addr, N),
@@ -130,6 +143,11 @@ impl Vm<'_> {
             }
             Region::MapValue => {
                 let (map, slot, voff) = region::split_map_value(addr);
+                if let Err(e) = self.maps.check_slot_write(map, slot) {
+                    return Err(FaultKind::MapMemory {
+                        message: e.to_string(),
+                    });
+                }
                 let value = self
                     .maps
                     .try_value_mut(map, slot)

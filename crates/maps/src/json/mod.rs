@@ -249,16 +249,30 @@ pub fn preload(store: &mut dyn MapStore, file: &MapsFile) -> Result<(), JsonErro
     Ok(())
 }
 
-/// Reads every map of `store`, in object order; per-CPU values are split per CPU without padding.
+/// Reads every map of `store`, in object order; per-CPU values are split per CPU without padding. Huge arrays show
+/// only their non-zero entries ([`crate::Maps::lists_nonzero_only`]); [`dump_all`] shows every entry.
 pub fn dump(store: &mut dyn MapStore) -> Result<MapsFile, MapError> {
+    dump_with(store, false)
+}
+
+/// [`dump`] with every entry of huge arrays, zeros included.
+pub fn dump_all(store: &mut dyn MapStore) -> Result<MapsFile, MapError> {
+    dump_with(store, true)
+}
+
+fn dump_with(store: &mut dyn MapStore, all: bool) -> Result<MapsFile, MapError> {
     let specs = store.specs().to_vec();
     let cpus = store.possible_cpus();
     let mut maps = Vec::with_capacity(specs.len());
     for (index, spec) in specs.iter().enumerate() {
         let percpu = is_percpu(spec.map_type);
         let value_size = spec.value_size as usize;
-        let entries = store
-            .entries(index)?
+        let listed = if all {
+            store.entries_all(index)?
+        } else {
+            store.entries(index)?
+        };
+        let entries = listed
             .into_iter()
             .map(|(key, value)| Entry {
                 key,

@@ -140,3 +140,59 @@ fn c_identifier(name: &str) -> String {
     }
     id
 }
+
+/// Matching payloads (and as many near misses) made per rule for `hwxdp gen`.
+const GEN_PER_RULE: usize = 4;
+
+/// The `hwxdp gen` workload of a dpi object: `None` when `elf` carries no rules (not made by `hwxdp dpi`). The
+/// rules are compiled again from the copy `hwxdp dpi` put in the object (`docs/dpi.md`, "Traces"), and rules for
+/// which some payload could not be made are named on stderr.
+pub fn gen_workload(
+    elf: &[u8],
+    object: &str,
+    packets: usize,
+    seed: u64,
+) -> Result<Option<hwxdp_gen::Workload>> {
+    let Some(embedded) = hwxdp_dpi::embed::read(elf, object)? else {
+        return Ok(None);
+    };
+    let options = Options {
+        max_payload: embedded.max_payload,
+        dfa_limit: embedded.dfa_limit,
+        ..Options::default()
+    };
+    let compiled = hwxdp_dpi::compile(&embedded.rules, object, &options)
+        .map_err(|e| anyhow::anyhow!("{object}: the rules it carries: {e}"))?;
+    let automaton = &compiled.automaton;
+    let samples = hwxdp_dpi::witness::samples(
+        automaton,
+        embedded.max_payload,
+        embedded.dfa_limit,
+        GEN_PER_RULE,
+        seed,
+    )
+    .map_err(|e| anyhow::anyhow!("{object}: {e}"))?;
+    let mut rules = Vec::new();
+    for s in samples {
+        let rule = &automaton.rules[s.rule];
+        for note in &s.notes {
+            eprintln!("{object}: rule {} (line {}): {note}", s.rule, rule.line);
+        }
+        rules.push(hwxdp_gen::dpi::DpiRule {
+            name: rule.name.clone(),
+            proto: rule.proto.number(),
+            ports: s.ports,
+            other_port: s.other_port,
+            matching: s.matching,
+            missing: s.missing,
+            split: s.split,
+            inside: s.inside,
+            outside: s.outside,
+        });
+    }
+    let spec = hwxdp_gen::dpi::DpiSpec {
+        rules,
+        max_payload: embedded.max_payload,
+    };
+    Ok(Some(hwxdp_gen::dpi::dpi_workload(&spec, packets, seed)))
+}

@@ -65,8 +65,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let object = args.program.object.display().to_string();
     let chosen = args.program.chosen(&loaded.spec);
     let program = common::find_program(&loaded.spec, chosen.as_deref(), &args.program.object)?;
-    let mut workload = hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed)
-        .context(object.clone())?;
+    let dpi = crate::cmd_dpi::gen_workload(&loaded.elf, &object, args.packets, args.seed)?;
+    let mut workload = match dpi {
+        Some(workload) => workload,
+        None => hwxdp_gen::workload(&loaded.spec, program, args.packets, args.seed)
+            .context(object.clone())?,
+    };
     if args.warp {
         let params = hwxdp_warp::Params::default();
         hwxdp_warp::trace::warp_workload(&loaded.spec, program, &params, &mut workload, args.seed)

@@ -270,6 +270,8 @@ fn what_the_nic_cannot_hold_is_refused_naming_the_map_or_helper_and_the_limit() 
             "2",
             "--engines-per-port",
             "2",
+            "-o",
+            &format!("{dir}/{name}"),
         ]);
         assert!(!run.ok, "{name} ran on ebpflow-rtl:\n{}", run.all);
         assert!(

@@ -7,7 +7,8 @@
 //! `--swap-at N:other.o` swaps under traffic through the double-buffered instruction memory: while the packets
 //! before the N-th run, the other program is written into the idle bank; the banks swap once every packet before
 //! the N-th has entered its engine, and the N-th enters after. The coprocessor keeps one map table across swaps, so
-//! every program swapped in must have the same maps (by name, type and sizes) as the first; they share them.
+//! every program swapped in must have the same maps (by name, type and sizes) as the first, or none; they share
+//! them. [`Backend::maps`] are the coprocessor's, or none when the program that runs last has none.
 
 use crate::ebpflow::{NicOptions, Swap};
 use crate::registry::Entry;
@@ -95,8 +96,11 @@ fn nic_type(spec: &MapSpec) -> Result<(u32, bool), BackendError> {
         })
 }
 
-/// The coprocessor's map table for `maps`, or an error naming the first map it cannot hold and the limit.
-fn map_table(maps: &[MapSpec]) -> Result<Vec<NicMap>, BackendError> {
+/// The coprocessor's map table for `maps` on a NIC of `engines` engines, or an error naming the first map it cannot
+/// hold and the limit. A per-CPU map needs a NIC of one engine: the engines share the coprocessor's one copy, and a
+/// program that updates a per-CPU value without an atomic (as it may, the kernel's copy being its CPU's alone) would
+/// lose updates when two engines race.
+fn map_table(maps: &[MapSpec], engines: usize) -> Result<Vec<NicMap>, BackendError> {
     use limits::*;
     if maps.len() > MAPS {
         return Err(setup_error(format!(
@@ -107,8 +111,14 @@ fn map_table(maps: &[MapSpec]) -> Result<Vec<NicMap>, BackendError> {
     let (mut cam, mut tcam, mut words) = (0u64, 0u64, 0u64);
     let mut table = Vec::new();
     for m in maps {
-        let (map_type, _) = nic_type(m)?;
+        let (map_type, per_cpu) = nic_type(m)?;
         let name = &m.name;
+        if per_cpu && engines > 1 {
+            return Err(setup_error(format!(
+                "map {name}: a per-CPU map on a NIC of {engines} engines: they would share the coprocessor's one \
+                 copy and race on its non-atomic updates (--ports 1 --engines-per-port 1 holds it)"
+            )));
+        }
         let fixed_key = matches!(map_type, 2 | 14);
         if fixed_key && m.key_size != 4 {
             return Err(setup_error(format!(
@@ -239,10 +249,10 @@ fn versions(
     )?];
     let mut schedule = vec![(0, 0)];
     for s in &o.swaps {
-        if !same_maps(s) {
+        if !same_maps(s) && !s.spec.maps.is_empty() {
             return Err(setup_error(format!(
                 "--swap-at {}:{}: its maps are not those of {} (the eBPFlow coprocessor keeps one map table \
-                 across swaps: same names, types and sizes)",
+                 across swaps: a program swapped in has the same maps, by name, type and sizes, or none)",
                 s.at,
                 s.object.display(),
                 setup.object.display()
@@ -277,14 +287,16 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
             o.engines_per_port
         )));
     }
-    let table = map_table(&setup.spec.maps)?;
+    let table = map_table(&setup.spec.maps, o.ports * o.engines_per_port)?;
     let (versions, schedule) = versions(setup, o)?;
     let mut paths = EbpflowPaths::from_env();
     paths.notify = setup.notify;
     let nic = NicRtl::new(&paths, config).map_err(|e| setup_error(e.to_string()))?;
+    let last_has_none = o.swaps.last().is_some_and(|s| s.spec.maps.is_empty());
     let mut maps = RtlMaps {
         nic,
         specs: setup.spec.maps.clone(),
+        hidden: last_has_none,
         table,
         possible_cpus: setup.config.possible_cpus.max(1),
         cpu: setup.config.cpu,
@@ -319,6 +331,8 @@ struct Stats {
 struct RtlMaps {
     nic: NicRtl,
     specs: Vec<MapSpec>,
+    /// The program that runs last has no maps: none are shown.
+    hidden: bool,
     table: Vec<NicMap>,
     possible_cpus: usize,
     cpu: usize,
@@ -428,7 +442,11 @@ fn errno(r0: u64) -> Option<i32> {
 
 impl MapStore for RtlMaps {
     fn specs(&self) -> &[MapSpec] {
-        &self.specs
+        if self.hidden {
+            &[]
+        } else {
+            &self.specs
+        }
     }
 
     fn possible_cpus(&self) -> usize {

@@ -3,6 +3,9 @@
 mod ethertype_counter;
 mod fib_forward;
 mod firewall;
+mod hxdp_firewall;
+mod hxdp_macswap_tx;
+mod hxdp_parse_drop;
 mod icmp_reply;
 mod katran_lb;
 mod l2_acl;
@@ -65,6 +68,9 @@ pub(crate) const ALL: &[Example] = &[
     rxq_counter::EXAMPLE,
     tail_dispatch::EXAMPLE,
     fib_forward::EXAMPLE,
+    hxdp_firewall::EXAMPLE,
+    hxdp_parse_drop::EXAMPLE,
+    hxdp_macswap_tx::EXAMPLE,
 ];
 
 /// The example whose program (or alias) is `name`.

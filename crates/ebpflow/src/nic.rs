@@ -2,11 +2,13 @@
 //! round-robin arbiter shared by every engine, and the outputs to the TX queues (one per port) and the host queue.
 //!
 //! Timing of an engine around its run (`rtl/ebpflow/ebpflow_engine.sv`): the run starts in the cycle its packet's
-//! first beat is taken (a beat a cycle, 8 bytes each); the engine's result is registered a cycle after the run's
-//! last cycle and noted a cycle later, when the whole frame is in too the packet leaves, a beat a cycle from the
-//! cycle after, and the engine takes a new packet two cycles after its last output beat was taken. A port's input
-//! carries one packet at a time. A TX queue takes one packet's beats at a time, in the order the engines are ready;
-//! dropped packets leave into a sink that is always ready.
+//! first beat is taken (a beat a cycle, 8 bytes each); the DM_FIFO starts the output two cycles after the run's
+//! last cycle, or once the whole frame is in if that is later, and offers the first beat two cycles after that; the
+//! crossbar grants a free TX queue in one cycle, then a beat leaves a cycle; the engine takes a new packet's first
+//! beat in the cycle after its last output beat left. A port's input carries one packet at a time. A TX queue takes
+//! one packet's beats at a time, in the order the engines are ready, and grants the next in the cycle after the last
+//! beat; dropped packets leave into a sink that is always ready. `tests/rtl_cycles.rs` checks every packet's first
+//! input beat and last output beat against the NIC's RTL.
 
 use crate::engine::{Breakdown, Job, Pipeline};
 use std::collections::VecDeque;
@@ -84,6 +86,9 @@ pub struct Nic {
     /// The cycle the next batch starts at.
     now: u64,
 }
+
+/// Cycles from a run's end (its `cycles`, counted from its first beat) to the DM_FIFO starting the output.
+const TX_AFTER_RUN: u64 = 2;
 
 fn beats(len: usize) -> u64 {
     (len as u64).div_ceil(8).max(1)
@@ -234,17 +239,20 @@ impl State {
         let cycles = r.pipe.done().expect("done");
         let (packet, start) = (r.packet, r.start);
         let w = beats(self.lens[packet]);
-        let ready = (start + cycles + 2).max(start + w);
+        // The DM_FIFO starts the output once the run has ended and the whole frame is in; its first beat is
+        // offered two cycles later; the crossbar grants it a free TX queue in a cycle, then a beat a cycle leaves.
+        let tx_start = (start + cycles + TX_AFTER_RUN).max(start + w);
+        let offered = tx_start + 2;
         let queue = match self.dests[packet] {
             Dest::Drop => None,
             Dest::Port(q) => Some(q % self.ports),
             Dest::Host => Some(self.ports),
         };
-        let tx_start = queue.map_or(ready, |q| ready.max(self.tx_free[q]));
+        let grant = queue.map_or(offered, |q| offered.max(self.tx_free[q]));
+        let left = grant + w;
         if let Some(q) = queue {
-            self.tx_free[q] = tx_start + w;
+            self.tx_free[q] = left + 1;
         }
-        let left = tx_start + w + 1;
         self.free_at[e] = left + 1;
         self.end = self.end.max(left);
         self.timed[packet] = Timed {

@@ -292,3 +292,108 @@ fn model_with_coprocessor(outcome: &Outcome, data0: u64, image: &Image) -> u64 {
     }]);
     timed[0].cycles
 }
+
+/// The NIC model's cycles around the runs (dispatch, result, output, hand-over to the next packet) against the NIC's
+/// RTL (`ebpflow_nic.sv`, 2 ports x 2 engines, the shape `crates/rtlsim/tests/ebpflow_nic.rs` builds): helper-free
+/// programs that return XDP_TX on back-to-back frames of several lengths on both ports; every packet's first input
+/// beat and last output beat in the same cycles (up to one offset for the whole run).
+#[test]
+fn the_nic_model_takes_the_nic_rtls_cycles() {
+    use hwxdp_rtlsim::ebpflow_nic::{NicConfig as RtlConfig, NicPacket, NicRtl, ResultMode};
+    let cache = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/rtlsim");
+    let shape = RtlConfig {
+        ports: 2,
+        engines_per_port: 2,
+    };
+    let mut rtl =
+        NicRtl::new(&EbpflowPaths::embedded(cache), shape).unwrap_or_else(|e| panic!("{e}"));
+    rtl.set_tx_ready(100, 1).expect("ready");
+    rtl.set_mode(ResultMode::Xdp).expect("mode");
+    let programs = [
+        "r0 = 3\nexit",
+        "r2 = 9\nr2 += -1\nif r2 != 0 goto -2\nr0 = 3\nexit",
+        "r3 = *(u64 *)(r1 + 40)\nr0 = 3\nexit",
+    ];
+    let mut failures = Vec::new();
+    for text in programs {
+        let insns = hwxdp_ebpf::assemble(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let slots = slots_of(&hwxdp_ebpf::encode(&insns)).expect("whole slots");
+        rtl.load(&slots).unwrap_or_else(|e| panic!("{e}"));
+        let lens = [64usize, 64, 200, 64, 96, 1500, 64, 64];
+        let packets: Vec<NicPacket> = (0..48)
+            .map(|i| NicPacket {
+                port: i % 2,
+                id: i as u32,
+                gap: 0,
+                frame: vec![(i % 251) as u8; lens[(i / 2) % lens.len()]],
+            })
+            .collect();
+        let run = rtl.run(&packets).unwrap_or_else(|e| panic!("{e}"));
+        let inputs = packets
+            .iter()
+            .map(|p| {
+                let job = conformance_job(&insns, &p.frame);
+                Input {
+                    port: p.port,
+                    len: p.frame.len(),
+                    job,
+                    dest: Dest::Port(p.port),
+                }
+            })
+            .collect();
+        let mut nic = Nic::new(NicConfig {
+            ports: 2,
+            engines_per_port: 2,
+        });
+        let (timed, _) = nic.run(inputs);
+        let mut offset = None;
+        for o in &run.outputs {
+            let t = timed[o.id as usize];
+            let off = *offset.get_or_insert(o.in_cycle as i64 - t.start as i64);
+            let (start, left) = (t.start as i64 + off, t.left as i64 + off);
+            if (start, left) != (o.in_cycle as i64, o.out_cycle as i64) || t.engine != o.engine {
+                failures.push(format!(
+                    "{}: packet {} ({} bytes): RTL in {} out {} engine {}, model in {start} out {left} engine {}",
+                    text.replace('\n', "; "),
+                    o.id,
+                    o.frame.len(),
+                    o.in_cycle,
+                    o.out_cycle,
+                    o.engine,
+                    t.engine
+                ));
+            }
+        }
+        assert_eq!(run.outputs.len(), packets.len(), "{text}: every packet out");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The steps of helper-free `insns` run on `frame` in the conformance environment (r1 the frame, r2 its length, as
+/// the engine starts).
+fn conformance_job(insns: &[Insn], frame: &[u8]) -> hwxdp_ebpflow::engine::Job {
+    let spec = ObjectSpec::single(ProgramSpec::standalone("c", "c", insns.to_vec()));
+    let config = Config {
+        environment: Environment::Conformance,
+        record_trace: true,
+        ..Config::default()
+    };
+    let mut machine = Machine::new(&spec, None, &config).expect("prepares");
+    let mut buff = XdpBuff::memory(frame).expect("a frame");
+    let data0 = buff.offsets().1 as u64;
+    let (outcome, _) = machine.run_memory(&mut buff);
+    assert!(outcome.fault.is_none(), "{:?}", outcome.fault);
+    let slots = slots_of(&hwxdp_ebpf::encode(insns)).expect("whole slots");
+    let slot_of = |_: u16, s: u32| Some(s as usize);
+    let at = Where {
+        slots: &slots,
+        prologue: 0..0,
+        slot_of: &slot_of,
+    };
+    job(&outcome, data0, &at, 0).expect("a trace")
+}

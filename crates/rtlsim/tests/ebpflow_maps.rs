@@ -137,8 +137,9 @@ fn programs_use_the_maps_through_the_coprocessor() {
 fn a_map_helper_costs_its_key_gather_and_the_contracts_service_time() {
     let mut e = engine_with_maps();
     // The same instructions around one helper call: bpf_redirect (23, 2 cycles at the coprocessor, asked 1 cycle
-    // after the drain) against lookup (4, asked 3 cycles after: two key words), delete (8, asked 3 cycles after) and
-    // update (8, asked 7 cycles after: two key and four value words).
+    // after EX empties) against lookup (4, asked 3 cycles after: two key words read, the request in the cycle the
+    // last comes back), delete (8, asked 3 cycles after) and update (8, asked 7 cycles after: two key and four value
+    // words).
     let mut call = |id: u32| {
         run(
             &mut e,
@@ -149,11 +150,11 @@ fn a_map_helper_costs_its_key_gather_and_the_contracts_service_time() {
         .cycles
     };
     let other = call(23);
-    // Each difference: the request 3 (2 key words) or 7 (and 4 value words) cycles later, the service 2 or 6
+    // Each difference: the request 2 (2 key words) or 6 (and 4 value words) cycles later, the service 2 or 6
     // cycles longer.
-    assert_eq!(call(1) - other, 3 + 2, "lookup");
-    assert_eq!(call(3) - other, 3 + 6, "delete");
-    assert_eq!(call(2) - other, 7 + 6, "update");
+    assert_eq!(call(1) - other, 2 + 2, "lookup");
+    assert_eq!(call(3) - other, 2 + 6, "delete");
+    assert_eq!(call(2) - other, 6 + 6, "update");
     // A load from a map value waits one cycle more in EX than one from the stack (its ack in the second cycle).
     let mut load = |from: &str| {
         run(

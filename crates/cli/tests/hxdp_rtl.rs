@@ -124,6 +124,55 @@ mod run_matches_interp {
     with_examples!(rtl_tests);
 }
 
+/// Cycles of every packet (`packets.jsonl`) of `example`'s trace run with `--backend` `backend` into `dir`.
+fn packet_cycles(obj: &str, trace: &[String], backend: &str, dir: &str) -> Vec<u64> {
+    let mut args = vec!["run", obj];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend(["-o", dir, "--backend", backend]);
+    let out = hwxdp(&args);
+    assert!(out.ok, "run --backend {backend} failed:\n{}", out.all);
+    std::fs::read_to_string(format!("{dir}/packets.jsonl"))
+        .expect("packets.jsonl written")
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            v["cycles"].as_u64().expect("cycles of the packet")
+        })
+        .collect()
+}
+
+/// The module's cycles equal the cycle model's (`--backend hxdp`) packet by packet on katran_lb, whose LRU_HASH
+/// updates refill the maps module's local free list (flush, rotations, fill, shrink: timed from
+/// `hwxdp_maps::Maps::lru_pop_steps`), and on the firewall (HASH updates and lookups in the hashed buckets).
+#[test]
+fn rtl_cycles_equal_the_model_packet_by_packet() {
+    model();
+    for example in ["katran_lb", "firewall"] {
+        let (obj, dir, trace) = rtl_workload(example, "hxdp-cycles");
+        let model = packet_cycles(&obj, &trace, "hxdp", &format!("{dir}/model"));
+        let rtl = packet_cycles(&obj, &trace, "hxdp-rtl", &format!("{dir}/rtl"));
+        assert_eq!(model.len(), rtl.len(), "{example}: packets");
+        assert!(
+            model.len() >= 200,
+            "{example}: only {} packets",
+            model.len()
+        );
+        let differ: Vec<(usize, u64, u64)> = model
+            .iter()
+            .zip(&rtl)
+            .enumerate()
+            .filter(|(_, (m, r))| m != r)
+            .map(|(i, (m, r))| (i, *m, *r))
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{example}: {} packets differ (packet, model, RTL), first {:?}",
+            differ.len(),
+            &differ[..differ.len().min(8)]
+        );
+    }
+}
+
 /// Every example of `examples/xdp` and `examples/p4` fits the one parameter set the module is built with, so one
 /// build serves them all. Prints each program's needs (`-- --nocapture`).
 #[test]

@@ -3,7 +3,9 @@
 //! (verdicts from the rules, the rest resumed from the restored context) and fails on the first packet whose
 //! verdict, bytes, redirect or maps differ. Every rule set must also fit the engine and warp some instructions. And
 //! `run --backend warp`, the engine in front of the hXDP cycle model, must give the reference machine's verdicts,
-//! packets and maps on the same trace, in fewer cycles per packet than the core alone.
+//! packets and maps on the same trace, in fewer cycles per packet than the core alone. `run --backend warp-rtl`, the
+//! engine and the hXDP module in Verilog, must give them too on a short trace that hits every rule, in the cycles
+//! `--backend warp` counts for each packet.
 
 mod support;
 
@@ -203,6 +205,114 @@ fn equivalence(example: &str, extra: &[&str]) {
     }
 }
 
+/// Packets of the short `hwxdp gen` trace the RTL runs (before the packets added for the rules).
+const RTL_PACKETS: usize = 40;
+
+/// The short trace for the RTL in `dir`/`rtl.pcap`: `example`'s own trace of [`RTL_PACKETS`] packets, then from the
+/// frames `hwxdp gen --warp` writes, the first that hits each rule of the example's rules (so every verdict and every
+/// restore runs) and the first two that hit none. Gives the trace arguments (the own trace's `--maps`/`--routes`).
+fn rtl_trace(example: &str, dir: &str) -> Vec<String> {
+    let (obj, own, mut args) = workload_n(example, "warp-rtl-own", RTL_PACKETS);
+    let gen = hwxdp(&["gen", "--warp", obj.as_str(), "-o", dir]);
+    assert!(gen.ok, "{}", gen.all);
+    let spec = hwxdp_object::load(std::path::Path::new(&obj)).expect("object parses");
+    let program = spec
+        .programs
+        .iter()
+        .find(|p| p.name == example)
+        .unwrap_or(&spec.programs[0]);
+    let warp = hwxdp_warp::optimize_program(program, &spec.maps, &hwxdp_warp::Params::default())
+        .expect("warps");
+    let engine = hwxdp_warp::Engine::new(&warp);
+    let mut frames = read_pcap(&format!("{own}/trace.pcap"));
+    let mut hit = vec![false; warp.rules.len()];
+    let mut misses = 0;
+    for f in read_pcap(&format!("{dir}/trace.pcap")) {
+        match engine.lookup(&f) {
+            Some(rule) if !hit[rule] => hit[rule] = true,
+            None if misses < 2 => misses += 1,
+            _ => continue,
+        }
+        frames.push(f);
+    }
+    let path = format!("{dir}/rtl.pcap");
+    write_pcap(&path, &frames);
+    args[1] = path;
+    args
+}
+
+/// Writes `frames` to a pcap file, a microsecond apart.
+fn write_pcap(path: &str, frames: &[Vec<u8>]) {
+    let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let header = pcap_file::pcap::PcapHeader {
+        datalink: pcap_file::DataLink::ETHERNET,
+        ts_resolution: pcap_file::TsResolution::NanoSecond,
+        ..Default::default()
+    };
+    let mut writer = pcap_file::pcap::PcapWriter::with_header(file, header).expect("pcap header");
+    for (i, f) in frames.iter().enumerate() {
+        let at = std::time::Duration::from_micros(1_700_000_000_000_000 + i as u64);
+        writer
+            .write_packet(&pcap_file::pcap::PcapPacket::new(at, f.len() as u32, f))
+            .expect("pcap record");
+    }
+}
+
+/// Each packet's cycles in the `packets.jsonl` that `hwxdp run -o OUT` wrote.
+fn packet_cycles(out: &str) -> Vec<u64> {
+    std::fs::read_to_string(format!("{out}/packets.jsonl"))
+        .unwrap_or_else(|e| panic!("{out}/packets.jsonl: {e}"))
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            v["cycles"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("no cycles in {l}"))
+        })
+        .collect()
+}
+
+/// `run --backend warp-rtl` (the engine and the hXDP module in Verilog) against the reference machine on the short
+/// trace of [`rtl_trace`]: the same verdicts, packets and maps, and every packet's cycles those of `--backend warp`
+/// (the engine's verdicts 1, the rest Sephirot's from its entry bundle or from the start).
+fn on_rtl(example: &str, extra: &[&str]) {
+    let dir = scratch_dir(&format!("warp-rtl-{example}"));
+    let trace = rtl_trace(example, &dir);
+    let obj = example_object(example);
+    let mut args: Vec<&str> = trace.iter().map(String::as_str).collect();
+    args.extend(extra);
+    let rtl = format!("{dir}/rtl");
+    let stats = run_beside_interp(
+        &obj,
+        &args,
+        ("warp-rtl", &[]),
+        &format!("{dir}/interp"),
+        &rtl,
+    )
+    .unwrap_or_else(|e| panic!("{example}: {e}"));
+    let figures = &stats["figures"];
+    assert!(
+        figures["matched_packets"].as_f64() > Some(0.0),
+        "{example}: {figures}"
+    );
+    let model = format!("{dir}/warp");
+    let mut warp_args = vec!["run", obj.as_str()];
+    warp_args.extend(&args);
+    warp_args.extend(["-o", model.as_str(), "--backend", "warp"]);
+    let warp = hwxdp(&warp_args);
+    assert!(warp.ok, "{}", warp.all);
+    let (on_rtl, on_model) = (packet_cycles(&rtl), packet_cycles(&model));
+    assert_eq!(on_rtl.len(), on_model.len(), "{example}");
+    let differ: Vec<(usize, u64, u64)> = (0..on_rtl.len())
+        .filter(|&i| on_rtl[i] != on_model[i])
+        .map(|i| (i, on_rtl[i], on_model[i]))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{example}: packets (index, RTL cycles, model cycles) differ: {differ:?}"
+    );
+}
+
 /// The frames of a pcap file.
 fn read_pcap(path: &str) -> Vec<Vec<u8>> {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -287,6 +397,11 @@ macro_rules! warp_tests {
                 }
 
                 #[test]
+                fn backend_warp_rtl_matches_interp_and_warp_cycles() {
+                    on_rtl(stringify!($name), &[$($opt),*]);
+                }
+
+                #[test]
                 fn cores_scale_the_processor() {
                     scaling(stringify!($name), &[$($opt),*]);
                 }
@@ -357,4 +472,71 @@ fn cores_and_profile_options_are_checked() {
     assert!(interp.ok, "{}", interp.all);
     let missing = run(&["--backend", "warp", "--warp-profile", "/nonexistent.pcap"]);
     assert!(!missing.ok, "{}", missing.all);
+}
+
+/// The hook on the RTL (`rtl/warp/warp_hxdp.sv`), in process: from a packet's last beat into the engine to
+/// Sephirot's start for it. l2_acl's frames of its `hwxdp gen` trace, one at a time: the engine's verdicts never
+/// start Sephirot, and every restore starts it after the same number of cycles (the engine, the input queue, the
+/// APS, the stack writes), which `docs/warp.md` gives (`-- --nocapture` prints it).
+#[test]
+fn rtl_engine_to_sephirot_latency() {
+    let (obj, dir, _) = workload_n("l2_acl", "warp-rtl-latency", 40);
+    let spec = hwxdp_object::load(std::path::Path::new(&obj)).expect("object parses");
+    let entry = spec
+        .programs
+        .iter()
+        .position(|p| p.name == "l2_acl")
+        .expect("l2_acl");
+    let warp = hwxdp_warp::optimize_program(
+        &spec.programs[entry],
+        &spec.maps,
+        &hwxdp_warp::Params::default(),
+    )
+    .expect("warps");
+    let compiled = hwxdp_hxdp::compile_object_with_entries(
+        &spec,
+        entry,
+        &hwxdp_hxdp::Options::default(),
+        &warp.report.restore_slots,
+    )
+    .expect("compiles");
+    let paths = hwxdp_rtlsim::hxdp::RtlPaths::embedded(model_cache());
+    let mut rtl = hwxdp_rtlsim::warp_hxdp::start(
+        compiled.image.clone(),
+        &spec,
+        Some("l2_acl"),
+        &hwxdp_xdp::Config::default(),
+        &paths,
+        &warp,
+        &compiled.entry_points,
+    )
+    .expect("the Warp Engine + hXDP model starts");
+    let engine = hwxdp_warp::Engine::new(&warp);
+    let mut restores = Vec::new();
+    for frame in read_pcap(&format!("{dir}/trace.pcap")) {
+        let mut buff = hwxdp_xdp::XdpBuff::new(&frame).expect("a frame");
+        rtl.run_packet(&mut buff, &hwxdp_xdp::XdpMd::default())
+            .expect("runs");
+        let latency = hwxdp_rtlsim::warp_hxdp::start_latency(&mut rtl).expect("latency");
+        match engine.lookup(&frame).map(|r| &warp.rules[r].action) {
+            Some(hwxdp_warp::Action::Verdict { .. }) => {
+                assert_eq!(latency, None, "an engine verdict started Sephirot");
+                assert_eq!(rtl.last_cycles(), 0, "an engine verdict took core cycles");
+            }
+            Some(hwxdp_warp::Action::Restore(r)) => restores.push((r.stack.len(), latency)),
+            None => println!("miss: {latency:?} cycles to Sephirot's start"),
+        }
+    }
+    assert!(!restores.is_empty(), "no restore in the trace");
+    let first = restores[0];
+    assert!(first.1.is_some(), "a restore did not start Sephirot");
+    assert!(
+        restores.iter().all(|r| *r == first),
+        "restores start after different latencies: {restores:?}"
+    );
+    println!(
+        "l2_acl restore ({} stack writes): {} cycles from the last beat into the engine to Sephirot's start",
+        first.0,
+        first.1.unwrap_or(0)
+    );
 }

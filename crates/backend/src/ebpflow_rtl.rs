@@ -220,11 +220,11 @@ fn version(
     })
 }
 
+/// From which packet on each version runs, by increasing packet.
+type Schedule = Vec<(u64, usize)>;
+
 /// The versions (the run's program first) and the schedule: from which packet on each runs.
-fn versions(
-    setup: &Setup,
-    o: &NicOptions,
-) -> Result<(Vec<Version>, Vec<(u64, usize)>), BackendError> {
+fn versions(setup: &Setup, o: &NicOptions) -> Result<(Vec<Version>, Schedule), BackendError> {
     let same_maps = |s: &Swap| {
         let key = |m: &MapSpec| {
             (
@@ -534,8 +534,7 @@ impl MapStore for RtlMaps {
 struct EbpflowRtl {
     maps: RtlMaps,
     versions: Vec<Version>,
-    /// From which packet on each version runs, by increasing packet.
-    schedule: Vec<(u64, usize)>,
+    schedule: Schedule,
     /// Swaps of the schedule made so far.
     applied: usize,
     first_ifindex: u32,

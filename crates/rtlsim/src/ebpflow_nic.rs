@@ -270,6 +270,9 @@ pub struct NicRun {
     pub cycles: u64,
 }
 
+/// A map's entries as (key, value) bytes.
+pub type MapEntries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// A packet for [`NicRtl::observe`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Offered {
@@ -582,7 +585,7 @@ impl NicRtl {
         max: u32,
         key_size: u32,
         words: u32,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, NicRtlError> {
+    ) -> Result<MapEntries, NicRtlError> {
         let line = format!("entries {map:x} {max:x} {key_size:x} {words:x}");
         self.harness.send(&line)?;
         let mut out = Vec::new();

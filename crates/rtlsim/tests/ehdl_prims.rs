@@ -2554,3 +2554,280 @@ fn replay_buffer_offers_beats_in_order_and_again_after_a_rewind() {
         "{rewinds} rewinds over {again} beats, {passed} passed"
     );
 }
+
+/// rtl/common/hash32.sv: CRC-32 (0x04C11DB7, initial 0, no final xor) over the key's bytes from the last to the
+/// first, each byte's bit 7 first.
+fn hash32(key: &[u8]) -> u32 {
+    let mut c = 0u32;
+    for b in key.iter().rev() {
+        for i in (0..8).rev() {
+            let fb = (c >> 31) ^ u32::from((b >> i) & 1);
+            c = (c << 1) ^ if fb == 1 { 0x04C1_1DB7 } else { 0 };
+        }
+    }
+    c
+}
+
+#[test]
+fn hash_buckets_look_up_update_delete_in_port_order_with_keys_a_cycle_early() {
+    // 4 buckets of 2 ways and 2 stash slots for 9 entries: buckets fill, keys go to the stash, and a full bucket
+    // and stash below max_entries is an overflow.
+    hash_bkt_case(9, 4, 2, 2, 0xb0c1);
+}
+
+#[test]
+fn hash_buckets_at_the_generators_sizing_never_overflow() {
+    // 16 entries in 16 buckets of 4 ways: the map fills to max_entries (E2BIG there) without an overflow.
+    hash_bkt_case(16, 16, 4, 4, 0xb0c2);
+}
+
+/// `ehdl_hash_bkt` (two inserting ports, one probe, 6-byte keys) against a model over 2000 cycles: the keys a
+/// cycle early, lookups, updates with every flag and deletes of keys from a pool slightly larger than the map, the
+/// count's E2BIG, the stash and overflows, host reads (one cycle late) and writes of key words and valid bits.
+fn hash_bkt_case(entries: usize, buckets: usize, ways: usize, stash: usize, seed: u64) {
+    const KB: usize = 6;
+    const KS: usize = 8;
+    let rams = buckets * ways;
+    let slots = rams + stash;
+    let sw = usize::BITS as usize - slots.leading_zeros() as usize;
+    let aw = 10;
+    let pool_size = entries + 3;
+    let mut w = Wrapper::default();
+    w.input("keys", 2 * 8 * KB);
+    w.input("rkeys", 2 * 8 * KB);
+    w.input("kind", 2);
+    w.input("en", 2);
+    w.input("flags", 4);
+    w.input("del", 2);
+    w.input("hwe", 1);
+    w.input("hvalid", 1);
+    w.input("haddr", aw);
+    w.input("hwdata", 64);
+    w.input("hwmask", 8);
+    w.input("probe", 8 * KB);
+    w.input("rprobe", 8 * KB);
+    w.body += &format!(
+        "  logic [1:0] hit;\n  logic [{}:0] slot;\n  logic [15:0] err;\n  logic [63:0] hrdata;\n  \
+         logic [0:0] phit;\n  logic [{}:0] pslot;\n  logic ovf, hdrop;\n  \
+         ehdl_hash_bkt #(.ENTRIES({entries}), .KEY_BYTES({KB}), .NP(2), .BUCKETS({buckets}), .WAYS({ways}), \
+         .STASH({stash}), .SW({sw}), .AW({aw}), .WRITES(2'b11), .NQ(1)) u_h (.clk_i(clk_i), .rst_ni(rst_ni), \
+         .kind_i(kind), .del_i(del), .en_i(en), .rkey_i(rkeys), .key_i(keys), .flags_i(flags), .hit_o(hit), \
+         .slot_o(slot), .err_o(err), .rprobe_key_i(rprobe), .probe_key_i(probe), .probe_hit_o(phit), \
+         .probe_slot_o(pslot), .overflow_o(ovf), .host_we_i(hwe[0]), .host_valid_i(hvalid[0]), \
+         .host_addr_i(haddr), .host_wdata_i(hwdata), .host_wmask_i(hwmask), .host_rdata_o(hrdata), \
+         .host_drop_o(hdrop));\n",
+        2 * sw - 1,
+        sw - 1
+    );
+    w.output("hit".into(), 2);
+    w.output("slot".into(), 2 * sw);
+    w.output("err".into(), 16);
+    w.output("hrdata".into(), 64);
+    w.output("phit".into(), 1);
+    w.output("pslot".into(), sw);
+    w.output("ovf".into(), 1);
+    w.output("hdrop".into(), 1);
+    let mut rng = Rng(seed);
+    let pool: Vec<Vec<u8>> = (0..pool_size).map(|_| rng.bytes(KB)).collect();
+    let bucket = |k: &[u8]| hash32(k) as usize % buckets;
+    const CYCLES: usize = 2000;
+    let pick = |rng: &mut Rng| {
+        if rng.below(6) == 0 {
+            rng.bytes(KB)
+        } else {
+            pool[rng.below_usize(pool_size)].clone()
+        }
+    };
+    let looks: Vec<[Vec<u8>; 2]> = (0..=CYCLES)
+        .map(|_| [pick(&mut rng), pick(&mut rng)])
+        .collect();
+    let probes: Vec<Vec<u8>> = (0..=CYCLES)
+        .map(|_| pool[rng.below_usize(pool_size)].clone())
+        .collect();
+    let mut keys = vec![vec![0u8; KB]; slots];
+    let mut valid = vec![false; slots];
+    let mut count = 0usize;
+    let mut overflow = false;
+    let mut vectors = Vec::new();
+    let mut expected = Vec::new();
+    let mut hread_next = 0u64;
+    let (mut hits, mut inserts, mut deletes, mut probed, mut big, mut stashed) = (0, 0, 0, 0, 0, 0);
+    for t in 0..CYCLES {
+        let look = &looks[t];
+        let kind: Vec<bool> = (0..2).map(|_| rng.below(2) != 0).collect();
+        // Cycle 0 has no early key before it (the RAMs read during reset): it does nothing and is not checked.
+        let en: Vec<bool> = (0..2).map(|_| rng.below(4) != 0 && t > 0).collect();
+        let flags: Vec<u64> = (0..2).map(|_| rng.below(3)).collect();
+        let del: Vec<bool> = (0..2).map(|_| rng.below(2) == 0).collect();
+        let hvalid = rng.below(3) == 0;
+        let haddr = if hvalid {
+            rng.below_usize(slots + 2)
+        } else {
+            KS * rng.below_usize(slots + 1)
+        };
+        let hwe = rng.below(6) == 0 && t > 0;
+        let mut hwdata = if hvalid { rng.below(4) / 3 } else { rng.next() };
+        if !hvalid && rng.below(2) == 0 {
+            let k = &pool[rng.below_usize(pool_size)];
+            hwdata = k
+                .iter()
+                .enumerate()
+                .fold(0, |v, (i, b)| v | (*b as u64) << (8 * i));
+        }
+        // The host writes whole keys (a key word here: 6-byte keys), as the harness loads a map.
+        let hwmask = if hvalid {
+            [0xff, 0x01, rng.below(256)][rng.below_usize(3)]
+        } else {
+            [0xff, 0x3f][rng.below_usize(2)]
+        };
+        let mut v = Bits::default();
+        for k in look.iter().chain(looks[t + 1].iter()) {
+            v.push_bytes(k);
+        }
+        for bits in [&kind, &en] {
+            v.push(1, bits[0] as u64);
+            v.push(1, bits[1] as u64);
+        }
+        v.push(2, flags[0]);
+        v.push(2, flags[1]);
+        v.push(1, del[0] as u64);
+        v.push(1, del[1] as u64);
+        v.push(1, hwe as u64);
+        v.push(1, hvalid as u64);
+        v.push(aw, haddr as u64);
+        v.push(64, hwdata);
+        v.push(8, hwmask);
+        v.push_bytes(&probes[t]);
+        v.push_bytes(&probes[t + 1]);
+        vectors.push(v);
+        // Where a key is: a way of its bucket (lowest first), else the stash.
+        let find = |keys: &[Vec<u8>], valid: &[bool], k: &[u8]| {
+            let b = bucket(k);
+            (b * ways..(b + 1) * ways)
+                .chain(rams..slots)
+                .find(|&s| valid[s] && keys[s] == k)
+        };
+        let probe_slot = find(&keys, &valid, &probes[t]);
+        probed += probe_slot.is_some() as usize;
+        // The overflow flag is a register: it shows an overflow from the next cycle on.
+        let overflow_before = overflow;
+        let mut want = Vec::new();
+        let mut port0_ram_insert = false;
+        for p in 0..2 {
+            let found = find(&keys, &valid, &look[p]);
+            let b = bucket(&look[p]);
+            let free = (b * ways..(b + 1) * ways)
+                .chain(rams..slots)
+                .find(|&s| !valid[s]);
+            let (hit, slot, err) = if !kind[p] {
+                (found.is_some(), found, 0)
+            } else if del[p] {
+                match found {
+                    Some(f) => {
+                        if en[p] {
+                            valid[f] = false;
+                            count -= 1;
+                            deletes += 1;
+                        }
+                        (false, None, 0)
+                    }
+                    None => (false, None, 2),
+                }
+            } else if let Some(f) = found {
+                if flags[p] == 1 {
+                    (false, None, 17)
+                } else {
+                    (en[p], Some(f), 0)
+                }
+            } else if flags[p] == 2 {
+                (false, None, 2)
+            } else if count >= entries || free.is_none() {
+                overflow |= count < entries && en[p];
+                big += 1;
+                (false, None, 7)
+            } else {
+                let f = free.expect("free");
+                if en[p] {
+                    valid[f] = true;
+                    keys[f] = look[p].clone();
+                    count += 1;
+                    inserts += 1;
+                    stashed += (f >= rams) as usize;
+                    port0_ram_insert |= p == 0 && f < rams;
+                }
+                (en[p], Some(f), 0)
+            };
+            hits += hit as usize;
+            want.push((hit, slot, err));
+        }
+        let drop = hwe && !hvalid && haddr / KS < rams && port0_ram_insert && {
+            (0..KB).any(|j| (hwmask >> (j % 8)) & 1 == 1)
+        };
+        expected.push((want, hread_next, probe_slot, overflow_before, drop));
+        if hwe {
+            if hvalid {
+                if haddr < slots && hwmask & 1 == 1 {
+                    let new = hwdata & 1 == 1;
+                    count = count + new as usize - valid[haddr] as usize;
+                    valid[haddr] = new;
+                }
+            } else if !drop {
+                let s = haddr / KS;
+                for j in 0..KB {
+                    if s < slots && (hwmask >> j) & 1 == 1 {
+                        keys[s][j] = (hwdata >> (8 * j)) as u8;
+                    }
+                }
+            }
+        }
+        // The host's read shows in the next cycle, with this cycle's writes.
+        hread_next = if hvalid {
+            (haddr < slots && valid[haddr]) as u64
+        } else {
+            let s = haddr / KS;
+            (0..KB).fold(0u64, |v, j| {
+                v | (if s < slots { keys[s][j] as u64 } else { 0 }) << (8 * j)
+            })
+        };
+    }
+    let out = w.run(&format!("hash_bkt_{entries}_{buckets}_{ways}"), &vectors);
+    let (err_at, hread_at) = (2 + 2 * sw, 18 + 2 * sw);
+    let phit_at = 82 + 2 * sw;
+    let (ovf_at, drop_at) = (phit_at + 1 + sw, phit_at + 2 + sw);
+    for (i, ((want, hread, probe_slot, ovf, drop), got)) in
+        expected.iter().zip(&out).enumerate().skip(1)
+    {
+        let probe = (got.get(phit_at, 1) == 1).then(|| got.get(phit_at + 1, sw) as usize);
+        assert_eq!(probe, *probe_slot, "cycle {i}: probe");
+        for (p, (hit, slot, err)) in want.iter().enumerate() {
+            assert_eq!(got.get(p, 1) == 1, *hit, "cycle {i}: port {p} hit");
+            if *hit {
+                assert_eq!(
+                    Some(got.get(2 + sw * p, sw) as usize),
+                    *slot,
+                    "cycle {i}: port {p} slot"
+                );
+            }
+            assert_eq!(
+                got.get(err_at + 8 * p, 8),
+                *err,
+                "cycle {i}: port {p} errno"
+            );
+        }
+        assert_eq!(got.get(hread_at, 64), *hread, "cycle {i}: host read");
+        assert_eq!(got.get(ovf_at, 1) == 1, *ovf, "cycle {i}: overflow");
+        assert_eq!(got.get(drop_at, 1) == 1, *drop, "cycle {i}: host drop");
+    }
+    assert!(
+        hits > 120 && inserts > 20 && deletes > 20 && probed > 100 && big > 10,
+        "{hits} hits, {inserts} inserts, {deletes} deletes, {probed} probes found, {big} E2BIG"
+    );
+    if buckets * ways < 4 * entries {
+        assert!(
+            stashed > 5 && overflow,
+            "{stashed} stashed, overflow {overflow}"
+        );
+    } else {
+        assert!(!overflow, "sized as the generator sizes it");
+    }
+}

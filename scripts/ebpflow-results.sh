@@ -12,15 +12,23 @@
 # on the wire per port with 1 and 4 engines, the engines per port for 100 Gb/s, where an engine's cycles go, and the
 # stateful firewall on one port with 4 engines against the thesis's 6.95 Gb/s.
 #
-# Usage: scripts/ebpflow-results.sh [--nf] [OUT.md]   (--nf: the network functions' table only; needs build/examples:
-# make examples; runs $HWXDP, else the newest build)
+# --rtl-swaps: 1000 program swaps under traffic on the NIC's RTL (--backend ebpflow-rtl, 2 ports of 2 engines, 2000
+# packets of lpm_forward's trace over the two ports, swapping between lpm_forward and wire every second packet):
+# packets lost, packets that ran another program than the one meant (each packet against the program it was meant
+# to run, alone on the reference machine), the swaps made and the NIC cycles against the same trace without swaps;
+# then verify against the kernel when bpf() is there.
+#
+# Usage: scripts/ebpflow-results.sh [--nf | --rtl-swaps] [OUT.md]   (--nf: the network functions' table only; needs
+# build/examples: make examples; runs $HWXDP, else the newest build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # $HWXDP, else the newer of the release and debug builds.
 hwxdp=${HWXDP:-$(ls -t "$root"/target/release/hwxdp "$root"/target/debug/hwxdp 2>/dev/null | head -1)}
 [ -x "$hwxdp" ] || { echo "build hwxdp first (cargo build --release -p hwxdp)" >&2; exit 2; }
 nf_only=false
+rtl_swaps=false
 if [ "${1:-}" = --nf ]; then nf_only=true; shift; fi
+if [ "${1:-}" = --rtl-swaps ]; then rtl_swaps=true; shift; fi
 out=${1:-/dev/stdout}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -129,6 +137,51 @@ nf_table() {
   python3 -c "m=$fw; print('Stateful firewall (examples/ebpflow), one port in, 4 engines, 64-byte frames: %.2f Mpps = %.2f Gb/s on the wire (84 bytes a frame), %.2f Gb/s of frames; the thesis: 6.95 Gb/s (hXDP 4.36, x86 4.97).' % (m, m*84*8/1000, m*64*8/1000))"
 }
 
+# 1000 swaps between lpm_forward and wire under traffic on the RTL.
+rtl_swaps_report() {
+  local lpm=$root/build/examples/ebpflow/lpm_forward.o wire=$root/build/examples/ebpflow/wire.o
+  local maps=$root/examples/ebpflow/lpm_forward.maps.json d=$work/rtl-swaps
+  local nic=(--backend ebpflow-rtl --ports 2 --engines-per-port 2)
+  "$hwxdp" gen "$lpm" -o "$d" -n "$packets" --ports 2 >/dev/null
+  local trace=(--pcap "$d/trace.pcapng")
+  "$hwxdp" run "$lpm" "${trace[@]}" --maps "$maps" -o "$d/lpm" >/dev/null
+  "$hwxdp" run "$wire" "${trace[@]}" -o "$d/wire" >/dev/null
+  # Swap i (1..1000) at packet 2i - 1: to wire when i is odd, back to lpm_forward when even.
+  local swaps=() i
+  for i in $(seq 1 1000); do
+    if [ $((i % 2)) = 1 ]; then swaps+=(--swap-at "$((2 * i - 1)):$wire"); else swaps+=(--swap-at "$((2 * i - 1)):$lpm"); fi
+  done
+  local start=$SECONDS
+  "$hwxdp" run "$lpm" "${trace[@]}" --maps "$maps" "${nic[@]}" "${swaps[@]}" -o "$d/swapped" >/dev/null
+  local took=$((SECONDS - start))
+  "$hwxdp" run "$lpm" "${trace[@]}" --maps "$maps" "${nic[@]}" -o "$d/plain" >/dev/null
+  python3 - "$d" "$packets" "$took" <<'PY'
+import json, sys
+d, n, took = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def log(run):
+    return [json.loads(l) for l in open(f"{d}/{run}/packets.jsonl")]
+def what(p):
+    return (p["verdict"], (p.get("redirect") or {}).get("ifindex"))
+alone = {"lpm": log("lpm"), "wire": log("wire")}
+got = log("swapped")
+meant = lambda k: "wire" if k >= 1 and ((k + 1) // 2) % 2 == 1 else "lpm"
+wrong = sum(1 for k, p in enumerate(got) if what(p) != what(alone[meant(k)][k]))
+differ = sum(1 for k in range(n) if what(alone["lpm"][k]) != what(alone["wire"][k]))
+s = json.load(open(f"{d}/swapped/stats.json"))["figures"]
+plain = json.load(open(f"{d}/plain/stats.json"))["figures"]
+print(f"1000 swaps under traffic on the RTL (--backend ebpflow-rtl, 2 ports x 2 engines, {n} packets, lpm_forward <-> wire, "
+      f"the programs differ on {differ} packets): {int(s['swaps'])} swaps made, {n - len(got)} packets lost, {wrong} on "
+      f"another program than meant; {int(s['nic_cycles'])} NIC cycles against {int(plain['nic_cycles'])} without swaps; "
+      f"{took} s for the run.")
+PY
+  if "$hwxdp" verify "$lpm" "${trace[@]}" --maps "$maps" "${nic[@]}" "${swaps[@]}" >"$d/verify.txt" 2>&1; then
+    grep -o '[0-9]* packets identical[^;]*' "$d/verify.txt" | head -1 | sed 's/^/verify against the kernel: /'
+  else
+    echo "verify against the kernel failed or bpf() is not available:"; tail -3 "$d/verify.txt"
+  fi
+}
+
+if $rtl_swaps; then rtl_swaps_report >"$out"; exit 0; fi
 if $nf_only; then nf_table >"$out"; exit 0; fi
 {
 echo "| example | 64 B, 1 engine | 64 B, 4 engines | 512 B, 1 | 512 B, 4 | 1500 B, 1 | 1500 B, 4 | 64 B: of 10 Gb/s line rate (4 engines) | engines for 100 Gb/s at 64 B | cycles a packet (64 B) | coprocessor wait (64 B, 4 engines) |"

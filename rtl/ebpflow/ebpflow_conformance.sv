@@ -101,6 +101,7 @@ module ebpflow_conformance #(
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
     .prog_len_i      (prog_len_i),
+    .ifindex_base_i  (32'd1),
     .s_axis_tdata_i  (s_axis_tdata_i),
     .s_axis_tkeep_i  (s_axis_tkeep_i),
     .s_axis_tvalid_i (s_axis_tvalid_i),

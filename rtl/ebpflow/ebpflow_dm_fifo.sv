@@ -3,16 +3,18 @@
 //
 // Layout (byte offsets; the engine adds its base address, docs/ebpflow.md): the metadata header of the thesis's
 // Table 4.1 at 0..31 (a register: input port byte 0, source queue 1, destination queue 2, timestamp seconds 3..6,
-// nanoseconds 7..10, length in bytes 11..12, little-endian, the rest free), the frame from 32 (RX_BYTES - 32 bytes at
+// nanoseconds 7..10, length in bytes 11..12, little-endian, 13..15 free; 16..31 the context words data, data_end,
+// data_meta and ingress_ifindex, 32 bits each), the frame from 32 (RX_BYTES - 32 bytes at
 // most), and STACK_FRAMES stack frames of 512 bytes from RX_BYTES. The memory is two banks of 64-bit words (even and
 // odd words, so that an access of 1 to 8 bytes at any byte offset reads or writes one word of each), each a
 // true-dual-port RAM with a registered read (rtl/common/ram_tdp): port A is the engine's, port B the input
 // stream's, the output stream's and the host's.
 //
 // Input (s_axis_*, 64 bits a beat, beat k of a packet is frame bytes 8k..8k+7): while rx_en_i is high the FIFO takes
-// beats. The first beat's s_axis_tuser_i is the header's bytes 0..15 (bytes 16..31 start zero); rx_first_o is high in
-// the cycle it is taken and rx_last_o in the cycle of the beat with tlast. A beat sets its word's valid bit; the first
-// beat of a packet clears all the others, so the words of the last packet read as not yet arrived.
+// beats. The first beat's s_axis_tuser_i is the header's bytes 0..15 (bytes 16..31 the context words from it);
+// rx_first_o is high in the cycle it is taken and rx_last_o in the cycle of the beat with tlast. A beat sets its
+// word's valid bit; the first beat of a packet clears all the others, so the words of the last packet read as not yet
+// arrived.
 //
 // Engine port (port A). In the cycle of a request (a_req_i; a_we_i for a store of a_size_i = log2 bytes at byte
 // offset a_addr_i, the bytes in the low end of a_wdata_i), a_ok_o says whether every word it touches has arrived (the
@@ -25,11 +27,13 @@
 // Host port: host_req_i (when neither stream runs) reads or writes one 64-bit word of the memory (host_addr_i a word
 // index, the header register for words 0..3); a read answers on host_rdata_o in the next cycle.
 module ebpflow_dm_fifo #(
-  parameter integer RX_BYTES = 4096,  // header and frame; a power of two, at least 64
-  parameter integer AW       = 13     // byte-address bits: the stack frames fill RX_BYTES .. 2**AW
+  parameter integer      RX_BYTES = 4096,  // header and frame; a power of two, at least 64
+  parameter integer      AW       = 13,    // byte-address bits: the stack frames fill RX_BYTES .. 2**AW
+  parameter logic [63:0] BASE     = 64'h0000_0000_0001_0000  // the engine's address of byte 0 (the context words)
 ) (
   input  logic          clk_i,
   input  logic          rst_ni,
+  input  logic [31:0]   ifindex_base_i,   // the ingress_ifindex of input port 0 (header byte 0)
   // input stream
   input  logic          rx_en_i,
   input  logic [63:0]   s_axis_tdata_i,
@@ -252,12 +256,22 @@ module ebpflow_dm_fifo #(
   // ---------------------------------------------------------------------------------------------------------------
   // Header register, valid bits, streams
   // ---------------------------------------------------------------------------------------------------------------
+  // The context words a program's struct xdp_md loads read (the loader rewrites them to these header words): data
+  // (16..19: the frame's address, 0 for an empty frame), data_end (20..23), data_meta (24..27, equal to data) and
+  // ingress_ifindex (28..31: ifindex_base_i + the input port), written with the header at the first beat.
+  logic [31:0] ctx_data;
+  logic [31:0] ctx_ifindex;
+  logic [63:0] frame_addr;
+  assign frame_addr  = BASE + 64'd32;
+  assign ctx_data    = (s_axis_tuser_i[103:88] == 16'd0) ? 32'd0 : frame_addr[31:0];
+  assign ctx_ifindex = ifindex_base_i + {24'd0, s_axis_tuser_i[7:0]};
+
   logic [255:0] hdr_d;
   always_comb begin
     hdr_d = hdr_q;
     hi    = 0;
     if (rx_first_o) begin
-      hdr_d = {128'd0, s_axis_tuser_i};
+      hdr_d = {ctx_ifindex, ctx_data, ctx_data + {16'd0, s_axis_tuser_i[103:88]}, ctx_data, s_axis_tuser_i};
     end else if (a_req_i && a_we_i && a_w0 < WW'(HdrWords)) begin
       // Byte hi of the header takes the store's byte hi - offset when the store covers it.
       for (hi = 0; hi < HdrWords * 8; hi = hi + 1) begin
@@ -372,6 +386,6 @@ module ebpflow_dm_fifo #(
   assign host_rdata_o    = host_hdr_q ? hdr_q[host_w_q*64 +: 64] : (host_bank_q ? b_q[127:64] : b_q[63:0]);
 
   logic unused;
-  assign unused = ^{s_axis_tkeep_i, host_rd_q, a_last[AW], a_last[2:0], rd_shift[127:64]};
+  assign unused = ^{s_axis_tkeep_i, host_rd_q, a_last[AW], a_last[2:0], rd_shift[127:64], frame_addr[63:32]};
 
 endmodule

@@ -28,6 +28,7 @@ module ebpflow_engine #(
   input  logic          clk_i,
   input  logic          rst_ni,
   input  logic [IW:0]   prog_len_i,
+  input  logic [31:0]   ifindex_base_i,   // ingress_ifindex of input port 0 (the header's context words)
   // packets in
   input  logic [63:0]   s_axis_tdata_i,
   input  logic [7:0]    s_axis_tkeep_i,
@@ -110,10 +111,12 @@ module ebpflow_engine #(
 
   ebpflow_dm_fifo #(
     .RX_BYTES (RX_BYTES),
-    .AW       (AW)
+    .AW       (AW),
+    .BASE     (BASE)
   ) u_dm (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
+    .ifindex_base_i  (ifindex_base_i),
     .rx_en_i         ((state_q == Idle) || rx_open_q),
     .s_axis_tdata_i  (s_axis_tdata_i),
     .s_axis_tkeep_i  (s_axis_tkeep_i),

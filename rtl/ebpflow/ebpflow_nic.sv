@@ -257,6 +257,7 @@ module ebpflow_nic #(
       .clk_i           (clk_i),
       .rst_ni          (rst_ni),
       .prog_len_i      (prog_len[e*(IW+1) +: IW+1]),
+      .ifindex_base_i  (ifindex_base_i),
       .s_axis_tdata_i  (eng_in_tdata[e*64 +: 64]),
       .s_axis_tkeep_i  (eng_in_tkeep[e*8 +: 8]),
       .s_axis_tvalid_i (eng_in_tvalid[e]),

@@ -6,18 +6,19 @@
 //! r1), `lddw rX, &global + off` the map-value window's address of that global ([`MAPV_BASE`] + (`m` << 20) +
 //! `off`). The engine starts with r1 = the frame's address (`BASE` + 32), r2 = its length and r10 = the top of the
 //! first stack frame (docs/ebpflow.md); the program's context pointer is that same r1, and each load of a `struct
-//! xdp_md` field becomes a load of a word of the metadata header that the prologue fills from r1 and r2:
+//! xdp_md` field becomes a load of a word of the metadata header, which the DM_FIFO fills at the packet's first beat
+//! (`ebpflow_dm_fifo.sv`, from the length and the input port):
 //!
 //! | field | header bytes |
 //! | --- | --- |
 //! | `data` | 16..19 |
 //! | `data_end` | 20..23 |
 //! | `data_meta` | 24..27 (equal to `data`: the frame has no metadata area) |
-//! | `ingress_ifindex` | 28..31 ([`IFINDEX_BASE`] + the input port, byte 0) |
+//! | `ingress_ifindex` | 28..31 (`ifindex_base_i` + the input port, byte 0; [`IFINDEX_BASE`] on the conformance top) |
 //! | `rx_queue_index` | byte 1 (the source queue), a one-byte load |
 //!
-//! so the program keeps its length and its jumps and calls their offsets. The prologue writes only the fields the
-//! programs read.
+//! so the program keeps its length and its jumps and calls their offsets. The image has no prologue any more (its
+//! stores of those words from r1 and r2 cost every packet up to 7 cycles): [`Image::prologue`] is 0.
 
 use hwxdp_analysis::{MemRegion, ProgramCfg, Regions};
 use hwxdp_ebpf::{Insn, LD_DW_IMM, PSEUDO_MAP_FD, PSEUDO_MAP_VALUE};
@@ -137,7 +138,7 @@ pub struct Image {
     /// The slots, 8 bytes each, as the instruction memory holds them.
     #[serde(skip)]
     pub slots: Vec<u64>,
-    /// Slots of the prologue, at the start of the image.
+    /// Slots of the prologue, at the start of the image: 0 (the DM_FIFO writes the context words itself).
     pub prologue: usize,
     /// The programs, the entry first.
     pub programs: Vec<Placed>,
@@ -195,25 +196,21 @@ pub fn load(spec: &ObjectSpec, entry: &str) -> Result<Image, LoadError> {
             .filter(|&i| i != first && spec.programs[i].section.starts_with("xdp")),
     );
     let mut bodies = Vec::new();
-    let (mut fields, mut relocations, mut context_loads) = (Vec::new(), 0, 0);
+    let (mut relocations, mut context_loads) = (0, 0);
     let mut helpers = Vec::new();
     for &i in &order {
         let p = &spec.programs[i];
         let body = relocate(p, &maps)?;
         relocations += body.relocations;
         context_loads += body.context_loads;
-        fields.extend(body.fields.iter().copied());
         helpers.extend(body.helpers.iter().copied());
         bodies.push(body.insns);
     }
-    fields.sort_unstable();
-    fields.dedup();
     helpers.sort_unstable();
     helpers.dedup();
-    let prologue = prologue(&fields);
-    let mut insns = prologue.clone();
+    let mut insns = Vec::new();
     let mut programs = Vec::new();
-    let prologue_slots = slots(&prologue);
+    let prologue_slots = 0;
     let mut at = prologue_slots;
     for (k, body) in bodies.into_iter().enumerate() {
         let n = slots(&body);
@@ -280,7 +277,6 @@ struct Body {
     insns: Vec<Insn>,
     relocations: usize,
     context_loads: usize,
-    fields: Vec<i64>,
     helpers: Vec<i64>,
 }
 
@@ -296,7 +292,6 @@ fn relocate(p: &ProgramSpec, maps: &[MapEntry]) -> Result<Body, LoadError> {
         insns: Vec::with_capacity(p.insns.len()),
         relocations: 0,
         context_loads: 0,
-        fields: Vec::new(),
         helpers: Vec::new(),
     };
     for (k, insn) in p.insns.iter().enumerate() {
@@ -364,7 +359,6 @@ fn relocate(p: &ProgramSpec, maps: &[MapEntry]) -> Result<Body, LoadError> {
             out.code = hwxdp_ebpf::CLASS_LDX | hwxdp_ebpf::MODE_MEM | size;
             out.off = off as i16;
             body.context_loads += 1;
-            body.fields.push(field);
         }
         body.insns.push(out);
     }
@@ -377,53 +371,4 @@ fn unsupported(p: &ProgramSpec, slot: usize, what: String) -> LoadError {
         slot,
         what,
     }
-}
-
-/// The prologue that writes the header words of the context `fields` (offsets into `struct xdp_md`) the programs
-/// read, from r1 (the frame's address) and r2 (its length); it leaves r1 as it found it.
-fn prologue(fields: &[i64]) -> Vec<Insn> {
-    let stxw = |off: i16, src: u8| {
-        Insn::new(
-            hwxdp_ebpf::CLASS_STX | hwxdp_ebpf::MODE_MEM | hwxdp_ebpf::SIZE_W,
-            1,
-            src,
-            off,
-            0,
-        )
-    };
-    let mut out = Vec::new();
-    if fields.contains(&0) {
-        out.push(stxw(16 - 32, 1));
-    }
-    if fields.contains(&8) {
-        out.push(stxw(24 - 32, 1));
-    }
-    if fields.contains(&4) {
-        out.push(Insn::new(
-            hwxdp_ebpf::CLASS_ALU64 | hwxdp_ebpf::ALU_ADD | hwxdp_ebpf::SRC_X,
-            2,
-            1,
-            0,
-            0,
-        ));
-        out.push(stxw(20 - 32, 2));
-    }
-    if fields.contains(&12) {
-        out.push(Insn::new(
-            hwxdp_ebpf::CLASS_LDX | hwxdp_ebpf::MODE_MEM | hwxdp_ebpf::SIZE_B,
-            2,
-            1,
-            -32,
-            0,
-        ));
-        out.push(Insn::new(
-            hwxdp_ebpf::CLASS_ALU | hwxdp_ebpf::ALU_ADD,
-            2,
-            0,
-            0,
-            i64::from(IFINDEX_BASE),
-        ));
-        out.push(stxw(28 - 32, 2));
-    }
-    out
 }

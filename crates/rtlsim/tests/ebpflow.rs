@@ -337,6 +337,14 @@ fn the_header_precedes_the_frame_and_the_memory_reads_back() {
         [3, 1, 0x77],
         "the program wrote the destination queue"
     );
+    // The context words the loader's xdp_md loads read: data, data_end, data_meta, ingress_ifindex (1 + port 3).
+    let word = |at: usize| u32::from_le_bytes(memory[at..at + 4].try_into().expect("4 bytes"));
+    let data = (BASE + FRAME_OFFSET) as u32;
+    assert_eq!(
+        [word(16), word(20), word(24), word(28)],
+        [data, data + 60, data, 4],
+        "the context words"
+    );
     assert_eq!(memory[FRAME_OFFSET as usize..][..60], frame);
     let top = STACK_OFFSET as usize + 512;
     assert_eq!(

@@ -2772,10 +2772,11 @@ fn hash_bkt_case(entries: usize, buckets: usize, ways: usize, stash: usize, seed
                     valid[haddr] = new;
                 }
             } else if !drop {
-                let s = haddr / KS;
-                for j in 0..KB {
-                    if s < slots && (hwmask >> j) & 1 == 1 {
-                        keys[s][j] = (hwdata >> (8 * j)) as u8;
+                if let Some(key) = keys.get_mut(haddr / KS) {
+                    for (j, byte) in key.iter_mut().enumerate() {
+                        if (hwmask >> j) & 1 == 1 {
+                            *byte = (hwdata >> (8 * j)) as u8;
+                        }
                     }
                 }
             }

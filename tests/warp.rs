@@ -476,8 +476,9 @@ fn cores_and_profile_options_are_checked() {
 
 /// The hook on the RTL (`rtl/warp/warp_hxdp.sv`), in process: from a packet's last beat into the engine to
 /// Sephirot's start for it. l2_acl's frames of its `hwxdp gen` trace, one at a time: the engine's verdicts never
-/// start Sephirot, and every restore starts it after the same number of cycles (the engine, the input queue, the
-/// APS, the stack writes), which `docs/warp.md` gives (`-- --nocapture` prints it).
+/// start Sephirot, and every restore starts it after the same number of cycles plus the frame's 32-byte beats (the
+/// engine, then the frame's beats into the input queue, the APS, the stack writes), which `docs/warp.md` gives
+/// (`-- --nocapture` prints it).
 #[test]
 fn rtl_engine_to_sephirot_latency() {
     let (obj, dir, _) = workload_n("l2_acl", "warp-rtl-latency", 40);
@@ -500,7 +501,13 @@ fn rtl_engine_to_sephirot_latency() {
         &warp.report.restore_slots,
     )
     .expect("compiles");
-    let paths = hwxdp_rtlsim::hxdp::RtlPaths::embedded(model_cache());
+    // The sources the hwxdp processes build from: embedded, or the checkout HWXDP_ROOT names.
+    let paths = hwxdp_rtlsim::hxdp::RtlPaths {
+        source_root: std::env::var_os("HWXDP_ROOT")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from),
+        ..hwxdp_rtlsim::hxdp::RtlPaths::embedded(model_cache())
+    };
     let mut rtl = hwxdp_rtlsim::warp_hxdp::start(
         compiled.image.clone(),
         &spec,
@@ -523,8 +530,14 @@ fn rtl_engine_to_sephirot_latency() {
                 assert_eq!(latency, None, "an engine verdict started Sephirot");
                 assert_eq!(rtl.last_cycles(), 0, "an engine verdict took core cycles");
             }
-            Some(hwxdp_warp::Action::Restore(r)) => restores.push((r.stack.len(), latency)),
-            None => println!("miss: {latency:?} cycles to Sephirot's start"),
+            Some(hwxdp_warp::Action::Restore(r)) => {
+                let beats = frame.len().div_ceil(32) as u64;
+                restores.push((r.stack.len(), latency.map(|l| l - beats)));
+            }
+            None => println!(
+                "miss, {} bytes: {latency:?} cycles to Sephirot's start",
+                frame.len()
+            ),
         }
     }
     assert!(!restores.is_empty(), "no restore in the trace");
@@ -532,11 +545,36 @@ fn rtl_engine_to_sephirot_latency() {
     assert!(first.1.is_some(), "a restore did not start Sephirot");
     assert!(
         restores.iter().all(|r| *r == first),
-        "restores start after different latencies: {restores:?}"
+        "restores start after different latencies (stack writes, cycles less the beats): {restores:?}"
     );
     println!(
-        "l2_acl restore ({} stack writes): {} cycles from the last beat into the engine to Sephirot's start",
+        "l2_acl restore ({} stack writes): {} cycles plus the frame's 32-byte beats from its last beat into the \
+         engine to Sephirot's start",
         first.0,
         first.1.unwrap_or(0)
     );
+}
+
+/// `verify --backend warp-rtl` agrees with the kernel on l2_acl's short trace of [`rtl_trace`] (every rule hit).
+#[test]
+fn verify_warp_rtl_against_the_kernel() {
+    require_kernel();
+    let dir = scratch_dir("warp-rtl-verify-l2_acl");
+    let trace = rtl_trace("l2_acl", &dir);
+    let frames = read_pcap(&trace[1]).len();
+    let obj = example_object("l2_acl");
+    let mut args = vec!["verify", obj.as_str()];
+    args.extend(trace.iter().map(String::as_str));
+    args.extend(["--backend", "warp-rtl"]);
+    let run = hwxdp(&args);
+    assert!(run.ok, "{}", run.all);
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("packets identical"))
+        .collect();
+    assert!(!lines.is_empty(), "{}", run.all);
+    for line in lines {
+        assert_eq!(identical_count(line), Some(frames), "{}", run.all);
+    }
 }

@@ -50,6 +50,14 @@ pub(crate) fn drain(maps: &mut hwxdp_maps::Maps, rings: &[usize]) -> Vec<Record>
     records
 }
 
+/// The records ring buffers `rings` and perf event arrays `perf` of `maps` hold, consumed: ring buffers first.
+fn drain_all(maps: &mut hwxdp_maps::Maps, rings: &[usize], perf: &[usize]) -> Vec<Record> {
+    let mut records = drain(maps, rings);
+    let Ok(samples) = crate::collect_samples(perf, |map| Ok::<_, Infallible>(maps.perf_drain(map)));
+    records.extend(samples);
+    records
+}
+
 struct Interp {
     machine: Machine,
     rings: crate::Rings,
@@ -83,7 +91,11 @@ impl Backend for Interp {
                 output: self.buff.output().to_vec(),
                 meta_len: self.buff.meta().len(),
                 redirect: o.redirect.map(|(map, key)| Redirect { map, key }),
-                records: drain(self.machine.maps_mut(), self.rings.per_packet()),
+                records: drain_all(
+                    self.machine.maps_mut(),
+                    self.rings.per_packet(),
+                    self.rings.perf_per_packet(),
+                ),
                 fault: o.fault.map(|f| f.to_string()),
                 insns: Some(o.insns),
                 path: Some(o.path),
@@ -101,7 +113,11 @@ impl Backend for Interp {
     }
 
     fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
-        Ok(drain(self.machine.maps_mut(), self.rings.all()))
+        Ok(drain_all(
+            self.machine.maps_mut(),
+            self.rings.all(),
+            self.rings.perf_all(),
+        ))
     }
 
     fn coverage(&self) -> Option<Vec<Coverage>> {

@@ -58,7 +58,12 @@ impl Backend for Kernel {
                 .program
                 .test_run(&packet.bytes, &packet.md)
                 .map_err(failed)?;
-            let records = drain(&mut self.program, self.rings.per_packet()).map_err(failed)?;
+            let records = drain(
+                &mut self.program,
+                self.rings.per_packet(),
+                self.rings.perf_per_packet(),
+            )
+            .map_err(failed)?;
             out.push(Ran {
                 retval: run.retval,
                 output: run.output,
@@ -75,7 +80,8 @@ impl Backend for Kernel {
     }
 
     fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
-        drain(&mut self.program, self.rings.all()).map_err(|e| BackendError::run(ENTRY.name, e))
+        drain(&mut self.program, self.rings.all(), self.rings.perf_all())
+            .map_err(|e| BackendError::run(ENTRY.name, e))
     }
 
     /// The kernel times its own runs: each sampled packet `timing.repeat` times in one `BPF_PROG_TEST_RUN`.
@@ -93,10 +99,16 @@ impl Backend for Kernel {
     }
 }
 
-/// The records ring buffers `rings` hold, consumed.
+/// The records ring buffers `rings` and perf event arrays `perf` hold, consumed: ring buffers first. Samples the kernel
+/// lost to a full perf ring are not records; the reference machine loses the same ones.
 fn drain(
     program: &mut KernelProgram,
     rings: &[usize],
+    perf: &[usize],
 ) -> Result<Vec<Record>, hwxdp_kernel::KernelError> {
-    crate::collect_records(rings, |map| program.ringbuf_drain(map))
+    let mut records = crate::collect_records(rings, |map| program.ringbuf_drain(map))?;
+    records.extend(crate::collect_samples(perf, |map| {
+        program.perf_drain(map).map(|(samples, _lost)| samples)
+    })?);
+    Ok(records)
 }

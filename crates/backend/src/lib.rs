@@ -50,13 +50,18 @@ pub struct Redirect {
     pub key: u64,
 }
 
-/// A record a program emitted into a ring buffer.
+/// A record a program emitted into a ring buffer, or a sample into a perf event array.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
-    /// The ring buffer map, by index in the object.
+    /// The ring buffer or perf event array map, by index in the object.
     pub map: usize,
-    /// The record's bytes.
+    /// The record's bytes (a perf sample's raw bytes, padded with zeros as the kernel pads them).
     pub bytes: Vec<u8>,
+    /// The CPU whose perf ring the sample went to; `None` for ring buffer records.
+    pub cpu: Option<u32>,
+    /// Where in [`Record::bytes`] a perf sample's packet bytes (`BPF_F_CTXLEN_MASK`) are, when the backend knows
+    /// (the kernel's samples do not say); not compared.
+    pub packet: Option<std::ops::Range<usize>>,
 }
 
 /// The instruction a packet's run ended at: the program (index in the object) and its slot index (the numbering of
@@ -249,7 +254,12 @@ pub(crate) fn collect_records<E>(
 ) -> Result<Vec<Record>, E> {
     let mut records = Vec::new();
     for &map in rings {
-        records.extend(read(map)?.into_iter().map(|bytes| Record { map, bytes }));
+        records.extend(read(map)?.into_iter().map(|bytes| Record {
+            map,
+            bytes,
+            cpu: None,
+            packet: None,
+        }));
     }
     Ok(records)
 }
@@ -259,6 +269,7 @@ pub(crate) fn collect_records<E>(
 /// fill up and programs take their ring-full paths).
 pub(crate) struct Rings {
     all: Vec<usize>,
+    perf: Vec<usize>,
     live: bool,
 }
 
@@ -267,6 +278,7 @@ impl Rings {
     pub(crate) fn of(setup: &Setup) -> Rings {
         Rings {
             all: ring_buffers(&setup.spec.maps),
+            perf: perf_event_arrays(&setup.spec.maps),
             live: !setup.options.rings_after_trace,
         }
     }
@@ -285,6 +297,20 @@ impl Rings {
         &self.all
     }
 
+    /// The perf event arrays to read after each packet.
+    pub(crate) fn perf_per_packet(&self) -> &[usize] {
+        if self.live {
+            &self.perf
+        } else {
+            &[]
+        }
+    }
+
+    /// Every perf event array.
+    pub(crate) fn perf_all(&self) -> &[usize] {
+        &self.perf
+    }
+
     /// Whether records are read after each packet.
     pub(crate) fn live(&self) -> bool {
         self.live
@@ -296,4 +322,38 @@ pub fn ring_buffers(maps: &[hwxdp_object::MapSpec]) -> Vec<usize> {
     (0..maps.len())
         .filter(|&m| maps[m].map_type == RINGBUF)
         .collect()
+}
+
+/// `BPF_MAP_TYPE_PERF_EVENT_ARRAY`.
+pub const PERF_EVENT_ARRAY: u32 = 4;
+
+/// The perf event arrays of an object, by index.
+pub fn perf_event_arrays(maps: &[hwxdp_object::MapSpec]) -> Vec<usize> {
+    (0..maps.len())
+        .filter(|&m| maps[m].map_type == PERF_EVENT_ARRAY)
+        .collect()
+}
+
+/// The maps a program writes records into that a consumer reads: ring buffers and perf event arrays, by index.
+pub fn record_maps(maps: &[hwxdp_object::MapSpec]) -> Vec<usize> {
+    (0..maps.len())
+        .filter(|&m| matches!(maps[m].map_type, RINGBUF | PERF_EVENT_ARRAY))
+        .collect()
+}
+
+/// The samples of perf event arrays `arrays`, each as `read` consumes it (CPU by CPU), in map order.
+pub(crate) fn collect_samples<E>(
+    arrays: &[usize],
+    mut read: impl FnMut(usize) -> Result<Vec<hwxdp_maps::perf::Sample>, E>,
+) -> Result<Vec<Record>, E> {
+    let mut records = Vec::new();
+    for &map in arrays {
+        records.extend(read(map)?.into_iter().map(|s| Record {
+            map,
+            bytes: s.bytes,
+            cpu: Some(s.cpu),
+            packet: (!s.packet.is_empty()).then_some(s.packet),
+        }));
+    }
+    Ok(records)
 }

@@ -22,7 +22,8 @@ Writes to OUT: aborted/drop/pass/tx/redirect.pcap (the packets as the program le
 (verdicts and the figures the backend has: instructions and paths for software, cycles per packet for processors,
 a pipeline's latency and packets per cycle; coverage where the backend can map its work back to eBPF
 instructions), packets.jsonl (one line a packet: index, input time, verdict, redirect, instructions or cycles,
-fault, the exit instruction), records.jsonl (ring buffer records, when the object has ring buffers),
+fault, the exit instruction), records.jsonl (ring buffer records and perf samples with their cpu, when the object
+has ring buffers or perf event arrays), perf_samples.pcap (the packet bytes perf samples carry, BPF_F_CTXLEN_MASK),
 trace_printk.txt (bpf_trace_printk lines) and, with --dump-maps, maps.json.";
 
 /// Arguments of `hwxdp run`.
@@ -213,6 +214,9 @@ struct Outputs {
     tally: Tally,
     log: BufWriter<File>,
     records: Option<BufWriter<File>>,
+    /// `perf_samples.pcap`: the packet bytes of perf samples (`BPF_F_CTXLEN_MASK`), when the object has perf event
+    /// arrays.
+    samples: Option<trace::Writer>,
     record_counts: BTreeMap<String, usize>,
     insn_trace: Option<BufWriter<File>>,
     printk: Vec<String>,
@@ -297,7 +301,8 @@ impl Outputs {
                 &args.out.join(format!("{}.pcap", v.bucket())),
             )?);
         }
-        let has_rings = !hwxdp_backend::ring_buffers(&spec.maps).is_empty();
+        let has_rings = !hwxdp_backend::record_maps(&spec.maps).is_empty();
+        let has_perf = !hwxdp_backend::perf_event_arrays(&spec.maps).is_empty();
         let mut devmap_ifindex = BTreeMap::new();
         for (m, map) in spec.maps.iter().enumerate() {
             if !backends::DEVMAP_TYPES.contains(&map.map_type) {
@@ -323,6 +328,11 @@ impl Outputs {
             log: create(&args.out.join("packets.jsonl"))?,
             records: if has_rings {
                 Some(create(&args.out.join("records.jsonl"))?)
+            } else {
+                None
+            },
+            samples: if has_perf {
+                Some(trace::Writer::create(&args.out.join("perf_samples.pcap"))?)
             } else {
                 None
             },
@@ -388,7 +398,7 @@ impl Outputs {
             "exit": exit,
         });
         writeln!(self.log, "{line}")?;
-        self.write_records(Some(index), &ran.records)?;
+        self.write_records(Some((index, packet.time_ns)), &ran.records)?;
         self.printk
             .extend(ran.printk.iter().map(|l| format!("packet {index}: {l}")));
         if let Some(out) = self.insn_trace.as_mut() {
@@ -406,19 +416,30 @@ impl Outputs {
         Ok(())
     }
 
-    fn write_records(&mut self, packet: Option<usize>, records: &[Record]) -> Result<()> {
+    /// One JSON line a record (perf samples with their cpu), and the packet bytes of perf samples to
+    /// `perf_samples.pcap`, stamped with the time of the packet that wrote them (`packet`: index and time; `None` for
+    /// records read after the trace, stamped 0).
+    fn write_records(&mut self, packet: Option<(usize, u64)>, records: &[Record]) -> Result<()> {
         let Some(out) = self.records.as_mut() else {
             return Ok(());
         };
         for r in records {
             let name = self.maps.get(r.map).cloned().unwrap_or_default();
             let hex: String = r.bytes.iter().map(|b| format!("{b:02x}")).collect();
-            writeln!(
-                out,
-                "{}",
-                json!({"packet": packet, "map": name, "bytes": hex})
-            )?;
+            let index = packet.map(|p| p.0);
+            let line = match r.cpu {
+                Some(cpu) => json!({"packet": index, "map": name, "cpu": cpu, "bytes": hex}),
+                None => json!({"packet": index, "map": name, "bytes": hex}),
+            };
+            writeln!(out, "{line}")?;
             *self.record_counts.entry(name).or_default() += 1;
+            let sampled = r
+                .packet
+                .as_ref()
+                .and_then(|range| r.bytes.get(range.clone()));
+            if let (Some(pcap), Some(bytes)) = (self.samples.as_mut(), sampled) {
+                pcap.write(packet.map_or(0, |p| p.1), bytes)?;
+            }
         }
         Ok(())
     }
@@ -444,6 +465,9 @@ impl Outputs {
         self.log.flush()?;
         if let Some(mut r) = self.records.take() {
             r.flush()?;
+        }
+        if let Some(pcap) = self.samples.take() {
+            pcap.finish()?;
         }
         if let Some(mut t) = self.insn_trace.take() {
             t.flush()?;
@@ -565,7 +589,7 @@ fn print_summary(stats: &Stats, backend: &dyn Backend, out: &Path, clocks: &[f64
         println!("{} packets skipped (not a valid XDP frame)", stats.skipped);
     }
     for (map, n) in &stats.records {
-        println!("{n} records in ring buffer {map}");
+        println!("{n} records in {map}");
     }
     for f in &stats.first_faults {
         println!("fault: {f}");

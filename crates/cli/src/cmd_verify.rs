@@ -65,8 +65,9 @@ struct Verdict {
     maps: Vec<String>,
     map_count: usize,
     figures: serde_json::Map<String, serde_json::Value>,
+    /// What the records are called in the report line ("ring buffer records", "perf samples"); empty without any.
     #[serde(skip)]
-    has_rings: bool,
+    record_label: &'static str,
     #[serde(skip)]
     line: String,
 }
@@ -174,6 +175,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })
 }
 
+/// What verify's report calls the records of an object's ring buffers and perf event arrays.
+fn record_label(maps: &[hwxdp_object::MapSpec]) -> &'static str {
+    let rings = !hwxdp_backend::ring_buffers(maps).is_empty();
+    let perf = !hwxdp_backend::perf_event_arrays(maps).is_empty();
+    match (rings, perf) {
+        (true, true) => "ring buffer records and perf samples",
+        (true, false) => "ring buffer records",
+        (false, true) => "perf samples",
+        (false, false) => "",
+    }
+}
+
 /// Every backend of `entries` beside the kernel on `program`.
 fn verify_program(
     args: &Args,
@@ -183,7 +196,7 @@ fn verify_program(
     entries: &[&'static hwxdp_backend::Entry],
     trace: &Trace,
 ) -> Result<Vec<Verdict>> {
-    let rings: Vec<(usize, String)> = hwxdp_backend::ring_buffers(&loaded.spec.maps)
+    let rings: Vec<(usize, String)> = hwxdp_backend::record_maps(&loaded.spec.maps)
         .into_iter()
         .map(|m| (m, loaded.spec.maps[m].name.clone()))
         .collect();
@@ -207,7 +220,7 @@ fn verify_program(
                 maps: Vec::new(),
                 map_count: loaded.spec.maps.len(),
                 figures: Default::default(),
-                has_rings: !rings.is_empty(),
+                record_label: record_label(&loaded.spec.maps),
                 line: String::new(),
             },
             tally: Tally::default(),
@@ -337,10 +350,10 @@ fn report_line(args: &Args, side: &Side, summary: &hwxdp_backend::Summary) -> St
         }
         return text;
     }
-    let rings = if !v.has_rings {
+    let rings = if v.record_label.is_empty() {
         String::new()
     } else {
-        format!(", {} ring buffer records", v.ring_records)
+        format!(", {} {}", v.ring_records, v.record_label)
     };
     let mut figures = tally::figures_text(summary);
     if let Some(i) = side.tally.insns() {

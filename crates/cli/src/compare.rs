@@ -25,25 +25,60 @@ pub fn packet_problems(side: &str, kernel: &Ran, tested: &Ran) -> Vec<String> {
     problems
 }
 
-/// How the records in `theirs` (the kernel's) and `ours` differ, ring buffer by ring buffer (`rings`: each one's index
-/// and name).
+/// How the records in `theirs` (the kernel's) and `ours` differ, ring buffer by ring buffer and perf event array by
+/// perf event array (`rings`: each one's index and name). Perf samples are compared with the CPU they went to.
 pub fn ring_problems(
     side: &str,
     rings: &[(usize, String)],
     theirs: &[Record],
     ours: &[Record],
 ) -> Vec<String> {
-    let of = |records: &[Record], map: usize| -> Vec<Vec<u8>> {
+    let of = |records: &[Record], map: usize| -> Vec<(Option<u32>, Vec<u8>)> {
         records
             .iter()
             .filter(|r| r.map == map)
-            .map(|r| r.bytes.clone())
+            .map(|r| (r.cpu, r.bytes.clone()))
             .collect()
     };
     rings
         .iter()
-        .filter_map(|(m, name)| ringbuf_problem(side, name, &of(theirs, *m), &of(ours, *m)))
+        .filter_map(|(m, name)| {
+            let (a, b) = (of(theirs, *m), of(ours, *m));
+            if a.iter().chain(&b).any(|(cpu, _)| cpu.is_some()) {
+                perf_problem(side, name, &a, &b)
+            } else {
+                let bytes =
+                    |v: Vec<(Option<u32>, Vec<u8>)>| v.into_iter().map(|r| r.1).collect::<Vec<_>>();
+                ringbuf_problem(side, name, &bytes(a), &bytes(b))
+            }
+        })
         .collect()
+}
+
+/// How the samples written to perf event array `map` differ, if they do: (cpu, bytes) each.
+pub fn perf_problem(
+    side: &str,
+    map: &str,
+    theirs: &[(Option<u32>, Vec<u8>)],
+    ours: &[(Option<u32>, Vec<u8>)],
+) -> Option<String> {
+    if theirs == ours {
+        return None;
+    }
+    let show = |r: Option<&(Option<u32>, Vec<u8>)>| match r {
+        Some((cpu, bytes)) => format!("cpu {} {bytes:02x?}", cpu.unwrap_or(0)),
+        None => "none".to_string(),
+    };
+    let at = (0..theirs.len().max(ours.len()))
+        .find(|&i| theirs.get(i) != ours.get(i))
+        .unwrap_or(0);
+    Some(format!(
+        "perf event array {map}: kernel has {} samples, {side} {} (first differing, sample {at}: kernel {}, {side} {})",
+        theirs.len(),
+        ours.len(),
+        show(theirs.get(at)),
+        show(ours.get(at)),
+    ))
 }
 
 /// How the records one packet wrote to ring buffer `map` differ, if they do.

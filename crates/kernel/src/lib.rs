@@ -10,6 +10,7 @@ mod error;
 mod load;
 mod log;
 mod maps;
+mod perf;
 mod probe;
 mod ringbuf;
 mod routes;

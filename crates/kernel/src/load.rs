@@ -33,6 +33,8 @@ pub(crate) struct LoadedProgram {
 /// `KernelProgram` from the thread that loaded it.
 #[derive(Debug)]
 pub struct KernelProgram {
+    /// Perf buffers of the PERF_EVENT_ARRAY maps, by map index (dropped before the maps they write into).
+    pub(crate) perf: Vec<(usize, crate::perf::PerfReader)>,
     /// Keeps every map and program of the object alive, including maps the spec does not list (`.kconfig`, ...).
     _object: Object,
     pub(crate) specs: Vec<MapSpec>,
@@ -115,7 +117,9 @@ impl KernelProgram {
             .iter()
             .map(|p| find_program(&object, &p.name))
             .collect::<Result<Vec<_>, _>>()?;
+        let perf = crate::perf::open_all(&spec.maps, &maps)?;
         Ok(KernelProgram {
+            perf,
             _object: object,
             specs: spec.maps.clone(),
             maps,

@@ -8,6 +8,8 @@ pub mod map_type {
     pub const ARRAY: u32 = 2;
     /// `BPF_MAP_TYPE_PROG_ARRAY`.
     pub const PROG_ARRAY: u32 = 3;
+    /// `BPF_MAP_TYPE_PERF_EVENT_ARRAY`.
+    pub const PERF_EVENT_ARRAY: u32 = 4;
     /// `BPF_MAP_TYPE_PERCPU_HASH`.
     pub const PERCPU_HASH: u32 = 5;
     /// `BPF_MAP_TYPE_PERCPU_ARRAY`.

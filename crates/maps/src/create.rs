@@ -6,6 +6,7 @@ use crate::devices::{DevHash, SlotArray, SlotKind};
 use crate::hash::HashMap;
 use crate::lpm::LpmTrie;
 use crate::lru_hash::LruHash;
+use crate::perf::PerfEventArray;
 use crate::ringbuf::RingBuf;
 use hwxdp_object::MapSpec;
 
@@ -36,6 +37,7 @@ pub(crate) enum MapImpl {
     Slots(SlotArray),
     DevHash(DevHash),
     RingBuf(RingBuf),
+    Perf(PerfEventArray),
 }
 
 fn inval(why: &'static str) -> Fail {
@@ -193,6 +195,20 @@ fn check_xskmap(s: &MapSpec) -> Res {
     Ok(())
 }
 
+/// `fd_array_map_alloc_check` for PERF_EVENT_ARRAY, after libbpf made a `max_entries` of 0 one per possible CPU.
+fn check_perf_event_array(s: &MapSpec) -> Res {
+    const MASK: u32 = mf::NUMA_NODE | mf::ACCESS_MASK | mf::PRESERVE_ELEMS;
+    if s.key_size != 4 || s.value_size != 4 || s.map_flags & !MASK != 0 {
+        return Err(inval(
+            "perf event array needs 4-byte keys and 4-byte values (event fds)",
+        ));
+    }
+    if s.map_flags & (mf::RDONLY_PROG | mf::WRONLY_PROG) != 0 {
+        return Err(inval("perf event arrays take no program access flags"));
+    }
+    Ok(())
+}
+
 /// `ringbuf_map_alloc`'s checks.
 fn check_ringbuf(s: &MapSpec) -> Res {
     if s.map_flags & !mf::NUMA_NODE != 0
@@ -282,6 +298,10 @@ pub(crate) fn create(s: &MapSpec, cpus: usize) -> Res<MapImpl> {
             check_xskmap(s)?;
             check_addressable(max, s.value_size)?;
             MapImpl::Slots(SlotArray::new(SlotKind::Xskmap, s.max_entries, vs, cpus))
+        }
+        mt::PERF_EVENT_ARRAY => {
+            check_perf_event_array(s)?;
+            MapImpl::Perf(PerfEventArray::new(s.max_entries, cpus))
         }
         mt::RINGBUF => {
             check_ringbuf(s)?;

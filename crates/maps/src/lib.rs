@@ -13,6 +13,7 @@ mod keyindex;
 mod lpm;
 mod lru;
 mod lru_hash;
+pub mod perf;
 mod ringbuf;
 mod store;
 mod userspace;
@@ -207,7 +208,7 @@ impl Maps {
             MapImpl::Lpm(t) => t.lookup_slot(key),
             MapImpl::Slots(s) => s.lookup_slot(key),
             MapImpl::DevHash(d) => d.lookup_slot(key),
-            MapImpl::RingBuf(_) => None,
+            MapImpl::RingBuf(_) | MapImpl::Perf(_) => None,
         }
     }
 
@@ -232,6 +233,7 @@ impl Maps {
             MapImpl::Slots(x) => x.values.get(s),
             MapImpl::DevHash(d) => d.values.get(s),
             MapImpl::RingBuf(r) => Some(r.record(slot)),
+            MapImpl::Perf(_) => None,
         }
     }
 
@@ -250,6 +252,7 @@ impl Maps {
             MapImpl::Slots(x) => x.values.get_mut(s),
             MapImpl::DevHash(d) => d.values.get_mut(s),
             MapImpl::RingBuf(r) => Some(r.record_mut(slot)),
+            MapImpl::Perf(_) => None,
         }
     }
 
@@ -269,10 +272,12 @@ impl Maps {
             MapImpl::Lru(l) => l.update(key, value, flags, cpu, false),
             MapImpl::Lpm(t) => t.update(key, value, flags),
             // The verifier only lets programs look these up or redirect to them.
-            MapImpl::Slots(_) | MapImpl::DevHash(_) | MapImpl::RingBuf(_) => Err(Fail::new(
-                errno::EINVAL,
-                "programs cannot update this map type",
-            )),
+            MapImpl::Slots(_) | MapImpl::DevHash(_) | MapImpl::RingBuf(_) | MapImpl::Perf(_) => {
+                Err(Fail::new(
+                    errno::EINVAL,
+                    "programs cannot update this map type",
+                ))
+            }
         };
         r.map_or_else(neg, |()| 0)
     }
@@ -287,10 +292,12 @@ impl Maps {
             MapImpl::Hash(h) => h.delete(key),
             MapImpl::Lru(l) => l.delete(key),
             MapImpl::Lpm(t) => t.delete(key),
-            MapImpl::Slots(_) | MapImpl::DevHash(_) | MapImpl::RingBuf(_) => Err(Fail::new(
-                errno::EINVAL,
-                "programs cannot delete from this map type",
-            )),
+            MapImpl::Slots(_) | MapImpl::DevHash(_) | MapImpl::RingBuf(_) | MapImpl::Perf(_) => {
+                Err(Fail::new(
+                    errno::EINVAL,
+                    "programs cannot delete from this map type",
+                ))
+            }
         };
         r.map_or_else(neg, |()| 0)
     }
@@ -352,5 +359,33 @@ impl Maps {
         self.ringbuf(map)
             .map(ringbuf::RingBuf::drain)
             .unwrap_or_default()
+    }
+
+    /// `bpf_perf_event_output` into PERF_EVENT_ARRAY `map`: `index` is the low 32 bits of the flags
+    /// (`BPF_F_CURRENT_CPU` is this CPU), `data` the sample (the program's bytes, then any packet bytes). 0 or the
+    /// kernel's negative errno; -EINVAL when `map` is not a perf event array. The last `packet_bytes` of `data` are
+    /// packet bytes (the `BPF_F_CTXLEN_MASK` part).
+    pub fn perf_output(&mut self, map: usize, index: u32, data: &[u8], packet_bytes: usize) -> i64 {
+        const CURRENT_CPU: u32 = u32::MAX;
+        let cpu = self.cpu;
+        let index = if index == CURRENT_CPU {
+            cpu as u32
+        } else {
+            index
+        };
+        match self.maps.get_mut(map) {
+            Some(MapImpl::Perf(p)) => p
+                .output(cpu, index, data, packet_bytes)
+                .map_or_else(|f| f.errno(), |()| 0),
+            _ => -i64::from(errno::EINVAL),
+        }
+    }
+
+    /// The consumer of PERF_EVENT_ARRAY `map`: the samples not read yet, CPU by CPU.
+    pub fn perf_drain(&mut self, map: usize) -> Vec<perf::Sample> {
+        match self.maps.get_mut(map) {
+            Some(MapImpl::Perf(p)) => p.drain(),
+            _ => Vec::new(),
+        }
     }
 }

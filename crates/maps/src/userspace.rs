@@ -13,6 +13,14 @@ fn error(spec: &MapSpec, f: Fail) -> MapError {
     }
 }
 
+/// Userspace lookups of a perf event array: the kernel has no `map_fd_sys_lookup_elem` for it.
+const PERF_LOOKUP: Fail = Fail::new(ENOTSUPP, "perf event arrays cannot be read from userspace");
+/// Userspace updates of a perf event array take perf event fds, which hwxdp's consumer opens itself.
+const PERF_UPDATE: Fail = Fail::new(
+    EINVAL,
+    "perf event arrays hold the events hwxdp opens on each cpu; they cannot be set",
+);
+
 const RINGBUF_OPS: Fail = Fail::new(
     ENOTSUPP,
     "ring buffers have no elements to look up, update or delete",
@@ -79,6 +87,7 @@ impl MapStore for Maps {
             MapImpl::Slots(s) => s.user_lookup(key).map_err(|f| error(spec, f))?,
             MapImpl::DevHash(d) => d.user_lookup(key),
             MapImpl::RingBuf(_) => return Err(error(spec, RINGBUF_OPS)),
+            MapImpl::Perf(_) => return Err(error(spec, PERF_LOOKUP)),
         };
         Ok(found)
     }
@@ -119,6 +128,7 @@ impl MapStore for Maps {
             MapImpl::Slots(s) => s.user_update(key, value, flags),
             MapImpl::DevHash(d) => d.user_update(key, value, flags),
             MapImpl::RingBuf(_) => Err(RINGBUF_OPS),
+            MapImpl::Perf(_) => Err(PERF_UPDATE),
         };
         r.map_err(|f| error(spec, f))
     }
@@ -139,6 +149,7 @@ impl MapStore for Maps {
             MapImpl::Slots(s) => s.user_delete(key),
             MapImpl::DevHash(d) => d.user_delete(key),
             MapImpl::RingBuf(_) => Err(RINGBUF_OPS),
+            MapImpl::Perf(_) => Err(PERF_UPDATE),
         };
         r.map_err(|f| error(spec, f))
     }
@@ -166,7 +177,7 @@ impl MapStore for Maps {
             MapImpl::Lpm(t) => t.entries(),
             MapImpl::Slots(s) => s.entries(),
             MapImpl::DevHash(d) => d.entries(),
-            MapImpl::RingBuf(_) => Vec::new(),
+            MapImpl::RingBuf(_) | MapImpl::Perf(_) => Vec::new(),
         })
     }
 }

@@ -9,7 +9,8 @@ use hwxdp_maps::MapStore;
 
 /// The helpers the reference machine implements, by kernel id ([`hwxdp_ebpf::abi::HELPER_NAMES`] names them).
 pub const HELPERS: &[i32] = &[
-    1, 2, 3, 5, 6, 7, 8, 12, 23, 28, 44, 51, 54, 65, 69, 93, 94, 130, 131, 132, 133, 188, 189, 190,
+    1, 2, 3, 5, 6, 7, 8, 12, 23, 25, 28, 44, 51, 54, 65, 69, 93, 94, 130, 131, 132, 133, 188, 189,
+    190,
 ];
 
 /// The conformance suite's "unwind" helper.
@@ -50,6 +51,10 @@ const DEVMAP_TYPES: [u32; 2] = [14, 25];
 const REDIRECT_TYPES: [u32; 4] = [14, 25, 16, 17];
 const PROG_ARRAY: u32 = 3;
 const RINGBUF: u32 = 27;
+const PERF_EVENT_ARRAY: u32 = 4;
+/// `BPF_F_INDEX_MASK` and `BPF_F_CTXLEN_MASK` of `bpf_perf_event_output`.
+const BPF_F_INDEX_MASK: u64 = 0xffff_ffff;
+const BPF_F_CTXLEN_MASK: u64 = 0xf_ffff << 32;
 
 fn fault(helper: &'static str, message: impl Into<String>) -> FaultKind {
     FaultKind::Helper {
@@ -156,6 +161,7 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
             vm.outcome.redirect = Some((None, a1 as u32 as u64));
             Ok(Verdict::Redirect.retval() as u64)
         }
+        25 => perf_event_output(vm, a2, a3, a4, a5),
         28 => csum_diff(vm, a1, a2, a3, a4, a5),
         44 => Ok(vm.buff.adjust_head(a2 as i32 as i64) as u64),
         51 => {
@@ -269,6 +275,33 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
             },
         )),
     }
+}
+
+/// `bpf_xdp_event_output`: a sample of `size` bytes at `data`, then the first `flags & BPF_F_CTXLEN_MASK` bytes of
+/// the packet, into the perf event of the CPU `flags & BPF_F_INDEX_MASK` names (`BPF_F_CURRENT_CPU`: this one).
+fn perf_event_output(
+    vm: &mut Vm,
+    map_arg_value: u64,
+    flags: u64,
+    data: u64,
+    size: u64,
+) -> Result<u64, FaultKind> {
+    let map = map_arg(vm, 25, map_arg_value, Some(&[PERF_EVENT_ARRAY]))?;
+    if flags & !(BPF_F_CTXLEN_MASK | BPF_F_INDEX_MASK) != 0 {
+        return Ok(EINVAL);
+    }
+    let packet_bytes = ((flags & BPF_F_CTXLEN_MASK) >> 32) as usize;
+    let (_, start, end) = vm.buff.offsets();
+    if packet_bytes > end - start {
+        return Ok(EFAULT);
+    }
+    let mut sample = read_arg(vm, data, size as usize)?;
+    if packet_bytes > 0 {
+        sample.extend_from_slice(&read_arg(vm, region::packet(start), packet_bytes)?);
+    }
+    Ok(vm
+        .maps
+        .perf_output(map, flags as u32, &sample, packet_bytes) as u64)
 }
 
 /// The map index in a map-handle argument, checked against the map types the helper accepts.

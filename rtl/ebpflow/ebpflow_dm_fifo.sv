@@ -22,7 +22,7 @@
 // ending its cycle; a load's bytes (zero-extended) are on a_rdata_o in the next cycle and until the next load.
 // Accesses to the header go to the header register, in the same timing.
 //
-// Output (m_axis_*): tx_start_i (in a cycle with no engine request) streams the header's length field's worth of
+// Output (m_axis_*): tx_start_i (in a cycle with no engine request; the first word is read in that cycle) streams the header's length field's worth of
 // frame bytes, header bytes 0..15 on m_axis_tuser_o, and raises tx_done_o in the cycle of the last beat's handshake.
 // Host port: host_req_i (when neither stream runs) reads or writes one 64-bit word of the memory (host_addr_i a word
 // index, the header register for words 0..3); a read answers on host_rdata_o in the next cycle.
@@ -122,7 +122,9 @@ module ebpflow_dm_fifo #(
   logic          tx_run_q;
   logic [WW-1:0] tx_word_q;                       // the next word to read for output
   logic [WW-1:0] tx_end_q;                        // one past the frame's last word
-  logic          tx_rd;                           // port B reads tx_word_q at this edge
+  logic          tx_rd;                           // port B reads tx_rd_word at this edge
+  logic [WW-1:0] tx_rd_word;                      // the word the output reads
+  logic [WW-1:0] tx_rd_end;                       // one past the frame's last word, for that read
   logic          tx_hold;                         // the output register holds (not taken)
   logic          out_valid_q;
   logic          out_last_q;
@@ -153,7 +155,7 @@ module ebpflow_dm_fifo #(
       b_word = receiving_q ? rx_word_q : WW'(HdrWords);
     end else if (tx_rd) begin
       b_en   = 1'b1;
-      b_word = tx_word_q;
+      b_word = tx_rd_word;
     end else if (host_req_i) begin
       b_en    = 1'b1;
       b_we    = host_we_i && host_addr_i >= WW'(HdrWords);
@@ -288,8 +290,24 @@ module ebpflow_dm_fifo #(
   logic [13:0] frame_words;
   assign frame_words = {1'b0, len_q[15:3]} + {13'd0, |len_q[2:0]};
 
+  // One past the frame's last word: an empty frame still leaves as one beat (no byte kept), a frame longer than the
+  // FIFO is cut at RX_BYTES.
+  logic [WW-1:0] tx_end_d;
+  always_comb begin
+    if (frame_words == 14'd0) begin
+      tx_end_d = WW'(HdrWords + 1);
+    end else if ({{(14-WW){1'b0}}, WW'(RxWords - HdrWords)} < frame_words) begin
+      tx_end_d = WW'(RxWords);
+    end else begin
+      tx_end_d = WW'(HdrWords) + frame_words[WW-1:0];
+    end
+  end
+
+  // The output reads its first word in the cycle of tx_start_i, then one a cycle unless the output register holds.
+  assign tx_rd_word = tx_start_i ? WW'(HdrWords) : tx_word_q;
+  assign tx_rd_end  = tx_start_i ? tx_end_d : tx_end_q;
   assign tx_hold = out_valid_q && !m_axis_tready_i;
-  assign tx_rd   = tx_run_q && !tx_hold && tx_word_q != tx_end_q;
+  assign tx_rd   = tx_start_i || (tx_run_q && !tx_hold && tx_word_q != tx_end_q);
 
   logic host_rd_q;
   logic host_hdr_q;
@@ -343,24 +361,15 @@ module ebpflow_dm_fifo #(
       end
       // Output: words HdrWords .. HdrWords + frame_words - 1, one read a cycle unless the output register holds.
       if (tx_start_i) begin
-        tx_run_q  <= 1'b1;
-        tx_word_q <= WW'(HdrWords);
-        // An empty frame still leaves as one beat (no byte kept); a frame longer than the FIFO is cut at RX_BYTES.
-        if (frame_words == 14'd0) begin
-          tx_end_q <= WW'(HdrWords + 1);
-        end else if ({{(14-WW){1'b0}}, WW'(RxWords - HdrWords)} < frame_words) begin
-          tx_end_q <= WW'(RxWords);
-        end else begin
-          tx_end_q <= WW'(HdrWords) + frame_words[WW-1:0];
-        end
-      end else if (tx_rd) begin
-        tx_word_q <= tx_word_q + 1'b1;
+        tx_run_q <= 1'b1;
+        tx_end_q <= tx_end_d;
       end
       if (tx_rd) begin
+        tx_word_q   <= tx_rd_word + 1'b1;
         out_valid_q <= 1'b1;
-        out_bank_q  <= tx_word_q[0];
-        out_last_q  <= (tx_word_q + 1'b1) == tx_end_q;
-        out_keep_q  <= ((tx_word_q + 1'b1) == tx_end_q && len_q[2:0] != 3'd0)
+        out_bank_q  <= tx_rd_word[0];
+        out_last_q  <= (tx_rd_word + 1'b1) == tx_rd_end;
+        out_keep_q  <= ((tx_rd_word + 1'b1) == tx_rd_end && len_q[2:0] != 3'd0)
                        ? ((8'd1 << len_q[2:0]) - 8'd1) : (len_q == 16'd0 ? 8'd0 : 8'hff);
       end else if (out_valid_q && m_axis_tready_i) begin
         out_valid_q <= 1'b0;

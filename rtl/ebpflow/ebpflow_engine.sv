@@ -107,7 +107,8 @@ module ebpflow_engine #(
   logic [63:0] dm_rdata;
   logic        tx_start;
 
-  assign tx_start = (state_q == Run) && ran_q && !rx_open_q && !tx_started_q;
+  // The output starts in the cycle the run's result comes out (or once the whole frame is in).
+  assign tx_start = (state_q == Run) && (ran_q || core_done) && !rx_open_q && !tx_started_q;
 
   ebpflow_dm_fifo #(
     .RX_BYTES (RX_BYTES),

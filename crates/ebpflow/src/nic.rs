@@ -2,8 +2,8 @@
 //! round-robin arbiter shared by every engine, and the outputs to the TX queues (one per port) and the host queue.
 //!
 //! Timing of an engine around its run (`rtl/ebpflow/ebpflow_engine.sv`): the run starts in the cycle its packet's
-//! first beat is taken (a beat a cycle, 8 bytes each); the DM_FIFO starts the output two cycles after the run's
-//! last cycle, or once the whole frame is in if that is later, and offers the first beat two cycles after that; the
+//! first beat is taken (a beat a cycle, 8 bytes each); the DM_FIFO starts the output in the cycle after the run's
+//! last cycle, or once the whole frame is in if that is later, and offers the first beat in the cycle after; the
 //! crossbar grants a free TX queue in one cycle, then a beat leaves a cycle; the engine takes a new packet's first
 //! beat in the cycle after its last output beat left. A port's input carries one packet at a time. A TX queue takes
 //! one packet's beats at a time, in the order the engines are ready, and grants the next in the cycle after the last
@@ -88,7 +88,7 @@ pub struct Nic {
 }
 
 /// Cycles from a run's end (its `cycles`, counted from its first beat) to the DM_FIFO starting the output.
-const TX_AFTER_RUN: u64 = 2;
+const TX_AFTER_RUN: u64 = 1;
 
 fn beats(len: usize) -> u64 {
     (len as u64).div_ceil(8).max(1)
@@ -239,10 +239,11 @@ impl State {
         let cycles = r.pipe.done().expect("done");
         let (packet, start) = (r.packet, r.start);
         let w = beats(self.lens[packet]);
-        // The DM_FIFO starts the output once the run has ended and the whole frame is in; its first beat is
-        // offered two cycles later; the crossbar grants it a free TX queue in a cycle, then a beat a cycle leaves.
+        // The DM_FIFO starts the output once the run has ended and the whole frame is in, reading the first word
+        // in that cycle; its first beat is offered in the next; the crossbar grants it a free TX queue in a cycle,
+        // then a beat a cycle leaves.
         let tx_start = (start + cycles + TX_AFTER_RUN).max(start + w);
-        let offered = tx_start + 2;
+        let offered = tx_start + 1;
         let queue = match self.dests[packet] {
             Dest::Drop => None,
             Dest::Port(q) => Some(q % self.ports),

@@ -19,8 +19,10 @@ pub const ENTRY: Entry = Entry {
 };
 
 fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
-    let machine = Machine::new(setup.spec, Some(setup.program), setup.config)
+    let mut machine = Machine::new(setup.spec, Some(setup.program), setup.config)
         .map_err(|e| BackendError::setup(ENTRY.name, e))?;
+    // Its perf event arrays are drained after every packet or after the trace, as its ring buffers.
+    machine.read_perf_samples();
     Ok(Box::new(Interp {
         rings: crate::Rings::of(setup),
         machine,

@@ -287,6 +287,12 @@ fn perf_event_output(
     size: u64,
 ) -> Result<u64, FaultKind> {
     let map = map_arg(vm, 25, map_arg_value, Some(&[PERF_EVENT_ARRAY]))?;
+    if !vm.env.perf_consumer {
+        return Err(fault(
+            "bpf_perf_event_output",
+            "this backend does not read perf event arrays (their samples would be lost)",
+        ));
+    }
     if flags & !(BPF_F_CTXLEN_MASK | BPF_F_INDEX_MASK) != 0 {
         return Ok(EINVAL);
     }

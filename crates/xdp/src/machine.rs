@@ -113,6 +113,8 @@ pub(crate) struct Env {
     pub record_trace: bool,
     pub routes: RouteTable,
     pub environment: Environment,
+    /// Whether whoever runs the machine reads its perf event arrays ([`Machine::read_perf_samples`]).
+    pub perf_consumer: bool,
 }
 
 /// The reference machine for one program of an object.
@@ -218,6 +220,7 @@ impl Machine {
                 record_trace: config.record_trace,
                 routes: config.routes.clone(),
                 environment: config.environment,
+                perf_consumer: false,
             },
             stack: vec![0; crate::exec::STACK_BYTES],
             scratch: [Vec::new(), Vec::new()],
@@ -278,6 +281,13 @@ impl Machine {
     /// Sets the time of the next packet's arrival, in nanoseconds, for [`Clock::Virtual`].
     pub fn set_time(&mut self, ns: u64) {
         self.env.packet_time = ns;
+    }
+
+    /// Says that the caller reads the samples `bpf_perf_event_output` writes ([`Maps::perf_drain`] after packets).
+    /// Until then the helper stops the program with a fault naming it, so that a backend that never reads perf event
+    /// arrays cannot lose every sample in silence.
+    pub fn read_perf_samples(&mut self) {
+        self.env.perf_consumer = true;
     }
 
     /// The maps, with the data-path operations too.

@@ -447,3 +447,44 @@ fn a_resume_inside_an_lddw_or_outside_the_frame_is_refused() {
         Err(ResumeError::Stack { off: -4, size: 8 })
     ));
 }
+
+#[test]
+fn perf_event_output_samples_header_and_packet_bytes_once_a_consumer_reads_them() {
+    // bpf_perf_event_output(ctx, map, BPF_F_CURRENT_CPU | 6 << 32, stack-8, 3): 3 bytes, then 6 packet bytes.
+    let text = "\
+r6 = r1
+r2 = 0x0a0b0c
+*(u32 *)(r10 - 8) = r2
+r1 = r6
+r2 = map ll
+r3 = 0x6ffffffff ll
+r4 = r10
+r4 += -8
+r5 = 3
+call 25
+exit";
+    let mut prog = program("p", &text.replace("map ll", "0 ll"));
+    let lddw = prog.insns.iter().position(|i| i.is_lddw()).unwrap();
+    prog.insns[lddw].src = hwxdp_ebpf::PSEUDO_MAP_FD;
+    let obj = object(vec![prog], vec![MapSpec::new("samples", 4, 4, 4, 0)]);
+    let mut machine = Machine::new(&obj, None, &Config::default()).unwrap();
+    let mut buff = XdpBuff::new(&frame(64)).unwrap();
+    // Without a consumer the helper refuses, by name, rather than lose the sample.
+    let out = machine.run_packet(&mut buff, &XdpMd::default());
+    let fault = out.fault.expect("refused").to_string();
+    assert!(fault.contains("bpf_perf_event_output (25)"), "{fault}");
+    machine.read_perf_samples();
+    buff.reset(&frame(64)).unwrap();
+    let out = machine.run_packet(&mut buff, &XdpMd::default());
+    assert!(out.fault.is_none(), "{:?}", out.fault);
+    assert_eq!(out.retval, 0);
+    let samples = machine.maps_mut().perf_drain(0);
+    assert_eq!(samples.len(), 1);
+    // 3 + 6 bytes, padded to 12 so that the u32 size and the bytes end on 8.
+    assert_eq!(
+        samples[0].bytes,
+        [0x0c, 0x0b, 0x0a, 0, 1, 2, 3, 4, 5, 0, 0, 0]
+    );
+    assert_eq!(samples[0].packet, 3..9);
+    assert_eq!(samples[0].cpu, 0);
+}

@@ -18,7 +18,7 @@ use hwxdp_maps::{Entries, MapError, MapStore};
 use hwxdp_object::{MapSpec, ObjectSpec};
 use hwxdp_rtlsim::ebpflow::EbpflowPaths;
 use hwxdp_rtlsim::ebpflow_nic::{
-    HostRequest, NicConfig, NicMap, NicPacket, NicRtl, Observed, Offered, TxQueue,
+    CoprocSizes, HostRequest, NicConfig, NicMap, NicPacket, NicRtl, Observed, Offered, TxQueue,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,10 +41,11 @@ pub mod limits {
     pub const KEY_BYTES: u32 = 16;
     /// Longest value (`VAL_BYTES`).
     pub const VAL_BYTES: u32 = 32;
-    /// Exact-match entries shared by the HASH and LRU_HASH maps (`CAM_ENTRIES`).
-    pub const CAM_ENTRIES: u64 = 64;
-    /// LPM entries shared by the LPM_TRIE maps (`TCAM_ENTRIES`).
-    pub const TCAM_ENTRIES: u64 = 32;
+    /// The most exact-match entries, shared by the HASH and LRU_HASH maps, a model is built with (`CAM_ENTRIES`:
+    /// the maps' total rounded up to a power of two, at least 64).
+    pub const CAM_ENTRIES: u64 = 4096;
+    /// The most LPM entries, shared by the LPM_TRIE maps (`TCAM_ENTRIES`: as the CAM, at least 32).
+    pub const TCAM_ENTRIES: u64 = 1024;
     /// 64-bit words of value memory shared by every map (`VM_WORDS`).
     pub const VM_WORDS: u64 = 4096;
     /// Helpers the coprocessor answers: map lookup, update, delete, `bpf_redirect`, `bpf_redirect_map`.
@@ -100,7 +101,7 @@ fn nic_type(spec: &MapSpec) -> Result<(u32, bool), BackendError> {
 /// hold and the limit. A per-CPU map needs a NIC of one engine: the engines share the coprocessor's one copy, and a
 /// program that updates a per-CPU value without an atomic (as it may, the kernel's copy being its CPU's alone) would
 /// lose updates when two engines race.
-fn map_table(maps: &[MapSpec], engines: usize) -> Result<Vec<NicMap>, BackendError> {
+fn map_table(maps: &[MapSpec], engines: usize) -> Result<(Vec<NicMap>, CoprocSizes), BackendError> {
     use limits::*;
     if maps.len() > MAPS {
         return Err(setup_error(format!(
@@ -161,7 +162,7 @@ fn map_table(maps: &[MapSpec], engines: usize) -> Result<Vec<NicMap>, BackendErr
         ] {
             if used > limit {
                 return Err(setup_error(format!(
-                    "map {name}: {} entries need {used} {what}, the eBPFlow coprocessor has {limit}",
+                    "map {name}: {} entries need {used} {what}, the eBPFlow coprocessor has at most {limit}",
                     m.max_entries
                 )));
             }
@@ -174,7 +175,14 @@ fn map_table(maps: &[MapSpec], engines: usize) -> Result<Vec<NicMap>, BackendErr
             max_entries: m.max_entries,
         });
     }
-    Ok(table)
+    let default = CoprocSizes::default();
+    let sizes = CoprocSizes {
+        cam_entries: (cam as usize).next_power_of_two().max(default.cam_entries),
+        tcam_entries: (tcam as usize)
+            .next_power_of_two()
+            .max(default.tcam_entries),
+    };
+    Ok((table, sizes))
 }
 
 /// One program the NIC runs.
@@ -287,11 +295,11 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
             o.engines_per_port
         )));
     }
-    let table = map_table(&setup.spec.maps, o.ports * o.engines_per_port)?;
+    let (table, sizes) = map_table(&setup.spec.maps, o.ports * o.engines_per_port)?;
     let (versions, schedule) = versions(setup, o)?;
     let mut paths = EbpflowPaths::from_env();
     paths.notify = setup.notify;
-    let nic = NicRtl::new(&paths, config).map_err(|e| setup_error(e.to_string()))?;
+    let nic = NicRtl::with_sizes(&paths, config, sizes).map_err(|e| setup_error(e.to_string()))?;
     let last_has_none = o.swaps.last().is_some_and(|s| s.spec.maps.is_empty());
     let mut maps = RtlMaps {
         nic,
@@ -751,5 +759,61 @@ impl Backend for EbpflowRtl {
         }
         summary.packets_per_cycle = Some(total as f64 / span);
         summary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(maps: &[MapSpec], engines: usize) -> String {
+        map_table(maps, engines).err().expect("refused").to_string()
+    }
+
+    #[test]
+    fn the_stores_are_sized_to_the_maps_and_their_limits_name_the_map() {
+        let hash = |name: &str, n| MapSpec::new(name, 1, 8, 8, n);
+        let (table, sizes) = map_table(&[hash("a", 100), hash("b", 200)], 4).expect("fits");
+        assert_eq!(table.len(), 2);
+        assert_eq!(sizes.cam_entries, 512);
+        assert_eq!(sizes.tcam_entries, 32);
+        let (_, small) = map_table(&[hash("a", 3)], 4).expect("fits");
+        assert_eq!(small, CoprocSizes::default());
+        let lpm = MapSpec::new("routes", 11, 8, 16, 300);
+        assert_eq!(map_table(&[lpm], 1).expect("fits").1.tcam_entries, 512);
+        let err = refusal(&[hash("a", 4000), hash("big", 200)], 1);
+        assert!(
+            err.contains("map big: 200 entries need 4200 CAM entries")
+                && err.contains("has at most 4096"),
+            "{err}"
+        );
+        let err = refusal(&[MapSpec::new("words", 2, 4, 32, 2000)], 1);
+        assert!(
+            err.contains("map words") && err.contains("value-memory words"),
+            "{err}"
+        );
+        let err = refusal(&[MapSpec::new("k", 1, 20, 8, 4)], 1);
+        assert!(err.contains("map k: 20-byte keys"), "{err}");
+        let err = refusal(&[MapSpec::new("p", 6, 4, 8, 4)], 2);
+        assert!(
+            err.contains("map p: a per-CPU map on a NIC of 2 engines"),
+            "{err}"
+        );
+        map_table(&[MapSpec::new("p", 6, 4, 8, 4)], 1).expect("one engine holds it");
+        let nine: Vec<MapSpec> = (0..9).map(|i| hash(&format!("m{i}"), 1)).collect();
+        assert!(refusal(&nine, 1).contains("9 maps"));
+    }
+
+    #[test]
+    fn a_verdict_must_leave_by_its_queue() {
+        check_queue(0, XDP_PASS, false, 0, Some(TxQueue::Host), 2).expect("pass");
+        check_queue(0, XDP_TX, false, 1, Some(TxQueue::Port(1)), 2).expect("tx");
+        check_queue(0, XDP_REDIRECT, false, 1, Some(TxQueue::Port(0)), 2).expect("redirect");
+        check_queue(0, 1, false, 1, None, 2).expect("drop");
+        check_queue(0, XDP_PASS, true, 1, None, 2).expect("a fault drops");
+        let err = check_queue(7, XDP_TX, false, 1, Some(TxQueue::Port(0)), 2)
+            .expect_err("wrong port")
+            .to_string();
+        assert!(err.contains("packet 7"), "{err}");
     }
 }

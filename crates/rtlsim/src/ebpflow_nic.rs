@@ -191,9 +191,38 @@ impl NicConfig {
         Ok(spec)
     }
 
+    /// [`NicConfig::build_spec`] with the coprocessor's stores at `sizes` (the default sizes add no flag, so
+    /// their model is the one of [`NicConfig::build_spec`]).
+    pub fn build_spec_sized(
+        &self,
+        paths: &EbpflowPaths,
+        sizes: CoprocSizes,
+    ) -> Result<BuildSpec, NicRtlError> {
+        let mut spec = self.build_spec(paths)?;
+        let default = CoprocSizes::default();
+        if sizes.cam_entries != default.cam_entries {
+            spec.flags
+                .push(format!("-GCAM_ENTRIES={}", sizes.cam_entries));
+        }
+        if sizes.tcam_entries != default.tcam_entries {
+            spec.flags
+                .push(format!("-GTCAM_ENTRIES={}", sizes.tcam_entries));
+        }
+        Ok(spec)
+    }
+
     /// Builds the model, or finds it in the cache.
     pub fn model(&self, paths: &EbpflowPaths) -> Result<Model, NicRtlError> {
-        let spec = self.build_spec(paths)?;
+        self.model_sized(paths, CoprocSizes::default())
+    }
+
+    /// Builds the model with the coprocessor's stores at `sizes`, or finds it in the cache.
+    pub fn model_sized(
+        &self,
+        paths: &EbpflowPaths,
+        sizes: CoprocSizes,
+    ) -> Result<Model, NicRtlError> {
+        let spec = self.build_spec_sized(paths, sizes)?;
         let notify = paths.notify;
         let engines = self.ports * self.engines_per_port;
         let mut announce = || {
@@ -205,6 +234,26 @@ impl NicConfig {
             }
         };
         Ok(locked_build(&spec, TOP, &mut announce)?)
+    }
+}
+
+/// The coprocessor's exact-match and LPM stores a model is built with (`ebpflow_nic`'s `CAM_ENTRIES` and
+/// `TCAM_ENTRIES`): each size is its own cached model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoprocSizes {
+    /// Exact-match entries shared by the HASH and LRU_HASH maps.
+    pub cam_entries: usize,
+    /// LPM entries shared by the LPM_TRIE maps.
+    pub tcam_entries: usize,
+}
+
+impl Default for CoprocSizes {
+    /// The NIC's defaults: 64 CAM and 32 TCAM entries.
+    fn default() -> Self {
+        CoprocSizes {
+            cam_entries: 64,
+            tcam_entries: 32,
+        }
     }
 }
 
@@ -367,7 +416,16 @@ pub struct NicRtl {
 impl NicRtl {
     /// Builds (or takes from the cache) the model of `config` and starts its harness.
     pub fn new(paths: &EbpflowPaths, config: NicConfig) -> Result<NicRtl, NicRtlError> {
-        let model = config.model(paths)?;
+        NicRtl::with_sizes(paths, config, CoprocSizes::default())
+    }
+
+    /// [`NicRtl::new`] with the coprocessor's stores at `sizes`.
+    pub fn with_sizes(
+        paths: &EbpflowPaths,
+        config: NicConfig,
+        sizes: CoprocSizes,
+    ) -> Result<NicRtl, NicRtlError> {
+        let model = config.model_sized(paths, sizes)?;
         let harness =
             LineHarness::start(&model.executable).map_err(|source| NicRtlError::Start {
                 executable: model.executable.clone(),

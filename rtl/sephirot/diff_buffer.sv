@@ -7,6 +7,14 @@
 // - Each of the ENTRIES entries holds one 8-byte-aligned word of the page: a valid bit, the word address (page
 //   offset / 8, 9 bits), 64 data bits and an 8-bit byte mask (bit i: byte i of the word has been written; data
 //   bytes outside the mask are don't-care). No two valid entries hold the same word.
+// - Storage: valid bits and word addresses in flip-flops (compared associatively); data and mask in distributed
+//   RAM, one bank of ENTRIES x 72 bits per write slot (2 * LANES), each written only by its slot, so each has one
+//   write port; a write stores its entry's whole merged word in its slot's bank and a 3-bit live-value table per
+//   entry names the bank holding the entry's word. Readers (the write slots' read-modify-writes, two words per lane
+//   overlay, FRAME_BYTES / 8 + 1 for the frame) find their entry by tag and read its row from the bank the table
+//   names (asynchronous reads, one LUTRAM copy per reader and bank). The entries' bytes no longer sit in
+//   flip-flops behind per-entry merge multiplexers and 32-way AND-OR read trees (57,263 LUTs at 4 lanes and 32
+//   entries before; this file's figures below).
 // - Writes: LANES write ports; lane l writes wr_bytes_i[l] bytes (0 to 8; larger values act as 8) of
 //   wr_data_i[l], little-endian from its low byte, at page offset wr_addr_i[l] (any alignment; offsets wrap
 //   modulo 4096). A write touches one or two words. Within a cycle the lanes apply in lane order: on overlapping
@@ -49,11 +57,9 @@ module diff_buffer #(
   localparam integer CountW  = $clog2(ENTRIES + 1); // holds 0..ENTRIES
   localparam integer FrWords = FRAME_BYTES / 8 + 1; // words an unaligned frame spans
 
-  // The entries, flattened: entry e is valid_q[e], word_q[9*e +: 9], mask_q[8*e +: 8], data_q[64*e +: 64].
+  // The entries' tags, flattened: entry e is valid_q[e], word_q[9*e +: 9] (its bytes: the banks below).
   logic [ENTRIES-1:0]    valid_q;
   logic [ENTRIES*9-1:0]  word_q;
-  logic [ENTRIES*8-1:0]  mask_q;
-  logic [ENTRIES*64-1:0] data_q;
   logic                  overflow_q;
 
   // A byte count as a mask of the low bytes of a word.
@@ -164,70 +170,186 @@ module diff_buffer #(
     end
   end
 
-  // Each entry's next state: a merge of the leader holding its word, or the leader it is allocated to (at most one
-  // of either, as leaders' words differ and entries' words differ).
+  // Storage. Entry e's tag (valid_q[e], word_q) lives in flip-flops (the associative compares); its bytes and mask
+  // live in distributed RAM: one bank per write slot, ENTRIES rows of {mask, data}, written only by its slot, so
+  // every bank has one write port. A write stores the entry's whole merged word (its old bytes, read from the bank
+  // that holds them, under this cycle's), and lvt_q[e] (a live-value table) names the bank holding entry e's word.
+  // Every reader (the leaders' read-modify-writes, the lane and frame overlays) finds its entry by tag, then reads
+  // that row from every bank (asynchronous LUTRAM reads, one copy per reader) and keeps the bank lvt_q names.
+  localparam integer EW      = (ENTRIES > 1) ? $clog2(ENTRIES) : 1;
+  localparam integer SW      = (Slots > 1) ? $clog2(Slots) : 1;
+  localparam integer Readers = Slots + 2 * LANES + FrWords;  // leaders, lane words, frame words
+  localparam integer RowW    = 72;                           // {mask, data}
+
+  logic [SW-1:0] lvt_q [ENTRIES];
+
+  // One-hot entry vectors as an entry index (the vectors have at most one bit set).
+  function automatic logic [EW-1:0] index_of(input logic [ENTRIES-1:0] onehot);
+    integer i;
+    index_of = '0;
+    for (i = 0; i < ENTRIES; i = i + 1) begin
+      if (onehot[i]) index_of = index_of | EW'(i);
+    end
+  endfunction
+
+  // The bank holding the word of the entry a one-hot vector names.
+  function automatic logic [SW-1:0] bank_of(input logic [ENTRIES-1:0] onehot,
+                                            input logic [ENTRIES*SW-1:0] lvt);
+    integer i;
+    bank_of = '0;
+    for (i = 0; i < ENTRIES; i = i + 1) begin
+      if (onehot[i]) bank_of = bank_of | lvt[SW*i +: SW];
+    end
+  endfunction
+
+  logic [ENTRIES*SW-1:0] lvt_flat;
+  genvar gv;
+  generate
+    for (gv = 0; gv < ENTRIES; gv = gv + 1) begin : g_lvt_flat
+      assign lvt_flat[SW*gv +: SW] = lvt_q[gv];
+    end
+  endgenerate
+
+  // Leaders: the entry each merges into (a hit) or is allocated (a miss that fits).
+  logic [Slots*ENTRIES-1:0] tgt;     // bit s*ENTRIES+e: leader s writes entry e
+  logic [Slots*ENTRIES-1:0] alloc;   // the same, for allocations only
+  logic [ENTRIES-1:0]       alloc_any;
+  logic [ENTRIES-1:0]       tgt_any;  // some leader writes entry e
+  integer                   as, ae;
+
+  always_comb begin
+    alloc     = '0;
+    alloc_any = '0;
+    tgt_any   = '0;
+    for (as = 0; as < Slots; as = as + 1) begin
+      for (ae = 0; ae < ENTRIES; ae = ae + 1) begin
+        alloc[as*ENTRIES + ae] = miss[as] & ~valid_q[ae]
+                                 & (free_rank[CountW*ae +: CountW] == miss_rank[CountW*as +: CountW]);
+        alloc_any[ae]          = alloc_any[ae] | alloc[as*ENTRIES + ae];
+        tgt_any[ae]            = tgt_any[ae] | alloc[as*ENTRIES + ae] | hit[as*ENTRIES + ae];
+      end
+    end
+    tgt = hit | alloc;
+  end
+
+  // Reader r's one-hot entry vector and its index: leaders first, then lane l's two words, then the frame's.
+  logic [Readers*ENTRIES-1:0] rd_hot;
+  logic [Readers*EW-1:0]      rd_idx;
+  logic [Readers*SW-1:0]      rd_bank;
+  logic [Readers-1:0]         rd_any;
+  logic [8:0]                 look_word;
+  integer                     rr, re, rl, rf;
+
+  always_comb begin
+    rd_hot    = '0;
+    look_word = '0;
+    for (rr = 0; rr < Slots; rr = rr + 1) begin
+      rd_hot[rr*ENTRIES +: ENTRIES] = hit[rr*ENTRIES +: ENTRIES];  // an allocation reads nothing old
+    end
+    for (rl = 0; rl < 2 * LANES; rl = rl + 1) begin
+      look_word = ov_addr_i[12*(rl/2) + 3 +: 9] + 9'(rl % 2);
+      for (re = 0; re < ENTRIES; re = re + 1) begin
+        rd_hot[(Slots + rl)*ENTRIES + re] = valid_q[re] & (word_q[9*re +: 9] == look_word);
+      end
+    end
+    for (rf = 0; rf < FrWords; rf = rf + 1) begin
+      look_word = fr_addr_i[11:3] + 9'(rf);
+      for (re = 0; re < ENTRIES; re = re + 1) begin
+        rd_hot[(Slots + 2*LANES + rf)*ENTRIES + re] = valid_q[re] & (word_q[9*re +: 9] == look_word);
+      end
+    end
+    for (rr = 0; rr < Readers; rr = rr + 1) begin
+      rd_idx[EW*rr +: EW]  = index_of(rd_hot[rr*ENTRIES +: ENTRIES]);
+      rd_bank[SW*rr +: SW] = bank_of(rd_hot[rr*ENTRIES +: ENTRIES], lvt_flat);
+      rd_any[rr]           = |rd_hot[rr*ENTRIES +: ENTRIES];
+    end
+  end
+
+  // The banks: bank b is written by leader b at its entry, read by every reader at the reader's entry.
+  logic [Slots-1:0]           bank_we;
+  logic [Slots*EW-1:0]        bank_widx;
+  logic [Slots*RowW-1:0]      bank_wrow;
+  logic [Slots*Readers*RowW-1:0] bank_rd;  // bank b, reader r at RowW*(b*Readers + r)
+
+  genvar gb, gr;
+  generate
+    for (gb = 0; gb < Slots; gb = gb + 1) begin : g_bank
+      logic [RowW-1:0] mem [ENTRIES];
+      always_ff @(posedge clk_i) begin
+        if (bank_we[gb]) mem[bank_widx[EW*gb +: EW]] <= bank_wrow[RowW*gb +: RowW];
+      end
+      for (gr = 0; gr < Readers; gr = gr + 1) begin : g_read
+        assign bank_rd[RowW*(gb*Readers + gr) +: RowW] = mem[rd_idx[EW*gr +: EW]];
+      end
+    end
+  endgenerate
+
+  // Reader r's row: its entry's word from the bank the table names; mask zero when no entry holds the word.
+  logic [Readers*RowW-1:0] rd_row;
+  integer                  sr, sb;
+
+  always_comb begin
+    rd_row = '0;
+    for (sr = 0; sr < Readers; sr = sr + 1) begin
+      for (sb = 0; sb < Slots; sb = sb + 1) begin
+        if (rd_bank[SW*sr +: SW] == SW'(sb)) rd_row[RowW*sr +: RowW] = bank_rd[RowW*(sb*Readers + sr) +: RowW];
+      end
+      if (!rd_any[sr]) rd_row[RowW*sr + 64 +: 8] = 8'd0;
+    end
+  end
+
+  // Leader s's write: its merged bytes over the entry's old word (none for an allocation), into bank s.
+  integer ws, wb;
+
+  always_comb begin
+    bank_we   = '0;
+    bank_widx = '0;
+    bank_wrow = '0;
+    for (ws = 0; ws < Slots; ws = ws + 1) begin
+      bank_we[ws]               = ~clear_i & (|tgt[ws*ENTRIES +: ENTRIES]);
+      bank_widx[EW*ws +: EW]    = index_of(tgt[ws*ENTRIES +: ENTRIES]);
+      bank_wrow[RowW*ws + 64 +: 8] = rd_row[RowW*ws + 64 +: 8] | merged_mask[8*ws +: 8];
+      for (wb = 0; wb < 8; wb = wb + 1) begin
+        bank_wrow[RowW*ws + 8*wb +: 8] = merged_mask[8*ws + wb] ? merged_data[64*ws + 8*wb +: 8]
+                                                                 : rd_row[RowW*ws + 8*wb +: 8];
+      end
+    end
+  end
+
+  // Tags and the live-value table. Word and table entries of a free entry are don't-care (no reset); clear_i
+  // drops the cycle's writes with the valid bits.
   genvar ge;
   generate
     for (ge = 0; ge < ENTRIES; ge = ge + 1) begin : g_entry
-      logic        valid_e;
-      logic [8:0]  word_e;
-      logic [7:0]  mask_e;
-      logic [63:0] data_e;
-      logic [Slots-1:0] alloc;
-      logic [Slots-1:0] touch;     // the leader merging into or allocating this entry (at most one)
-      logic [8:0]  new_word;
-      logic [7:0]  upd_mask;
-      logic [63:0] upd_data;
-      logic [7:0]  mask_d;
-      logic [63:0] data_d;
-      integer      s, b;
+      logic [8:0]    new_word;
+      logic [SW-1:0] new_bank;
+      integer        s;
 
       always_comb begin
-        alloc    = '0;
-        touch    = '0;
         new_word = '0;
-        upd_mask = '0;
-        upd_data = '0;
+        new_bank = '0;
         for (s = 0; s < Slots; s = s + 1) begin
-          alloc[s] = miss[s] & ~valid_e & (free_rank[CountW*ge +: CountW] == miss_rank[CountW*s +: CountW]);
-          touch[s] = alloc[s] | hit[s*ENTRIES + ge];
-          new_word = new_word | ({9{alloc[s]}} & slot_word[9*s +: 9]);
-          upd_mask = upd_mask | ({8{touch[s]}} & merged_mask[8*s +: 8]);
-          upd_data = upd_data | ({64{touch[s]}} & merged_data[64*s +: 64]);
-        end
-        // A new entry's mask is the written bytes alone; its other data bytes are don't-care (they stay masked).
-        mask_d = ((|alloc) ? 8'd0 : mask_e) | upd_mask;
-        for (b = 0; b < 8; b = b + 1) begin
-          data_d[8*b +: 8] = upd_mask[b] ? upd_data[8*b +: 8] : data_e[8*b +: 8];
+          new_word = new_word | ({9{alloc[s*ENTRIES + ge]}} & slot_word[9*s +: 9]);
+          new_bank = new_bank | ({SW{tgt[s*ENTRIES + ge]}} & SW'(s));
         end
       end
 
       always_ff @(posedge clk_i or negedge rst_ni) begin
         if (!rst_ni) begin
-          valid_e <= 1'b0;
+          valid_q[ge] <= 1'b0;
         end else if (clear_i) begin
-          valid_e <= 1'b0;
-        end else if (|alloc) begin
-          valid_e <= 1'b1;
+          valid_q[ge] <= 1'b0;
+        end else if (alloc_any[ge]) begin
+          valid_q[ge] <= 1'b1;
         end
       end
 
-      // Word, mask and data of a free entry are don't-care, so they need no reset; clear_i drops the cycle's
-      // writes with the valid bits.
       always_ff @(posedge clk_i) begin
         if (!clear_i) begin
-          if (|alloc) begin
-            word_e <= new_word;
-          end
-          mask_e <= mask_d;
-          data_e <= data_d;
+          if (alloc_any[ge]) word_q[9*ge +: 9] <= new_word;
+          if (tgt_any[ge]) lvt_q[ge] <= new_bank;
         end
       end
-
-      assign valid_q[ge]          = valid_e;
-      assign word_q[9*ge +: 9]    = word_e;
-      assign mask_q[8*ge +: 8]    = mask_e;
-      assign data_q[64*ge +: 64]  = data_e;
     end
   endgenerate
 
@@ -243,44 +365,29 @@ module diff_buffer #(
 
   assign overflow_o = overflow_q;
 
-  // Lane overlays: the two words an 8-byte access can span, gathered from the entries (at most one holds each
-  // word), then shifted to the access's first byte.
+  // Lane overlays: the two words an 8-byte access can span, then shifted to the access's first byte.
   genvar gl;
   generate
     for (gl = 0; gl < LANES; gl = gl + 1) begin : g_overlay
-      logic [11:0]  addr;
-      logic [8:0]   word0;
-      logic [8:0]   word1;
+      logic [2:0]   addr;  // the access's first byte in its first word
       logic [127:0] win_data;
       logic [15:0]  win_mask;
       logic [63:0]  sel_data;
       logic [7:0]   sel_mask;
       logic [7:0]   want;
-      logic         h0;
-      logic         h1;
       logic [63:0]  result;
-      integer       e, b, k;
+      integer       b, k;
 
       always_comb begin
-        addr     = ov_addr_i[12*gl +: 12];
-        word0    = addr[11:3];
-        word1    = addr[11:3] + 9'd1;
-        win_data = '0;
-        win_mask = '0;
-        h0       = 1'b0;
-        h1       = 1'b0;
-        for (e = 0; e < ENTRIES; e = e + 1) begin
-          h0       = valid_q[e] & (word_q[9*e +: 9] == word0);
-          h1       = valid_q[e] & (word_q[9*e +: 9] == word1);
-          win_data = win_data | {{64{h1}} & data_q[64*e +: 64], {64{h0}} & data_q[64*e +: 64]};
-          win_mask = win_mask | {{8{h1}} & mask_q[8*e +: 8], {8{h0}} & mask_q[8*e +: 8]};
-        end
+        addr     = ov_addr_i[12*gl +: 3];
+        win_data = {rd_row[RowW*(Slots + 2*gl + 1) +: 64], rd_row[RowW*(Slots + 2*gl) +: 64]};
+        win_mask = {rd_row[RowW*(Slots + 2*gl + 1) + 64 +: 8], rd_row[RowW*(Slots + 2*gl) + 64 +: 8]};
         // The access's bytes start at byte addr[2:0] of the window: an AND-OR over the eight offsets.
         sel_data = '0;
         sel_mask = '0;
         for (k = 0; k < 8; k = k + 1) begin
-          sel_data = sel_data | ({64{addr[2:0] == k[2:0]}} & win_data[8*k +: 64]);
-          sel_mask = sel_mask | ({8{addr[2:0] == k[2:0]}} & win_mask[k +: 8]);
+          sel_data = sel_data | ({64{addr == k[2:0]}} & win_data[8*k +: 64]);
+          sel_mask = sel_mask | ({8{addr == k[2:0]}} & win_mask[k +: 8]);
         end
         want   = low_bytes(ov_bytes_i[4*gl +: 4]);
         result = '0;
@@ -296,24 +403,14 @@ module diff_buffer #(
   // Frame overlay: the same over the FrWords words a FRAME_BYTES access from fr_addr_i spans.
   logic [64*FrWords-1:0] fr_win_data;
   logic [8*FrWords-1:0]  fr_win_mask;
-  logic [8:0]            fr_word;
-  logic                  fr_hit;
   logic [8*FRAME_BYTES-1:0] fr_sel_data;
   logic [FRAME_BYTES-1:0]   fr_sel_mask;
-  integer                fe, ft, fb, fk;
+  integer                ft, fb, fk;
 
   always_comb begin
-    fr_win_data = '0;
-    fr_win_mask = '0;
-    fr_word     = '0;
-    fr_hit      = 1'b0;
-    for (fe = 0; fe < ENTRIES; fe = fe + 1) begin
-      for (ft = 0; ft < FrWords; ft = ft + 1) begin
-        fr_word                   = fr_addr_i[11:3] + ft[8:0];
-        fr_hit                    = valid_q[fe] & (word_q[9*fe +: 9] == fr_word);
-        fr_win_data[64*ft +: 64]  = fr_win_data[64*ft +: 64] | ({64{fr_hit}} & data_q[64*fe +: 64]);
-        fr_win_mask[8*ft +: 8]    = fr_win_mask[8*ft +: 8] | ({8{fr_hit}} & mask_q[8*fe +: 8]);
-      end
+    for (ft = 0; ft < FrWords; ft = ft + 1) begin
+      fr_win_data[64*ft +: 64] = rd_row[RowW*(Slots + 2*LANES + ft) +: 64];
+      fr_win_mask[8*ft +: 8]   = rd_row[RowW*(Slots + 2*LANES + ft) + 64 +: 8];
     end
     fr_sel_data = '0;
     fr_sel_mask = '0;

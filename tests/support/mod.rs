@@ -157,6 +157,9 @@ macro_rules! with_examples {
             rxq_counter, "--ifindex", "5", "--rx-queues", "128";
             tail_dispatch;
             fib_forward;
+            hxdp_firewall;
+            hxdp_parse_drop;
+            hxdp_macswap_tx;
         }
     };
 }

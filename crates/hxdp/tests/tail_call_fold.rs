@@ -384,6 +384,7 @@ fn r0_kept_object() -> ObjectSpec {
             map_flags: 0,
             kind: MapKind::BtfDefined,
             initial_value: None,
+            outer: None,
         }],
         license: "GPL".into(),
     }

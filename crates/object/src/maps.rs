@@ -146,6 +146,7 @@ fn global_map(section: &Section<'_>) -> Result<Option<MapSpec>, ObjectError> {
         map_flags,
         kind: MapKind::Global,
         initial_value: Some(initial),
+        outer: None,
     }))
 }
 
@@ -181,6 +182,7 @@ fn legacy_map(
         map_flags,
         kind: MapKind::Legacy,
         initial_value: None,
+        outer: None,
     })
 }
 
@@ -251,6 +253,7 @@ fn btf_map(name: &str, btf: Option<&Result<Btf<'_>, ObjectError>>) -> Result<Map
         map_flags: 0,
         kind: MapKind::BtfDefined,
         initial_value: None,
+        outer: None,
     };
     for member in members {
         let field = btf.name(member.name_off)?;

@@ -88,6 +88,19 @@ pub struct MapSpec {
     pub kind: MapKind,
     /// Initial contents of the value at key 0 for global-data maps (`.bss` is all zeros), `None` otherwise.
     pub initial_value: Option<Vec<u8>>,
+    /// For ARRAY_OF_MAPS and HASH_OF_MAPS: the inner map template and the inner maps the definition puts in it.
+    pub outer: Option<Box<OuterMap>>,
+}
+
+/// What an outer map (ARRAY_OF_MAPS, HASH_OF_MAPS) of a BTF definition says about its inner maps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OuterMap {
+    /// The inner map template of `__array(values, struct ...)`: every inner map must match it (type, key and value
+    /// sizes, flags; max_entries too unless the template has `BPF_F_INNER_MAP`).
+    pub template: MapSpec,
+    /// The `.values = { [i] = &inner }` initializers: (index in the outer map, index of the inner map in
+    /// [`ObjectSpec::maps`]), as libbpf puts them in after loading.
+    pub init: Vec<(u32, usize)>,
 }
 
 /// Where a map came from.
@@ -119,6 +132,7 @@ impl MapSpec {
             map_flags: 0,
             kind: MapKind::BtfDefined,
             initial_value: None,
+            outer: None,
         }
     }
 

@@ -36,6 +36,7 @@ fn user_map(
         map_flags: flags,
         kind,
         initial_value: None,
+        outer: None,
     }
 }
 
@@ -49,6 +50,7 @@ fn global(name: &str, value: Vec<u8>, flags: u32) -> MapSpec {
         map_flags: flags,
         kind: MapKind::Global,
         initial_value: Some(value),
+        outer: None,
     }
 }
 

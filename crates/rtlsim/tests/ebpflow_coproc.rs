@@ -275,6 +275,7 @@ fn reference(defs: &[Def]) -> Maps {
             map_flags: if d.ty == LPM { 1 } else { 0 },
             kind: MapKind::BtfDefined,
             initial_value: None,
+            outer: None,
         })
         .collect();
     Maps::new(&specs, 1).unwrap_or_else(|e| panic!("{e}"))

@@ -18,6 +18,7 @@ fn spec(name: &str, map_type: u32, key_size: u32, value_size: u32, max_entries: 
         map_flags: if map_type == 11 { 1 } else { 0 },
         kind: MapKind::BtfDefined,
         initial_value: None,
+        outer: None,
     }
 }
 

@@ -1622,6 +1622,7 @@ fn lru_block_matches_the_reference_lru(map_type: u32, entries: usize, cpus: usiz
         map_flags: 0,
         kind: MapKind::BtfDefined,
         initial_value: None,
+        outer: None,
     };
     let mut maps = Maps::new(&[spec], cpus).expect("lru map");
     let mut rng = Rng(seed);
@@ -1780,6 +1781,7 @@ fn ringbuf_block_keeps_the_reference_records_and_space() {
         map_flags: 0,
         kind: MapKind::BtfDefined,
         initial_value: None,
+        outer: None,
     };
     let mut maps = Maps::new(&[spec], 1).expect("ring buffer");
     let mut rng = Rng(0x71b);

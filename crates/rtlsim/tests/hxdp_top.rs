@@ -342,6 +342,7 @@ fn global(value_size: u32) -> MapSpec {
         map_flags: 0,
         kind: MapKind::Global,
         initial_value: Some(vec![0; value_size as usize]),
+        outer: None,
     }
 }
 
@@ -504,6 +505,7 @@ fn map(map_type: u32, key_size: u32, value_size: u32, max_entries: u32) -> MapSp
         map_flags: 0,
         kind: MapKind::BtfDefined,
         initial_value: None,
+        outer: None,
     }
 }
 

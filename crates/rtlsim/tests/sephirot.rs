@@ -954,6 +954,7 @@ fn tail_case(lanes: usize, name: &str, first: &str) -> Case {
             map_flags: 0,
             kind: MapKind::BtfDefined,
             initial_value: None,
+            outer: None,
         }],
         license: "GPL".into(),
     };

@@ -767,7 +767,7 @@ mod tests {
     use super::*;
 
     fn refusal(maps: &[MapSpec], engines: usize) -> String {
-        map_table(maps, engines).err().expect("refused").to_string()
+        map_table(maps, engines).expect_err("refused").to_string()
     }
 
     #[test]

@@ -123,32 +123,69 @@ fn block_at(prog: &IrProgram, insn: u32) -> Option<usize> {
     prog.blocks.iter().position(|b| b.start == insn)
 }
 
-/// The verdict a block returns with nothing else done: `exit` with r0 = `r0`, `r0 = K; exit`, or `exit K`.
-fn plain_return(prog: &IrProgram, k: usize, r0: Value) -> Option<i64> {
+/// The verdict a block returns with nothing else done, reached with registers `reg` (the analysis' values at the
+/// branch into it): `exit` with r0 known, `r0 = K; exit`, `r0 = rX; exit` with rX known (clang's shared exit
+/// block, with the verdict set before the branch), or `exit K`.
+fn plain_return(prog: &IrProgram, k: usize, reg: impl Fn(u8) -> Value) -> Option<i64> {
+    let known = |v: Value| match v {
+        Value::Scalar(Some(v)) => Some(v),
+        _ => None,
+    };
     let ops = &prog.blocks.get(k)?.ops;
     let verdict = match ops.as_slice() {
         [e] if e.op.code == EXIT_IMM => e.op.imm,
-        [e] if e.op.is_exit() => match r0 {
-            Value::Scalar(Some(v)) => v,
-            _ => return None,
-        },
+        [e] if e.op.is_exit() => known(reg(0))?,
         [m, e]
             if e.op.is_exit()
                 && e.op.code != EXIT_IMM
                 && matches!(m.op.code, 0xb7 | 0xb4)
-                && m.op.dst == 0 =>
+                && m.op.dst == 0
+                && m.op.a.is_none() =>
         {
             m.op.imm
+        }
+        [m, e]
+            if e.op.is_exit()
+                && e.op.code != EXIT_IMM
+                && matches!(m.op.code, 0xbf | 0xbc)
+                && m.op.dst == 0
+                && m.op.off == 0
+                && m.op.a.is_none() =>
+        {
+            let v = known(reg(m.op.src))?;
+            if m.op.code == 0xbc {
+                v as u32 as i64
+            } else {
+                v
+            }
         }
         _ => return None,
     };
     (prog.blocks[k].func == 0 && REPRODUCIBLE_VERDICTS.contains(&verdict)).then_some(verdict)
 }
 
-/// Bounds-check removal: a check `data + N > data_end` whose failure side plainly returns DROP, ABORTED or PASS goes
-/// when the first memory access on its success side is a packet load that ends exactly at byte N: that load then
-/// carries the verdict and faults exactly when the check would have failed, before anything else happens. Returns
-/// the checks removed.
+/// Bytes every frame has: the kernel, the reference machine and the hXDP core refuse frames shorter than an
+/// Ethernet header, and `bpf_xdp_adjust_head`/`bpf_xdp_adjust_tail` never shrink a frame below it.
+pub const MIN_FRAME: i64 = hwxdp_xdp::ETH_HLEN as i64;
+
+/// How a removed bounds check still ends a short packet with its verdict.
+#[derive(Debug)]
+enum Removal {
+    /// The check cannot fail: it guards no more than [`MIN_FRAME`] bytes.
+    Never,
+    /// These loads of the success block (in order, the last one ending exactly at the checked byte, nothing but
+    /// register arithmetic, stack accesses and in-range packet loads before it) carry the verdict.
+    Loads(Vec<usize>),
+    /// A one-byte probe load of the last checked byte, `dst = *(u8 *)(base + off)`, replaces the check.
+    Probe { base: u8, off: i16, dst: u8 },
+}
+
+/// Bounds-check removal: a check `data + N > data_end` whose failure side plainly returns DROP, ABORTED or PASS goes.
+/// When N is at most [`MIN_FRAME`] it can never fail. Otherwise the packet loads of the success side before its
+/// first effect (a store outside the stack, a call, a branch) carry the verdict when the last of them ends exactly at
+/// byte N, so that one of them faults exactly when the check would have failed; failing that, a one-byte load of
+/// byte N - 1 carrying the verdict takes the check's place (one op, no dependence on the check's pointer arithmetic).
+/// Returns the checks removed.
 pub fn remove_bounds_checks(prog: &mut IrProgram, patterns: &Patterns, regions: &Regions) -> usize {
     // Removing a check only drops edges, so blocks found untainted here stay so as checks go.
     let tainted = after_tail_calling_call(prog);
@@ -180,46 +217,13 @@ pub fn remove_bounds_checks(prog: &mut IrProgram, patterns: &Patterns, regions: 
         let Some(state) = regions.state_before(bc.insn) else {
             continue;
         };
-        let Some(verdict) = plain_return(prog, fail, state.reg(0)) else {
+        let Some(verdict) = plain_return(prog, fail, |r| state.reg(r)) else {
             continue;
         };
-        let Some(load) = first_access(prog, success) else {
+        let Some(removal) = plan_removal(prog, regions, k, success, bc.ensured) else {
             continue;
         };
-        let lop = prog.blocks[success].ops[load].clone();
-        if !lop.op.is_load() || lop.mem != Mem::Packet || lop.op.fault_verdict().is_some() {
-            continue;
-        }
-        let Some(lstate) = regions.state_before(InsnId(lop.origin)) else {
-            continue;
-        };
-        let Value::Packet(Offset {
-            konst,
-            variable: false,
-        }) = lstate.reg(lop.op.src)
-        else {
-            continue;
-        };
-        let start = konst + lop.op.off as i64;
-        if start < 0 || start + lop.op.access_size() as i64 != bc.ensured {
-            continue;
-        }
-        prog.blocks[success].ops[load].op.imm = verdict + 1;
-        let success_start = prog.blocks[success].start;
-        let b = &mut prog.blocks[k];
-        b.ops.pop();
-        if bc.fail == BranchSide::Fallthrough {
-            b.ops.push(IrOp {
-                op: Op {
-                    code: CLASS_JMP | JMP_JA,
-                    ..Op::default()
-                },
-                origin: check.origin,
-                target: Some(success_start),
-                mem: Mem::None,
-            });
-            prog.blocks[k].falls_through = false;
-        }
+        apply_removal(prog, k, success, &check, bc.fail, removal, verdict);
         removed += 1;
     }
     if removed > 0 {
@@ -228,14 +232,144 @@ pub fn remove_bounds_checks(prog: &mut IrProgram, patterns: &Patterns, regions: 
     removed
 }
 
-/// Index of the first memory access or helper call in block `k`, if only register arithmetic precedes it.
-fn first_access(prog: &IrProgram, k: usize) -> Option<usize> {
-    for (i, op) in prog.blocks.get(k)?.ops.iter().enumerate() {
-        if op.op.is_load() || op.op.is_store() {
-            return Some(i);
+/// Replaces the check ending block `k` (`check`, failing on side `fail`) as `removal` says.
+fn apply_removal(
+    prog: &mut IrProgram,
+    k: usize,
+    success: usize,
+    check: &IrOp,
+    fail: BranchSide,
+    removal: Removal,
+    verdict: i64,
+) {
+    let success_start = prog.blocks[success].start;
+    if let Removal::Loads(loads) = &removal {
+        for &i in loads {
+            prog.blocks[success].ops[i].op.imm = verdict + 1;
         }
-        if !(op.op.is_alu() || op.op.is_lddw()) {
+    }
+    let b = &mut prog.blocks[k];
+    b.ops.pop();
+    if let Removal::Probe { base, off, dst } = removal {
+        b.ops.push(IrOp {
+            op: Op {
+                code: CLASS_LDX | SIZE_B | MODE_MEM,
+                dst,
+                src: base,
+                off,
+                imm: verdict + 1,
+                ..Op::default()
+            },
+            origin: check.origin,
+            target: None,
+            mem: Mem::Packet,
+        });
+    }
+    if fail == BranchSide::Fallthrough {
+        b.ops.push(IrOp {
+            op: Op {
+                code: CLASS_JMP | JMP_JA,
+                ..Op::default()
+            },
+            origin: check.origin,
+            target: Some(success_start),
+            mem: Mem::None,
+        });
+        b.falls_through = false;
+    }
+}
+
+/// How the check ending block `k`, guarding `ensured` bytes, can go; `None` when it stays.
+fn plan_removal(
+    prog: &IrProgram,
+    regions: &Regions,
+    k: usize,
+    success: usize,
+    ensured: i64,
+) -> Option<Removal> {
+    if ensured <= MIN_FRAME {
+        return Some(Removal::Never);
+    }
+    if let Some(loads) = verdict_loads(prog, regions, success, ensured) {
+        return Some(Removal::Loads(loads));
+    }
+    let check = prog.blocks[k].ops.last()?;
+    let state = regions.state_before(InsnId(check.origin))?;
+    // A register pointing into the packet at a known offset, other than the check's own `data + N` when another
+    // one does (so that the arithmetic making it dies with the check).
+    let mut bases: Vec<(u8, i64)> = (0..10u8)
+        .filter_map(|r| match state.reg(r) {
+            Value::Packet(Offset {
+                konst,
+                variable: false,
+            }) => Some((r, konst)),
+            _ => None,
+        })
+        .collect();
+    let pointer = check.op.dst;
+    bases.sort_by_key(|&(r, _)| r == pointer);
+    let (base, off) = bases.into_iter().find_map(|(r, konst)| {
+        let off = i16::try_from(ensured - 1 - konst).ok()?;
+        Some((r, off))
+    })?;
+    // The probe's result is dead: any register the successor does not read first, preferring one no op of the
+    // successor touches.
+    let live = live_after(prog);
+    let first = prog.blocks[success].ops.first()?;
+    let live_in = (live[success][0] & !writes(&first.op)) | reads(&first.op);
+    let touched = prog.blocks[success]
+        .ops
+        .iter()
+        .fold(0u16, |acc, o| acc | reads(&o.op) | writes(&o.op));
+    let free = |r: &u8| *r != base && live_in & (1 << r) == 0;
+    let dst = (0..10u8)
+        .rev()
+        .filter(free)
+        .find(|r| touched & (1 << r) == 0)
+        .or_else(|| (0..10u8).rev().find(free))?;
+    Some(Removal::Probe { base, off, dst })
+}
+
+/// The packet loads at the start of block `k` that can carry the verdict of a removed check guarding `n` bytes:
+/// every packet load before the first effect, when the last of them ends exactly at byte `n` and none reaches past
+/// it or already carries a verdict.
+fn verdict_loads(prog: &IrProgram, regions: &Regions, k: usize, n: i64) -> Option<Vec<usize>> {
+    let mut loads = Vec::new();
+    for (i, op) in prog.blocks.get(k)?.ops.iter().enumerate() {
+        if op.op.is_alu() || op.op.is_lddw() {
+            continue;
+        }
+        let stack = matches!(op.mem, Mem::Stack { .. });
+        if op.op.is_store() && stack && !crate::sched::is_atomic(&op.op) {
+            continue;
+        }
+        if !op.op.is_load() {
             return None;
+        }
+        match op.mem {
+            Mem::Packet => {}
+            Mem::Ctx | Mem::Stack { .. } => continue,
+            _ => return None,
+        }
+        if op.op.imm != 0 {
+            return None;
+        }
+        let state = regions.state_before(InsnId(op.origin))?;
+        let Value::Packet(Offset {
+            konst,
+            variable: false,
+        }) = state.reg(op.op.src)
+        else {
+            return None;
+        };
+        let start = konst + op.op.off as i64;
+        let end = start + op.op.access_size() as i64;
+        if start < 0 || end > n {
+            return None;
+        }
+        loads.push(i);
+        if end == n {
+            return Some(loads);
         }
     }
     None
@@ -395,50 +529,242 @@ impl Barrier for Op {
     }
 }
 
-/// 6-byte fusion: `x = *(u32 *)(b + o); y = *(u16 *)(b + o + 4); *(u32 *)(c + p) = x; *(u16 *)(c + p + 4) = y`
-/// (a MAC address copy) with x and y dead afterwards becomes one 6-byte load and one 6-byte store. Returns the ops
+/// 6-byte fusion: a 4-byte and a 2-byte load of adjacent bytes (either order, `b + o` and `b + o + 4`, or `b + o`
+/// and `b + o + 2`) whose values only feed a 4-byte and a 2-byte store of the same shape (`c + p`, `c + p + 4`, the
+/// low part at the low address) become one 6-byte load, at the place of the earlier load, and one 6-byte store, at
+/// the place of the later store; clang interleaves the four with other accesses (a MAC swap loads both addresses
+/// before storing either). Nothing in between may write the bytes loaded or touch the bytes stored, the base
+/// registers keep their values, and the 48-bit value lives in a register nothing else uses meanwhile. Returns the ops
 /// removed.
 pub fn fuse_six_byte(prog: &mut IrProgram) -> usize {
-    let live = live_after(prog);
     let mut removed = 0;
-    for (k, block) in prog.blocks.iter_mut().enumerate() {
-        let mut i = 0;
-        let mut live_k = live[k].clone();
-        while i + 3 < block.ops.len() {
-            let w = &block.ops[i..i + 4];
-            let (l1, l2, s1, s2) = (w[0].op, w[1].op, w[2].op, w[3].op);
-            let (x, y) = (l1.dst, l2.dst);
-            let fits = l1.code == 0x61
-                && l2.code == 0x69
-                && s1.code == 0x63
-                && s2.code == 0x6b
-                && l1.src == l2.src
-                && l2.off as i32 == l1.off as i32 + 4
-                && s1.dst == s2.dst
-                && s2.off as i32 == s1.off as i32 + 4
-                && s1.src == x
-                && s2.src == y
-                && x != y
-                && ![l1.src, s1.dst].contains(&x)
-                && ![l1.src, s1.dst].contains(&y)
-                && l1.imm == 0
-                && l2.imm == 0
-                && live_k[i + 3] & ((1 << x) | (1 << y)) == 0;
-            if !fits {
-                i += 1;
-                continue;
-            }
-            block.ops[i].op.code = LDX6;
-            block.ops[i + 2].op.code = STX6;
-            block.ops.remove(i + 3);
-            block.ops.remove(i + 1);
-            live_k.remove(i + 3);
-            live_k.remove(i + 1);
-            removed += 2;
-            i += 2;
-        }
+    loop {
+        let live = live_after(prog);
+        let found = prog
+            .blocks
+            .iter()
+            .enumerate()
+            .find_map(|(k, b)| six_byte_candidate(&b.ops, &live[k]).map(|c| (k, c)));
+        let Some((k, c)) = found else {
+            break;
+        };
+        let ops = &mut prog.blocks[k].ops;
+        let (first_load, low_load) = (c.loads.0.min(c.loads.1), c.loads.0);
+        let last_store = c.stores.0.max(c.stores.1);
+        let mut load = ops[low_load].clone();
+        load.op.code = LDX6;
+        load.op.dst = c.reg;
+        load.origin = ops[first_load].origin;
+        load.mem = c.mem.0;
+        let mut store = ops[c.stores.0].clone();
+        store.op.code = STX6;
+        store.op.src = c.reg;
+        store.origin = ops[last_store].origin;
+        store.mem = c.mem.1;
+        ops[first_load] = load;
+        ops[last_store] = store;
+        let mut gone = [c.loads.0.max(c.loads.1), c.stores.0.min(c.stores.1)];
+        gone.sort_unstable();
+        ops.remove(gone[1]);
+        ops.remove(gone[0]);
+        removed += 2;
     }
     removed
+}
+
+/// Four ops of a block that fuse into a 6-byte copy, by index: loads (low part, high part), stores (low, high) and
+/// the register the 48-bit value moves through.
+struct SixByte {
+    loads: (usize, usize),
+    stores: (usize, usize),
+    reg: u8,
+    /// The regions of the 6-byte load and store.
+    mem: (Mem, Mem),
+}
+
+/// The region of a 6-byte access made of two adjacent ones in `a` and `b`; `None` when it cannot be told (an unknown
+/// region, the read-only context, two different maps).
+fn merged_mem(a: Mem, b: Mem) -> Option<Mem> {
+    match (a, b) {
+        (Mem::Packet, Mem::Packet) => Some(Mem::Packet),
+        (Mem::Map(x), Mem::Map(y)) if x == y => Some(Mem::Map(x)),
+        (
+            Mem::Stack {
+                frame: f,
+                range: r1,
+            },
+            Mem::Stack {
+                frame: g,
+                range: r2,
+            },
+        ) if f == g => {
+            let range = match (r1, r2) {
+                (Some((l1, h1)), Some((l2, h2))) => Some((l1.min(l2), h1.max(h2))),
+                _ => None,
+            };
+            Some(Mem::Stack { frame: f, range })
+        }
+        _ => None,
+    }
+}
+
+/// Base, offset and size of a plain 2- or 4-byte load or store (the low 6 bits of its opcode's size field).
+fn plain_access(op: &Op, load: bool) -> Option<(u8, i16, i16)> {
+    let (w, h) = if load { (0x61, 0x69) } else { (0x63, 0x6b) };
+    let size = match op.code {
+        c if c == w => 4,
+        c if c == h => 2,
+        _ => return None,
+    };
+    if load && op.imm != 0 {
+        return None;
+    }
+    Some(if load {
+        (op.src, op.off, size)
+    } else {
+        (op.dst, op.off, size)
+    })
+}
+
+/// The first 6-byte copy in `ops` (with `live[i]` the registers live after op `i`).
+fn six_byte_candidate(ops: &[IrOp], live: &[u16]) -> Option<SixByte> {
+    let n = ops.len();
+    for lo in 0..n {
+        let Some((b, o, size_lo)) = plain_access(&ops[lo].op, true) else {
+            continue;
+        };
+        let size_hi = 6 - size_lo;
+        let Some(hi) = (0..n).find(|&j| {
+            j != lo && plain_access(&ops[j].op, true) == Some((b, o + size_lo, size_hi))
+        }) else {
+            continue;
+        };
+        let Some(load_mem) = merged_mem(ops[lo].mem, ops[hi].mem) else {
+            continue;
+        };
+        let (x, y) = (ops[lo].op.dst, ops[hi].op.dst);
+        let Some(s_lo) = sole_reader(ops, live, lo) else {
+            continue;
+        };
+        let Some(s_hi) = sole_reader(ops, live, hi) else {
+            continue;
+        };
+        let (Some((c, p, sl)), Some(high)) = (
+            plain_access(&ops[s_lo].op, false),
+            plain_access(&ops[s_hi].op, false),
+        ) else {
+            continue;
+        };
+        if sl != size_lo
+            || high != (c, p + size_lo, size_hi)
+            || ops[s_lo].op.src != x
+            || ops[s_hi].op.src != y
+            || [b, c].contains(&x)
+            || [b, c].contains(&y)
+            || x == y
+        {
+            continue;
+        }
+        let Some(store_mem) = merged_mem(ops[s_lo].mem, ops[s_hi].mem) else {
+            continue;
+        };
+        let first = lo.min(hi);
+        let last = s_lo.max(s_hi);
+        if last < lo.max(hi) {
+            continue;
+        }
+        let four = [lo, hi, s_lo, s_hi];
+        let others = || (first + 1..last).filter(|i| !four.contains(i));
+        // The bases hold their values from the first load to the last store.
+        let writes_base = |r: u8| others().any(|i| writes(&ops[i].op) & (1 << r) != 0);
+        if writes_base(b) || writes_base(c) {
+            continue;
+        }
+        // The later load moves up to the earlier one, the earlier store down to the later one: what lies in
+        // between must not write the bytes that load reads, nor touch the bytes that store writes.
+        let bytes = |i: usize, mem| {
+            let (base, off, size) = plain_access(&ops[i].op, ops[i].op.is_load())?;
+            Some((base, off as i64, off as i64 + size as i64, mem))
+        };
+        let (Some(loaded), Some(stored)) = (
+            bytes(lo.max(hi), load_mem),
+            bytes(s_lo.min(s_hi), store_mem),
+        ) else {
+            continue;
+        };
+        // A copy whose source and destination may overlap stays in order: every load before any store.
+        let apart = b == c && (p as i64 + 6 <= o as i64 || o as i64 + 6 <= p as i64);
+        let overlap = crate::sched::alias(load_mem, store_mem) && !apart;
+        if overlap && lo.max(hi) > s_lo.min(s_hi) {
+            continue;
+        }
+        let load_span = first + 1..lo.max(hi);
+        let store_span = s_lo.min(s_hi) + 1..last;
+        let clash = |span: std::ops::Range<usize>, bytes, reads_too: bool| {
+            span.filter(|i| !four.contains(i))
+                .any(|i| conflicts(&ops[i], bytes, reads_too))
+        };
+        if clash(load_span, loaded, false) || clash(store_span, stored, true) {
+            continue;
+        }
+        let busy = others().fold(0u16, |acc, i| acc | reads(&ops[i].op) | writes(&ops[i].op));
+        let free = |r: &u8| {
+            *r != 10 && ![b, c].contains(r) && busy & (1 << r) == 0 && live[last] & (1 << r) == 0
+        };
+        let Some(reg) = [x, y].into_iter().chain(0..10).find(free) else {
+            continue;
+        };
+        return Some(SixByte {
+            loads: (lo, hi),
+            stores: (s_lo, s_hi),
+            reg,
+            mem: (load_mem, store_mem),
+        });
+    }
+    None
+}
+
+/// The one op that reads the value op `def` loads, when it reads it only as a store's value and the value is dead
+/// after it.
+fn sole_reader(ops: &[IrOp], live: &[u16], def: usize) -> Option<usize> {
+    let r = ops[def].op.dst;
+    let mut reader = None;
+    for (i, o) in ops.iter().enumerate().skip(def + 1) {
+        if reads(&o.op) & (1 << r) != 0 {
+            if reader.is_some() || !o.op.is_store() || o.op.dst == r {
+                return None;
+            }
+            reader = Some(i);
+            if live[i] & (1 << r) != 0 && writes(&o.op) & (1 << r) == 0 {
+                return None;
+            }
+        }
+        if writes(&o.op) & (1 << r) != 0 || o.op.is_control() || o.op.is_helper_call() {
+            break;
+        }
+    }
+    let i = reader?;
+    (live[i] & (1 << r) == 0).then_some(i)
+}
+
+/// Whether op `o` may write the bytes `(base, lo, hi, region)` (or, with `reads_too`, read them), or is an effect
+/// the copy may not move across (a call, a branch, a load that may fault).
+fn conflicts(o: &IrOp, bytes: (u8, i64, i64, Mem), reads_too: bool) -> bool {
+    let (base, lo, hi, mem) = bytes;
+    if o.op.is_control() || o.op.is_helper_call() || o.op.fault_verdict().is_some() {
+        return true;
+    }
+    let touches = o.op.is_store() || (reads_too && o.op.is_load());
+    if !touches || !crate::sched::alias(o.mem, mem) {
+        return false;
+    }
+    let (ob, ooff) = if o.op.is_load() {
+        (o.op.src, o.op.off as i64)
+    } else {
+        (o.op.dst, o.op.off as i64)
+    };
+    let disjoint = ob == base && (ooff + o.op.access_size() as i64 <= lo || hi <= ooff);
+    !(disjoint && !crate::sched::is_atomic(&o.op))
 }
 
 /// Parametrized exit: `r0 = K; exit` in the program's own code (and a bare `exit` where r0 is a known constant,

@@ -78,12 +78,60 @@ fn removed_bounds_check_keeps_the_verdicts_of_short_packets() {
 }
 
 #[test]
-fn bounds_check_not_ending_at_the_read_stays() {
-    // The read ends at byte 17, the check guards 20: a 18-byte packet would pass the read but fail the check.
+fn bounds_check_not_ending_at_the_read_becomes_a_probe_of_its_last_byte() {
+    // The read ends at byte 17, the check guards 20: a one-byte load of byte 19 carrying the verdict replaces the
+    // check, and an 18-byte packet still drops.
     let text = CHECKED_READ.replace("r0 = *(u32 *)(r2 + 16)", "r0 = *(u8 *)(r2 + 16)");
     let ops = ops(&only(&text, Pass::Bounds));
-    assert!(ops.iter().any(|o| o.is_cond_jump()));
-    assert!(ops.iter().all(|o| o.fault_verdict().is_none()));
+    assert!(!ops.iter().any(|o| o.is_cond_jump()), "{ops:?}");
+    let probe = ops
+        .iter()
+        .find(|o| o.fault_verdict().is_some())
+        .expect("a probe");
+    assert_eq!(
+        (probe.access_size(), probe.off, probe.fault_verdict()),
+        (1, 19, Some(1))
+    );
+    agrees_with_machine(&text, &(14..=26).collect::<Vec<_>>());
+}
+
+#[test]
+fn bounds_check_of_the_ethernet_header_goes_without_a_probe() {
+    // Every frame has 14 bytes: the check cannot fail, and nothing takes its place.
+    let text = CHECKED_READ
+        .replace("r4 += 20", "r4 += 14")
+        .replace("r0 = *(u32 *)(r2 + 16)", "r0 = *(u8 *)(r2 + 12)");
+    let ops = ops(&only(&text, Pass::Bounds));
+    assert!(!ops.iter().any(|o| o.is_cond_jump()), "{ops:?}");
+    assert!(ops.iter().all(|o| o.fault_verdict().is_none()), "{ops:?}");
+    agrees_with_machine(&text, &(14..=20).collect::<Vec<_>>());
+}
+
+#[test]
+fn bounds_check_is_carried_by_every_load_up_to_its_last_byte() {
+    // clang reads the ethertype byte by byte: both loads carry the verdict, the second ends at the checked byte.
+    let text = "
+        r2 = *(u32 *)(r1 + 0)
+        r3 = *(u32 *)(r1 + 4)
+        r0 = 1
+        r4 = r2
+        r4 += 24
+        if r4 > r3 goto out
+        r5 = *(u8 *)(r2 + 22)
+        r6 = *(u8 *)(r2 + 23)
+        r6 <<= 8
+        r6 |= r5
+        r0 = 2
+        if r6 != 8 goto out
+        r0 = 3
+    out:
+        exit
+    ";
+    let ops = ops(&only(text, Pass::Bounds));
+    let checked: Vec<_> = ops.iter().filter_map(|o| o.fault_verdict()).collect();
+    assert_eq!(checked, vec![1, 1], "{ops:?}");
+    assert_eq!(ops.iter().filter(|o| o.is_cond_jump()).count(), 1);
+    agrees_with_machine(text, &(14..=30).collect::<Vec<_>>());
 }
 
 #[test]

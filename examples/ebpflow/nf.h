@@ -32,6 +32,16 @@ static __always_inline int nf_inside(__u32 ifindex)
 #define NF_L4_PORTS 34 /* TCP or UDP source then destination port, 4 bytes */
 #define NF_TCP_END 54 /* the end of a 20-byte TCP header */
 
+/* Bytes 12..14 of such a frame (ethertype 0x0800, then 0x45) as the word at NF_ETH_PROTO holds them, and the mask
+ * that keeps those three bytes. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NF_FAST_WORD 0x00450008u
+#define NF_FAST_MASK 0x00ffffffu
+#else
+#define NF_FAST_WORD 0x08004500u
+#define NF_FAST_MASK 0xffffff00u
+#endif
+
 /* True when the frame at `data` has at least `bytes` bytes and is untagged IPv4 with a 20-byte header, so that the
  * fields above lie at their offsets. The functions take a fast path with word loads at fixed offsets for such frames
  * (most of them) and parse every other frame with common.h; both give the same result. Packet words are read
@@ -39,8 +49,8 @@ static __always_inline int nf_inside(__u32 ifindex)
  */
 static __always_inline int nf_fast_ipv4(void *data, void *data_end, int bytes)
 {
-	return data + bytes <= data_end && *(__u16 *)(data + NF_ETH_PROTO) == bpf_htons(ETH_P_IP) &&
-	       *(__u8 *)(data + NF_IP_VER_IHL) == 0x45;
+	/* The ethertype and the version/IHL byte are bytes 12..14: one word load and one compare. */
+	return data + bytes <= data_end && (*(__u32 *)(data + NF_ETH_PROTO) & NF_FAST_MASK) == NF_FAST_WORD;
 }
 
 /* Sends the frame out of the port paired with its input port. */

@@ -37,20 +37,22 @@ struct fw_key {
 	__u32 proto; /* the protocol in the low byte, then the zero padding */
 };
 
-/* A TCP or UDP packet's verdict from its source and destination addresses and ports as they lie in the frame (in
- * the frame's byte order, source first). */
-static __always_inline int fw_track(struct xdp_md *ctx, __u64 addrs, __u32 ports, __u32 proto)
+/* A TCP or UDP packet's verdict from its input port's `ifindex` and its source and destination addresses and ports
+ * as they lie in the frame (in the frame's byte order, source first). */
+static __always_inline int fw_track(__u32 ifindex, __u64 addrs, __u32 ports, __u32 proto)
 {
 	struct fw_key key = { .addrs = addrs, .ports = ports, .proto = proto };
-	__u32 ifindex = ctx->ingress_ifindex;
 	/* The output port, computed once before the map calls (it survives them in a callee-saved register). */
 	__u32 peer = nf_peer_ifindex(ifindex);
-	__u32 open = CONN_OPEN;
 
 	if (nf_inside(ifindex)) {
-		if (!bpf_map_lookup_elem(&connections, &key) &&
-		    bpf_map_update_elem(&connections, &key, &open, BPF_ANY) != 0)
-			return XDP_DROP;
+		/* Most outbound packets belong to a connection already open: that path falls through. */
+		if (__builtin_expect(!bpf_map_lookup_elem(&connections, &key), 0)) {
+			__u32 open = CONN_OPEN;
+
+			if (bpf_map_update_elem(&connections, &key, &open, BPF_ANY) != 0)
+				return XDP_DROP;
+		}
 		return bpf_redirect(peer, 0);
 	}
 	key.addrs = (addrs >> 32) | (addrs << 32);
@@ -65,6 +67,7 @@ int stateful_firewall(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
+	__u32 ifindex = ctx->ingress_ifindex;
 	__be16 sport, dport;
 	struct iphdr *ip;
 	int verdict;
@@ -73,7 +76,7 @@ int stateful_firewall(struct xdp_md *ctx)
 		__u8 proto = *(__u8 *)(data + NF_IP_PROTO);
 
 		if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
-			return fw_track(ctx, *(__u64 *)(data + NF_IP_ADDRS), *(__u32 *)(data + NF_L4_PORTS), proto);
+			return fw_track(ifindex, *(__u64 *)(data + NF_IP_ADDRS), *(__u32 *)(data + NF_L4_PORTS), proto);
 	}
 	/* Everything else: parsed in full, then the same words as the fast path reads. */
 	verdict = parse_eth_ipv4(data, data_end, &ip);
@@ -83,7 +86,7 @@ int stateful_firewall(struct xdp_md *ctx)
 		return nf_inside(ctx->ingress_ifindex) ? nf_to_peer(ctx) : XDP_DROP;
 	if (l4_ports(ipv4_payload(ip), data_end, ip->protocol, &sport, &dport))
 		return XDP_DROP;
-	return fw_track(ctx, ((__u64)ip->daddr << 32) | ip->saddr, ((__u32)dport << 16) | sport, ip->protocol);
+	return fw_track(ifindex, ((__u64)ip->daddr << 32) | ip->saddr, ((__u32)dport << 16) | sport, ip->protocol);
 }
 
 char _license[] SEC("license") = "GPL";

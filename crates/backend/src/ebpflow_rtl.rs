@@ -192,15 +192,10 @@ struct Version {
     image: Image,
 }
 
-/// The loader's image of `program`, checked against what the coprocessor answers, with `ingress_ifindex` counted
-/// from `first_ifindex` (the loader's prologue counts ports from ifindex 1).
-fn version(
-    object: &Path,
-    spec: &ObjectSpec,
-    program: &str,
-    first_ifindex: u32,
-) -> Result<Version, BackendError> {
-    let mut image = hwxdp_ebpflow::load(spec, program).map_err(|e| setup_error(e.to_string()))?;
+/// The loader's image of `program`, checked against what the coprocessor answers (the NIC's `ifindex_base_i`, the
+/// run's `--ifindex`, gives the programs their `ingress_ifindex`).
+fn version(object: &Path, spec: &ObjectSpec, program: &str) -> Result<Version, BackendError> {
+    let image = hwxdp_ebpflow::load(spec, program).map_err(|e| setup_error(e.to_string()))?;
     if let Some(&h) = image.helpers.iter().find(|h| !limits::HELPERS.contains(h)) {
         let name = i32::try_from(h)
             .ok()
@@ -210,16 +205,6 @@ fn version(
             "{program} calls helper {h} ({name}): the eBPFlow coprocessor answers only map lookup, update and \
              delete, bpf_redirect and bpf_redirect_map"
         )));
-    }
-    for slot in &mut image.slots[..image.prologue] {
-        // `add32 r2, IFINDEX_BASE`: the prologue's ingress_ifindex.
-        let s = *slot;
-        if s & 0xff == 0x04
-            && (s >> 8) & 0xf == 2
-            && (s >> 32) as u32 == hwxdp_ebpflow::loader::IFINDEX_BASE
-        {
-            *slot = (s & 0xffff_ffff) | (u64::from(first_ifindex) << 32);
-        }
     }
     Ok(Version {
         object: object.to_path_buf(),
@@ -249,12 +234,7 @@ fn versions(setup: &Setup, o: &NicOptions) -> Result<(Vec<Version>, Schedule), B
             .map(key)
             .eq(setup.spec.maps.iter().map(key))
     };
-    let mut versions = vec![version(
-        setup.object,
-        setup.spec,
-        setup.program,
-        o.first_ifindex,
-    )?];
+    let mut versions = vec![version(setup.object, setup.spec, setup.program)?];
     let mut schedule = vec![(0, 0)];
     for s in &o.swaps {
         if !same_maps(s) && !s.spec.maps.is_empty() {
@@ -272,7 +252,7 @@ fn versions(setup: &Setup, o: &NicOptions) -> Result<(Vec<Version>, Schedule), B
         let v = match known {
             Some(v) => v,
             None => {
-                versions.push(version(&s.object, &s.spec, &s.program, o.first_ifindex)?);
+                versions.push(version(&s.object, &s.spec, &s.program)?);
                 versions.len() - 1
             }
         };

@@ -6,9 +6,11 @@ use object::elf;
 
 use crate::btf::{u32_at, Btf, BtfType};
 use crate::elf::{Elf, Section};
-use crate::{MapKind, MapSpec, ObjectError};
+use crate::{MapKind, MapSpec, ObjectError, OuterMap};
 
 const BPF_MAP_TYPE_ARRAY: u32 = 2;
+const ARRAY_OF_MAPS: u32 = 12;
+const HASH_OF_MAPS: u32 = 13;
 /// libbpf marks `.rodata*` maps read-only for the program.
 const BPF_F_RDONLY_PROG: u32 = 0x80;
 /// `struct bpf_map_def` fields hwxdp reads: type, key_size, value_size, max_entries, map_flags.
@@ -51,18 +53,17 @@ impl MapTable {
             global: HashMap::new(),
         };
         for (index, section) in elf.sections.iter().enumerate() {
-            if (section.name == ".maps" || section.name == "maps")
-                && !section.relocations.is_empty()
-            {
+            if section.name == "maps" && !section.relocations.is_empty() {
                 return Err(ObjectError::BadMap {
                     map: elf.symbol_name(section.relocations[0].symbol),
                     reason: format!(
-                        "relocations in section {} (map-in-map initial values) are not supported",
-                        index
+                        "relocations in legacy section {index} (maps) are not supported: libbpf 1.x reads no legacy map definitions"
                     ),
                 });
             }
         }
+        // Outer maps of .maps: map index -> (start, end, offset of values) of their definition.
+        let mut values_at = HashMap::new();
         for sym in &elf.symbols {
             let Some(sec_index) = sym.section else {
                 continue;
@@ -74,13 +75,21 @@ impl MapTable {
                 continue;
             };
             let spec = match section.name.as_str() {
-                ".maps" => btf_map(&sym.name, btf)?,
+                ".maps" => {
+                    let (spec, size) = btf_map(&sym.name, btf)?;
+                    if spec.outer.is_some() {
+                        let end = sym.value + sym.size.max(u64::from(size));
+                        values_at.insert(table.specs.len(), (sym.value, end, u64::from(size)));
+                    }
+                    spec
+                }
                 "maps" => legacy_map(&sym.name, section, sym.value, sym.size)?,
                 _ => continue,
             };
             table.user.insert((sec_index, sym.value), table.specs.len());
             table.specs.push(spec);
         }
+        outer_initializers(elf, &mut table, &values_at)?;
         for (index, section) in elf.sections.iter().enumerate() {
             if let Some(spec) = global_map(section)? {
                 table.global.insert(index, table.specs.len());
@@ -216,7 +225,10 @@ fn type_field_size(
         .map_err(|_| bad_map(map, format!("{field} type of {size} bytes is too large")))
 }
 
-fn btf_map(name: &str, btf: Option<&Result<Btf<'_>, ObjectError>>) -> Result<MapSpec, ObjectError> {
+fn btf_map(
+    name: &str,
+    btf: Option<&Result<Btf<'_>, ObjectError>>,
+) -> Result<(MapSpec, u32), ObjectError> {
     let btf = match btf {
         Some(Ok(btf)) => btf,
         Some(Err(e)) => return Err(bad_map(name, format!("cannot read .BTF: {e}"))),
@@ -241,20 +253,21 @@ fn btf_map(name: &str, btf: Option<&Result<Btf<'_>, ObjectError>>) -> Result<Map
     }
     let def_type =
         def_type.ok_or_else(|| bad_map(name, "no variable of that name in the .maps datasec"))?;
-    let BtfType::Composite { members, .. } = btf.get(btf.resolve(def_type)?)? else {
+    btf_definition(btf, name, def_type, true)
+}
+
+/// The map a BTF definition struct (`def_type`) declares, and its size (where the `values` initializers of an outer
+/// map start). `outer_ok` is false for an inner map template, which cannot itself hold maps.
+fn btf_definition(
+    btf: &Btf<'_>,
+    name: &str,
+    def_type: u32,
+    outer_ok: bool,
+) -> Result<(MapSpec, u32), ObjectError> {
+    let BtfType::Composite { members, size, .. } = btf.get(btf.resolve(def_type)?)? else {
         return Err(bad_map(name, "definition is not a struct"));
     };
-    let mut spec = MapSpec {
-        name: name.to_string(),
-        map_type: 0,
-        key_size: 0,
-        value_size: 0,
-        max_entries: 0,
-        map_flags: 0,
-        kind: MapKind::BtfDefined,
-        initial_value: None,
-        outer: None,
-    };
+    let mut spec = MapSpec::new(name, 0, 0, 0, 0);
     for member in members {
         let field = btf.name(member.name_off)?;
         let ty = member.type_id;
@@ -266,13 +279,106 @@ fn btf_map(name: &str, btf: Option<&Result<Btf<'_>, ObjectError>>) -> Result<Map
             "value_size" => spec.value_size = uint_field(btf, name, field, ty)?,
             "key" => spec.key_size = type_field_size(btf, name, field, ty)?,
             "value" => spec.value_size = type_field_size(btf, name, field, ty)?,
-            // An outer map of maps holds inner map ids.
-            "values" => spec.value_size = 4,
+            // An outer map of maps holds inner map ids; `__array(values, struct inner)` is its template.
+            "values" if outer_ok => {
+                spec.value_size = 4;
+                let template = inner_template(btf, name, ty)?;
+                spec.outer = Some(Box::new(OuterMap {
+                    template,
+                    init: Vec::new(),
+                }));
+            }
+            "values" => {
+                return Err(bad_map(
+                    name,
+                    "an inner map template cannot itself hold maps",
+                ))
+            }
             "pinning" | "numa_node" | "map_extra" => {
                 uint_field(btf, name, field, ty)?;
             }
             other => return Err(bad_map(name, format!("unknown field {other}"))),
         }
     }
-    Ok(spec)
+    if spec.outer.is_some() && !matches!(spec.map_type, ARRAY_OF_MAPS | HASH_OF_MAPS) {
+        return Err(bad_map(
+            name,
+            "only ARRAY_OF_MAPS and HASH_OF_MAPS take __array(values, ...)",
+        ));
+    }
+    Ok((spec, *size))
+}
+
+/// `__array(values, struct inner)` is `struct inner *values[]`: the map that struct declares, named as libbpf
+/// names inner map templates (`outer.inner`).
+fn inner_template(btf: &Btf<'_>, outer: &str, type_id: u32) -> Result<MapSpec, ObjectError> {
+    let not_array = || bad_map(outer, "field values is not declared with __array");
+    let BtfType::Array { elem, .. } = btf.get(btf.resolve(type_id)?)? else {
+        return Err(not_array());
+    };
+    let BtfType::Ptr { target } = btf.get(btf.resolve(*elem)?)? else {
+        return Err(not_array());
+    };
+    let (template, _) = btf_definition(btf, &format!("{outer}.inner"), *target, false)?;
+    Ok(template)
+}
+
+/// Puts the `.values = { [i] = &inner }` initializers (relocations in `.maps`) into their outer maps.
+fn outer_initializers(
+    elf: &Elf<'_>,
+    table: &mut MapTable,
+    values_at: &HashMap<usize, (u64, u64, u64)>,
+    // (start, end, offset of values) of each outer map's definition in .maps, by map index.
+) -> Result<(), ObjectError> {
+    for (section_index, section) in elf.sections.iter().enumerate() {
+        if section.name != ".maps" {
+            continue;
+        }
+        for r in &section.relocations {
+            let target = elf.symbols.get(r.symbol);
+            let target_name = elf.symbol_name(r.symbol);
+            let (outer, &(start, _, values)) = values_at
+                .iter()
+                .find(|(_, (start, end, _))| (*start..*end).contains(&r.offset))
+                .ok_or_else(|| {
+                    bad_map(
+                        &target_name,
+                        "a relocation in .maps outside any map definition",
+                    )
+                })?;
+            let outer = *outer;
+            let outer_name = table.specs[outer].name.clone();
+            if r.offset < start + values || (r.offset - start - values) % 8 != 0 {
+                return Err(bad_map(
+                    &outer_name,
+                    format!(
+                        "a relocation at offset {} is not an element of values",
+                        r.offset - start
+                    ),
+                ));
+            }
+            let slot = u32::try_from((r.offset - start - values) / 8)
+                .map_err(|_| bad_map(&outer_name, "values initializer beyond 2^32"))?;
+            let inner = target
+                .and_then(|t| t.section.map(|s| (s, t.value)))
+                .filter(|(s, _)| *s == section_index)
+                .and_then(|(s, v)| table.user_map(s, v))
+                .ok_or_else(|| {
+                    bad_map(
+                        &outer_name,
+                        format!("values[{slot}] = {target_name} is not a map of .maps"),
+                    )
+                })?;
+            match table.specs[outer].outer.as_mut() {
+                Some(o) => o.init.push((slot, inner)),
+                None => {
+                    return Err(bad_map(
+                        &outer_name,
+                        "values initializers in a map that is not a map of maps",
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -189,3 +189,46 @@ fn known_slots_carry_the_right_references() {
     assert_eq!(prog.own_len, prog.insns.len());
     assert_eq!(prog.functions, vec![(0, "xdp_maps".to_string())]);
 }
+
+#[test]
+fn maps_of_maps_read_their_inner_template_and_initializers() {
+    let built = common::compile("map_in_map");
+    let spec = parse(&built.bytes).expect("map_in_map.o parses");
+    let names: Vec<&str> = spec.maps.iter().map(|m| m.name.as_str()).collect();
+    let index = |n: &str| {
+        spec.map_index(n)
+            .unwrap_or_else(|| panic!("no map {n} in {names:?}"))
+    };
+    let outer = &spec.maps[index("lru_mapping")];
+    assert_eq!(
+        (
+            outer.map_type,
+            outer.key_size,
+            outer.value_size,
+            outer.max_entries
+        ),
+        (12, 4, 4, 4)
+    );
+    let o = outer.outer.as_ref().expect("an inner map template");
+    assert_eq!(o.template.name, "lru_mapping.inner");
+    assert_eq!(
+        (
+            o.template.map_type,
+            o.template.key_size,
+            o.template.value_size,
+            o.template.max_entries
+        ),
+        (9, 4, 8, 64)
+    );
+    assert_eq!(o.init, vec![(0, index("lru_0")), (2, index("lru_1"))]);
+    let by_proto = spec.maps[index("by_proto")]
+        .outer
+        .as_ref()
+        .expect("template");
+    assert_eq!(by_proto.template.map_type, ARRAY);
+    assert_eq!(
+        by_proto.init,
+        vec![(6, index("tcp_counts")), (17, index("udp_counts"))]
+    );
+    assert!(spec.maps[index("lru_0")].outer.is_none());
+}

@@ -9,6 +9,14 @@ use std::os::fd::AsRawFd;
 
 const PROG_ARRAY: u32 = libbpf_sys::BPF_MAP_TYPE_PROG_ARRAY;
 
+/// Maps whose values are maps: the syscall takes a map fd and returns a map id, hwxdp shows the map's index.
+fn is_outer(map_type: u32) -> bool {
+    matches!(
+        map_type,
+        libbpf_sys::BPF_MAP_TYPE_ARRAY_OF_MAPS | libbpf_sys::BPF_MAP_TYPE_HASH_OF_MAPS
+    )
+}
+
 /// Map types whose values the syscall shows once per possible CPU.
 fn is_percpu(map_type: u32) -> bool {
     matches!(
@@ -120,6 +128,36 @@ impl KernelProgram {
         Ok((index as u32).to_ne_bytes().to_vec())
     }
 
+    /// A map-of-maps value from hwxdp's map index (into `ObjectSpec::maps`) to that map's fd.
+    fn map_fd_value(&self, spec: &MapSpec, value: &[u8]) -> Result<Vec<u8>, MapError> {
+        let index = value_u32(spec, value)? as usize;
+        let fd = self.maps.get(index).ok_or_else(|| {
+            map_error(
+                spec,
+                libc::EBADF,
+                format!("no map with index {index} to put in it"),
+            )
+        })?;
+        Ok((fd.as_raw_fd() as u32).to_ne_bytes().to_vec())
+    }
+
+    /// A map-of-maps value from the kernel's map id back to hwxdp's map index.
+    fn map_index_value(&self, spec: &MapSpec, value: &[u8]) -> Result<Vec<u8>, MapError> {
+        let id = value_u32(spec, value)?;
+        let index = self
+            .maps
+            .iter()
+            .position(|fd| map_id(fd.as_raw_fd()) == Some(id))
+            .ok_or_else(|| {
+                map_error(
+                    spec,
+                    libc::EINVAL,
+                    format!("map id {id} is not one of the object's maps"),
+                )
+            })?;
+        Ok((index as u32).to_ne_bytes().to_vec())
+    }
+
     fn fd(&self, map: usize) -> Result<i32, MapError> {
         let spec = self.map_spec(map)?;
         self.maps
@@ -198,6 +236,18 @@ impl KernelProgram {
     }
 }
 
+/// The kernel's id of the map behind `fd`.
+fn map_id(fd: i32) -> Option<u32> {
+    // SAFETY: bpf_map_info is plain data; zeroed asks for the fixed fields only, and the pointers are to live locals
+    // of the sizes given.
+    unsafe {
+        let mut info: libbpf_sys::bpf_map_info = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libbpf_sys::bpf_map_info>() as u32;
+        let rc = libbpf_sys::bpf_map_get_info_by_fd(fd, &mut info, &mut len);
+        (rc == 0).then_some(info.id)
+    }
+}
+
 fn value_u32(spec: &MapSpec, value: &[u8]) -> Result<u32, MapError> {
     let bytes: [u8; 4] = value.try_into().map_err(|_| {
         map_error(
@@ -236,6 +286,7 @@ impl MapStore for KernelProgram {
         };
         match rc {
             0 if spec.map_type == PROG_ARRAY => self.program_index_value(spec, &value).map(Some),
+            0 if is_outer(spec.map_type) => self.map_index_value(spec, &value).map(Some),
             0 => Ok(Some(value)),
             rc if -rc == libc::ENOENT => Ok(None),
             rc => Err(syscall_error(spec, -rc, "BPF_MAP_LOOKUP_ELEM")),
@@ -258,6 +309,8 @@ impl MapStore for KernelProgram {
         }
         let value = if spec.map_type == PROG_ARRAY {
             self.program_fd_value(spec, value)?
+        } else if is_outer(spec.map_type) {
+            self.map_fd_value(spec, value)?
         } else {
             value.to_vec()
         };

@@ -20,6 +20,10 @@ pub mod map_type {
     pub const LRU_PERCPU_HASH: u32 = 10;
     /// `BPF_MAP_TYPE_LPM_TRIE`.
     pub const LPM_TRIE: u32 = 11;
+    /// `BPF_MAP_TYPE_ARRAY_OF_MAPS`.
+    pub const ARRAY_OF_MAPS: u32 = 12;
+    /// `BPF_MAP_TYPE_HASH_OF_MAPS`.
+    pub const HASH_OF_MAPS: u32 = 13;
     /// `BPF_MAP_TYPE_DEVMAP`.
     pub const DEVMAP: u32 = 14;
     /// `BPF_MAP_TYPE_CPUMAP`.
@@ -86,6 +90,8 @@ pub mod errno {
     pub const EPERM: i32 = 1;
     /// No such entry.
     pub const ENOENT: i32 = 2;
+    /// Bad file descriptor: no such map to put in a map of maps.
+    pub const EBADF: i32 = 9;
     /// Argument list too long: index out of range, map full.
     pub const E2BIG: i32 = 7;
     /// Try again: ring buffer full.

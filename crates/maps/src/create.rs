@@ -6,6 +6,7 @@ use crate::devices::{DevHash, SlotArray, SlotKind};
 use crate::hash::HashMap;
 use crate::lpm::LpmTrie;
 use crate::lru_hash::LruHash;
+use crate::outer::{check_template, OuterMap};
 use crate::perf::PerfEventArray;
 use crate::ringbuf::RingBuf;
 use hwxdp_object::MapSpec;
@@ -38,6 +39,7 @@ pub(crate) enum MapImpl {
     DevHash(DevHash),
     RingBuf(RingBuf),
     Perf(PerfEventArray),
+    Outer(OuterMap),
 }
 
 fn inval(why: &'static str) -> Fail {
@@ -298,6 +300,26 @@ pub(crate) fn create(s: &MapSpec, cpus: usize) -> Res<MapImpl> {
             check_xskmap(s)?;
             check_addressable(max, s.value_size)?;
             MapImpl::Slots(SlotArray::new(SlotKind::Xskmap, s.max_entries, vs, cpus))
+        }
+        mt::ARRAY_OF_MAPS | mt::HASH_OF_MAPS => {
+            let template = &s
+                .outer
+                .as_ref()
+                .ok_or(inval(
+                    "a map of maps needs an inner map template (__array(values, struct ...))",
+                ))?
+                .template;
+            if s.value_size != 4 {
+                return Err(inval("a map of maps holds 4-byte map fds"));
+            }
+            if s.map_type == mt::ARRAY_OF_MAPS {
+                check_array(s, false)?;
+            } else {
+                check_hash(s, false, false)?;
+            }
+            check_template(template)?;
+            create(template, cpus)?;
+            MapImpl::Outer(OuterMap::new(s, template))
         }
         mt::PERF_EVENT_ARRAY => {
             check_perf_event_array(s)?;

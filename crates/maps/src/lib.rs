@@ -13,6 +13,7 @@ mod keyindex;
 mod lpm;
 mod lru;
 mod lru_hash;
+mod outer;
 pub mod perf;
 mod ringbuf;
 mod store;
@@ -121,7 +122,65 @@ impl Maps {
                 a.values.set(0, init);
             }
         }
+        maps.put_inner_initializers()?;
         Ok(maps)
+    }
+
+    /// Puts the `.values` initializers of outer maps in, as libbpf does after creating the maps.
+    fn put_inner_initializers(&mut self) -> Result<(), MapError> {
+        for outer in 0..self.specs.len() {
+            let init = self.specs[outer]
+                .outer
+                .as_ref()
+                .map(|o| o.init.clone())
+                .unwrap_or_default();
+            for (slot, inner) in init {
+                self.set_inner(outer, &slot.to_le_bytes(), inner as u32, 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts map `inner` at `key` of outer map `outer`, checked against its template as `BPF_MAP_UPDATE_ELEM` checks.
+    pub(crate) fn set_inner(
+        &mut self,
+        outer: usize,
+        key: &[u8],
+        inner: u32,
+        flags: u64,
+    ) -> Result<(), MapError> {
+        let name = self.specs[outer].name.clone();
+        let error = |errno: i32, message: String| MapError {
+            map: name.clone(),
+            errno,
+            message,
+        };
+        let Some(inner_spec) = self.specs.get(inner as usize) else {
+            return Err(error(
+                errno::EBADF,
+                format!("no map with index {inner} to put in it"),
+            ));
+        };
+        let inner_name = inner_spec.name.clone();
+        let Some(MapImpl::Outer(o)) = self.maps.get_mut(outer) else {
+            return Err(error(errno::EINVAL, "not a map of maps".to_string()));
+        };
+        if !o.fits(inner_spec) {
+            return Err(error(
+                errno::EINVAL,
+                format!("map {inner_name} does not match the inner map template"),
+            ));
+        }
+        o.update(key, inner, flags)
+            .map_err(|f| error(f.errno, f.why.to_string()))
+    }
+
+    /// `bpf_map_lookup_elem` from a program on ARRAY_OF_MAPS or HASH_OF_MAPS `map`: the inner map's index.
+    pub fn inner_map(&self, map: usize, key: &[u8]) -> Option<usize> {
+        match self.maps.get(map)? {
+            MapImpl::Outer(o) => o.lookup(key).map(|i| i as usize),
+            _ => None,
+        }
     }
 
     /// Whether listings of map `spec` show only the entries holding a non-zero value: arrays of more than
@@ -208,7 +267,7 @@ impl Maps {
             MapImpl::Lpm(t) => t.lookup_slot(key),
             MapImpl::Slots(s) => s.lookup_slot(key),
             MapImpl::DevHash(d) => d.lookup_slot(key),
-            MapImpl::RingBuf(_) | MapImpl::Perf(_) => None,
+            MapImpl::RingBuf(_) | MapImpl::Perf(_) | MapImpl::Outer(_) => None,
         }
     }
 
@@ -233,7 +292,7 @@ impl Maps {
             MapImpl::Slots(x) => x.values.get(s),
             MapImpl::DevHash(d) => d.values.get(s),
             MapImpl::RingBuf(r) => Some(r.record(slot)),
-            MapImpl::Perf(_) => None,
+            MapImpl::Perf(_) | MapImpl::Outer(_) => None,
         }
     }
 
@@ -252,7 +311,7 @@ impl Maps {
             MapImpl::Slots(x) => x.values.get_mut(s),
             MapImpl::DevHash(d) => d.values.get_mut(s),
             MapImpl::RingBuf(r) => Some(r.record_mut(slot)),
-            MapImpl::Perf(_) => None,
+            MapImpl::Perf(_) | MapImpl::Outer(_) => None,
         }
     }
 
@@ -272,12 +331,14 @@ impl Maps {
             MapImpl::Lru(l) => l.update(key, value, flags, cpu, false),
             MapImpl::Lpm(t) => t.update(key, value, flags),
             // The verifier only lets programs look these up or redirect to them.
-            MapImpl::Slots(_) | MapImpl::DevHash(_) | MapImpl::RingBuf(_) | MapImpl::Perf(_) => {
-                Err(Fail::new(
-                    errno::EINVAL,
-                    "programs cannot update this map type",
-                ))
-            }
+            MapImpl::Slots(_)
+            | MapImpl::DevHash(_)
+            | MapImpl::RingBuf(_)
+            | MapImpl::Perf(_)
+            | MapImpl::Outer(_) => Err(Fail::new(
+                errno::EINVAL,
+                "programs cannot update this map type",
+            )),
         };
         r.map_or_else(neg, |()| 0)
     }
@@ -292,12 +353,14 @@ impl Maps {
             MapImpl::Hash(h) => h.delete(key),
             MapImpl::Lru(l) => l.delete(key),
             MapImpl::Lpm(t) => t.delete(key),
-            MapImpl::Slots(_) | MapImpl::DevHash(_) | MapImpl::RingBuf(_) | MapImpl::Perf(_) => {
-                Err(Fail::new(
-                    errno::EINVAL,
-                    "programs cannot delete from this map type",
-                ))
-            }
+            MapImpl::Slots(_)
+            | MapImpl::DevHash(_)
+            | MapImpl::RingBuf(_)
+            | MapImpl::Perf(_)
+            | MapImpl::Outer(_) => Err(Fail::new(
+                errno::EINVAL,
+                "programs cannot delete from this map type",
+            )),
         };
         r.map_or_else(neg, |()| 0)
     }

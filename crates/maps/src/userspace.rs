@@ -88,6 +88,7 @@ impl MapStore for Maps {
             MapImpl::DevHash(d) => d.user_lookup(key),
             MapImpl::RingBuf(_) => return Err(error(spec, RINGBUF_OPS)),
             MapImpl::Perf(_) => return Err(error(spec, PERF_LOOKUP)),
+            MapImpl::Outer(o) => o.lookup(key).map(|i| i.to_le_bytes().to_vec()),
         };
         Ok(found)
     }
@@ -120,6 +121,10 @@ impl MapStore for Maps {
                 Fail::new(EINVAL, "bpf_f_lock without a bpf_spin_lock in the value"),
             ));
         }
+        if matches!(m, MapImpl::Outer(_)) {
+            let inner = u32::from_le_bytes([value[0], value[1], value[2], value[3]]);
+            return self.set_inner(map, key, inner, flags);
+        }
         let r = match m {
             MapImpl::Array(a) => a.user_update(key, value, flags),
             MapImpl::Hash(h) => h.update(key, value, flags, cpu, true),
@@ -129,6 +134,7 @@ impl MapStore for Maps {
             MapImpl::DevHash(d) => d.user_update(key, value, flags),
             MapImpl::RingBuf(_) => Err(RINGBUF_OPS),
             MapImpl::Perf(_) => Err(PERF_UPDATE),
+            MapImpl::Outer(_) => unreachable!("outer maps are updated above"),
         };
         r.map_err(|f| error(spec, f))
     }
@@ -150,6 +156,7 @@ impl MapStore for Maps {
             MapImpl::DevHash(d) => d.user_delete(key),
             MapImpl::RingBuf(_) => Err(RINGBUF_OPS),
             MapImpl::Perf(_) => Err(PERF_UPDATE),
+            MapImpl::Outer(o) => o.delete(key),
         };
         r.map_err(|f| error(spec, f))
     }
@@ -178,6 +185,7 @@ impl MapStore for Maps {
             MapImpl::Slots(s) => s.entries(),
             MapImpl::DevHash(d) => d.entries(),
             MapImpl::RingBuf(_) | MapImpl::Perf(_) => Vec::new(),
+            MapImpl::Outer(o) => o.entries(),
         })
     }
 }

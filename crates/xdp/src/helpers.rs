@@ -52,6 +52,8 @@ const REDIRECT_TYPES: [u32; 4] = [14, 25, 16, 17];
 const PROG_ARRAY: u32 = 3;
 const RINGBUF: u32 = 27;
 const PERF_EVENT_ARRAY: u32 = 4;
+/// `BPF_MAP_TYPE_ARRAY_OF_MAPS` and `BPF_MAP_TYPE_HASH_OF_MAPS`.
+const OUTER_TYPES: [u32; 2] = [12, 13];
 /// `BPF_F_INDEX_MASK` and `BPF_F_CTXLEN_MASK` of `bpf_perf_event_output`.
 const BPF_F_INDEX_MASK: u64 = 0xffff_ffff;
 const BPF_F_CTXLEN_MASK: u64 = 0xf_ffff << 32;
@@ -82,6 +84,12 @@ pub(crate) fn call(vm: &mut Vm, id: i32) -> Result<u64, FaultKind> {
         1 => {
             let map = map_arg(vm, id, a1, None)?;
             let key = take_arg(vm, 0, a2, vm.maps.specs()[map].key_size as usize)?;
+            if OUTER_TYPES.contains(&vm.maps.specs()[map].map_type) {
+                // A map of maps gives the inner map itself, which only helpers take.
+                let inner = vm.maps.inner_map(map, &key);
+                vm.scratch[0] = key;
+                return Ok(inner.map_or(0, region::map_handle));
+            }
             let found = vm.maps.lookup_slot(map, &key);
             vm.scratch[0] = key;
             Ok(found.map_or(0, |slot| region::map_value(map, slot, 0)))

@@ -144,7 +144,7 @@ impl Gen<'_> {
         };
         let (reg, derived) = self.late_base(base, j, late_op.stage)?;
         let off = off as i64 + derived;
-        let (sw, vs) = (slot_width(spec.max_entries), spec.value_size);
+        let (sw, vs) = (slot_width(super::maps::key_slots(spec)), spec.value_size);
         if !self.probes.contains_key(&early) {
             let key = self.early_keys.get(&early)?.clone();
             let (hit, slot) = (format!("probe{early}_hit"), format!("probe{early}_slot"));

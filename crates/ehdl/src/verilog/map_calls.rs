@@ -35,7 +35,7 @@ impl Gen<'_> {
         (flags, del): (u8, bool),
     ) -> (String, String, String) {
         let spec = &self.maps[m as usize];
-        let (sw, lru) = (slot_width(spec.max_entries), is_lru(spec));
+        let (sw, lru) = (slot_width(super::maps::key_slots(spec)), is_lru(spec));
         let (hit, slot, err) = self.cam_wires(name, sw);
         let we = format!("{} & {en}", self.go(op.stage));
         self.read(&we);
@@ -92,7 +92,7 @@ impl Gen<'_> {
         let mut key = self.stack_bytes(cx.b, ko, kbytes);
         if hash {
             // The CAM finds the slot; the pointer is the slot's value, as for an ARRAY index.
-            let sw = slot_width(spec.max_entries);
+            let sw = slot_width(super::maps::key_slots(spec));
             let (hit, slot, err) = self.cam_wires(name, sw);
             let port_en = if lru {
                 let we = format!("{} & {en}", self.go(op.stage));
@@ -131,7 +131,13 @@ impl Gen<'_> {
         }
         let old = self.old_reg_value(cx, 0);
         let spec = &self.maps[m as usize];
-        let (entries, vsize) = (spec.max_entries, spec.value_size);
+        // A HASH map's pointer is its slot's value: slots past max_entries with hashed buckets.
+        let entries = if hash {
+            super::maps::key_slots(spec)
+        } else {
+            spec.max_entries
+        };
+        let vsize = spec.value_size;
         self.declare(name, 64);
         let _ = writeln!(
             self.body,
@@ -179,13 +185,9 @@ impl Gen<'_> {
         let (op, name) = (cx.op, cx.name);
         let en = self.pred_signal(&cx.preds, op.pred, op)?;
         let spec = &self.maps[m as usize];
-        let (kb, vsize, entries) = (
-            spec.key_size as i64,
-            spec.value_size as i64,
-            spec.max_entries,
-        );
+        let (kb, vsize) = (spec.key_size as i64, spec.value_size as i64);
         let (_, aw) = geometry(spec);
-        let sw = slot_width(entries);
+        let sw = slot_width(super::maps::key_slots(spec));
         let key = self.stack_bytes(cx.b, ko, kb);
         let (hit, slot, err) = self.cam_write_port(op, name, m, &en, key, (flags, false));
         // The value, 8 bytes per port, at slot * value_size.

@@ -136,9 +136,58 @@ pub fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
     blocks
 }
 
+/// Ways per bucket of a HASH map whose keys are in hashed buckets (`ehdl_hash_bkt`).
+pub const BUCKET_WAYS: u32 = 4;
+/// Overflow slots (flip-flops) of such a map.
+pub const BUCKET_STASH: u32 = 4;
+/// Entries from which a plain HASH or PERCPU_HASH map keeps its keys in hashed buckets in block RAM rather than a CAM
+/// of registers: the four examples' 512- and 1024-entry maps, whose CAMs were most of their LUTs; smaller CAMs stay
+/// registers (a 64-entry CAM of 16-byte keys is 8,192 flip-flops, under the copies of one bucket RAM per reader).
+pub const BUCKET_MIN_ENTRIES: u32 = 512;
+
+/// The layout of a HASH map's keys in hashed buckets (`rtl/ehdl/ehdl_hash_bkt.sv`): `buckets` (a power of two, at
+/// least 4 x max_entries / ways slots in all) of `ways` ways, then `stash` overflow slots. Slot `b * ways + w` is way
+/// `w` of bucket `b`, slot `buckets * ways + i` stash slot `i`; a key's bucket is `hash32(key) % buckets`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyBuckets {
+    /// Buckets, a power of two.
+    pub buckets: u32,
+    /// Ways per bucket.
+    pub ways: u32,
+    /// Overflow slots after the buckets.
+    pub stash: u32,
+}
+
+impl KeyBuckets {
+    /// Slots in all: the buckets' ways, then the stash.
+    pub fn slots(&self) -> u32 {
+        self.buckets * self.ways + self.stash
+    }
+}
+
+/// Where `spec`'s keys live when in hashed buckets: plain HASH and PERCPU_HASH maps of [`BUCKET_MIN_ENTRIES`] or
+/// more (not LRU or LPM maps, whose blocks need the CAM); `None` for a CAM or a map without keys.
+pub fn key_buckets(spec: &MapSpec) -> Option<KeyBuckets> {
+    (is_hash(spec) && spec.max_entries >= BUCKET_MIN_ENTRIES).then(|| KeyBuckets {
+        buckets: spec.max_entries.next_power_of_two(),
+        ways: BUCKET_WAYS,
+        stash: BUCKET_STASH,
+    })
+}
+
+/// Key slots of a HASH, LRU or LPM map's block: `max_entries` for a CAM, more for hashed buckets.
+pub fn key_slots(spec: &MapSpec) -> u32 {
+    key_buckets(spec).map_or(spec.max_entries, |b| b.slots())
+}
+
 /// Bytes of map `m`'s values, and the address width of its block.
 pub(super) fn geometry(spec: &MapSpec) -> (u64, u32) {
-    let bytes = spec.max_entries as u64 * spec.value_size as u64;
+    let slots = if is_cam(spec) {
+        key_slots(spec)
+    } else {
+        spec.max_entries
+    };
+    let bytes = slots as u64 * spec.value_size as u64;
     let aw = 64 - bytes.max(1).leading_zeros() + 1;
     (bytes, aw)
 }
@@ -185,10 +234,12 @@ pub(super) fn check(
         } else if is_array(spec) && spec.key_size != 4 {
             Some(format!("an ARRAY map with {}-byte keys", spec.key_size))
         } else if is_cam(spec)
-            && (spec.max_entries > MAX_HASH_ENTRIES || spec.key_size > MAX_KEY_BYTES)
+            && (spec.key_size > MAX_KEY_BYTES
+                || (key_buckets(spec).is_none() && spec.max_entries > MAX_HASH_ENTRIES))
         {
             Some(format!(
-                "{} entries of {}-byte keys; the CAM takes up to {MAX_HASH_ENTRIES} entries of up to {MAX_KEY_BYTES} bytes",
+                "{} entries of {}-byte keys; the CAM takes up to {MAX_HASH_ENTRIES} entries (hashed buckets any \
+                 number of a HASH map's) of up to {MAX_KEY_BYTES} bytes",
                 spec.max_entries, spec.key_size
             ))
         } else {
@@ -330,7 +381,13 @@ impl Gen<'_> {
             }
             let spec = &self.maps[m as usize];
             let mut host_read = if ram { "64'd0".to_string() } else { values };
-            if is_cam(spec) {
+            if is_cam(spec) && key_buckets(spec).is_some() {
+                // Hashed buckets read the host's key words registered, like a RAM value block.
+                self.bucket_block(&mut s, m)?;
+                host_reads_q.push(format!(
+                    "(((host_map_q == 8'd{m}) & host_key_q) ? {name}_key_rdata : 64'd0)"
+                ));
+            } else if is_cam(spec) {
                 self.hash_block(&mut s, m);
                 host_read =
                     format!("(host_addr_i[31:30] == 2'b00) ? {host_read} : {name}_key_rdata");
@@ -408,13 +465,20 @@ impl Gen<'_> {
             let _ = writeln!(s, "  assign host_rdata_o = host_comb_q;");
             return;
         }
-        let _ = writeln!(self.decls, "  logic [7:0] host_map_q;\n  logic host_val_q;");
+        let _ = writeln!(
+            self.decls,
+            "  logic [7:0] host_map_q;\n  logic host_val_q;\n  logic host_key_q;"
+        );
         let _ = writeln!(
             s,
             "  always_ff @(posedge clk_i) begin\n    host_map_q <= host_map_i;\n    \
-             host_val_q <= (host_addr_i[31:30] == 2'b00);\n  end\n  assign host_rdata_o = host_comb_q | {};",
+             host_val_q <= (host_addr_i[31:30] == 2'b00);\n    host_key_q <= (host_addr_i[31:30] != 2'b00);\n  \
+             end\n  assign host_rdata_o = host_comb_q | {};",
             regd.join(" | ")
         );
+        if !regd.iter().any(|r| r.contains("host_key_q")) {
+            self.unused_ports.push("host_key_q".into());
+        }
     }
 
     /// The value block of map `m` (`ehdl_map_mem` in registers, or `ehdl_map_ram` when `ram`) with its ports
@@ -557,7 +621,7 @@ impl Gen<'_> {
     fn hash_block(&mut self, s: &mut String, m: u32) {
         let spec = &self.maps[m as usize];
         let (entries, kb) = (spec.max_entries, spec.key_size);
-        let sw = slot_width(entries);
+        let sw = slot_width(key_slots(spec));
         let ks: u64 = [8u64, 16, 32, 64]
             .into_iter()
             .find(|&k| k >= kb as u64)
@@ -677,6 +741,214 @@ impl Gen<'_> {
                 String::new()
             },
         );
+    }
+}
+
+impl Gen<'_> {
+    /// The hashed buckets of HASH map `m` (`ehdl_hash_bkt`, see [`key_buckets`]): its ports with their keys a cycle
+    /// early, its probes likewise, and its host port (key words and valid bits as for a CAM, read one cycle late).
+    fn bucket_block(&mut self, s: &mut String, m: u32) -> Result<(), VerilogError> {
+        let spec = &self.maps[m as usize];
+        let layout = key_buckets(spec).expect("a bucketed map");
+        let (kb, entries, slots) = (spec.key_size, spec.max_entries, layout.slots());
+        let map_name = spec.name.clone();
+        let sw = slot_width(slots);
+        let ks: u64 = [8u64, 16, 32, 64]
+            .into_iter()
+            .find(|&k| k >= kb as u64)
+            .unwrap_or(64);
+        let aw = 64 - (slots as u64 * ks).leading_zeros() + 1;
+        if self.flush_stage.is_some() {
+            return Err(VerilogError::Map {
+                program: self.p.summary.program.clone(),
+                map: map_name,
+                why: "hashed buckets with flush and replay: a replay reloads boundaries, which the keys presented \
+                      a cycle early do not follow"
+                    .into(),
+            });
+        }
+        let mut ports = self.hash_ports.remove(&m).unwrap_or_default();
+        ports.sort_by_key(|p| (std::cmp::Reverse(p.stage), p.insn));
+        let np = ports.len().max(1);
+        let name = format!("map{m}");
+        for (sig, w) in [
+            ("kind", np),
+            ("en", np),
+            ("key", np * 8 * kb as usize),
+            ("rkey", np * 8 * kb as usize),
+            ("flags", 2 * np),
+            ("hit", np),
+            ("slot", np * sw as usize),
+            ("err", 8 * np),
+            ("del", np),
+        ] {
+            let _ = writeln!(self.decls, "  logic [{}:0] {name}_cam_{sig};", w - 1);
+        }
+        let _ = writeln!(
+            self.decls,
+            "  logic [63:0] {name}_key_rdata;\n  logic {name}_overflow;\n  logic {name}_key_drop;"
+        );
+        let mut early = Vec::new();
+        for p in &ports {
+            match self.early_of(&p.key) {
+                Some(e) => early.push(e),
+                None => {
+                    return Err(VerilogError::Map {
+                        program: self.p.summary.program.clone(),
+                        map: map_name,
+                        why: format!(
+                            "a key ({}) that is not a function of the boundary registers",
+                            p.key
+                        ),
+                    })
+                }
+            }
+        }
+        let join = |parts: Vec<String>, tie: String| -> String {
+            if parts.is_empty() {
+                tie
+            } else {
+                format!(
+                    "{{{}}}",
+                    parts.into_iter().rev().collect::<Vec<_>>().join(", ")
+                )
+            }
+        };
+        let each =
+            |f: &dyn Fn(&HashPort) -> String| -> Vec<String> { ports.iter().map(f).collect() };
+        let kind = join(each(&|p| format!("1'b{}", p.update as u8)), "1'b0".into());
+        let del = join(each(&|p| format!("1'b{}", p.del as u8)), "1'b0".into());
+        let en = join(each(&|p| p.en.clone()), "1'b0".into());
+        let keys = join(each(&|p| p.key.clone()), format!("{}'d0", 8 * kb));
+        let rkeys = join(early, format!("{}'d0", 8 * kb));
+        let flags = join(each(&|p| format!("2'd{}", p.flags)), "2'd0".into());
+        let writes: String = if ports.is_empty() {
+            "0".into()
+        } else {
+            ports
+                .iter()
+                .rev()
+                .map(|p| if p.update && !p.del { '1' } else { '0' })
+                .collect()
+        };
+        for e in [&en, &keys, &rkeys] {
+            self.read(e);
+        }
+        let _ = writeln!(
+            s,
+            "\n  // Map {m} ({map_name}): HASH keys in hashed buckets in block RAM ({} buckets of {} ways and {} stash \
+             slots for {entries} entries; keys a cycle early).\n  \
+             assign {name}_cam_kind = {kind};\n  assign {name}_cam_del = {del};\n  assign {name}_cam_en = {en};\n  \
+             assign {name}_cam_key = {keys};\n  assign {name}_cam_rkey = {rkeys};\n  assign {name}_cam_flags = {flags};",
+            layout.buckets, layout.ways, layout.stash
+        );
+        for (i, p) in ports.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  assign {} = {name}_cam_hit[{i}];\n  assign {} = {name}_cam_slot[{} +: {sw}];\n  assign {} = {name}_cam_err[{} +: 8];",
+                p.hit,
+                p.slot,
+                sw as usize * i,
+                p.err,
+                8 * i
+            );
+        }
+        if ports.is_empty() {
+            for sig in ["hit", "slot", "err"] {
+                self.unused_ports.push(format!("{name}_cam_{sig}"));
+            }
+        }
+        let probes: Vec<(String, String, String)> = self
+            .probes
+            .values()
+            .filter(|q| q.map == m)
+            .map(|q| (q.key.clone(), q.hit.clone(), q.slot.clone()))
+            .collect();
+        let nq = probes.len().max(1);
+        let kw = nq * 8 * kb as usize;
+        let _ = writeln!(
+            self.decls,
+            "  logic [{}:0] {name}_probe_key;\n  logic [{}:0] {name}_probe_rkey;\n  logic [{}:0] {name}_probe_hit;\n  \
+             logic [{}:0] {name}_probe_slot;",
+            kw - 1,
+            kw - 1,
+            nq - 1,
+            nq * sw as usize - 1
+        );
+        if probes.is_empty() {
+            let _ = writeln!(
+                s,
+                "  assign {name}_probe_key = '0;\n  assign {name}_probe_rkey = '0;"
+            );
+            self.unused_ports.push(format!("{name}_probe_hit"));
+            self.unused_ports.push(format!("{name}_probe_slot"));
+        } else {
+            let mut rk = Vec::new();
+            for q in probes.iter().rev() {
+                let Some(e) = self.early_of(&q.0) else {
+                    return Err(VerilogError::Map {
+                        program: self.p.summary.program.clone(),
+                        map: map_name,
+                        why: format!(
+                            "a probe key ({}) that is not a function of the boundary registers",
+                            q.0
+                        ),
+                    });
+                };
+                rk.push(e);
+            }
+            let rk = rk.join(", ");
+            self.read(&rk);
+            let ks: Vec<&str> = probes.iter().rev().map(|q| q.0.as_str()).collect();
+            let _ = writeln!(
+                s,
+                "  assign {name}_probe_key = {{{}}};\n  assign {name}_probe_rkey = {{{rk}}};",
+                ks.join(", ")
+            );
+            for (q, (_, hit, slot)) in probes.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "  assign {hit} = {name}_probe_hit[{q}];\n  assign {slot} = {name}_probe_slot[{} +: {sw}];",
+                    sw as usize * q
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  ehdl_hash_bkt #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .BUCKETS({}), .WAYS({}), .STASH({}), \
+             .SW({sw}), .AW({aw}), .WRITES({np}'b{writes}), .NQ({nq})) u_{name}_keys (\n    \
+             .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .del_i({name}_cam_del), .en_i({name}_cam_en),\n    \
+             .rkey_i({name}_cam_rkey), .key_i({name}_cam_key), .flags_i({name}_cam_flags), .hit_o({name}_cam_hit),\n    \
+             .slot_o({name}_cam_slot), .err_o({name}_cam_err), .rprobe_key_i({name}_probe_rkey),\n    \
+             .probe_key_i({name}_probe_key), .probe_hit_o({name}_probe_hit), .probe_slot_o({name}_probe_slot),\n    \
+             .overflow_o({name}_overflow),\n    \
+             .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
+             .host_valid_i(host_addr_i[31]), .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i),\n    \
+             .host_wmask_i(host_wmask_i), .host_rdata_o({name}_key_rdata), .host_drop_o({name}_key_drop)\n  );",
+            layout.buckets,
+            layout.ways,
+            layout.stash,
+            aw - 1,
+        );
+        // An overflow (bucket and stash full below max_entries) makes that insert fail with E2BIG where the kernel
+        // would succeed; the differential tests would show it. The host loads maps before traffic.
+        self.unused_ports.push(format!("{name}_overflow"));
+        self.unused_ports.push(format!("{name}_key_drop"));
+        self.storage.push(super::mem::MapStorage {
+            map: format!("{map_name} keys"),
+            storage: super::mem::Storage::Bram,
+            why: format!(
+                "{entries} HASH entries, at least {BUCKET_MIN_ENTRIES}: {} buckets of {} ways and {} stash slots in \
+                 block RAM instead of a CAM of registers",
+                layout.buckets, layout.ways, layout.stash
+            ),
+            rams: ((np + nq + 1) * BUCKET_WAYS as usize * writes.matches('1').count().max(1)) as u32,
+            ram_bytes: (np + nq + 1) as u64
+                * writes.matches('1').count().max(1) as u64
+                * (layout.buckets as u64 * layout.ways as u64)
+                * kb as u64,
+        });
+        Ok(())
     }
 }
 

@@ -61,7 +61,9 @@ mod tailcall;
 mod xdp_bytes;
 
 pub use flush::Hazards;
-pub use maps::block_maps;
+pub use maps::{
+    block_maps, key_buckets, key_slots, KeyBuckets, BUCKET_MIN_ENTRIES, BUCKET_STASH, BUCKET_WAYS,
+};
 
 pub use fib::{
     DEVICES as FIB_DEVICES, FIB_BLOCK, NEIGHBORS as FIB_NEIGHBORS, ROUTES as FIB_ROUTES,
@@ -72,8 +74,9 @@ use hwxdp_object::MapSpec;
 use std::fmt::Write as _;
 use thiserror::Error;
 
-/// The shared blocks (under `rtl/common/`) a generated module may instantiate: the RAMs of `ehdl_map_ram`.
-pub const COMMON: &[&str] = &["ram_sdp.sv", "ram_tdp.sv"];
+/// The shared blocks (under `rtl/common/`) a generated module may instantiate: the RAMs of `ehdl_map_ram` and
+/// `ehdl_hash_bkt`, and the latter's key hash.
+pub const COMMON: &[&str] = &["hash32.sv", "ram_sdp.sv", "ram_tdp.sv"];
 
 /// The primitive files (under `rtl/ehdl/`) a generated module instantiates; a build needs all of them and the
 /// shared blocks of `rtl/common/` ([`COMMON`]).
@@ -87,6 +90,7 @@ pub const PRIMITIVES: &[&str] = &[
     "ehdl_fib.sv",
     "ehdl_frame_stage.sv",
     "ehdl_hash_map.sv",
+    "ehdl_hash_bkt.sv",
     "ehdl_head_realign.sv",
     "ehdl_lru.sv",
     "ehdl_map_bank.sv",

@@ -132,6 +132,54 @@ fn stride(spec: &MapSpec) -> u32 {
         .unwrap_or(64)
 }
 
+/// Slots of a map's block: a CAM's `max_entries`, hashed buckets' ways and stash
+/// (`hwxdp_ehdl::verilog::key_slots`), an ARRAY's or ring's `max_entries`.
+fn slots(spec: &MapSpec) -> u32 {
+    if kind(spec) == Some(Kind::Cam) {
+        hwxdp_ehdl::verilog::key_slots(spec)
+    } else {
+        spec.max_entries
+    }
+}
+
+/// `rtl/common/hash32.sv`: CRC-32 (polynomial 0x04C11DB7, initial value 0, no final xor) over the key's bytes from
+/// the last to the first, each byte's bit 7 first.
+fn hash32(key: &[u8]) -> u32 {
+    let mut c = 0u32;
+    for &byte in key.iter().rev() {
+        for i in (0..8).rev() {
+            let fb = (c >> 31) ^ ((u32::from(byte) >> i) & 1);
+            c = (c << 1) ^ if fb != 0 { 0x04C1_1DB7 } else { 0 };
+        }
+    }
+    c
+}
+
+/// The slot a key takes as the pipeline's block would place it: a CAM's next slot in order; with hashed buckets
+/// (`rtl/ehdl/ehdl_hash_bkt.sv`) the lowest free way of bucket `hash32(key) % buckets`, else the lowest free stash
+/// slot. `taken` marks the slots already given.
+fn place(spec: &MapSpec, key: &[u8], taken: &mut Vec<bool>) -> Result<u32, String> {
+    let n = slots(spec) as usize;
+    taken.resize(n, false);
+    let candidates: Vec<usize> = match hwxdp_ehdl::verilog::key_buckets(spec) {
+        Some(b) => {
+            let bucket = (hash32(key) % b.buckets) as usize;
+            let ways = b.ways as usize;
+            let ram = (b.buckets * b.ways) as usize;
+            (bucket * ways..(bucket + 1) * ways).chain(ram..n).collect()
+        }
+        None => (0..n).collect(),
+    };
+    let slot = candidates.into_iter().find(|&s| !taken[s]).ok_or_else(|| {
+        format!(
+            "map {}: no free slot for a key in its bucket or the stash (the pipeline's block would overflow)",
+            spec.name
+        )
+    })?;
+    taken[slot] = true;
+    Ok(slot as u32)
+}
+
 /// The map views one CPU's copy of.
 struct View {
     cpu: usize,
@@ -191,7 +239,8 @@ pub(super) fn load(
                 entries.len()
             )));
         }
-        for (slot, (key, value)) in entries.into_iter().enumerate() {
+        let mut taken = Vec::new();
+        for (key, value) in entries {
             let value = view.hardware(&spec, &value);
             match kind {
                 Kind::Array | Kind::Devmap => {
@@ -213,7 +262,7 @@ pub(super) fn load(
                 }
                 Kind::Ring => {}
                 Kind::Cam => {
-                    let slot = slot as u32;
+                    let slot = place(&spec, &key, &mut taken).map_err(EhdlRtlError::Program)?;
                     write_bytes(&mut out, m, KEYS + slot * stride(&spec), &key, true);
                     write_bytes(&mut out, m, slot * vsize, value, false);
                     out.push(HostWrite {
@@ -252,18 +301,19 @@ pub(super) fn dumps(specs: &[MapSpec], blocks: &BTreeSet<u32>) -> Vec<Dump> {
             });
             continue;
         }
+        let n = slots(spec);
         out.push(Dump {
             map: m,
-            bytes: spec.max_entries * spec.value_size,
+            bytes: n * spec.value_size,
             base: 0,
         });
         if kind == Kind::Cam {
             out.push(Dump {
                 map: m,
-                bytes: spec.max_entries * stride(spec),
+                bytes: n * stride(spec),
                 base: KEYS,
             });
-            out.extend((0..spec.max_entries).map(|s| Dump {
+            out.extend((0..n).map(|s| Dump {
                 map: m,
                 bytes: 1,
                 base: VALID + s,
@@ -299,7 +349,7 @@ pub(super) fn store(
         let Some(kind) = kind(&spec).filter(|k| *k != Kind::ProgArray) else {
             continue;
         };
-        let (n, vsize) = (spec.max_entries as usize, spec.value_size as usize);
+        let (n, vsize) = (slots(&spec) as usize, spec.value_size as usize);
         if kind == Kind::Ring {
             let dump = take(&spec.name, n + 16)?;
             rings.take(m, spec.max_entries, dump)?;

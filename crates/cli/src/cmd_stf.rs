@@ -9,7 +9,8 @@ const LONG_HELP: &str = "\
 Compiles PROG.P4 (xdp_model.p4 or ebpf_model.p4) to an XDP object and runs the STF script against it.
 
 Script commands, one per line (`#` starts a comment):
-  packet PORT HEX            a packet arrives on PORT (ingress_ifindex; ports start at 1, 1 is loopback);
+  packet PORT HEX            a packet arrives on test port PORT (0 to 255, as in the P4 tools' runners; the
+                             program sees interface index PORT + 1, port 0 being the loopback device);
                              hex bytes, spaces allowed between them
   expect PORT [HEX]          the next packet out on PORT; `*` is a wildcard nibble, a trailing `$` demands the
                              exact length (else the packet may be longer); without HEX any one packet matches
@@ -26,9 +27,10 @@ Script commands, one per line (`#` starts a comment):
                              `packets` and `bytes` read
   wait                       nothing: packets run synchronously
 
-Where packets go: in the XDP model XDP_TX sends the packet out on its input port, XDP_PASS and XDP_REDIRECT
-hand it to the host (the kernel does not report a redirect's target, so no port sees it), XDP_DROP and
-XDP_ABORTED drop it. In the filter model an accepted packet leaves unchanged on its input port.
+Where packets go: in the XDP model XDP_TX and XDP_PASS send the packet out on its input port (a passed packet
+is expected there, as p4c's and P4C-XDP's runners count it), XDP_REDIRECT hands it to the host (the kernel
+does not report a redirect's target, so no port sees it), XDP_DROP and XDP_ABORTED drop it. In the filter
+model an accepted packet leaves unchanged on its input port.
 
 Prints one entry per failure (line, expected and received bytes) and a summary line. Exit status: 0 when every
 expectation is met, 1 when the test fails, 2 on usage, compile or script errors.";

@@ -1,11 +1,14 @@
 //! Running an STF script against a compiled P4 program, on the reference machine or in the kernel (`hwxdp stf`).
 //!
 //! Table commands become map writes (`hwxdp_p4::stf::Encoder`, the layout of `docs/p4.md`) before the next packet;
-//! packets run in order with `ingress_ifindex` = the STF port. Where a packet goes:
+//! packets run in order. STF ports are test ports, as in p4c's and P4C-XDP's runners: test port `p` is the interface
+//! with index `p + 1` ([`ifindex_of`]; port 0 is the loopback device, ifindex 1, which every network namespace has), so
+//! the program reads `ingress_ifindex` (`xdp_input.input_port`) = `p + 1`. Where a packet goes:
 //!
-//! - XDP model: `XDP_TX` sends it out on its input port; `XDP_PASS` hands it to the host (no port); `XDP_DROP` and
-//!   `XDP_ABORTED` drop it. `XDP_REDIRECT` also counts as handed to the host: the kernel's test run does not say where a
-//!   redirect went, and both backends must judge a script alike.
+//! - XDP model: `XDP_TX` and `XDP_PASS` send it out on its input port (the upstream runners count a passed packet as
+//!   output on the port it came in on), with the bytes the program left; `XDP_DROP` and `XDP_ABORTED` drop it.
+//!   `XDP_REDIRECT` is handed to the host (no port): the kernel's test run does not say where a redirect went, and
+//!   every backend must judge a script alike.
 //! - Filter model (`ebpfFilter`): an accepted packet (`XDP_PASS`) leaves unchanged on its input port; others are dropped.
 //!
 //! `wait` does nothing (runs are synchronous); `check_counter` reads the counter's map then and there.
@@ -26,11 +29,14 @@ pub struct StfReport {
     pub packets: usize,
     /// Expectations met (output packets and counter checks).
     pub met: usize,
-    /// Packets handed to the host (`XDP_PASS` and `XDP_REDIRECT` in the XDP model).
+    /// Packets the XDP model passed (`XDP_PASS`: also expected on their input port) or redirected (`XDP_REDIRECT`).
     pub to_host: usize,
     /// Every failed expectation, unexpected packet, failed counter check and program fault, ordered by line.
     pub failures: Vec<Failure>,
 }
+
+/// Test ports a script may name: each becomes a network device of the kernel backend.
+pub const MAX_PORTS: u32 = 256;
 
 /// Runs `data` arriving on `port`: the verdict, the packet afterwards, and a fault if the program was stopped.
 fn run_packet(
@@ -51,9 +57,14 @@ fn run_packet(
     Ok((ran.verdict(), ran.data().to_vec(), ran.fault))
 }
 
+/// The interface index of STF test port `port`: `port + 1` (port 0 is the loopback device).
+pub fn ifindex_of(port: u32) -> u32 {
+    port.saturating_add(1)
+}
+
 fn metadata(port: u32) -> XdpMd {
     XdpMd {
-        ingress_ifindex: port,
+        ingress_ifindex: ifindex_of(port),
         rx_queue_index: 0,
     }
 }
@@ -73,10 +84,13 @@ pub fn run_script(
     let mut ports = Vec::new();
     for (line, command) in script {
         if let Command::Packet { port, .. } | Command::Expect { port, .. } = command {
-            if *port == 0 {
-                bail!("{stf_name}:{line}: port 0: ports are interface indices, which start at 1 (1 is the loopback device)");
+            if *port >= MAX_PORTS {
+                bail!(
+                    "{stf_name}:{line}: port {port}: test ports go from 0 to {}",
+                    MAX_PORTS - 1
+                );
             }
-            ports.push(*port);
+            ports.push(ifindex_of(*port));
         }
     }
     ports.sort_unstable();
@@ -155,7 +169,11 @@ fn execute(
                 match (checked.arch, verdict) {
                     (Arch::EbpfFilter, Verdict::Pass) => matcher.output(line, *port, data),
                     (Arch::Xdp, Verdict::Tx) => matcher.output(line, *port, &out),
-                    (Arch::Xdp, Verdict::Pass | Verdict::Redirect) => report.to_host += 1,
+                    (Arch::Xdp, Verdict::Pass) => {
+                        report.to_host += 1;
+                        matcher.output(line, *port, &out);
+                    }
+                    (Arch::Xdp, Verdict::Redirect) => report.to_host += 1,
                     _ => {}
                 }
             }

@@ -55,14 +55,14 @@ pub type Script = Vec<(usize, Command)>;
 pub enum Command {
     /// `packet PORT HEX`: a packet arrives on `port`.
     Packet {
-        /// The ingress port (`ingress_ifindex`).
+        /// The test port it arrives on (the runner maps test port `p` to interface index `p + 1`).
         port: u32,
         /// The packet's bytes.
         data: Vec<u8>,
     },
     /// `expect PORT [HEX]`: the next packet sent out on `port` looks like this (`None`: any packet).
     Expect {
-        /// The egress port.
+        /// The test port it leaves on.
         port: u32,
         /// What the packet must look like, or `None` for any content.
         pattern: Option<Pattern>,

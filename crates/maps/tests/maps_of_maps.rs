@@ -78,8 +78,17 @@ fn inner_maps_must_match_the_template() {
         "{}",
         e.message
     );
-    let maps = Maps::new(&[specs[1].clone(), specs[4].clone()], 2);
-    assert!(maps.is_ok(), "BPF_F_INNER_MAP: any size");
+    // With BPF_F_INNER_MAP in the template (and so in the inner map, whose flags must match), any size fits.
+    let mut any_size = specs[4].clone();
+    any_size.outer.as_mut().unwrap().init = vec![(1, 0)];
+    let sized = array("f16", 16).with_flags(1 << 12);
+    let maps =
+        Maps::new(&[sized.clone(), any_size.clone()], 2).expect("16 entries for a template of 8");
+    assert_eq!(maps.inner_map(1, &1u32.to_le_bytes()), Some(0));
+    assert!(
+        Maps::new(&[array("f16", 16), any_size], 2).is_err(),
+        "flags differ"
+    );
 }
 
 #[test]

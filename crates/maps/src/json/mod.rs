@@ -9,6 +9,10 @@
 //!
 //! Bytes are `"0x.."` strings or numbers 0-255; `"formatted"` (bpftool's BTF rendering) is ignored. A per-CPU map
 //! takes either `"values"` listing every possible CPU (each `value_size` bytes, unpadded) or one `"value"` for all.
+//!
+//! The value of an ARRAY_OF_MAPS or HASH_OF_MAPS entry is the inner map's index among the object's maps (4 bytes,
+//! little-endian) where bpftool shows a map id (docs/maps.md). Arrays of more than [`crate::HUGE_ARRAY_ENTRIES`]
+//! entries are dumped with their non-zero entries only ([`dump`]; [`dump_all`] lists every one).
 
 mod parse;
 mod serialize;

@@ -520,17 +520,21 @@ fn rtl_engine_to_sephirot_latency() {
     .expect("the Warp Engine + hXDP model starts");
     let engine = hwxdp_warp::Engine::new(&warp);
     let mut restores = Vec::new();
-    for frame in read_pcap(&format!("{dir}/trace.pcap")) {
+    let frames = read_pcap(&format!("{dir}/trace.pcap"));
+    let mut kinds: [Option<Vec<u8>>; 2] = [None, None]; // a verdict frame, a restore frame
+    for frame in frames {
         let mut buff = hwxdp_xdp::XdpBuff::new(&frame).expect("a frame");
         rtl.run_packet(&mut buff, &hwxdp_xdp::XdpMd::default())
             .expect("runs");
         let latency = hwxdp_rtlsim::warp_hxdp::start_latency(&mut rtl).expect("latency");
         match engine.lookup(&frame).map(|r| &warp.rules[r].action) {
             Some(hwxdp_warp::Action::Verdict { .. }) => {
+                kinds[0].get_or_insert(frame.clone());
                 assert_eq!(latency, None, "an engine verdict started Sephirot");
                 assert_eq!(rtl.last_cycles(), 0, "an engine verdict took core cycles");
             }
             Some(hwxdp_warp::Action::Restore(r)) => {
+                kinds[1].get_or_insert(frame.clone());
                 let beats = frame.len().div_ceil(32) as u64;
                 restores.push((r.stack.len(), latency.map(|l| l - beats)));
             }
@@ -553,6 +557,33 @@ fn rtl_engine_to_sephirot_latency() {
         first.0,
         first.1.unwrap_or(0)
     );
+    // Back to back: the interval for each kind, on the combined top and on the hXDP module alone (12 copies: its
+    // input queue holds 16 packets and drops the next, as a NIC does).
+    let mut plain = hwxdp_rtlsim::hxdp::HxdpRtl::new(
+        hwxdp_hxdp::compile_object(&spec, entry, &hwxdp_hxdp::Options::default())
+            .expect("compiles")
+            .image,
+        &spec,
+        Some("l2_acl"),
+        &hwxdp_xdp::Config::default(),
+        &paths,
+    )
+    .expect("the hXDP model starts");
+    for (kind, frame) in ["verdict", "restore"].iter().zip(&kinds) {
+        let frame = frame.as_ref().unwrap_or_else(|| panic!("no {kind} frame"));
+        let warped = hwxdp_rtlsim::warp_hxdp::interval(&mut rtl, frame, 12).expect("interval");
+        let alone = hwxdp_rtlsim::warp_hxdp::interval(&mut plain, frame, 12).expect("interval");
+        println!(
+            "l2_acl {kind} frame of {} bytes back to back: {warped:.2} cycles a packet with the engine, {alone:.2} \
+             on the hXDP module alone",
+            frame.len()
+        );
+        assert!(warped >= 1.0 && alone >= 1.0, "{kind}: {warped} {alone}");
+        assert!(
+            warped < alone,
+            "{kind}: {warped} cycles warped, {alone} alone"
+        );
+    }
 }
 
 /// `verify --backend warp-rtl` agrees with the kernel on l2_acl's short trace of [`rtl_trace`] (every rule hit).

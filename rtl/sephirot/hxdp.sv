@@ -145,7 +145,8 @@ module hxdp #(
   output logic [63:0]              tx_packets_o,
   output logic [63:0]              drop_packets_o,
   output logic                     busy_o,
-  output logic                     core_start_o  // Sephirot starts a packet (one cycle)
+  output logic                     core_start_o, // Sephirot starts a packet (one cycle)
+  output logic                     q_frame_pop_o // a frame leaves the input queue for the APS's page
 );
 
   localparam integer PW = (PROGS > 1) ? $clog2(PROGS) : 1;
@@ -663,6 +664,7 @@ module hxdp #(
   assign drop_packets_o = drop_q;
   assign busy_o         = q_busy | aps_busy | core_busy;
   assign core_start_o   = start;
+  assign q_frame_pop_o  = f_pop;
   assign s_refused_o    = q_drop;
 
 endmodule

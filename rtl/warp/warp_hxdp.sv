@@ -15,7 +15,11 @@
 // The hXDP module's s_user_i (ifindex, rx queue, timestamp) travels beside the engine in a second FIFO: pushed with
 // a packet's first beat into the engine, popped with its last beat out. Every other port is the hXDP module's
 // (hxdp.sv's header). Back-pressure: the engine's input waits for room in the user FIFO at a first beat; its output
-// waits for the hXDP module and, at a last beat, for room in the record FIFO.
+// waits for the hXDP module, for room in its input queue's frames (a count of the beats it took, less the frames
+// the APS popped, less a refused packet's beats: never more than the queue holds, so the queue never refuses a packet
+// for want of room) and, at a last beat, for room in the record FIFO, which holds no more records than the queue
+// descriptors (a record leaves when its packet starts, after its descriptor): the engine's packets wait for the
+// module instead of being dropped, as a MAC's would be.
 module warp_hxdp #(
   parameter integer LANES          = 4, // slots per bundle (data-bus ports), 1..8
   parameter integer IMEM_BUNDLES   = 1024, // instruction memory depth
@@ -47,7 +51,7 @@ module warp_hxdp #(
   parameter integer W_PKT_DEPTH      = 512,
   parameter integer ENTRY_SLOTS      = 4096, // entry table: slots (eBPF instruction indices) it maps to bundles
   parameter integer FLIGHT           = 64,   // packets the engine may hold (the user FIFO's depth)
-  parameter integer REC_DEPTH        = 32    // record FIFO depth (at least PIQ_DESCS + 1)
+  parameter integer REC_DEPTH        = PIQ_DESCS  // record FIFO depth: at most the input queue's descriptors
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
@@ -262,8 +266,27 @@ module warp_hxdp #(
   logic             rec_full, rec_valid, rec_pop;
   logic [REC_W-1:0] rec_in, rec_head;
 
-  assign h_valid  = e_valid && user_valid && (!e_last || !rec_full);
-  assign e_ready  = h_ready && user_valid && (!e_last || !rec_full);
+  localparam integer QW = $clog2(PIQ_FRAMES + 1);
+  logic [QW-1:0] q_frames_q;      // frames in the hXDP module's input queue, at least
+  logic [15:0]   q_beats_q;       // beats of the packet entering it, taken so far
+  logic          q_room, q_pop, h_beat;
+
+  assign q_room   = q_frames_q < QW'(PIQ_FRAMES);
+  assign h_valid  = e_valid && user_valid && q_room && (!e_last || !rec_full);
+  assign e_ready  = h_ready && user_valid && q_room && (!e_last || !rec_full);
+  assign h_beat   = h_valid && h_ready;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      q_frames_q <= '0;
+      q_beats_q  <= 16'd0;
+    end else begin
+      if (h_beat) q_beats_q <= e_last ? 16'd0 : q_beats_q + 16'd1;
+      // A refused packet's frames are rewound (its last beat is not stored); every other beat is one frame.
+      q_frames_q <= q_frames_q + QW'(h_beat && !h_refused) - QW'(q_pop)
+                    - ((h_beat && h_refused) ? q_beats_q[QW-1:0] : '0);
+    end
+  end
   assign user_pop = h_valid && h_ready && e_last;
 
   always_comb begin
@@ -427,6 +450,7 @@ module warp_hxdp #(
     .drop_packets_o   (drop_packets_o),
     .busy_o           (busy_o),
     .core_start_o     (core_start_o),
+    .q_frame_pop_o    (q_pop),
     .s_valid_i        (h_valid),
     .s_ready_o        (h_ready),
     .s_data_i         (e_data),

@@ -15,6 +15,9 @@
 // engine, so a refusal is found among the results: "result" (or "packet") answers the refusal's error in the order
 // refusals and outputs happened.
 //
+// "done_at" answers "ret CYCLE": the harness cycle at which the last result answered had its last output beat taken
+// (the interval between two results queued back to back is the module's rate for such packets).
+//
 // Usage: hxdp_sim [--budget CYCLES]   (cycles a packet or host operation may take before "error timeout", default
 // 16777216; the module's own BUDGET parameter aborts a looping program earlier).
 
@@ -197,6 +200,7 @@ struct Result {
     uint64_t redirect_key;
     Bytes bytes;
     bool refused;  // the warp top's input queue refused the packet (no output)
+    uint64_t done_at;  // the cycle its last output beat was taken
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -285,6 +289,11 @@ class Harness {
                               started_at_ > last_in_at_ ? started_at_ - last_in_at_ : 0);
                 answer(buf);
 #endif
+            } else if (cmd == "done_at") {
+                w.end();
+                char buf[48];
+                std::snprintf(buf, sizeof buf, "ret %" PRIx64, last_done_at_);
+                answer(buf);
             } else if (cmd == "counters") {
                 w.end();
                 std::printf("counters %" PRIx64 " %" PRIx64 " %" PRIx64 "\n", static_cast<uint64_t>(top_->rx_packets_o),
@@ -405,6 +414,7 @@ class Harness {
         }
         if (top_->m_last_o) {
             out_open_ = false;
+            cur_.done_at = cycles_;
             results_.push_back(cur_);
         }
     }
@@ -695,6 +705,7 @@ class Harness {
         const Result r = results_.front();
         results_.pop_front();
         --pending_;
+        last_done_at_ = r.done_at;
         if (r.refused) {
             char why[128];
             std::snprintf(why, sizeof why, "refused: the input queue takes %zx to %zx bytes, when it has room", kMinPacket,
@@ -822,6 +833,7 @@ class Harness {
     Result cur_{};
     std::deque<Result> results_;
     uint64_t pending_ = 0;  // kept packets whose result has not been answered
+    uint64_t last_done_at_ = 0;  // done_at of the last result answered
 #ifdef HWXDP_WARP_TOP
     uint64_t last_in_at_ = 0;  // the cycle the last packet's last beat went in
     uint64_t started_at_ = 0;  // the cycle Sephirot last started a packet

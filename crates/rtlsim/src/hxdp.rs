@@ -229,8 +229,10 @@ impl HxdpRtl {
         Ok(())
     }
 
-    /// Sends `line` (a command the top's harness adds to the protocol) and gives its answer.
+    /// Sends `line` (a protocol command the driver has no method for) and gives its answer; the maps' mirror is
+    /// read back again afterwards, as after a packet.
     pub(crate) fn raw_call(&mut self, line: &str) -> Result<Answer, HxdpRtlError> {
+        self.stale = true;
         self.harness.call(&Command::Raw(line))
     }
 

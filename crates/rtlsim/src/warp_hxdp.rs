@@ -175,6 +175,39 @@ pub fn start_latency(rtl: &mut HxdpRtl) -> Result<Option<u64>, WarpHxdpError> {
     }
 }
 
+/// The module's interval for `frame` back to back: `count` copies queued one after the other (each as soon as the
+/// input takes it), then the cycles from the first copy's last output beat to the last one's over `count - 1`.
+/// Works on [`HxdpRtl`] alone too (the `done_at` command is the hXDP harness's).
+pub fn interval(rtl: &mut HxdpRtl, frame: &[u8], count: usize) -> Result<f64, WarpHxdpError> {
+    let unexpected = |what: &str, a: Answer| {
+        WarpHxdpError::Hxdp(HxdpRtlError::Image(format!(
+            "{what}: unexpected answer {a:?}"
+        )))
+    };
+    let line = format!("queue 0 0 0 {}", crate::line_harness::hex(frame));
+    for _ in 0..count {
+        match rtl.raw_call(&line)? {
+            Answer::Ok => {}
+            other => return Err(unexpected("queue", other)),
+        }
+    }
+    let mut stamps = Vec::with_capacity(count);
+    for _ in 0..count {
+        match rtl.raw_call("result")? {
+            Answer::Out(_) => {}
+            other => return Err(unexpected("result", other)),
+        }
+        match rtl.raw_call("done_at")? {
+            Answer::Ret(at) => stamps.push(at as u64),
+            other => return Err(unexpected("done_at", other)),
+        }
+    }
+    match (stamps.first(), stamps.last()) {
+        (Some(a), Some(b)) if count > 1 => Ok((b - a) as f64 / (count - 1) as f64),
+        _ => Ok(0.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

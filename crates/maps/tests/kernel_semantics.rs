@@ -72,16 +72,16 @@ fn creation_checks_match_the_kernel() {
 
 #[test]
 fn unsupported_map_types_are_refused_by_name() {
-    let err = Maps::new(&[spec("events", 4, 4, 4, 2, 0)], 2).expect_err("perf event array");
-    assert_eq!(err.map, "events");
+    let err = Maps::new(&[spec("socks", 15, 4, 4, 2, 0)], 2).expect_err("sockmap");
+    assert_eq!(err.map, "socks");
     assert_eq!(err.errno, EINVAL);
     assert_eq!(
         err.message,
-        "map type BPF_MAP_TYPE_PERF_EVENT_ARRAY is not supported by hwxdp"
+        "map type BPF_MAP_TYPE_SOCKMAP is not supported by hwxdp"
     );
     assert_eq!(
         err.to_string(),
-        "map events: map type BPF_MAP_TYPE_PERF_EVENT_ARRAY is not supported by hwxdp"
+        "map socks: map type BPF_MAP_TYPE_SOCKMAP is not supported by hwxdp"
     );
 }
 

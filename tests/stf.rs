@@ -101,6 +101,7 @@ fn checked(arch: Arch, tag_width: u32) -> Checked {
         },
         kind,
         width,
+        annotated: None,
     };
     let table = |name: &str, keys: Vec<TableKey>, size| Table {
         name: name.to_string(),
@@ -111,12 +112,14 @@ fn checked(arch: Arch, tag_width: u32) -> Checked {
         entries: vec![],
         size,
         implementation: TableImpl::Default,
+        annotated: None,
         span: SPAN,
     };
     let action = |name: &str, params: Vec<usize>| Action {
         name: name.to_string(),
         params,
         body: vec![],
+        annotated: None,
         span: SPAN,
     };
     Checked {

@@ -29,7 +29,8 @@ impl<'a> Checker<'a> {
                     self.bind(name, Binding::Action(id))?;
                 }
                 DeclKind::Table { name, properties } => {
-                    let table = self.lower_table(name, properties)?;
+                    let mut table = self.lower_table(name, properties)?;
+                    table.annotated = super::annotated_name(&l.annotations);
                     self.tables.push(table);
                     self.bind(name, Binding::Table(self.tables.len() - 1))?;
                 }
@@ -123,6 +124,7 @@ impl<'a> Checker<'a> {
             name: name.name.clone(),
             params,
             body,
+            annotated: super::annotated_name(&decl.annotations),
             span: name.span,
         });
         Ok(self.actions.len() - 1)

@@ -36,6 +36,20 @@ pub fn check(program: &Program) -> Result<Checked, Diagnostic> {
 }
 
 /// An error at `span`.
+/// The name a `@name("...")` annotation gives, without a leading `.` (P4's mark of a global name).
+fn annotated_name(annotations: &[ast::Annotation]) -> Option<String> {
+    let a = annotations.iter().find(|a| a.name.name == "name")?;
+    match a.args.as_deref() {
+        Some(
+            [ast::Expr {
+                kind: ast::ExprKind::Str(s),
+                ..
+            }],
+        ) => Some(s.trim_start_matches('.').to_string()),
+        _ => None,
+    }
+}
+
 fn err<T>(span: Span, message: impl Into<String>) -> CResult<T> {
     Err(SpanError::new(span, message))
 }

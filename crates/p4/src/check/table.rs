@@ -53,6 +53,7 @@ impl Checker<'_> {
             entries: Vec::new(),
             size: 1024,
             implementation: TableImpl::Default,
+            annotated: None,
             span: name.span,
         };
         let (mut seen, mut has_actions, mut default, mut entries) = (Vec::new(), false, None, None);
@@ -164,6 +165,7 @@ impl Checker<'_> {
             expr,
             kind,
             width,
+            annotated: super::annotated_name(&k.annotations),
         })
     }
 

@@ -97,6 +97,8 @@ pub struct Action {
     pub params: Vec<LocalId>,
     /// Its body.
     pub body: Vec<Stmt>,
+    /// The name of its `@name("...")` annotation (a leading `.` removed), which STF scripts may use too.
+    pub annotated: Option<String>,
     /// Where it was declared.
     pub span: Span,
 }
@@ -123,6 +125,8 @@ pub struct TableKey {
     pub kind: MatchKind,
     /// Its width in bits.
     pub width: u32,
+    /// The name of its `@name("...")` annotation (before the expression or after the match kind), if any.
+    pub annotated: Option<String>,
 }
 
 /// `implementation = ...` of a table.
@@ -166,6 +170,8 @@ pub struct Table {
     pub size: u32,
     /// `implementation`.
     pub implementation: TableImpl,
+    /// The name of its `@name("...")` annotation (a leading `.` removed), if any.
+    pub annotated: Option<String>,
     /// Where it was declared.
     pub span: Span,
 }

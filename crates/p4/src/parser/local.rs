@@ -164,10 +164,12 @@ impl Parser<'_> {
             let kind = match name.name.as_str() {
                 "key" => TablePropertyKind::Key(self.braced_items(|p| {
                     let start = p.span();
-                    let annotations = p.annotations()?;
+                    let mut annotations = p.annotations()?;
                     let expr = p.expr()?;
                     p.expect_punct(":")?;
                     let match_kind = p.ident()?;
+                    // `key : exact @name("k")`: annotations may follow the match kind too.
+                    annotations.extend(p.annotations()?);
                     Ok(KeyElement {
                         annotations,
                         expr,

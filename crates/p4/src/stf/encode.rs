@@ -64,8 +64,13 @@ impl<'a> Encoder<'a> {
     /// The map and key of `check_counter NAME(INDEX)`.
     pub fn counter(&self, line: usize, name: &str, index: u32) -> Result<CounterRef, StfError> {
         let counters = &self.program.control.counters;
-        let found = find_named(counters.iter().map(|c| c.name.as_str()), name)
-            .ok_or_else(|| self.err(line, format!("unknown counter `{name}`")))?;
+        let control = &self.program.control.name;
+        let found = find_named(
+            counters.iter().map(|c| (c.name.as_str(), None)),
+            control,
+            name,
+        )
+        .ok_or_else(|| self.err(line, format!("unknown counter `{name}`")))?;
         let counter = &counters[found];
         // A sparse counter is a hash map: `size` bounds how many indices it holds, not their values.
         if !counter.sparse && index >= counter.size {
@@ -92,7 +97,11 @@ impl<'a> Encoder<'a> {
             }
             _ => return Err("not a table command".into()),
         };
-        let t = find_named(tables.iter().map(|t| t.name.as_str()), table_name)
+        let control = &self.program.control.name;
+        let entities = tables
+            .iter()
+            .map(|t| (t.name.as_str(), t.annotated.as_deref()));
+        let t = find_named(entities, control, table_name)
             .ok_or_else(|| format!("unknown table `{table_name}`"))?;
         let table = &tables[t];
         let action = self.action_value(table, action)?;
@@ -197,8 +206,11 @@ impl<'a> Encoder<'a> {
     /// `u32 action` and the parameters, padded to the table's largest parameter block.
     fn action_value(&self, table: &Table, call: &ActionCall) -> Result<Vec<u8>, String> {
         let actions = &self.program.control.actions;
-        let names = table.actions.iter().map(|&a| actions[a].name.as_str());
-        let position = find_named(names, &call.name)
+        let names = table
+            .actions
+            .iter()
+            .map(|&a| (actions[a].name.as_str(), actions[a].annotated.as_deref()));
+        let position = find_named(names, &self.program.control.name, &call.name)
             .ok_or_else(|| format!("table `{}` has no action `{}`", table.name, call.name))?;
         let action = &actions[table.actions[position]];
         let mut value = (position as u32).to_le_bytes().to_vec();
@@ -217,26 +229,22 @@ impl<'a> Encoder<'a> {
                 return Err(format!("argument `{}` is given twice", given.0));
             }
         }
+        // A missing argument is zero, as in the C initializer p4c's eBPF STF runner generates.
         for &p in &action.params {
             let local = &self.program.locals[p];
             let arg = call
                 .args
                 .iter()
                 .find(|a| a.0 == local.name)
-                .ok_or_else(|| {
-                    format!(
-                        "missing argument `{}` of action `{}`",
-                        local.name, action.name
-                    )
-                })?;
+                .map_or(0, |a| a.1);
             let width = self.width(&local.ty, &local.name)?;
-            if !fits(arg.1, width) {
+            if !fits(arg, width) {
                 return Err(format!(
-                    "value {:#x} of `{}` does not fit in {width} bits",
-                    arg.1, local.name
+                    "value {arg:#x} of `{}` does not fit in {width} bits",
+                    local.name
                 ));
             }
-            value.extend(be_bytes(arg.1, width));
+            value.extend(be_bytes(arg, width));
         }
         let largest = table
             .actions

@@ -36,12 +36,7 @@ pub(super) fn match_keys(
 ) -> Result<Vec<Field>, String> {
     let mut fields: Vec<Option<Field>> = table.keys.iter().map(|_| None).collect();
     for (name, kv) in given {
-        let matching: Vec<usize> = (0..table.keys.len())
-            .filter(|&i| {
-                let full = &table.keys[i].name;
-                full == name || full.ends_with(&format!(".{name}"))
-            })
-            .collect();
+        let matching = keys_named(table, name);
         let i = match matching[..] {
             [i] => i,
             [] => return Err(format!("table `{}` has no key field `{name}`", table.name)),
@@ -90,16 +85,67 @@ pub(super) fn match_keys(
         .collect()
 }
 
-/// The index of `wanted` among `names`: an exact match, else the one name equal to its last `.` component.
+/// The index of the entity `wanted` names among `entities` (`(name, @name annotation)` pairs of the control
+/// `control`). A name matches when it is the entity's name or annotation, either of them qualified by the control as
+/// P4 (`pipe.t`) or p4c-ebpf's generated code (`pipe_t`) spells it, or `_NoAction` for `NoAction`; failing that, when
+/// its last `.` component is the name (`ingress.pipe.t`).
 pub(super) fn find_named<'n>(
-    names: impl Iterator<Item = &'n str> + Clone,
+    entities: impl Iterator<Item = (&'n str, Option<&'n str>)> + Clone,
+    control: &str,
     wanted: &str,
 ) -> Option<usize> {
-    if let Some(i) = names.clone().position(|n| n == wanted) {
+    let wanted = if wanted == "_NoAction" {
+        "NoAction"
+    } else {
+        wanted
+    };
+    let spells = |base: &str| {
+        wanted == base
+            || wanted
+                .strip_prefix(control)
+                .and_then(|rest| rest.strip_prefix(['.', '_']))
+                .is_some_and(|rest| rest == base || (base == "NoAction" && rest == "_NoAction"))
+    };
+    if let Some(i) = entities
+        .clone()
+        .position(|(name, annotated)| spells(name) || annotated.is_some_and(spells))
+    {
         return Some(i);
     }
     let last = wanted.rsplit('.').next()?;
-    names.clone().position(|n| n == last)
+    entities
+        .clone()
+        .position(|(name, annotated)| name == last || annotated == Some(last))
+}
+
+/// The key fields of `table` an `add` names `name` by: first the strong spellings (the key as written, with or
+/// without spaces, its `@name`, and p4c-ebpf's positional `field0`, `field1`, ..., each also after `key.`), else a
+/// key whose written form (with or without spaces) ends in `.name`.
+fn keys_named(table: &Table, name: &str) -> Vec<usize> {
+    let bare = name.strip_prefix("key.").unwrap_or(name);
+    let strong = |i: usize| {
+        let k = &table.keys[i];
+        let written = [k.name.clone(), k.name.replace(' ', "")];
+        [name, bare].iter().any(|n| {
+            written.iter().any(|w| w == n)
+                || k.annotated.as_deref() == Some(*n)
+                || *n == format!("field{i}")
+        })
+    };
+    let found: Vec<usize> = (0..table.keys.len()).filter(|&i| strong(i)).collect();
+    if !found.is_empty() {
+        return found;
+    }
+    (0..table.keys.len())
+        .filter(|&i| {
+            let full = &table.keys[i].name;
+            let written = [full.clone(), full.replace(' ', "")];
+            [name, bare].iter().any(|n| {
+                let suffix = format!(".{n}");
+                written.iter().any(|w| w.ends_with(&suffix))
+            })
+        })
+        .collect()
 }
 
 pub(super) fn bytes(width: u32) -> usize {

@@ -1,0 +1,49 @@
+//! Our own small P4 programs under `tests/p4/`, one per STF rule and language feature that the public P4C-XDP and
+//! p4c-ebpf test programs rely on (issue 29), each run with its STF script by `hwxdp stf` on the reference machine
+//! and in the kernel; every script must pass with no failure on both.
+
+mod support;
+
+use support::*;
+
+/// Runs `tests/p4/NAME.p4` with `tests/p4/NAME.stf` on `backend`: the script must pass, with at least one expectation
+/// met.
+fn stf_passes_on(name: &str, backend: &str) {
+    let dir = repo_root().join("tests/p4");
+    let p4 = dir.join(format!("{name}.p4")).display().to_string();
+    let stf = dir.join(format!("{name}.stf")).display().to_string();
+    let out = scratch_dir(&format!("p4-programs-{backend}-{name}"));
+    let run = hwxdp(&["stf", "--backend", backend, &p4, &stf, "-o", &out]);
+    assert!(run.ok, "{name} on {backend}:\n{}", run.all);
+    assert!(
+        run.stdout.contains(", 0 failures") && !run.stdout.contains(" 0 expectations met"),
+        "{name} on {backend}:\n{}",
+        run.all
+    );
+}
+
+/// The script on the reference machine and in the kernel.
+fn stf_passes(name: &str) {
+    stf_passes_on(name, "interp");
+    require_kernel();
+    stf_passes_on(name, "kernel");
+}
+
+macro_rules! p4_program_tests {
+    ($($test:ident => $name:literal: $what:literal;)*) => {
+        $(
+            #[doc = $what]
+            #[test]
+            fn $test() {
+                stf_passes($name);
+            }
+        )*
+    };
+}
+
+p4_program_tests! {
+    test_ports_and_passed_packets => "stf_test_ports":
+        "Port 0 is a test port, test port p is interface p + 1, a passed packet is expected on its input port.";
+    upstream_names_and_zero_filled_arguments => "stf_upstream_names":
+        "`pipe_t`, `pipe_Allow`, `key.field0`, `_NoAction`, `@name` (also after a match kind), missing arguments.";
+}

@@ -591,7 +591,9 @@ mod tests {
                 "ehdl-rtl",
                 "warp",
                 "warp-interp",
-                "ebpflow"
+                "warp-rtl",
+                "ebpflow",
+                "ebpflow-rtl"
             ]
         );
         assert_eq!(
@@ -604,7 +606,9 @@ mod tests {
                 "ehdl-rtl",
                 "warp",
                 "warp-interp",
-                "ebpflow"
+                "warp-rtl",
+                "ebpflow",
+                "ebpflow-rtl"
             ]
         );
     }

@@ -46,4 +46,8 @@ p4_program_tests! {
         "Port 0 is a test port, test port p is interface p + 1, a passed packet is expected on its input port.";
     upstream_names_and_zero_filled_arguments => "stf_upstream_names":
         "`pipe_t`, `pipe_Allow`, `key.field0`, `_NoAction`, `@name` (also after a match kind), missing arguments.";
+    actions_calling_actions => "feat_action_calls":
+        "An action of a table calls other actions, with constant and computed arguments.";
+    implementations_and_list_keysets => "feat_impl_keys":
+        "`lpm` and `ternary` keys in a `hash_table`, a keyless `array_table`, `{ v }` keysets in `const entries`.";
 }

@@ -575,8 +575,8 @@ fn unsupported_constructs() {
         "t.p4:8:16: unsupported construct: `return` with a value"
     );
     assert_eq!(
-        ctl_err(&format!("{TABLE} action c() {{ b(); }} apply {{ }}")),
-        "t.p4:11:15: unsupported construct: calls of tables or actions from actions"
+        ctl_err(&format!("{TABLE} action c() {{ t.apply(); }} apply {{ }}")),
+        "t.p4:11:15: unsupported construct: applying tables from actions"
     );
     assert_eq!(
         ctl_err(&format!(
@@ -616,19 +616,31 @@ fn implementation_needs_a_fitting_key() {
     };
     assert_eq!(
         ctl_err(&table("h.e.t : lpm;", "array_table")),
-        "t.p4:8:43: `array_table` needs exactly one `exact` key"
+        "t.p4:8:43: `array_table` needs one `exact` key or none"
     );
     assert_eq!(
         ctl_err(&table("h.e.t : exact; h.e.d : exact;", "array_table")),
-        "t.p4:8:43: `array_table` needs exactly one `exact` key"
+        "t.p4:8:43: `array_table` needs one `exact` key or none"
     );
+    // As p4c-ebpf compiles them: a hash_table with an lpm or ternary key is stored as such keys are, a keyless
+    // array_table runs its default action.
+    let c = ok(&control(&table(
+        "h.e.t : exact; h.e.d : lpm;",
+        "hash_table",
+    )));
     assert_eq!(
-        ctl_err(&table("h.e.t : exact; h.e.d : lpm;", "hash_table")),
-        "t.p4:8:43: `hash_table` needs `exact` keys only"
+        (c.control.tables[0].storage(), c.control.tables[0].size),
+        (hwxdp_p4::ir::Storage::Lpm, 8)
     );
+    let c = ok(&control(&table("h.e.t : ternary;", "hash_table")));
     assert_eq!(
-        ctl_err(&table("h.e.t : ternary;", "hash_table")),
-        "t.p4:8:43: `hash_table` needs `exact` keys only"
+        c.control.tables[0].storage(),
+        hwxdp_p4::ir::Storage::Ternary
+    );
+    let c = ok(&control(&table("", "array_table")));
+    assert_eq!(
+        c.control.tables[0].storage(),
+        hwxdp_p4::ir::Storage::Keyless
     );
     let c = ok(&control(&table("h.e.t : exact;", "array_table")));
     assert_eq!(c.control.tables[0].storage(), hwxdp_p4::ir::Storage::Array);

@@ -50,10 +50,7 @@ impl Checker<'_> {
     pub(super) fn in_apply(&self, span: Span) -> CResult<()> {
         match self.ctx {
             Ctx::Apply => Ok(()),
-            Ctx::Action => err(
-                span,
-                "unsupported construct: calls of tables or actions from actions",
-            ),
+            Ctx::Action => err(span, "unsupported construct: applying tables from actions"),
             _ => err(
                 span,
                 "tables and actions can only be applied in the control's `apply`",
@@ -171,7 +168,10 @@ impl Checker<'_> {
                 };
             }
         }
-        self.in_apply(span)?;
+        // Actions may call actions (P4 has no recursion: an action is bound only after its body is checked).
+        if self.ctx != Ctx::Action {
+            self.in_apply(span)?;
+        }
         let id = self.find_action(f)?;
         let args = self.action_args(id, args, span)?;
         self.flush(out);

@@ -123,6 +123,18 @@ impl Checker<'_> {
         tys: &[Ty],
         span: Span,
     ) -> CResult<Vec<KeysetElem>> {
+        // `{ v1, v2 }` (a list expression, as in some `const entries`) is the tuple `(v1, v2)`.
+        let listed;
+        let ks = match ks {
+            Keyset::Value(ast::Expr {
+                kind: ast::ExprKind::List(items),
+                span,
+            }) => {
+                listed = Keyset::Tuple(items.iter().cloned().map(Keyset::Value).collect(), *span);
+                &listed
+            }
+            other => other,
+        };
         match ks {
             Keyset::Default(_) | Keyset::DontCare(_) => Ok(vec![KeysetElem::Any; tys.len()]),
             Keyset::Tuple(items, sp) => {

@@ -201,14 +201,15 @@ impl Checker<'_> {
     }
 
     /// Refuses an implementation docs/p4.md has no map for with the table's key (whichever property comes
-    /// first), so that [`Table::storage`] holds for every checked table; `span` is the extern's name.
+    /// first), so that [`Table::storage`] holds for every checked table; `span` is the extern's name. As p4c-ebpf
+    /// compiles them, a keyless `array_table` only runs its default action, and a `hash_table` with an `lpm` or
+    /// `ternary` key is stored as tables of those keys are (an LPM trie, ranked slots), with the size it gives.
     fn implementation_fits_key(t: &Table, span: Span) -> CResult<()> {
         let all_exact = t.keys.iter().all(|k| k.kind == MatchKind::Exact);
         match t.implementation {
-            TableImpl::Array if !(t.keys.len() == 1 && all_exact) => {
-                err(span, "`array_table` needs exactly one `exact` key")
+            TableImpl::Array if !(t.keys.len() <= 1 && all_exact) => {
+                err(span, "`array_table` needs one `exact` key or none")
             }
-            TableImpl::Hash if !all_exact => err(span, "`hash_table` needs `exact` keys only"),
             _ => Ok(()),
         }
     }

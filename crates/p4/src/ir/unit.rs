@@ -195,8 +195,8 @@ pub enum Storage {
 
 impl Table {
     /// The map docs/p4.md ("Maps of a compiled program", "Tables") gives the table. The checker has rejected what
-    /// the contract has no map for: several `lpm` fields, `array_table` without exactly one `exact` field,
-    /// `hash_table` with a non-`exact` field.
+    /// the contract has no map for: several `lpm` fields, `array_table` with more than one field or a non-`exact`
+    /// one. A `hash_table` with an `lpm` or `ternary` field is stored as those keys are.
     pub fn storage(&self) -> Storage {
         if self.keys.is_empty() {
             Storage::Keyless

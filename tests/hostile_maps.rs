@@ -1,0 +1,3 @@
+//! Hostile `--maps` files (issue 30).
+
+mod hostile_common;

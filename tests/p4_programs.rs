@@ -50,4 +50,6 @@ p4_program_tests! {
         "An action of a table calls other actions, with constant and computed arguments.";
     implementations_and_list_keysets => "feat_impl_keys":
         "`lpm` and `ternary` keys in a `hash_table`, a keyless `array_table`, `{ v }` keysets in `const entries`.";
+    if_and_elif_expressions => "feat_if_elif":
+        "`#if`/`#elif` with macros, `defined`, arithmetic and nesting; inactive branches are not evaluated.";
 }

@@ -16,6 +16,7 @@ mod diag;
 pub mod ir;
 mod lexer;
 mod parser;
+mod ppexpr;
 mod preproc;
 mod pretty;
 pub mod stf;

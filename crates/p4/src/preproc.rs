@@ -1,6 +1,7 @@
 //! A small preprocessor over tokens: `#include <f>`/`#include "f"`, object-like `#define NAME tokens`, `#undef`,
-//! `#ifdef`/`#ifndef`/`#else`/`#endif`. Included files keep their own [`FileId`], so errors inside an include name the
-//! include. Function-like macros and `#if` expressions are outside the subset and are refused by name.
+//! `#ifdef`/`#ifndef`/`#if EXPR`/`#elif EXPR`/`#else`/`#endif` (expressions as C reads them, [`crate::ppexpr`]).
+//! Included files keep their own [`FileId`], so errors inside an include name the include. Function-like macros are
+//! outside the subset and are refused by name.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -48,10 +49,24 @@ struct Frame {
     span: Span,
     /// Whether the enclosing region was active when this conditional opened.
     parent_active: bool,
-    /// Whether this branch's condition held.
-    taken: bool,
+    /// Whether the current branch is the one taken.
+    current: bool,
+    /// Whether some branch so far (this one included) was taken.
+    any_taken: bool,
     /// Whether `#else` was seen.
     in_else: bool,
+}
+
+impl Frame {
+    fn open(span: Span, parent_active: bool, holds: bool) -> Frame {
+        Frame {
+            span,
+            parent_active,
+            current: holds,
+            any_taken: holds,
+            in_else: false,
+        }
+    }
 }
 
 /// Reads a program and everything it includes into one token stream ending in `Eof`.
@@ -103,9 +118,7 @@ impl Preprocessor {
         let tokens = lex(file, &text, 0, text.len())?;
         let mut conds: Vec<Frame> = Vec::new();
         for tok in tokens {
-            let active = conds
-                .last()
-                .is_none_or(|f| f.parent_active && (f.taken != f.in_else));
+            let active = conds.last().is_none_or(|f| f.parent_active && f.current);
             let TokenKind::Directive(line) = &tok.kind else {
                 if active {
                     self.emit(tok, None, 0)?;
@@ -120,29 +133,40 @@ impl Preprocessor {
                 "ifdef" | "ifndef" => {
                     let macro_name = single_word(rest, tok.span, name)?;
                     let defined = self.defines.contains_key(macro_name);
-                    conds.push(Frame {
-                        span: tok.span,
-                        parent_active: active,
-                        taken: defined == (name == "ifdef"),
-                        in_else: false,
-                    });
+                    conds.push(Frame::open(tok.span, active, defined == (name == "ifdef")));
+                }
+                // An inactive region's expressions are not evaluated (they may use what is not defined there).
+                "if" => {
+                    let holds = active && self.condition(rest, tok.span)?;
+                    conds.push(Frame::open(tok.span, active, holds));
+                }
+                "elif" => {
+                    let f = match conds.last() {
+                        Some(f) if f.in_else => {
+                            return Err(SpanError::new(tok.span, "`#elif` after `#else`"))
+                        }
+                        Some(f) => f,
+                        None => return Err(SpanError::new(tok.span, "`#elif` without `#if`")),
+                    };
+                    let holds =
+                        f.parent_active && !f.any_taken && self.condition(rest, tok.span)?;
+                    if let Some(f) = conds.last_mut() {
+                        f.current = holds;
+                        f.any_taken |= holds;
+                    }
                 }
                 "else" => match conds.last_mut() {
-                    Some(f) if !f.in_else => f.in_else = true,
-                    Some(_) => return Err(SpanError::new(tok.span, "`#else` after `#else`")),
-                    None => {
-                        return Err(SpanError::new(
-                            tok.span,
-                            "`#else` without `#ifdef` or `#ifndef`",
-                        ))
+                    Some(f) if !f.in_else => {
+                        f.in_else = true;
+                        f.current = !f.any_taken;
+                        f.any_taken = true;
                     }
+                    Some(_) => return Err(SpanError::new(tok.span, "`#else` after `#else`")),
+                    None => return Err(SpanError::new(tok.span, "`#else` without `#if`")),
                 },
                 "endif" => {
                     if conds.pop().is_none() {
-                        return Err(SpanError::new(
-                            tok.span,
-                            "`#endif` without `#ifdef` or `#ifndef`",
-                        ));
+                        return Err(SpanError::new(tok.span, "`#endif` without `#if`"));
                     }
                 }
                 _ if !active => {}
@@ -165,6 +189,29 @@ impl Preprocessor {
             Some(f) => Err(SpanError::new(f.span, "unterminated conditional directive")),
             None => Ok(()),
         }
+    }
+
+    /// Whether the expression of `#if`/`#elif` (`text`, at the directive `span`) is not zero.
+    fn condition(&self, text: &str, span: Span) -> Result<bool, SpanError> {
+        let value_of = |name: &str| {
+            self.defines.get(name).map(|body| {
+                let mut text = String::new();
+                for t in body {
+                    if let Some(f) = self.sources.file(t.span.file) {
+                        text.push_str(
+                            f.text
+                                .get(t.span.lo as usize..t.span.hi as usize)
+                                .unwrap_or(""),
+                        );
+                        text.push(' ');
+                    }
+                }
+                text
+            })
+        };
+        crate::ppexpr::eval(text, &value_of)
+            .map(|v| v != 0)
+            .map_err(|m| SpanError::new(span, m))
     }
 
     /// Pushes a token, replacing a defined name by its definition. `used` is the macro named at the use site when

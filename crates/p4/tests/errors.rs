@@ -142,8 +142,25 @@ fn function_like_macro() {
 #[test]
 fn unsupported_directive() {
     assert_eq!(
-        error_of("#if 1\n#endif\n"),
-        "bad.p4:1:1: unsupported preprocessor directive `#if`"
+        error_of("#pragma once\n"),
+        "bad.p4:1:1: unsupported preprocessor directive `#pragma`"
+    );
+}
+
+#[test]
+fn if_expression_errors() {
+    assert_eq!(
+        error_of("#define A 1\n#if A +\n#endif\n"),
+        "bad.p4:2:1: `#if` expression ends early"
+    );
+    assert_eq!(
+        error_of("#if 0\n#else\n#elif 1\n#endif\n"),
+        "bad.p4:3:1: `#elif` after `#else`"
+    );
+    assert_eq!(error_of("#elif 1\n"), "bad.p4:1:1: `#elif` without `#if`");
+    assert_eq!(
+        error_of("#if 1\n#elif 1 / 0\n#endif\nheader H { bit<8> $ }\n"),
+        "bad.p4:4:19: unexpected character `$`"
     );
 }
 

@@ -52,4 +52,6 @@ p4_program_tests! {
         "`lpm` and `ternary` keys in a `hash_table`, a keyless `array_table`, `{ v }` keysets in `const entries`.";
     if_and_elif_expressions => "feat_if_elif":
         "`#if`/`#elif` with macros, `defined`, arithmetic and nesting; inactive branches are not evaluated.";
+    packet_length => "feat_packet_length":
+        "`packet_in.length()` in the parser: in a `verify` and assigned to a field.";
 }

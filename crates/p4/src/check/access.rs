@@ -214,6 +214,10 @@ impl Checker<'_> {
                         Some(Binding::Packet { input: true }) if member.name == "lookahead" => {
                             return self.lookahead(type_args, args, span);
                         }
+                        Some(Binding::Packet { input: true }) if member.name == "length" => {
+                            self.no_args(args, span)?;
+                            return Ok(mk(ExprKind::PacketLength, Ty::Bit(32), span));
+                        }
                         Some(Binding::Table(_)) if member.name == "apply" => {
                             return err(span, "unsupported construct: `apply()` as a value");
                         }

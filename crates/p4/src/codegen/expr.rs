@@ -182,6 +182,7 @@ impl Gen<'_> {
                 }
             }
             ExprKind::Lookahead => self.lookahead(e)?,
+            ExprKind::PacketLength => "((u32)(end - pkt))".to_string(),
         })
     }
 

@@ -349,6 +349,7 @@ impl Analysis<'_> {
             | ExprKind::EnumMember(_)
             | ExprKind::ErrorMember(_)
             | ExprKind::Lookahead
+            | ExprKind::PacketLength
             | ExprKind::TableHit(_) => {}
         }
     }

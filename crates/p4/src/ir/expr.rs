@@ -86,6 +86,8 @@ pub enum ExprKind {
     Extern(ExternFn, Vec<Expr>),
     /// `packet.lookahead<T>()`, of this expression's type; only in the parser.
     Lookahead,
+    /// `packet.length()`: the packet's length in bytes, a `bit<32>`; only in the parser.
+    PacketLength,
     /// Whether the last application of the table hit (`t.apply().hit`; the checker puts a
     /// [`Stmt::ApplyTable`] before the statement that reads it).
     TableHit(TableId),

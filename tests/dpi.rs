@@ -1,7 +1,8 @@
 //! `hwxdp dpi` end to end: each example of examples/dpi compiled by the binary, run on the reference machine over
 //! thousands of frames (crafted and random payloads, every port class, IPv4, IPv6 and VLAN, payloads past the scan
 //! limit), every verdict and hit counter compared with what the `regex` crate says of the scanned payload; then the
-//! same trace verified against the kernel and the hXDP model.
+//! same trace verified against the kernel on the reference machine, the hXDP model and eBPFlow. The same again for
+//! the trace `hwxdp gen` makes of the object, in which every rule must be hit.
 
 mod support;
 
@@ -292,6 +293,111 @@ fn check_built(example: &str, crafted: &[&[u8]], args: &[&str], limit: usize) {
         frames.len()
     );
     verify(example, &obj, &pcap, frames.len());
+    check_gen_trace(example, &obj, &rules, &regexes, limit, &dir);
+}
+
+/// The trace `hwxdp gen` makes for the object (from the rules it carries): every verdict and counter is what `regex`
+/// says, every rule is hit, and the kernel, the hXDP model and eBPFlow agree with the reference machine.
+fn check_gen_trace(
+    example: &str,
+    obj: &str,
+    rules: &[Rule],
+    regexes: &[Vec<Regex>],
+    limit: usize,
+    dir: &str,
+) {
+    let gen_dir = format!("{dir}/gen");
+    let made = hwxdp(&["gen", obj, "-o", &gen_dir, "-n", "1500", "--seed", "3"]);
+    assert!(made.ok, "{}", made.all);
+    assert!(made.stdout.contains("dpi trace for"), "{}", made.all);
+    let pcap = format!("{gen_dir}/trace.pcap");
+    let frames: Vec<Frame> = read_pcap(&pcap).iter().map(|b| parse(b)).collect();
+    assert_eq!(frames.len(), 1500);
+    let out = format!("{dir}/gen-run");
+    let run = hwxdp(&["run", obj, "--pcap", &pcap, "-o", &out, "--dump-maps"]);
+    assert!(run.ok, "{}", run.all);
+    let log = std::fs::read_to_string(format!("{out}/packets.jsonl")).unwrap();
+    let mut hits = vec![0u64; rules.len()];
+    let mut at_limit = 0;
+    for (f, line) in frames.iter().zip(log.lines()) {
+        let (matched, verdict) = reference(rules, regexes, f, limit);
+        let got: serde_json::Value = serde_json::from_str(line).unwrap();
+        let want = if verdict == 1 { "XDP_DROP" } else { "XDP_PASS" };
+        assert_eq!(
+            got["verdict"],
+            want,
+            "{example}: gen frame {:?}",
+            String::from_utf8_lossy(&f.payload)
+        );
+        at_limit += usize::from(f.payload.len() == limit || f.payload.len() == limit + 1);
+        for (h, m) in hits.iter_mut().zip(matched) {
+            *h += u64::from(m);
+        }
+    }
+    assert_eq!(
+        dumped_hits(&format!("{out}/maps.json")),
+        hits,
+        "{example}: gen trace dpi_hits"
+    );
+    assert!(
+        hits.iter().all(|&h| h > 0),
+        "{example}: every rule is hit by the gen trace: {hits:?}"
+    );
+    assert!(at_limit > 0, "{example}: payloads at the scan limit");
+    verify(example, obj, &pcap, frames.len());
+}
+
+/// The frames of a pcap file `hwxdp gen` wrote.
+fn read_pcap(path: &str) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).expect("the trace");
+    // Either byte order: the magic number (microsecond or nanosecond) says which.
+    let big = matches!(
+        bytes[..4],
+        [0xa1, 0xb2, 0xc3, 0xd4] | [0xa1, 0xb2, 0x3c, 0x4d]
+    );
+    let word = |b: &[u8]| {
+        let b: [u8; 4] = b.try_into().unwrap();
+        if big {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    };
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let len = word(&bytes[at + 8..at + 12]) as usize;
+        out.push(bytes[at + 16..at + 16 + len].to_vec());
+        at += 16 + len;
+    }
+    out
+}
+
+/// A frame's protocol, destination port and payload, parsed as the program parses it (the gen trace has only
+/// IPv4 without options, IPv6 and one 802.1Q tag).
+fn parse(bytes: &[u8]) -> Frame {
+    let mut l3 = 14;
+    let mut ethertype = u16::from_be_bytes([bytes[12], bytes[13]]);
+    if ethertype == 0x8100 {
+        ethertype = u16::from_be_bytes([bytes[16], bytes[17]]);
+        l3 = 18;
+    }
+    let (proto, l4) = match ethertype {
+        0x0800 => (bytes[l3 + 9], l3 + usize::from(bytes[l3] & 0xf) * 4),
+        0x86dd => (bytes[l3 + 6], l3 + 40),
+        other => panic!("ethertype {other:#x}"),
+    };
+    let (proto, start) = match proto {
+        6 => (Proto::Tcp, l4 + usize::from(bytes[l4 + 12] >> 4) * 4),
+        17 => (Proto::Udp, l4 + 8),
+        other => panic!("protocol {other}"),
+    };
+    Frame {
+        bytes: bytes.to_vec(),
+        proto,
+        dport: u16::from_be_bytes([bytes[l4 + 2], bytes[l4 + 3]]),
+        payload: bytes[start..].to_vec(),
+    }
 }
 
 /// The counters of map dpi_hits in a `--dump-maps` file, by key.
@@ -318,10 +424,10 @@ fn dumped_hits(path: &str) -> Vec<u64> {
     entries.into_iter().map(|(_, v)| v).collect()
 }
 
-/// `hwxdp verify` against the kernel: the reference machine and the hXDP model.
+/// `hwxdp verify` against the kernel: the reference machine, the hXDP model and eBPFlow.
 fn verify(example: &str, obj: &str, pcap: &str, packets: usize) {
     require_kernel();
-    for backend in ["interp", "hxdp"] {
+    for backend in ["interp", "hxdp", "ebpflow"] {
         let v = hwxdp(&["verify", obj, "--pcap", pcap, "--backend", backend]);
         assert!(v.ok, "{example} on {backend}:\n{}", v.all);
         assert_eq!(identical_count(&v.stdout), Some(packets), "{}", v.all);
@@ -342,7 +448,7 @@ fn sql_tautology_verdicts_are_regexs() {
 }
 
 #[test]
-fn sql_tautology_in_the_branch_form_verdicts_are_regexs() {
+fn sql_tautology_in_the_table_form_verdicts_are_regexs() {
     check_built(
         "sql_tautology",
         &[
@@ -351,7 +457,7 @@ fn sql_tautology_in_the_branch_form_verdicts_are_regexs() {
             b"' or 1=2",
             b"'or 1=1",
         ],
-        &["--form", "branch", "--max-payload", "600"],
+        &["--form", "table", "--max-payload", "600"],
         600,
     );
 }
@@ -438,5 +544,52 @@ fn bad_rules_give_one_error_naming_the_line() {
             .contains("--max-payload 5000: the kernel verifier refuses a scan over 4096 bytes"),
         "{}",
         out.all
+    );
+}
+
+#[test]
+fn ehdl_refuses_a_dpi_object_with_the_reason() {
+    // A scan bounded to the first frame's bytes (64) still calls the scan's chunk, the slow scan and the verdict as
+    // bpf-to-bpf functions, which eHDL's front end does not inline: `hwxdp compile --target ehdl` refuses the object,
+    // naming the call.
+    let dir = scratch_dir("dpi-ehdl");
+    let rules = repo_root().join("examples/dpi/sql_tautology.rules");
+    let obj = format!("{dir}/t64.o");
+    let built = hwxdp(&[
+        "dpi",
+        &rules.display().to_string(),
+        "-o",
+        &obj,
+        "--max-payload",
+        "64",
+    ]);
+    assert!(built.ok, "{}", built.all);
+    let out = hwxdp(&[
+        "compile",
+        "--target",
+        "ehdl",
+        &obj,
+        "-o",
+        &format!("{dir}/ehdl"),
+    ]);
+    assert_eq!(out.code, Some(2), "{}", out.all);
+    assert!(
+        out.stderr.contains("cannot inline the call to dpi_")
+            && out
+                .stderr
+                .contains("the callee uses r6-r10 (its own frame needs register renaming)"),
+        "{}",
+        out.all
+    );
+    let made = hwxdp(&["gen", &obj, "-o", &format!("{dir}/gen"), "-n", "20"]);
+    assert!(made.ok, "{}", made.all);
+    let pcap = format!("{dir}/gen/trace.pcap");
+    let rtl = hwxdp(&["verify", &obj, "--pcap", &pcap, "--backend", "ehdl-rtl"]);
+    assert_eq!(rtl.code, Some(2), "{}", rtl.all);
+    assert!(
+        rtl.stderr.contains("--backend ehdl-rtl")
+            && rtl.stderr.contains("cannot inline the call to dpi_"),
+        "{}",
+        rtl.all
     );
 }

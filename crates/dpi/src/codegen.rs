@@ -19,13 +19,13 @@ use std::fmt::Write;
 
 /// Bytes scanned per packet bounds check in the scan loops.
 pub const CHUNK: usize = 16;
-/// The most live states of a fast automaton generated as branches: above, the code and the verifier's work (every
-/// state at every byte position) grow past what the branch form saves.
+/// The most live states of a fast automaton generated as branches: above, the code (a block per state and byte of a
+/// chunk) and the verifier's work on it grow past what the branch form saves.
 pub const BRANCH_MAX_STATES: usize = 32;
-/// The most live states times scanned bytes of the branch form: the verifier walks every state's code at every byte
-/// position of every chunk, about 67 processed instructions per state and byte (sql_tautology, 9 live states: 905k
-/// at 1500 bytes, 34k at 64; kernel 6.18), and stops at a million; this keeps it under about 400k.
-pub const BRANCH_MAX_WORK: usize = 6000;
+/// The most live states `--form branch` is generated for: about five instructions per state and byte of a chunk in
+/// each of `dpi_chunk` and `dpi_tail`, and the jumps of a function must stay within eBPF's 16-bit offsets
+/// (bittorrent's 75 live states verify; snort's 195 give jumps out of range).
+pub const BRANCH_FORCED_MAX_STATES: usize = 80;
 
 /// How the fast scan is generated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,10 +37,11 @@ pub enum Form {
 }
 
 impl Form {
-    /// The form for a fast automaton of `live` live states scanning `max_payload` bytes: branches when the automaton
-    /// is small ([`BRANCH_MAX_STATES`]) and the verifier's work stays bounded ([`BRANCH_MAX_WORK`]), else the table.
-    pub fn choose(live: usize, max_payload: usize) -> Form {
-        if live <= BRANCH_MAX_STATES && live * max_payload <= BRANCH_MAX_WORK {
+    /// The form for a fast automaton of `live` live states: branches when the automaton is small
+    /// ([`BRANCH_MAX_STATES`]), else the table. The scan limit does not matter: the verifier checks the branch
+    /// form's chunk once, whatever the number of chunks.
+    pub fn choose(live: usize) -> Form {
+        if live <= BRANCH_MAX_STATES {
             Form::Branch
         } else {
             Form::Table
@@ -104,10 +105,10 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout of `automaton`'s program scanning `max_payload` bytes at most.
-    pub fn of(automaton: &Automaton, max_payload: usize, form: Option<Form>) -> Layout {
+    /// The layout of `automaton`'s program.
+    pub fn of(automaton: &Automaton, form: Option<Form>) -> Layout {
         let fast = Fast::of(automaton);
-        let form = form.unwrap_or_else(|| Form::choose(fast.live, max_payload));
+        let form = form.unwrap_or_else(|| Form::choose(fast.live));
         let fast_table = (form == Form::Table).then(|| Table::of(fast.states()));
         let slow_table = Table::of(automaton.states());
         let table_bytes =
@@ -140,12 +141,15 @@ pub fn generate(
     tables(&mut c, automaton, layout);
     c.push_str(SCAN);
     verdict(&mut c, automaton);
+    if layout.form == Form::Branch {
+        crate::branch::functions(&mut c, &layout.fast, max_payload);
+    }
     let _ = writeln!(c, "SEC(\"xdp\")\nint {name}(struct xdp_md *ctx)\n{{");
     c.push_str(PARSE);
     dispatch(&mut c, automaton, &layout.fast);
     match layout.form {
         Form::Table => c.push_str(TABLE_TAIL),
-        Form::Branch => crate::branch::scan(&mut c, automaton, &layout.fast, max_payload),
+        Form::Branch => crate::branch::scan(&mut c),
     }
     c.push_str("}\n\nchar LICENSE[] SEC(\"license\") = \"GPL\";\n");
     c

@@ -74,6 +74,14 @@ pub enum DpiError {
         /// Why it is refused.
         reason: String,
     },
+    /// `--form branch` for a fast automaton whose branch code would be too long.
+    #[error("--form branch: the fast automaton has {live} live states, more than the {max} the branch form is generated for (a block per state and byte of a chunk; an eBPF jump reaches 32,767 instructions at most): use --form table or auto")]
+    BranchTooBig {
+        /// Live states of the fast automaton.
+        live: usize,
+        /// The most the branch form takes.
+        max: usize,
+    },
     /// A rules file without a rule.
     #[error("no rules: the file has only comments and blank lines")]
     Empty,

@@ -84,7 +84,7 @@ pub fn compile(text: &str, source: &str, options: &Options) -> Result<Compiled, 
     }
     let rules = parse::parse_rules(text)?;
     let automaton = compile::automaton(rules, options.dfa_limit)?;
-    let layout = codegen::Layout::of(&automaton, options.max_payload, options.form);
+    let layout = codegen::Layout::of(&automaton, options.form);
     check_payload_limit(options.max_payload, &automaton, &layout)?;
     let mut c_source = codegen::generate(
         &automaton,
@@ -112,14 +112,11 @@ fn check_payload_limit(
     automaton: &Automaton,
     layout: &codegen::Layout,
 ) -> Result<(), DpiError> {
-    let live = layout.fast.live;
-    if layout.form == codegen::Form::Branch && live * value > codegen::BRANCH_MAX_WORK {
-        return Err(DpiError::PayloadLimit {
-            value,
-            reason: format!(
-                "the branch form of {live} live states scans at most {} bytes: the kernel verifier walks every state at every byte position (use the table form)",
-                codegen::BRANCH_MAX_WORK / live.max(1)
-            ),
+    if layout.form == codegen::Form::Branch && layout.fast.live > codegen::BRANCH_FORCED_MAX_STATES
+    {
+        return Err(DpiError::BranchTooBig {
+            live: layout.fast.live,
+            max: codegen::BRANCH_FORCED_MAX_STATES,
         });
     }
     let max = if layout.entry_bytes() == 1 {

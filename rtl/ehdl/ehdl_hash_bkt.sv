@@ -10,8 +10,8 @@
 // (a counter of valid slots): an insert into a map of ENTRIES keys fails with E2BIG exactly as the kernel's does.
 // An insert that finds its bucket and the stash full while the map holds fewer than ENTRIES keys cannot be stored
 // either; it fails with E2BIG too and sets overflow_o (sticky until reset), where the kernel would have succeeded:
-// the harness reports it rather than differ silently. With BUCKETS * WAYS of at least 4 * ENTRIES, as the generator
-// sizes it, that takes WAYS + STASH + 1 keys hashing to one bucket.
+// the harness reports it rather than differ silently. With BUCKETS * WAYS of at least 2 * ENTRIES and 8 ways, as
+// the generator sizes it, that takes WAYS + STASH + 1 keys hashing to one bucket.
 //
 // Ports behave as ehdl_hash_map's (HASH: LRU = 0, LPM = 0): they act in index order within a cycle, each seeing the
 // changes of the ports before it. A lookup (kind 0) gives hit and the slot holding its key; an update (kind 1, del 0;
@@ -157,9 +157,9 @@ module ehdl_hash_bkt #(
     for (integer n = 0; n < NB; n = n + 1) begin
       if (NB == 1 || src == LB'(n)) k = q[((r * NB + n) * WAYS + w) * KB +: KB];
     end
-    // Bank 0 last: in a cycle two banks wrote one slot, one was the host's write (through bank 0), applied last
-    // (two inserts never take one slot in a cycle).
-    for (integer m = NB; m > 0; m = m - 1) begin
+    // Banks 1, 2, ... then bank 0 (m % NB for m = 1 .. NB): in a cycle two banks wrote one slot, one was the host's
+    // write (through bank 0), applied last (two inserts never take one slot in a cycle).
+    for (integer m = 1; m <= NB; m = m + 1) begin
       if (d_we_q[m % NB] && d_slot_q[(m % NB)*SW +: SW] == s) begin
         for (integer j = 0; j < KEY_BYTES; j = j + 1) begin
           if (d_mask_q[(m % NB)*KEY_BYTES + j]) k[8*j +: 8] = d_key_q[(m % NB)*KB + 8*j +: 8];
@@ -374,7 +374,7 @@ module ehdl_hash_bkt #(
         lvt_q <= '0;
       end else begin
         // Bank 0 last, as in stored().
-        for (integer m = NB; m > 0; m = m - 1) begin
+        for (integer m = 1; m <= NB; m = m + 1) begin
           for (integer s = 0; s < RAMS; s = s + 1) begin
             if (b_en[m % NB] && b_slot[(m % NB)*SW +: SW] == SW'(s)) lvt_q[s*LB +: LB] <= LB'(m % NB);
           end

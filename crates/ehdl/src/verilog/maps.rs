@@ -136,8 +136,11 @@ pub fn block_maps(p: &Pipeline, maps: &[MapSpec]) -> BTreeSet<u32> {
     blocks
 }
 
-/// Ways per bucket of a HASH map whose keys are in hashed buckets (`ehdl_hash_bkt`).
-pub const BUCKET_WAYS: u32 = 4;
+/// Ways per bucket of a HASH map whose keys are in hashed buckets (`ehdl_hash_bkt`). With twice as many slots as
+/// entries (see [`key_buckets`]) a full map averages 2 keys per 8-way bucket: more than 8 in one is rare enough for
+/// the stash. (4 ways would need 4 slots per entry, and rate_limiter's value block, sized by slots, would outgrow
+/// a RAM block's live value table.)
+pub const BUCKET_WAYS: u32 = 8;
 /// Overflow slots (flip-flops) of such a map.
 pub const BUCKET_STASH: u32 = 4;
 /// Entries from which a plain HASH or PERCPU_HASH map keeps its keys in hashed buckets in block RAM rather than a CAM
@@ -146,7 +149,7 @@ pub const BUCKET_STASH: u32 = 4;
 pub const BUCKET_MIN_ENTRIES: u32 = 512;
 
 /// The layout of a HASH map's keys in hashed buckets (`rtl/ehdl/ehdl_hash_bkt.sv`): `buckets` (a power of two, at
-/// least 4 x max_entries / ways slots in all) of `ways` ways, then `stash` overflow slots. Slot `b * ways + w` is way
+/// least 2 x max_entries slots in all) of `ways` ways, then `stash` overflow slots. Slot `b * ways + w` is way
 /// `w` of bucket `b`, slot `buckets * ways + i` stash slot `i`; a key's bucket is `hash32(key) % buckets`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyBuckets {
@@ -169,7 +172,7 @@ impl KeyBuckets {
 /// more (not LRU or LPM maps, whose blocks need the CAM); `None` for a CAM or a map without keys.
 pub fn key_buckets(spec: &MapSpec) -> Option<KeyBuckets> {
     (is_hash(spec) && spec.max_entries >= BUCKET_MIN_ENTRIES).then(|| KeyBuckets {
-        buckets: spec.max_entries.next_power_of_two(),
+        buckets: (2 * spec.max_entries).div_ceil(BUCKET_WAYS).next_power_of_two().max(2),
         ways: BUCKET_WAYS,
         stash: BUCKET_STASH,
     })
@@ -858,6 +861,56 @@ impl Gen<'_> {
                 self.unused_ports.push(format!("{name}_cam_{sig}"));
             }
         }
+        let nq = self.bucket_probes(s, m, sw, kb)?;
+        let _ = writeln!(
+            s,
+            "  ehdl_hash_bkt #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .BUCKETS({}), .WAYS({}), .STASH({}), \
+             .SW({sw}), .AW({aw}), .WRITES({np}'b{writes}), .NQ({nq})) u_{name}_keys (\n    \
+             .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .del_i({name}_cam_del), .en_i({name}_cam_en),\n    \
+             .rkey_i({name}_cam_rkey), .key_i({name}_cam_key), .flags_i({name}_cam_flags), .hit_o({name}_cam_hit),\n    \
+             .slot_o({name}_cam_slot), .err_o({name}_cam_err), .rprobe_key_i({name}_probe_rkey),\n    \
+             .probe_key_i({name}_probe_key), .probe_hit_o({name}_probe_hit), .probe_slot_o({name}_probe_slot),\n    \
+             .overflow_o({name}_overflow),\n    \
+             .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
+             .host_valid_i(host_addr_i[31]), .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i),\n    \
+             .host_wmask_i(host_wmask_i), .host_rdata_o({name}_key_rdata), .host_drop_o({name}_key_drop)\n  );",
+            layout.buckets,
+            layout.ways,
+            layout.stash,
+            aw - 1,
+        );
+        // An overflow (bucket and stash full below max_entries) makes that insert fail with E2BIG where the kernel
+        // would succeed; the differential tests would show it. The host loads maps before traffic.
+        self.unused_ports.push(format!("{name}_overflow"));
+        self.unused_ports.push(format!("{name}_key_drop"));
+        self.storage.push(super::mem::MapStorage {
+            map: format!("{map_name} keys"),
+            storage: super::mem::Storage::Bram,
+            why: format!(
+                "{entries} HASH entries, at least {BUCKET_MIN_ENTRIES}: {} buckets of {} ways and {} stash slots in \
+                 block RAM instead of a CAM of registers",
+                layout.buckets, layout.ways, layout.stash
+            ),
+            rams: ((np + nq + 1) * BUCKET_WAYS as usize * writes.matches('1').count().max(1)) as u32,
+            ram_bytes: (np + nq + 1) as u64
+                * writes.matches('1').count().max(1) as u64
+                * (layout.buckets as u64 * layout.ways as u64)
+                * kb as u64,
+        });
+        Ok(())
+    }
+
+    /// The probe ports of bucketed map `m` (the stall checks' slot compares, or one tied off), their keys also a
+    /// cycle early; returns how many the block has.
+    fn bucket_probes(
+        &mut self,
+        s: &mut String,
+        m: u32,
+        sw: u32,
+        kb: u32,
+    ) -> Result<usize, VerilogError> {
+        let name = format!("map{m}");
+        let map_name = self.maps[m as usize].name.clone();
         let probes: Vec<(String, String, String)> = self
             .probes
             .values()
@@ -913,42 +966,7 @@ impl Gen<'_> {
                 );
             }
         }
-        let _ = writeln!(
-            s,
-            "  ehdl_hash_bkt #(.ENTRIES({entries}), .KEY_BYTES({kb}), .NP({np}), .BUCKETS({}), .WAYS({}), .STASH({}), \
-             .SW({sw}), .AW({aw}), .WRITES({np}'b{writes}), .NQ({nq})) u_{name}_keys (\n    \
-             .clk_i(clk_i), .rst_ni(rst_ni), .kind_i({name}_cam_kind), .del_i({name}_cam_del), .en_i({name}_cam_en),\n    \
-             .rkey_i({name}_cam_rkey), .key_i({name}_cam_key), .flags_i({name}_cam_flags), .hit_o({name}_cam_hit),\n    \
-             .slot_o({name}_cam_slot), .err_o({name}_cam_err), .rprobe_key_i({name}_probe_rkey),\n    \
-             .probe_key_i({name}_probe_key), .probe_hit_o({name}_probe_hit), .probe_slot_o({name}_probe_slot),\n    \
-             .overflow_o({name}_overflow),\n    \
-             .host_we_i(host_we_i & (host_map_i == 8'd{m}) & (host_addr_i[31:30] != 2'b00)),\n    \
-             .host_valid_i(host_addr_i[31]), .host_addr_i(host_addr_i[{}:0]), .host_wdata_i(host_wdata_i),\n    \
-             .host_wmask_i(host_wmask_i), .host_rdata_o({name}_key_rdata), .host_drop_o({name}_key_drop)\n  );",
-            layout.buckets,
-            layout.ways,
-            layout.stash,
-            aw - 1,
-        );
-        // An overflow (bucket and stash full below max_entries) makes that insert fail with E2BIG where the kernel
-        // would succeed; the differential tests would show it. The host loads maps before traffic.
-        self.unused_ports.push(format!("{name}_overflow"));
-        self.unused_ports.push(format!("{name}_key_drop"));
-        self.storage.push(super::mem::MapStorage {
-            map: format!("{map_name} keys"),
-            storage: super::mem::Storage::Bram,
-            why: format!(
-                "{entries} HASH entries, at least {BUCKET_MIN_ENTRIES}: {} buckets of {} ways and {} stash slots in \
-                 block RAM instead of a CAM of registers",
-                layout.buckets, layout.ways, layout.stash
-            ),
-            rams: ((np + nq + 1) * BUCKET_WAYS as usize * writes.matches('1').count().max(1)) as u32,
-            ram_bytes: (np + nq + 1) as u64
-                * writes.matches('1').count().max(1) as u64
-                * (layout.buckets as u64 * layout.ways as u64)
-                * kb as u64,
-        });
-        Ok(())
+        Ok(nq)
     }
 }
 

@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
     /// The fast scan's form: `table` (a lookup per byte), `branch` (compare-and-jump code per state, for small
-    /// automata and short scans), or `auto` (docs/dpi.md says how it chooses).
+    /// automata: up to 80 live states), or `auto` (branch up to 32 live states, else table; docs/dpi.md).
     #[arg(long, value_name = "FORM", default_value = "auto", value_parser = ["auto", "table", "branch"])]
     form: String,
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The hXDP tables of docs/results.md: per example (eBPF instructions, bundles, static IPC, cycles per packet on its
-# `hwxdp gen` trace, Mpps at 156.25 and 250 MHz), the lane sweep, and each compiler pass alone.
+# `hwxdp gen` trace, Mpps at 156.25 and 250 MHz), the lane sweep, and each compiler pass alone (with the paper's three
+# programs, examples/xdp/hxdp_*.c, first).
 # Usage: scripts/hxdp-results.sh [PACKETS]   (run `make build examples` first; needs python3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +10,7 @@ hwxdp=target/release/hwxdp
 . scripts/workload.sh
 work=build/hxdp-results
 mkdir -p "$work"
-passes=(bounds zeroing three-operand six-byte exit rename code-motion parallel-branches)
+passes=(bounds zeroing byte-loads three-operand six-byte exit rename code-motion speculation parallel-branches)
 all=$(IFS=,; echo "${passes[*]}")
 
 # bundles OBJ [compile flags...]: the entry program's bundle count.
@@ -37,7 +38,7 @@ print(f"| {name} | {insns} | {bundles} | {ipc} | {stats['cycles_per_packet']['me
 PY
 done
 
-selected=(xdp1_drop xdp2_macswap firewall katran_lb tunnel nat router vlan_filter)
+selected=(hxdp_parse_drop hxdp_macswap_tx hxdp_firewall xdp1_drop xdp2_macswap firewall katran_lb tunnel nat router vlan_filter)
 echo
 echo "Lane sweep (bundles of the entry program):"
 echo

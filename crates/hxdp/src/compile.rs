@@ -20,26 +20,32 @@ pub enum Pass {
     ThreeOperand,
     /// 6-byte load/store fusion (`six-byte`).
     SixByte,
+    /// Two byte loads, a shift and an or become one 2-byte load (`byte-loads`).
+    ByteLoads,
     /// Parametrized exit (`exit`).
     Exit,
     /// Register renaming of values that live inside one block (`rename`).
     Rename,
     /// Code motion from control-equivalent blocks (`code-motion`).
     CodeMotion,
+    /// Speculation of register arithmetic and safe loads past branches into free lanes (`speculation`).
+    Speculate,
     /// Parallel branches in one bundle (`parallel-branches`).
     ParallelBranches,
 }
 
 impl Pass {
     /// Every pass, in the order the compiler runs them.
-    pub const ALL: [Pass; 8] = [
+    pub const ALL: [Pass; 10] = [
         Pass::Bounds,
         Pass::Zeroing,
+        Pass::ByteLoads,
         Pass::ThreeOperand,
         Pass::SixByte,
         Pass::Exit,
         Pass::Rename,
         Pass::CodeMotion,
+        Pass::Speculate,
         Pass::ParallelBranches,
     ];
 
@@ -50,9 +56,11 @@ impl Pass {
             Pass::Zeroing => "zeroing",
             Pass::ThreeOperand => "three-operand",
             Pass::SixByte => "six-byte",
+            Pass::ByteLoads => "byte-loads",
             Pass::Exit => "exit",
             Pass::Rename => "rename",
             Pass::CodeMotion => "code-motion",
+            Pass::Speculate => "speculation",
             Pass::ParallelBranches => "parallel-branches",
         }
     }
@@ -236,6 +244,9 @@ pub fn optimize_with_entries(
                 passes::remove_zeroing(&mut ir, &patterns);
             }
             Pass::Bounds | Pass::Zeroing => {}
+            Pass::ByteLoads => {
+                passes::fuse_byte_loads(&mut ir);
+            }
             Pass::ThreeOperand => {
                 passes::fuse_three_operand(&mut ir);
             }
@@ -252,6 +263,11 @@ pub fn optimize_with_entries(
             }
             Pass::CodeMotion => {
                 crate::motion::hoist_control_equivalent(&mut ir, |ir| {
+                    schedule(ir, options).iter().map(Vec::len).collect()
+                });
+            }
+            Pass::Speculate => {
+                crate::speculate::speculate(&mut ir, |ir| {
                     schedule(ir, options).iter().map(Vec::len).collect()
                 });
             }

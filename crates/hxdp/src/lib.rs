@@ -10,6 +10,7 @@ pub mod passes;
 pub mod ports;
 pub mod rename;
 pub mod sched;
+pub mod speculate;
 pub mod timing;
 
 pub use compile::{

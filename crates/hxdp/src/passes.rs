@@ -767,6 +767,115 @@ fn conflicts(o: &IrOp, bytes: (u8, i64, i64, Mem), reads_too: bool) -> bool {
     !(disjoint && !crate::sched::is_atomic(&o.op))
 }
 
+/// Byte-load fusion: clang reads a 16-bit field of a packed struct (the ethertype of `struct ethhdr`) as two byte
+/// loads, a shift and an or, `lo = *(u8 *)(b + o); hi = *(u8 *)(b + o + 1); hi <<= 8; hi |= lo` (in either load
+/// order, the or into either register); when nothing else reads the two bytes' registers and nothing in between
+/// writes the base or the bytes, that is one little-endian 2-byte load `hi = *(u16 *)(b + o)` at the first load's
+/// place. Returns the ops removed.
+pub fn fuse_byte_loads(prog: &mut IrProgram) -> usize {
+    let mut removed = 0;
+    loop {
+        let live = live_after(prog);
+        let found = prog
+            .blocks
+            .iter()
+            .enumerate()
+            .find_map(|(k, b)| byte_pair(&b.ops, &live[k]).map(|c| (k, c)));
+        let Some((k, [lo, hi, shift, or])) = found else {
+            break;
+        };
+        let ops = &mut prog.blocks[k].ops;
+        let first = lo.min(hi);
+        let mut load = ops[lo].clone();
+        load.op.code = CLASS_LDX | SIZE_H | MODE_MEM;
+        load.op.dst = ops[or].op.dst;
+        load.op.imm = ops[hi].op.imm;
+        load.origin = ops[first].origin;
+        ops[first] = load;
+        let mut gone = [lo.max(hi), shift, or];
+        gone.sort_unstable();
+        for i in gone.into_iter().rev() {
+            ops.remove(i);
+        }
+        removed += 3;
+    }
+    removed
+}
+
+/// Indices `[lo, hi, shift, or]` of the first two-byte read in `ops` that [`fuse_byte_loads`] can fuse.
+fn byte_pair(ops: &[IrOp], live: &[u16]) -> Option<[usize; 4]> {
+    let byte = |o: &Op| (o.code == CLASS_LDX | SIZE_B | MODE_MEM).then_some((o.src, o.off));
+    for lo in 0..ops.len() {
+        let Some((b, o)) = byte(&ops[lo].op) else {
+            continue;
+        };
+        let Some(hi) =
+            (0..ops.len()).find(|&j| j != lo && byte(&ops[j].op) == Some((b, o.wrapping_add(1))))
+        else {
+            continue;
+        };
+        let (l, h) = (ops[lo].op.dst, ops[hi].op.dst);
+        // A loaded byte may replace the base only in the later load: the 2-byte load reads the base at the earlier one.
+        let base_lost = (l == b && lo < hi) || (h == b && hi < lo);
+        if l == h || base_lost || ops[lo].mem != ops[hi].mem || ops[lo].mem == Mem::Unknown {
+            continue;
+        }
+        // A verdict the bytes carry (a removed bounds check) goes to the 2-byte load when both carry it.
+        if ops[lo].op.imm != ops[hi].op.imm && ops[lo].op.imm != 0 {
+            continue;
+        }
+        let last_load = lo.max(hi);
+        let is_shift =
+            |x: &Op| matches!(x.code, 0x67 | 0x64) && x.dst == h && x.imm == 8 && x.a.is_none();
+        let Some(shift) = (last_load + 1..ops.len()).find(|&j| touches(&ops[j].op, h)) else {
+            continue;
+        };
+        if !is_shift(&ops[shift].op) {
+            continue;
+        }
+        let is_or = |x: &Op| {
+            matches!(x.code, 0x4f | 0x4c)
+                && x.a.is_none()
+                && ((x.dst == h && x.src == l) || (x.dst == l && x.src == h))
+        };
+        let Some(or) =
+            (shift + 1..ops.len()).find(|&j| touches(&ops[j].op, h) || touches(&ops[j].op, l))
+        else {
+            continue;
+        };
+        if !is_or(&ops[or].op) {
+            continue;
+        }
+        let other = if ops[or].op.dst == h { l } else { h };
+        if live[or] & (1 << other) != 0 {
+            continue;
+        }
+        let first = lo.min(hi);
+        let four = [lo, hi, shift, or];
+        let between = (first + 1..or).filter(|i| !four.contains(i));
+        let result = ops[or].op.dst;
+        let clean = between.clone().all(|i| {
+            let x = &ops[i];
+            let regs = reads(&x.op) | writes(&x.op);
+            regs & ((1 << l) | (1 << h) | (1 << result)) == 0
+                && writes(&x.op) & (1 << b) == 0
+                && !(x.op.is_store() && crate::sched::alias(x.mem, ops[lo].mem))
+                && !x.op.is_helper_call()
+                && !x.op.is_control()
+                && x.op.fault_verdict().is_none()
+        });
+        if clean {
+            return Some(four);
+        }
+    }
+    None
+}
+
+/// Whether `op` reads or writes register `r`.
+fn touches(op: &Op, r: u8) -> bool {
+    (reads(op) | writes(op)) & (1 << r) != 0
+}
+
 /// Parametrized exit: `r0 = K; exit` in the program's own code (and a bare `exit` where r0 is a known constant,
 /// unless it may come back from a function that tail-calls) becomes `exit K`. Returns the moves folded.
 pub fn parametrize_exits(prog: &mut IrProgram, regions: &Regions) -> usize {

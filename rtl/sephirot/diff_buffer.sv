@@ -12,7 +12,8 @@
 //   write port; a write stores its entry's whole merged word in its slot's bank and a 3-bit live-value table per
 //   entry names the bank holding the entry's word. Readers (the write slots' read-modify-writes, two words per lane
 //   overlay, FRAME_BYTES / 8 + 1 for the frame) find their entry by tag and read its row from the bank the table
-//   names (asynchronous reads, one LUTRAM copy per reader and bank). The entries' bytes no longer sit in
+//   names (asynchronous reads, one LUTRAM copy per reader and bank); the overlays never depend on the cycle's
+//   writes, so the top has no combinational path from its lanes' stores to their loads. The entries' bytes no longer sit in
 //   flip-flops behind per-entry merge multiplexers and 32-way AND-OR read trees. Yosys 0.23 synth_xilinx -family
 //   xcup at LANES 4, ENTRIES 32: 29,306 LUTs as logic, 864 RAM32M16 (6,912 LUTs as distributed RAM: the eight
 //   banks, copied per reader), 417 FFs, 118 CARRY4, no block RAM (about 13 minutes on the loaded machine), where
@@ -180,7 +181,6 @@ module diff_buffer #(
   // that row from every bank (asynchronous LUTRAM reads, one copy per reader) and keeps the bank lvt_q names.
   localparam integer EW      = (ENTRIES > 1) ? $clog2(ENTRIES) : 1;
   localparam integer SW      = (Slots > 1) ? $clog2(Slots) : 1;
-  localparam integer Readers = Slots + 2 * LANES + FrWords;  // leaders, lane words, frame words
   localparam integer RowW    = 72;                           // {mask, data}
 
   logic [SW-1:0] lvt_q [ENTRIES];
@@ -234,36 +234,44 @@ module diff_buffer #(
     tgt = hit | alloc;
   end
 
-  // Reader r's one-hot entry vector and its index: leaders first, then lane l's two words, then the frame's.
-  logic [Readers*ENTRIES-1:0] rd_hot;
-  logic [Readers*EW-1:0]      rd_idx;
-  logic [Readers*SW-1:0]      rd_bank;
-  logic [Readers-1:0]         rd_any;
-  logic [8:0]                 look_word;
-  integer                     rr, re, rl, rf;
+  // Readers come in two groups with separate signals, so that no overlay output depends (even as a whole vector)
+  // on this cycle's writes: the leaders' read-modify-writes (NL = Slots, reader s = leader s) and the lookups
+  // (NO: lane l's two words at 2l and 2l+1, then the frame's words). Each reader has a one-hot entry vector, its
+  // index, the bank the table names and whether any entry matched.
+  localparam integer NL = Slots;
+  localparam integer NO = 2 * LANES + FrWords;
+
+  logic [NL*EW-1:0] l_idx;
+  logic [NL*SW-1:0] l_bank;
+  logic [NL-1:0]    l_any;
+  logic [NO*EW-1:0] o_idx;
+  logic [NO*SW-1:0] o_bank;
+  logic [NO-1:0]    o_any;
+  logic [8:0]       look_word;
+  logic [ENTRIES-1:0] o_hot;
+  integer           rr, re, rl;
 
   always_comb begin
-    rd_hot    = '0;
+    for (rr = 0; rr < NL; rr = rr + 1) begin
+      // an allocation reads nothing old: only a hit's entry
+      l_idx[EW*rr +: EW]  = index_of(hit[rr*ENTRIES +: ENTRIES]);
+      l_bank[SW*rr +: SW] = bank_of(hit[rr*ENTRIES +: ENTRIES], lvt_flat);
+      l_any[rr]           = |hit[rr*ENTRIES +: ENTRIES];
+    end
+  end
+
+  always_comb begin
     look_word = '0;
-    for (rr = 0; rr < Slots; rr = rr + 1) begin
-      rd_hot[rr*ENTRIES +: ENTRIES] = hit[rr*ENTRIES +: ENTRIES];  // an allocation reads nothing old
-    end
-    for (rl = 0; rl < 2 * LANES; rl = rl + 1) begin
-      look_word = ov_addr_i[12*(rl/2) + 3 +: 9] + 9'(rl % 2);
+    o_hot     = '0;
+    for (rl = 0; rl < NO; rl = rl + 1) begin
+      if (rl < 2 * LANES) look_word = ov_addr_i[12*(rl/2) + 3 +: 9] + 9'(rl % 2);
+      else                look_word = fr_addr_i[11:3] + 9'(rl - 2 * LANES);
       for (re = 0; re < ENTRIES; re = re + 1) begin
-        rd_hot[(Slots + rl)*ENTRIES + re] = valid_q[re] & (word_q[9*re +: 9] == look_word);
+        o_hot[re] = valid_q[re] & (word_q[9*re +: 9] == look_word);
       end
-    end
-    for (rf = 0; rf < FrWords; rf = rf + 1) begin
-      look_word = fr_addr_i[11:3] + 9'(rf);
-      for (re = 0; re < ENTRIES; re = re + 1) begin
-        rd_hot[(Slots + 2*LANES + rf)*ENTRIES + re] = valid_q[re] & (word_q[9*re +: 9] == look_word);
-      end
-    end
-    for (rr = 0; rr < Readers; rr = rr + 1) begin
-      rd_idx[EW*rr +: EW]  = index_of(rd_hot[rr*ENTRIES +: ENTRIES]);
-      rd_bank[SW*rr +: SW] = bank_of(rd_hot[rr*ENTRIES +: ENTRIES], lvt_flat);
-      rd_any[rr]           = |rd_hot[rr*ENTRIES +: ENTRIES];
+      o_idx[EW*rl +: EW]  = index_of(o_hot);
+      o_bank[SW*rl +: SW] = bank_of(o_hot, lvt_flat);
+      o_any[rl]           = |o_hot;
     end
   end
 
@@ -271,7 +279,8 @@ module diff_buffer #(
   logic [Slots-1:0]           bank_we;
   logic [Slots*EW-1:0]        bank_widx;
   logic [Slots*RowW-1:0]      bank_wrow;
-  logic [Slots*Readers*RowW-1:0] bank_rd;  // bank b, reader r at RowW*(b*Readers + r)
+  logic [Slots*NL*RowW-1:0]   l_rd;  // bank b, leader r at RowW*(b*NL + r)
+  logic [Slots*NO*RowW-1:0]   o_rd;  // bank b, lookup r at RowW*(b*NO + r)
 
   genvar gb, gr;
   generate
@@ -280,26 +289,41 @@ module diff_buffer #(
       always_ff @(posedge clk_i) begin
         if (bank_we[gb]) mem[bank_widx[EW*gb +: EW]] <= bank_wrow[RowW*gb +: RowW];
       end
-      for (gr = 0; gr < Readers; gr = gr + 1) begin : g_read
-        assign bank_rd[RowW*(gb*Readers + gr) +: RowW] = mem[rd_idx[EW*gr +: EW]];
+      for (gr = 0; gr < NL; gr = gr + 1) begin : g_lread
+        assign l_rd[RowW*(gb*NL + gr) +: RowW] = mem[l_idx[EW*gr +: EW]];
+      end
+      for (gr = 0; gr < NO; gr = gr + 1) begin : g_oread
+        assign o_rd[RowW*(gb*NO + gr) +: RowW] = mem[o_idx[EW*gr +: EW]];
       end
     end
   endgenerate
 
-  // Reader r's row: its entry's word from the bank the table names; mask zero when no entry holds the word.
-  logic [Readers*RowW-1:0] rd_row;
-  integer                  sr, sb;
-
+  // A reader's row: its entry's word from the bank the table names; mask zero when no entry holds the word.
   // (An AND-OR over the banks: with a multiplexer here Yosys' SAT-based SHARE pass analysed the 168 read ports
   // about two to three times more slowly.)
+  logic [NL*RowW-1:0] l_row;
+  logic [NO*RowW-1:0] o_row;
+  integer             sr, sb, tr, tb;
+
   always_comb begin
-    rd_row = '0;
-    for (sr = 0; sr < Readers; sr = sr + 1) begin
+    l_row = '0;
+    for (sr = 0; sr < NL; sr = sr + 1) begin
       for (sb = 0; sb < Slots; sb = sb + 1) begin
-        rd_row[RowW*sr +: RowW] = rd_row[RowW*sr +: RowW]
-                                  | ({RowW{rd_bank[SW*sr +: SW] == SW'(sb)}} & bank_rd[RowW*(sb*Readers + sr) +: RowW]);
+        l_row[RowW*sr +: RowW] = l_row[RowW*sr +: RowW]
+                                 | ({RowW{l_bank[SW*sr +: SW] == SW'(sb)}} & l_rd[RowW*(sb*NL + sr) +: RowW]);
       end
-      rd_row[RowW*sr + 64 +: 8] = rd_row[RowW*sr + 64 +: 8] & {8{rd_any[sr]}};
+      l_row[RowW*sr + 64 +: 8] = l_row[RowW*sr + 64 +: 8] & {8{l_any[sr]}};
+    end
+  end
+
+  always_comb begin
+    o_row = '0;
+    for (tr = 0; tr < NO; tr = tr + 1) begin
+      for (tb = 0; tb < Slots; tb = tb + 1) begin
+        o_row[RowW*tr +: RowW] = o_row[RowW*tr +: RowW]
+                                 | ({RowW{o_bank[SW*tr +: SW] == SW'(tb)}} & o_rd[RowW*(tb*NO + tr) +: RowW]);
+      end
+      o_row[RowW*tr + 64 +: 8] = o_row[RowW*tr + 64 +: 8] & {8{o_any[tr]}};
     end
   end
 
@@ -313,10 +337,10 @@ module diff_buffer #(
     for (ws = 0; ws < Slots; ws = ws + 1) begin
       bank_we[ws]               = ~clear_i & (|tgt[ws*ENTRIES +: ENTRIES]);
       bank_widx[EW*ws +: EW]    = index_of(tgt[ws*ENTRIES +: ENTRIES]);
-      bank_wrow[RowW*ws + 64 +: 8] = rd_row[RowW*ws + 64 +: 8] | merged_mask[8*ws +: 8];
+      bank_wrow[RowW*ws + 64 +: 8] = l_row[RowW*ws + 64 +: 8] | merged_mask[8*ws +: 8];
       for (wb = 0; wb < 8; wb = wb + 1) begin
         bank_wrow[RowW*ws + 8*wb +: 8] = merged_mask[8*ws + wb] ? merged_data[64*ws + 8*wb +: 8]
-                                                                 : rd_row[RowW*ws + 8*wb +: 8];
+                                                                 : l_row[RowW*ws + 8*wb +: 8];
       end
     end
   end
@@ -385,8 +409,8 @@ module diff_buffer #(
 
       always_comb begin
         addr     = ov_addr_i[12*gl +: 3];
-        win_data = {rd_row[RowW*(Slots + 2*gl + 1) +: 64], rd_row[RowW*(Slots + 2*gl) +: 64]};
-        win_mask = {rd_row[RowW*(Slots + 2*gl + 1) + 64 +: 8], rd_row[RowW*(Slots + 2*gl) + 64 +: 8]};
+        win_data = {o_row[RowW*(2*gl + 1) +: 64], o_row[RowW*(2*gl) +: 64]};
+        win_mask = {o_row[RowW*(2*gl + 1) + 64 +: 8], o_row[RowW*(2*gl) + 64 +: 8]};
         // The access's bytes start at byte addr[2:0] of the window: an AND-OR over the eight offsets.
         sel_data = '0;
         sel_mask = '0;
@@ -414,8 +438,8 @@ module diff_buffer #(
 
   always_comb begin
     for (ft = 0; ft < FrWords; ft = ft + 1) begin
-      fr_win_data[64*ft +: 64] = rd_row[RowW*(Slots + 2*LANES + ft) +: 64];
-      fr_win_mask[8*ft +: 8]   = rd_row[RowW*(Slots + 2*LANES + ft) + 64 +: 8];
+      fr_win_data[64*ft +: 64] = o_row[RowW*(2*LANES + ft) +: 64];
+      fr_win_mask[8*ft +: 8]   = o_row[RowW*(2*LANES + ft) + 64 +: 8];
     end
     fr_sel_data = '0;
     fr_sel_mask = '0;

@@ -764,7 +764,7 @@ fn conflicts(o: &IrOp, bytes: (u8, i64, i64, Mem), reads_too: bool) -> bool {
         (o.op.dst, o.op.off as i64)
     };
     let disjoint = ob == base && (ooff + o.op.access_size() as i64 <= lo || hi <= ooff);
-    !(disjoint && !crate::sched::is_atomic(&o.op))
+    !disjoint || crate::sched::is_atomic(&o.op)
 }
 
 /// Byte-load fusion: clang reads a 16-bit field of a packed struct (the ethertype of `struct ethhdr`) as two byte

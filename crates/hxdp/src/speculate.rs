@@ -93,8 +93,8 @@ pub fn speculate(prog: &mut IrProgram, bundles: impl Fn(&IrProgram) -> Vec<usize
     // A second round moves what the first brought into a block on up into the block before it.
     for _ in 0..2 {
         let preds = sole_predecessors(prog);
-        for s in 0..prog.blocks.len() {
-            let Some(a) = preds[s] else {
+        for (s, pred) in preds.iter().enumerate() {
+            let Some(a) = *pred else {
                 continue;
             };
             if prog.is_entry(s) || prog.blocks[a].func != prog.blocks[s].func {

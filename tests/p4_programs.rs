@@ -54,4 +54,6 @@ p4_program_tests! {
         "`#if`/`#elif` with macros, `defined`, arithmetic and nesting; inactive branches are not evaluated.";
     packet_length => "feat_packet_length":
         "`packet_in.length()` in the parser: in a `verify` and assigned to a field.";
+    struct_typed_action_parameters => "feat_struct_params":
+        "Action data of struct type (nested), struct default arguments, direct calls with struct arguments.";
 }

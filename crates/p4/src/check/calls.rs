@@ -186,12 +186,13 @@ impl Checker<'_> {
         args: &[Argument],
         span: Span,
     ) -> CResult<Vec<Expr>> {
-        let params: Vec<(String, Ty)> = self.actions[id]
-            .params
+        let params = self.action_sigs.get(&id).cloned().unwrap_or_default();
+        let values = self.call_args(&params, args, span)?;
+        // A struct-typed argument becomes one argument per leaf field, as its parameter became leaf locals.
+        Ok(values
             .iter()
-            .map(|&l| (self.locals[l].name.clone(), self.locals[l].ty.clone()))
-            .collect();
-        self.call_args(&params, args, span)
+            .flat_map(|v| self.leaf_exprs(v).into_iter().map(|(_, leaf)| leaf))
+            .collect())
     }
 
     fn verify(&mut self, args: &[Argument], span: Span, out: &mut Vec<Stmt>) -> CResult<()> {

@@ -2,7 +2,7 @@
 
 use super::{err, Access, Binding, CResult, Checker, Ctx};
 use crate::ast::{self, Argument, Decl, DeclKind, Direction, Ident, TypeKind};
-use crate::ir::{Action, ActionId, Control, Counter, ExprKind, Root, Stmt, Ty};
+use crate::ir::{Action, ActionId, Control, Counter, Expr, ExprKind, Root, Stmt, Ty};
 
 impl<'a> Checker<'a> {
     /// Lowers the control. Its variable declarations become the first statements of `apply`.
@@ -90,7 +90,7 @@ impl<'a> Checker<'a> {
         };
         let saved = std::mem::replace(&mut self.ctx, Ctx::Action);
         let lowered = self.scoped(|c| {
-            let mut ids = Vec::new();
+            let (mut ids, mut sig, mut prefix) = (Vec::new(), Vec::new(), Vec::new());
             for p in params {
                 if p.direction != Direction::None {
                     return err(
@@ -99,13 +99,37 @@ impl<'a> Checker<'a> {
                     );
                 }
                 let ty = c.resolve_type(&p.ty)?;
-                if !c.is_scalar(&ty) {
+                let id = c.new_local(&p.name, ty.clone());
+                if c.is_scalar(&ty) {
+                    ids.push(id);
+                } else if c.scalar_leaves(&ty).is_some() {
+                    // A struct of scalars: one action-data local per leaf field, copied into the struct first.
+                    let whole = Expr {
+                        kind: ExprKind::Var(Root::Local(id)),
+                        ty: ty.clone(),
+                        span: p.name.span,
+                    };
+                    for (path, leaf) in c.leaf_exprs(&whole) {
+                        let name = Ident {
+                            name: format!("{}.{path}", p.name.name),
+                            span: p.name.span,
+                        };
+                        let leaf_id = c.new_local(&name, leaf.ty.clone());
+                        let rhs = Expr {
+                            kind: ExprKind::Var(Root::Local(leaf_id)),
+                            ty: leaf.ty.clone(),
+                            span: p.name.span,
+                        };
+                        prefix.push(Stmt::Assign { lhs: leaf, rhs });
+                        ids.push(leaf_id);
+                    }
+                } else {
                     return err(
                         p.ty.span,
                         format!("unsupported action parameter type {}", c.ty_name(&ty)),
                     );
                 }
-                let id = c.new_local(&p.name, ty.clone());
+                sig.push((p.name.name.clone(), ty.clone()));
                 c.bind(
                     &p.name,
                     Binding::Var {
@@ -114,12 +138,13 @@ impl<'a> Checker<'a> {
                         access: Access::ActionParam,
                     },
                 )?;
-                ids.push(id);
             }
-            Ok((ids, c.block(&body.stmts)?))
+            prefix.extend(c.block(&body.stmts)?);
+            Ok((ids, sig, prefix))
         });
         self.ctx = saved;
-        let (params, body) = lowered?;
+        let (params, sig, body) = lowered?;
+        self.action_sigs.insert(self.actions.len(), sig);
         self.actions.push(Action {
             name: name.name.clone(),
             params,
@@ -128,6 +153,52 @@ impl<'a> Checker<'a> {
             span: name.span,
         });
         Ok(self.actions.len() - 1)
+    }
+
+    /// The scalar leaves of a struct type (fields, nested structs' fields, in order), `None` if it holds anything
+    /// else (headers, stacks, non-serializable enums, `error`).
+    pub(super) fn scalar_leaves(&self, ty: &Ty) -> Option<usize> {
+        match ty {
+            Ty::Struct(s) => self.structs[*s]
+                .fields
+                .iter()
+                .map(|f| self.scalar_leaves(&f.ty))
+                .sum(),
+            t if self.is_scalar(t) => Some(1),
+            _ => None,
+        }
+    }
+
+    /// The leaf fields of `e` (a struct of scalars) with their dotted paths: a struct value built in place
+    /// (`{1, 2}`) gives its elements, anything else its fields.
+    pub(super) fn leaf_exprs(&self, e: &Expr) -> Vec<(String, Expr)> {
+        let Ty::Struct(s) = &e.ty else {
+            return vec![(String::new(), e.clone())];
+        };
+        let fields = self.structs[*s].fields.clone();
+        let mut out = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            let part = match &e.kind {
+                ExprKind::StructInit(es) if es.len() == fields.len() => es[i].clone(),
+                _ => Expr {
+                    kind: ExprKind::Field {
+                        base: Box::new(e.clone()),
+                        index: i,
+                    },
+                    ty: f.ty.clone(),
+                    span: e.span,
+                },
+            };
+            for (path, leaf) in self.leaf_exprs(&part) {
+                let path = if path.is_empty() {
+                    f.name.clone()
+                } else {
+                    format!("{}.{path}", f.name)
+                };
+                out.push((path, leaf));
+            }
+        }
+        out
     }
 
     /// The action a name stands for; a top-level action (`NoAction`) is lowered when first named.

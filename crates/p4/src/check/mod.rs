@@ -123,6 +123,9 @@ struct Checker<'a> {
     main: Option<&'a Decl>,
     locals: Vec<Local>,
     actions: Vec<Action>,
+    /// Per action (by id): its parameters as declared, name and type. A struct-typed parameter is one of them here
+    /// and several leaf locals in [`Action::params`] ([`Checker::flatten_args`]).
+    action_sigs: HashMap<ActionId, Vec<(String, Ty)>>,
     tables: Vec<Table>,
     counters: Vec<Counter>,
     /// Statements to run before the statement being checked (`t.apply()` of `t.apply().hit`).
@@ -155,6 +158,7 @@ impl<'a> Checker<'a> {
             main: None,
             locals: Vec::new(),
             actions: Vec::new(),
+            action_sigs: HashMap::new(),
             tables: Vec::new(),
             counters: Vec::new(),
             hoist: Vec::new(),

@@ -66,9 +66,9 @@ impl Gen<'_> {
         })
     }
 
-    /// The C name of a local.
+    /// The C name of a local (the leaf locals of a struct-typed action parameter have dotted names: `_` in C).
     pub fn local_name(&self, id: usize) -> String {
-        format!("l{id}_{}", self.p.locals[id].name)
+        format!("l{id}_{}", self.p.locals[id].name.replace('.', "_"))
     }
 
     /// The value of `e` in whatever form is cheapest.

@@ -56,7 +56,11 @@ fn programs_sharing_a_long_call_chain_link_in_linear_time_and_bounded_memory() {
     let large = dir.write("large.o", &shared_chain(200, 20_000));
     let small_run = fastest(&["disasm", arg(&small), "--program", "p9"]);
     assert_ok(&small_run, "10 programs x 2,000 functions");
-    assert!(small_run.stdout.contains("<f1999>:"), "{}", small_run.stdout);
+    assert!(
+        small_run.stdout.contains("<f1999>:"),
+        "{}",
+        small_run.stdout
+    );
     let large_run = hwxdp_limited(LIMIT_MIB, &["disasm", arg(&large), "--program", "p199"]);
     assert_ok(&large_run, "200 programs x 20,000 functions");
     assert!(
@@ -93,7 +97,11 @@ fn sixty_five_thousand_sections_load_in_near_linear_time() {
     assert_ok(&small_run, "1,000 sections");
     let large_run = hwxdp_limited(LIMIT_MIB, &["disasm", arg(&large), "--program", "s64999"]);
     assert_ok(&large_run, "65,000 sections");
-    assert!(large_run.stdout.contains("<s64999>:"), "{}", large_run.stdout);
+    assert!(
+        large_run.stdout.contains("<s64999>:"),
+        "{}",
+        large_run.stdout
+    );
     // 65 times the sections; sections x symbols would be 4,225 times.
     assert_ratio(&small_run, &large_run, 200, "many sections");
 }

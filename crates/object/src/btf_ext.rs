@@ -6,7 +6,7 @@
 //! `{sec_name_off, num_info}` header followed by `num_info` records `{insn_off, file_name_off, line_off, line_col}`,
 //! where `insn_off` is a byte offset in that section and the strings live in `.BTF`.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::btf::{u32_at, Btf};
 use crate::code::CodeSection;
@@ -271,8 +271,16 @@ pub(crate) fn attach_lines(
     code: &mut BTreeMap<usize, CodeSection>,
     lines: Vec<SectionLines>,
 ) -> Result<(), ObjectError> {
+    // The first code section of each name, as a linear search would find it.
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    for (&index, section) in code.iter() {
+        by_name.entry(section.name.clone()).or_insert(index);
+    }
     for block in lines {
-        let Some(section) = code.values_mut().find(|s| s.name == block.section) else {
+        let section = by_name
+            .get(&block.section)
+            .and_then(|index| code.get_mut(index));
+        let Some(section) = section else {
             return Err(ext_error(
                 block.at,
                 format!(

@@ -70,11 +70,12 @@ impl CodeSection {
             .filter(|&i| i < self.insns.len())
     }
 
-    /// The function containing instruction `insn`.
+    /// The function containing instruction `insn` (a binary search: functions are sorted and do not overlap).
     pub fn function_of(&self, insn: usize) -> Option<usize> {
-        self.functions
-            .iter()
-            .position(|f| f.start <= insn && insn < f.end)
+        let after = self.functions.partition_point(|f| f.start <= insn);
+        after
+            .checked_sub(1)
+            .filter(|&i| insn < self.functions[i].end)
     }
 
     /// Decodes section `index` of `elf`, collects its functions and applies its relocations.
@@ -103,8 +104,8 @@ impl CodeSection {
     }
 
     fn collect_functions(&mut self, elf: &Elf<'_>, index: usize) -> Result<(), ObjectError> {
-        for sym in &elf.symbols {
-            if sym.section != Some(index) || sym.kind != elf::STT_FUNC {
+        for sym in elf.symbols_in(index) {
+            if sym.kind != elf::STT_FUNC {
                 continue;
             }
             let bad = |reason: &str| ObjectError::BadFunction {
@@ -134,6 +135,13 @@ impl CodeSection {
             });
         }
         self.functions.sort_by_key(|f| f.start);
+        if let Some(pair) = self.functions.windows(2).find(|w| w[1].start < w[0].end) {
+            return Err(ObjectError::BadFunction {
+                section: self.name.clone(),
+                function: pair[1].name.clone(),
+                reason: format!("overlaps function {}", pair[0].name),
+            });
+        }
         Ok(())
     }
 

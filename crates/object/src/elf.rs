@@ -62,6 +62,8 @@ pub(crate) struct Elf<'a> {
     pub sections: Vec<Section<'a>>,
     /// All symbols, index 0 being the null symbol.
     pub symbols: Vec<Symbol>,
+    /// Indices into `symbols` of the symbols defined in each section (by section index), in symbol order.
+    by_section: Vec<Vec<usize>>,
 }
 
 impl<'a> Elf<'a> {
@@ -148,7 +150,26 @@ impl<'a> Elf<'a> {
                 size: sym.st_size(endian),
             });
         }
-        Ok(Elf { sections, symbols })
+        let mut by_section = vec![Vec::new(); sections.len()];
+        for (index, sym) in symbols.iter().enumerate() {
+            if let Some(list) = sym.section.and_then(|s| by_section.get_mut(s)) {
+                list.push(index);
+            }
+        }
+        Ok(Elf {
+            sections,
+            symbols,
+            by_section,
+        })
+    }
+
+    /// The symbols defined in section `index`, in symbol order.
+    pub fn symbols_in(&self, index: usize) -> impl Iterator<Item = &Symbol> {
+        self.by_section
+            .get(index)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .map(|&i| &self.symbols[i])
     }
 
     /// The first section called `name`, with its index.

@@ -131,6 +131,26 @@ pub enum ObjectError {
         /// What is wrong.
         reason: String,
     },
+    /// A program whose code with its linked callees is longer than the kernel loads.
+    #[error("program {program}: {linked} linked instructions with its callees, over the kernel's limit of {limit} per program")]
+    ProgramTooLong {
+        /// The program (function) name.
+        program: String,
+        /// Its instructions with the callees linked so far.
+        linked: usize,
+        /// [`crate::MAX_PROGRAM_INSNS`].
+        limit: usize,
+    },
+    /// The programs together, each with its own copy of its callees, exceed the linked size hwxdp holds.
+    #[error("program {program}: the object's programs reach {linked} linked instructions together (each holds its own copy of its callees), over the limit of {limit}")]
+    LinkedTooLarge {
+        /// The program whose linking crossed the limit.
+        program: String,
+        /// Linked instructions of all programs so far.
+        linked: usize,
+        /// [`crate::MAX_LINKED_INSNS`].
+        limit: usize,
+    },
     /// A map definition that cannot be read.
     #[error("map {map}: {reason}")]
     BadMap {

@@ -36,6 +36,15 @@ use crate::maps::MapTable;
 /// The section of sub-programs, whose functions are only reachable by calls.
 const TEXT_SECTION: &str = ".text";
 
+/// The longest program, with its linked callees, that the kernel loads (`BPF_COMPLEXITY_LIMIT_INSNS`): longer ones
+/// are refused with [`ObjectError::ProgramTooLong`].
+pub const MAX_PROGRAM_INSNS: usize = 1 << 20;
+
+/// The most instructions all programs of an object may hold together once linked (each program has its own copy of
+/// every callee, as libbpf links them): 16M instructions, 256 MiB. More is refused with
+/// [`ObjectError::LinkedTooLarge`] before it is allocated.
+pub const MAX_LINKED_INSNS: usize = 1 << 24;
+
 /// Parses an object from its bytes.
 pub fn parse(bytes: &[u8]) -> Result<ObjectSpec, ObjectError> {
     let elf = Elf::parse(bytes)?;
@@ -44,6 +53,12 @@ pub fn parse(bytes: &[u8]) -> Result<ObjectSpec, ObjectError> {
     if let Some((_, ext)) = elf.section_by_name(btf_ext::SECTION) {
         let btf = match &btf {
             Some(Ok(btf)) => btf,
+            // Btf::parse fails with ObjectError::Btf, whose message already starts with "btf: ".
+            Some(Err(ObjectError::Btf { reason })) => {
+                return Err(ObjectError::Btf {
+                    reason: reason.clone(),
+                })
+            }
             Some(Err(e)) => {
                 return Err(ObjectError::Btf {
                     reason: e.to_string(),
@@ -68,13 +83,14 @@ pub fn parse(bytes: &[u8]) -> Result<ObjectSpec, ObjectError> {
     }
     btf_ext::attach_lines(&mut code, lines)?;
     let mut programs = Vec::new();
+    let mut linked = 0;
     for (&index, section) in &code {
         if section.name == TEXT_SECTION {
             continue;
         }
         for (function, f) in section.functions.iter().enumerate() {
             if f.global {
-                programs.push(link::link_program(&code, index, function)?);
+                programs.push(link::link_program(&code, index, function, &mut linked)?);
             }
         }
     }

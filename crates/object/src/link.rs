@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use hwxdp_ebpf::slot_offsets;
 
 use crate::code::CodeSection;
-use crate::{LineSpan, ObjectError, ProgramSpec};
+use crate::{LineSpan, ObjectError, ProgramSpec, MAX_LINKED_INSNS, MAX_PROGRAM_INSNS};
 
 /// A function placed in the linked program: (section index, function index in that section).
 type FunctionId = (usize, usize);
@@ -20,11 +20,13 @@ struct Fixup {
     offset: usize,
 }
 
-/// Links the function `function` of section `section` with its transitive callees.
+/// Links the function `function` of section `section` with its transitive callees. `linked` counts the instructions
+/// of every program linked so far, against [`MAX_LINKED_INSNS`].
 pub(crate) fn link_program(
     code: &BTreeMap<usize, CodeSection>,
     section: usize,
     function: usize,
+    linked: &mut usize,
 ) -> Result<ProgramSpec, ObjectError> {
     let root_section = &code[&section];
     let root = &root_section.functions[function];
@@ -40,6 +42,7 @@ pub(crate) fn link_program(
         let sec = &code[&sec_index];
         let func = &sec.functions[func_index];
         let base = insns.len();
+        check_size(&root.name, base + (func.end - func.start), linked)?;
         placed.insert((sec_index, func_index), base);
         functions.push((base, func.name.clone()));
         insns.extend_from_slice(&sec.insns[func.start..func.end]);
@@ -99,6 +102,7 @@ pub(crate) fn link_program(
             i64::from(relative)
         };
     }
+    *linked += insns.len();
     let lines = line_spans(code, &order, &placed, &slots);
     Ok(ProgramSpec {
         name: root.name.clone(),
@@ -108,6 +112,26 @@ pub(crate) fn link_program(
         functions,
         lines,
     })
+}
+
+/// Refuses a program of `len` linked instructions so far when it, or it with the programs before (`linked`), is over
+/// the limits.
+fn check_size(program: &str, len: usize, linked: &usize) -> Result<(), ObjectError> {
+    if len > MAX_PROGRAM_INSNS {
+        return Err(ObjectError::ProgramTooLong {
+            program: program.to_string(),
+            linked: len,
+            limit: MAX_PROGRAM_INSNS,
+        });
+    }
+    if *linked + len > MAX_LINKED_INSNS {
+        return Err(ObjectError::LinkedTooLarge {
+            program: program.to_string(),
+            linked: *linked + len,
+            limit: MAX_LINKED_INSNS,
+        });
+    }
+    Ok(())
 }
 
 /// The line info of every placed function, moved to the slots where the function landed. `slots` holds the slot of

@@ -64,6 +64,7 @@ impl MapTable {
         }
         // Outer maps of .maps: map index -> (start, end, offset of values) of their definition.
         let mut values_at = HashMap::new();
+        let mut vars = None;
         for sym in &elf.symbols {
             let Some(sec_index) = sym.section else {
                 continue;
@@ -76,7 +77,7 @@ impl MapTable {
             };
             let spec = match section.name.as_str() {
                 ".maps" => {
-                    let (spec, size) = btf_map(&sym.name, btf)?;
+                    let (spec, size) = btf_map(&sym.name, btf, &mut vars)?;
                     if spec.outer.is_some() {
                         let end = sym.value + sym.size.max(u64::from(size));
                         values_at.insert(table.specs.len(), (sym.value, end, u64::from(size)));
@@ -225,9 +226,28 @@ fn type_field_size(
         .map_err(|_| bad_map(map, format!("{field} type of {size} bytes is too large")))
 }
 
+/// The variables of the `.maps` datasec by name, with their definition types (the first of each name).
+type MapVars = HashMap<String, u32>;
+
+fn map_vars(btf: &Btf<'_>) -> Result<Option<MapVars>, ObjectError> {
+    let Some(entries) = btf.datasec(".maps")? else {
+        return Ok(None);
+    };
+    let mut vars = HashMap::with_capacity(entries.len());
+    for entry in entries {
+        if let BtfType::Var { name_off, target } = btf.get(entry.type_id)? {
+            vars.entry(btf.name(*name_off)?.to_string())
+                .or_insert(*target);
+        }
+    }
+    Ok(Some(vars))
+}
+
+/// The map of `.maps` symbol `name`; `vars` caches [`map_vars`] across the maps of an object.
 fn btf_map(
     name: &str,
     btf: Option<&Result<Btf<'_>, ObjectError>>,
+    vars: &mut Option<Option<MapVars>>,
 ) -> Result<(MapSpec, u32), ObjectError> {
     let btf = match btf {
         Some(Ok(btf)) => btf,
@@ -239,20 +259,16 @@ fn btf_map(
             ))
         }
     };
-    let entries = btf
-        .datasec(".maps")?
-        .ok_or_else(|| bad_map(name, "no .maps datasec in .BTF"))?;
-    let mut def_type = None;
-    for entry in entries {
-        if let BtfType::Var { name_off, target } = btf.get(entry.type_id)? {
-            if btf.name(*name_off)? == name {
-                def_type = Some(*target);
-                break;
-            }
-        }
+    if vars.is_none() {
+        *vars = Some(map_vars(btf)?);
     }
-    let def_type =
-        def_type.ok_or_else(|| bad_map(name, "no variable of that name in the .maps datasec"))?;
+    let entries = vars
+        .as_ref()
+        .and_then(Option::as_ref)
+        .ok_or_else(|| bad_map(name, "no .maps datasec in .BTF"))?;
+    let def_type = *entries
+        .get(name)
+        .ok_or_else(|| bad_map(name, "no variable of that name in the .maps datasec"))?;
     btf_definition(btf, name, def_type, true)
 }
 

@@ -91,6 +91,14 @@ module ebpflow_conformance #(
     .rd_data_o (fetch_data)
   );
 
+  // The engine's per-packet outputs (one DM_FIFO slot here: they equal result_*_o) are not used.
+  logic        eng_start;
+  logic [2:0]  eng_slots;
+  logic [63:0] eng_out_r0;
+  logic        eng_out_fault;
+  logic        eng_unused;
+  assign eng_unused = ^{eng_start, eng_slots, eng_out_r0, eng_out_fault};
+
   ebpflow_engine #(
     .IW           (IW),
     .RX_BYTES     (RX_BYTES),
@@ -119,6 +127,12 @@ module ebpflow_conformance #(
     .result_fault_o  (result_fault_o),
     .result_cycles_o (result_cycles_o),
     .idle_o          (idle_o),
+    .start_o         (eng_start),
+    .start_slot_o    (eng_slots[0]),
+    .run_slot_o      (eng_slots[1]),
+    .tx_slot_o       (eng_slots[2]),
+    .out_r0_o        (eng_out_r0),
+    .out_fault_o     (eng_out_fault),
     .imem_en_o       (fetch_en),
     .imem_addr_o     (fetch_addr),
     .imem_data_i     (fetch_data),

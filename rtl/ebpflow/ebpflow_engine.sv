@@ -10,6 +10,12 @@
 // run's cycles (first beat to exit, both counted); they hold until the next run. s_axis_tready_o is low from the
 // packet's last beat until the engine is idle.
 //
+// SLOTS = 2 (the NIC's): the DM_FIFO is two of ebpflow_dm_fifo, a packet in each. The engine takes the next packet's
+// first beat (and starts its run) as soon as the last packet is wholly in and its run has ended, provided the other
+// slot's packet has left; so the next run overlaps this packet's output. Packets leave in the order they came;
+// out_r0_o/out_fault_o (and the NIC's redirect target, latched per slot: start_slot_o, run_slot_o, tx_slot_o) are
+// those of the packet leaving. The host port reaches slot 0 only (the conformance top has SLOTS = 1).
+//
 // The instruction port (imem_*: a registered read), the helper port (hlp_*: request held until the answer, with the
 // key and value bytes a map helper gathered) and the map-value port (mv_*: a load, store or atomic in the window at
 // MAPV_BASE, held until the ack) lead outside, so that engines can share an instruction memory and a coprocessor
@@ -23,7 +29,8 @@ module ebpflow_engine #(
   parameter integer      AW           = 13,
   parameter logic [63:0] BASE         = 64'h0000_0000_0001_0000,
   parameter integer      KEY_BYTES    = 16,   // key bytes a map helper gathers at r2
-  parameter integer      VAL_BYTES    = 32    // value bytes a map update gathers at r3
+  parameter integer      VAL_BYTES    = 32,   // value bytes a map update gathers at r3
+  parameter integer      SLOTS        = 1     // packets the DM_FIFO holds: 1, or 2 (the next runs while one leaves)
 ) (
   input  logic          clk_i,
   input  logic          rst_ni,
@@ -48,7 +55,13 @@ module ebpflow_engine #(
   output logic [63:0]   result_r0_o,
   output logic          result_fault_o,
   output logic [31:0]   result_cycles_o,
-  output logic          idle_o,
+  output logic          idle_o,           // no packet in the engine
+  output logic          start_o,          // a packet's first beat is taken (its run starts)
+  output logic          start_slot_o,     // the slot it goes to
+  output logic          run_slot_o,       // the slot of the run (the last packet taken)
+  output logic          tx_slot_o,        // the slot of the packet that leaves next
+  output logic [63:0]   out_r0_o,         // r0 and the fault flag of that packet's run
+  output logic          out_fault_o,
   // instruction memory
   output logic          imem_en_o,
   output logic [IW-1:0] imem_addr_o,
@@ -84,71 +97,118 @@ module ebpflow_engine #(
 );
 
   localparam logic [1:0] Idle = 2'd0;
-  localparam logic [1:0] Run  = 2'd1;   // the program runs
+  localparam logic [1:0] Run  = 2'd1;   // the packet arrives, its program runs, or it waits for the output
   localparam logic [1:0] Out  = 2'd2;   // the packet leaves
 
-  logic [1:0] state_q;
-  logic       rx_open_q;                // a packet's first beat was taken, its last not yet
-  logic       ran_q;                    // the program of the packet in the FIFO has ended
-  logic       tx_started_q;
+  localparam integer SW = 1;            // slot index bits (SLOTS is 1 or 2)
 
-  logic        rx_first;
-  logic        rx_last;
-  logic [15:0] rx_len;
+  logic [1:0]      st_q [SLOTS];        // each slot's state
+  logic [SLOTS-1:0] ran_q;              // the program of the slot's packet has ended
+  logic [63:0]     r0_q [SLOTS];        // the slot's run's r0 and fault flag, for the action module
+  logic [SLOTS-1:0] fault_q;
+  logic [SW-1:0]   rxs_q;               // the slot of the last packet taken: its run is the core's
+  logic [SW-1:0]   txs_q;               // the slot whose packet leaves next (the oldest)
+  logic            rx_open_q;           // a packet's first beat was taken, its last not yet
+
   logic        core_done;
   logic        core_busy;
+  logic        nxt_idle;
+  logic [SW-1:0] nxt;                   // the slot the next packet goes to
+  logic        new_ok;                  // the engine takes a new packet's first beat in this cycle
+  logic        rx_first;
+  logic        rx_last;
+  logic        tx_start;                // the packet of slot txs_q starts leaving
   logic        tx_done;
+  logic [SLOTS-1:0] rx_en;
+  logic [SLOTS-1:0] s_first;
+  logic [SLOTS-1:0] s_last;
+  logic [SLOTS-1:0] s_tready;
+  logic [SLOTS-1:0] s_ok;
+  logic [SLOTS-1:0] s_txdone;
+  logic [SLOTS*64-1:0]  s_rdata;
+  logic [SLOTS*64-1:0]  s_tdata;
+  logic [SLOTS*8-1:0]   s_tkeep;
+  logic [SLOTS-1:0]     s_tvalid;
+  logic [SLOTS-1:0]     s_tlast;
+  logic [SLOTS*128-1:0] s_tuser;
+  logic [SLOTS*64-1:0]  s_host;
+  logic [SLOTS*16-1:0]  s_len;
   logic        dm_req;
   logic        dm_we;
   logic [AW-1:0] dm_addr;
   logic [1:0]  dm_size;
   logic [63:0] dm_wdata;
-  logic        dm_ok;
-  logic [63:0] dm_rdata;
-  logic        tx_start;
 
-  // The output starts in the cycle the run's result comes out (or once the whole frame is in).
-  assign tx_start = (state_q == Run) && (ran_q || core_done) && !rx_open_q && !tx_started_q;
+  // With two slots the next packet goes to the slot other than the last one's; that slot is free once its packet
+  // has left (packets leave in the order they came, so it is the older one). The engine takes it once the last
+  // packet is wholly in and its run has ended (or ends in this cycle): the next run starts while this packet leaves.
+  assign nxt      = (SLOTS > 1) ? !rxs_q : 1'b0;
+  assign nxt_idle = (st_q[nxt] == Idle);
+  assign new_ok   = !rx_open_q && nxt_idle &&
+                    (SLOTS == 1 || st_q[rxs_q] != Run || ran_q[rxs_q] || core_done);
+  assign s_axis_tready_o = rx_open_q || new_ok;
+  assign rx_first = new_ok && s_axis_tvalid_i;
+  assign rx_last  = s_axis_tvalid_i && s_axis_tready_o && s_axis_tlast_i;
 
-  ebpflow_dm_fifo #(
-    .RX_BYTES (RX_BYTES),
-    .AW       (AW),
-    .BASE     (BASE)
-  ) u_dm (
-    .clk_i           (clk_i),
-    .rst_ni          (rst_ni),
-    .ifindex_base_i  (ifindex_base_i),
-    .rx_en_i         ((state_q == Idle) || rx_open_q),
-    .s_axis_tdata_i  (s_axis_tdata_i),
-    .s_axis_tkeep_i  (s_axis_tkeep_i),
-    .s_axis_tvalid_i (s_axis_tvalid_i),
-    .s_axis_tready_o (s_axis_tready_o),
-    .s_axis_tlast_i  (s_axis_tlast_i),
-    .s_axis_tuser_i  (s_axis_tuser_i),
-    .rx_first_o      (rx_first),
-    .rx_last_o       (rx_last),
-    .rx_len_o        (rx_len),
-    .a_req_i         (dm_req),
-    .a_we_i          (dm_we),
-    .a_addr_i        (dm_addr),
-    .a_size_i        (dm_size),
-    .a_wdata_i       (dm_wdata),
-    .a_ok_o          (dm_ok),
-    .a_rdata_o       (dm_rdata),
-    .tx_start_i      (tx_start),
-    .m_axis_tdata_o  (m_axis_tdata_o),
-    .m_axis_tkeep_o  (m_axis_tkeep_o),
-    .m_axis_tvalid_o (m_axis_tvalid_o),
-    .m_axis_tready_i (m_axis_tready_i),
-    .m_axis_tlast_o  (m_axis_tlast_o),
-    .m_axis_tuser_o  (m_axis_tuser_o),
-    .tx_done_o       (tx_done),
-    .host_req_i      (host_req_i && state_q == Idle),
-    .host_we_i       (host_we_i),
-    .host_addr_i     (host_addr_i),
-    .host_wdata_i    (host_wdata_i),
-    .host_rdata_o    (host_rdata_o)
-  );
+  // The output of the oldest packet starts in the cycle its run's result comes out (or once its whole frame is in),
+  // when no other packet is leaving.
+  assign tx_start = (st_q[txs_q] == Run) &&
+                    (ran_q[txs_q] || (core_done && txs_q == rxs_q)) &&
+                    !(rx_open_q && txs_q == rxs_q);
+  assign tx_done  = s_txdone[txs_q];
+
+  for (genvar s = 0; s < SLOTS; s++) begin : g_slot
+    logic sel_a;                         // the core's data-memory port is this slot's
+    assign sel_a    = (rxs_q == SW'(s));
+    assign rx_en[s] = (rx_open_q && sel_a) || (new_ok && nxt == SW'(s));
+
+    ebpflow_dm_fifo #(
+      .RX_BYTES (RX_BYTES),
+      .AW       (AW),
+      .BASE     (BASE)
+    ) u_dm (
+      .clk_i           (clk_i),
+      .rst_ni          (rst_ni),
+      .ifindex_base_i  (ifindex_base_i),
+      .rx_en_i         (rx_en[s]),
+      .s_axis_tdata_i  (s_axis_tdata_i),
+      .s_axis_tkeep_i  (s_axis_tkeep_i),
+      .s_axis_tvalid_i (s_axis_tvalid_i && rx_en[s]),
+      .s_axis_tready_o (s_tready[s]),
+      .s_axis_tlast_i  (s_axis_tlast_i),
+      .s_axis_tuser_i  (s_axis_tuser_i),
+      .rx_first_o      (s_first[s]),
+      .rx_last_o       (s_last[s]),
+      .rx_len_o        (s_len[s*16 +: 16]),
+      .a_req_i         (dm_req && sel_a),
+      .a_we_i          (dm_we),
+      .a_addr_i        (dm_addr),
+      .a_size_i        (dm_size),
+      .a_wdata_i       (dm_wdata),
+      .a_ok_o          (s_ok[s]),
+      .a_rdata_o       (s_rdata[s*64 +: 64]),
+      .tx_start_i      (tx_start && txs_q == SW'(s)),
+      .m_axis_tdata_o  (s_tdata[s*64 +: 64]),
+      .m_axis_tkeep_o  (s_tkeep[s*8 +: 8]),
+      .m_axis_tvalid_o (s_tvalid[s]),
+      .m_axis_tready_i (m_axis_tready_i && txs_q == SW'(s)),
+      .m_axis_tlast_o  (s_tlast[s]),
+      .m_axis_tuser_o  (s_tuser[s*128 +: 128]),
+      .tx_done_o       (s_txdone[s]),
+      .host_req_i      (host_req_i && s == 0 && st_q[0] == Idle),
+      .host_we_i       (host_we_i),
+      .host_addr_i     (host_addr_i),
+      .host_wdata_i    (host_wdata_i),
+      .host_rdata_o    (s_host[s*64 +: 64])
+    );
+  end
+
+  assign m_axis_tdata_o  = s_tdata[txs_q*64 +: 64];
+  assign m_axis_tkeep_o  = s_tkeep[txs_q*8 +: 8];
+  assign m_axis_tvalid_o = s_tvalid[txs_q];
+  assign m_axis_tlast_o  = s_tlast[txs_q];
+  assign m_axis_tuser_o  = s_tuser[txs_q*128 +: 128];
+  assign host_rdata_o    = s_host[63:0];
 
   ebpflow_core #(
     .IW           (IW),
@@ -179,8 +239,8 @@ module ebpflow_engine #(
     .dm_addr_o    (dm_addr),
     .dm_size_o    (dm_size),
     .dm_wdata_o   (dm_wdata),
-    .dm_ok_i      (dm_ok),
-    .dm_rdata_i   (dm_rdata),
+    .dm_ok_i      (s_ok[rxs_q]),
+    .dm_rdata_i   (s_rdata[rxs_q*64 +: 64]),
     .hlp_req_o    (hlp_req_o),
     .hlp_kfunc_o  (hlp_kfunc_o),
     .hlp_id_o     (hlp_id_o),
@@ -205,46 +265,53 @@ module ebpflow_engine #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q      <= Idle;
-      rx_open_q    <= 1'b0;
-      ran_q        <= 1'b0;
-      tx_started_q <= 1'b0;
+      for (int k = 0; k < SLOTS; k++) begin
+        st_q[k] <= Idle;
+        r0_q[k] <= 64'd0;
+      end
+      ran_q     <= '0;
+      fault_q   <= '0;
+      rxs_q     <= (SLOTS > 1) ? 1'b1 : 1'b0;
+      txs_q     <= 1'b0;
+      rx_open_q <= 1'b0;
     end else begin
       if (rx_first) begin
-        rx_open_q <= !rx_last;
+        rx_open_q   <= !rx_last;
+        rxs_q       <= nxt;
+        st_q[nxt]   <= Run;
+        ran_q[nxt]  <= 1'b0;
       end else if (rx_last) begin
         rx_open_q <= 1'b0;
       end
-      case (state_q)
-        Idle: begin
-          if (rx_first) begin
-            state_q      <= Run;
-            ran_q        <= 1'b0;
-            tx_started_q <= 1'b0;
-          end
-        end
-        Run: begin
-          if (core_done) begin
-            ran_q <= 1'b1;
-          end
-          if (tx_start) begin
-            tx_started_q <= 1'b1;
-            state_q      <= Out;
-          end
-        end
-        default: begin
-          if (tx_done) begin
-            state_q <= Idle;
-          end
-        end
-      endcase
+      if (core_done) begin
+        ran_q[rxs_q]   <= 1'b1;
+        r0_q[rxs_q]    <= result_r0_o;
+        fault_q[rxs_q] <= result_fault_o;
+      end
+      if (tx_start) begin
+        st_q[txs_q] <= Out;
+      end else if (st_q[txs_q] == Out && tx_done) begin
+        st_q[txs_q] <= Idle;
+        txs_q       <= (SLOTS > 1) ? !txs_q : 1'b0;
+      end
     end
   end
 
   assign result_valid_o = core_done;
-  assign idle_o         = (state_q == Idle);
+  assign start_o        = rx_first;
+  assign start_slot_o   = nxt;
+  assign run_slot_o     = rxs_q;
+  assign tx_slot_o      = txs_q;
+  assign out_r0_o       = r0_q[txs_q];
+  assign out_fault_o    = fault_q[txs_q];
+  always_comb begin
+    idle_o = 1'b1;
+    for (int k = 0; k < SLOTS; k++) begin
+      if (st_q[k] != Idle) idle_o = 1'b0;
+    end
+  end
 
   logic unused;
-  assign unused = ^{rx_len, core_busy};
+  assign unused = ^{s_len, s_first, s_last, s_tready, s_host, core_busy};
 
 endmodule

@@ -39,6 +39,7 @@ module ebpflow_nic #(
   parameter integer TCAM_ENTRIES     = 32,    // LPM entries
   parameter integer VM_WORDS         = 4096,  // the coprocessor's value memory, 64-bit words
   parameter integer COPROC           = 1,     // 0: no coprocessor, every helper call and map-value access faults
+  parameter integer DM_SLOTS         = 2,     // packets an engine's DM_FIFO holds (ebpflow_engine's SLOTS)
                                               //    (the NIC's datapath measured apart from its coprocessor)
   parameter integer QUEUES           = PORTS + 2
 ) (
@@ -241,9 +242,14 @@ module ebpflow_nic #(
     logic [15:0]   action;
     logic [31:0]   result_cycles;
     logic [63:0]   host_rdata;
-    logic          rdr_q;      // this run's redirect target, the ifindex rdr_port_q, is known
-    logic [31:0]   rdr_port_q;
-    logic [31:0]   rdr_rel;    // its port, if it is one of the NIC's
+    logic [63:0]   out_r0;     // the leaving packet's run's r0 and fault flag
+    logic          out_fault;
+    logic          start_slot;
+    logic          run_slot;
+    logic          tx_slot;
+    logic [1:0]    rdr_q;      // per DM_FIFO slot: its packet's redirect target, the ifindex rdr_port_q, is known
+    logic [31:0]   rdr_port_q [2];
+    logic [31:0]   rdr_rel;    // the leaving packet's target's port, if it is one of the NIC's
 
     ebpflow_engine #(
       .IW           (IW),
@@ -252,7 +258,8 @@ module ebpflow_nic #(
       .FW           (FW),
       .AW           (AW),
       .KEY_BYTES    (KEY_BYTES),
-      .VAL_BYTES    (VAL_BYTES)
+      .VAL_BYTES    (VAL_BYTES),
+      .SLOTS        (DM_SLOTS)
     ) u_engine (
       .clk_i           (clk_i),
       .rst_ni          (rst_ni),
@@ -275,6 +282,12 @@ module ebpflow_nic #(
       .result_fault_o  (fault),
       .result_cycles_o (result_cycles),
       .idle_o          (eng_idle[e]),
+      .start_o         (eng_start[e]),
+      .start_slot_o    (start_slot),
+      .run_slot_o      (run_slot),
+      .tx_slot_o       (tx_slot),
+      .out_r0_o        (out_r0),
+      .out_fault_o     (out_fault),
       .imem_en_o       (imem_en[e]),
       .imem_addr_o     (imem_addr[e*IW +: IW]),
       .imem_data_i     (imem_data[e*64 +: 64]),
@@ -310,10 +323,10 @@ module ebpflow_nic #(
       .M (M)
     ) u_action (
       .xdp_i            (xdp_i),
-      .r0_i             (r0),
-      .fault_i          (fault),
+      .r0_i             (out_r0),
+      .fault_i          (out_fault),
       .in_port_i        (8'(e / G)),
-      .redirect_valid_i (rdr_q),
+      .redirect_valid_i (rdr_q[tx_slot]),
       .redirect_port_i  ((rdr_rel < PORTS) ? rdr_rel[15:0] : 16'hfff2),
       .action_o         (action),
       .mask_o           (mask),
@@ -323,19 +336,23 @@ module ebpflow_nic #(
     assign eng_out_tuser[e*UA +: UA] = {mask, out_user[127:112], 8'(e), out_user[103:24], dest_q,
                                         out_user[15:0]};
 
-    assign rdr_rel      = rdr_port_q - ifindex_base_i;
-    assign eng_start[e] = eng_idle[e] && eng_in_tvalid[e] && eng_in_tready[e];
+    assign rdr_rel = rdr_port_q[tx_slot] - ifindex_base_i;
 
-    // The redirect target of the run: cleared when a packet's first beat enters, set by the coprocessor's answer.
+    // Each slot's packet's redirect target: cleared when its first beat enters, set by the coprocessor's answer
+    // during its run (the run is the last packet's: run_slot).
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
-        rdr_q      <= 1'b0;
-        rdr_port_q <= 32'd0;
-      end else if (eng_start[e]) begin
-        rdr_q <= 1'b0;
-      end else if (hlp_ack[e] && rdr_valid[e]) begin
-        rdr_q      <= 1'b1;
-        rdr_port_q <= rdr_port[e*32 +: 32];
+        rdr_q         <= 2'b00;
+        rdr_port_q[0] <= 32'd0;
+        rdr_port_q[1] <= 32'd0;
+      end else begin
+        if (eng_start[e]) begin
+          rdr_q[start_slot] <= 1'b0;
+        end
+        if (hlp_ack[e] && rdr_valid[e]) begin
+        rdr_q[run_slot]      <= 1'b1;
+        rdr_port_q[run_slot] <= rdr_port[e*32 +: 32];
+        end
       end
     end
 

@@ -1,11 +1,12 @@
 //! The NIC: P ports of G engines, per-port round-robin dispatch to a free engine, one coprocessor behind a
 //! round-robin arbiter shared by every engine, and the outputs to the TX queues (one per port) and the host queue.
 //!
-//! Timing of an engine around its run (`rtl/ebpflow/ebpflow_engine.sv`): the run starts in the cycle its packet's
-//! first beat is taken (a beat a cycle, 8 bytes each); the DM_FIFO starts the output in the cycle after the run's
-//! last cycle, or once the whole frame is in if that is later, and offers the first beat in the cycle after; the
-//! crossbar grants a free TX queue in one cycle, then a beat leaves a cycle; the engine takes a new packet's first
-//! beat in the cycle after its last output beat left. A port's input carries one packet at a time. A TX queue takes
+//! Timing of an engine around its run (`rtl/ebpflow/ebpflow_engine.sv`, two DM_FIFO slots): the run starts in the
+//! cycle its packet's first beat is taken (a beat a cycle, 8 bytes each); the DM_FIFO starts the output in the cycle
+//! after the run's last cycle, or once the whole frame is in, or in the cycle after the engine's previous packet's
+//! last output beat, whichever is latest, and offers the first beat in the cycle after; the crossbar grants a free TX
+//! queue in one cycle, then a beat leaves a cycle. The engine takes a new packet's first beat (into its other slot)
+//! in the cycle its packet's output starts: the next run overlaps this packet's output. A port's input carries one packet at a time. A TX queue takes
 //! one packet's beats at a time, in the order the engines are ready, and grants the next in the cycle after the last
 //! beat; dropped packets leave into a sink that is always ready. `tests/rtl_cycles.rs` checks every packet's first
 //! input beat and last output beat against the NIC's RTL.
@@ -133,6 +134,8 @@ struct State {
     running: Vec<Option<Running>>,
     /// The cycle each engine can take its next packet's first beat.
     free_at: Vec<u64>,
+    /// The cycle each engine's last packet's last output beat left.
+    last_left: Vec<u64>,
     /// The cycle each port's input can carry the next packet's first beat.
     input_free: Vec<u64>,
     last_dispatched: Vec<usize>,
@@ -158,6 +161,7 @@ impl State {
             timed: vec![Timed::default(); inputs.len()],
             running: (0..engines).map(|_| None).collect(),
             free_at: vec![base; engines],
+            last_left: vec![0; engines],
             input_free: vec![base; ports],
             last_dispatched: vec![g - 1; ports],
             tx_free: vec![base; ports + 1],
@@ -234,15 +238,18 @@ impl State {
         }
     }
 
-    /// The packet of a finished run leaves into its queue; the engine is free two cycles after its last beat.
+    /// The packet of a finished run leaves into its queue; the engine takes the next packet once the output starts.
     fn leave(&mut self, e: usize, r: Running) {
         let cycles = r.pipe.done().expect("done");
         let (packet, start) = (r.packet, r.start);
         let w = beats(self.lens[packet]);
-        // The DM_FIFO starts the output once the run has ended and the whole frame is in, reading the first word
-        // in that cycle; its first beat is offered in the next; the crossbar grants it a free TX queue in a cycle,
-        // then a beat a cycle leaves.
-        let tx_start = (start + cycles + TX_AFTER_RUN).max(start + w);
+        // The DM_FIFO starts the output once the run has ended, the whole frame is in and the engine's previous
+        // packet has left (its slot is the one the next packet takes), reading the first word in that cycle; its
+        // first beat is offered in the next; the crossbar grants it a free TX queue in a cycle, then a beat a cycle
+        // leaves.
+        let tx_start = (start + cycles + TX_AFTER_RUN)
+            .max(start + w)
+            .max(self.last_left[e] + 1);
         let offered = tx_start + 1;
         let queue = match self.dests[packet] {
             Dest::Drop => None,
@@ -254,7 +261,8 @@ impl State {
         if let Some(q) = queue {
             self.tx_free[q] = left + 1;
         }
-        self.free_at[e] = left + 1;
+        self.free_at[e] = tx_start;
+        self.last_left[e] = left;
         self.end = self.end.max(left);
         self.timed[packet] = Timed {
             engine: e,

@@ -56,4 +56,6 @@ p4_program_tests! {
         "`packet_in.length()` in the parser: in a `verify` and assigned to a field.";
     struct_typed_action_parameters => "feat_struct_params":
         "Action data of struct type (nested), struct default arguments, direct calls with struct arguments.";
+    xdp_model_as_p4c_xdp_declares_it => "xdp_model_as_p4c_xdp":
+        "P4C-XDP's `xdp_model.p4`: `table t()`, 32-bit `BPF_KTIME_GET_NS()`, `csum_replace2(csum, old, new)`.";
 }

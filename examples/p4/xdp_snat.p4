@@ -1,7 +1,7 @@
 /* Static source NAT on a one-armed gateway: a table maps inside IPv4 sources to public addresses, csum_replace4 patches
    the IPv4 and the TCP/UDP checksums (a zero UDP checksum stays zero) and the packet goes to the upstream router. */
 #include <core.p4>
-#include <xdp_model.p4>
+#include <hwxdp_xdp.p4>
 
 typedef bit<48> MacAddress;
 typedef bit<32> IPv4Address;

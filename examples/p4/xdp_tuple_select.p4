@@ -2,7 +2,7 @@
    literals; the control marks UDP flows listed in constant entries and sends them back out (XDP_TX), decrements the
    TTL with csum_replace2 and samples with a timestamp. Unlisted traffic goes to the kernel. */
 #include <core.p4>
-#include <xdp_model.p4>
+#include <hwxdp_xdp.p4>
 
 enum bit<8> IpProto {
     TCP = 6,
@@ -104,7 +104,7 @@ control Ingress(inout Headers hd, in xdp_input xin, out xdp_output xout) {
     }
 
     apply {
-        stamp = BPF_KTIME_GET_NS();
+        stamp = hwxdp_ktime_get_ns();
         xout.output_port = 0;
         xout.output_action = xdp_action.XDP_PASS;
         if (hd.udp.isValid()) {
@@ -113,7 +113,7 @@ control Ingress(inout Headers hd, in xdp_input xin, out xdp_output xout) {
                 xout.output_action = xdp_action.XDP_TX;
             }
             if (stamp[0:0] == 1 && hd.udp.srcPort >= 16w1024)
-                BPF_PERF_EVENT_OUTPUT(hd.udp);
+                hwxdp_perf_event_output(hd.udp);
         }
         if (hd.ipv4.isValid()) {
             int<16> delta = 16s-1;

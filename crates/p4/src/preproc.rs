@@ -26,9 +26,10 @@ const BUNDLED: &[(&str, &str)] = &[
     ("core.p4", include_str!("../include/core.p4")),
     ("ebpf_model.p4", include_str!("../include/ebpf_model.p4")),
     ("xdp_model.p4", include_str!("../include/xdp_model.p4")),
+    ("hwxdp_xdp.p4", include_str!("../include/hwxdp_xdp.p4")),
 ];
 
-/// The text of a bundled include, by file name (`core.p4`, `ebpf_model.p4`, `xdp_model.p4`).
+/// The text of a bundled include, by file name (`core.p4`, `ebpf_model.p4`, `xdp_model.p4`, `hwxdp_xdp.p4`).
 pub fn bundled_include(name: &str) -> Option<&'static str> {
     BUNDLED
         .iter()

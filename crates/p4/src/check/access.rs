@@ -26,7 +26,7 @@ pub(super) fn extern_fn(name: &str) -> Option<ExternFn> {
         "csum_replace2" => ExternFn::CsumReplace2,
         "csum_replace4" => ExternFn::CsumReplace4,
         "ebpf_ipv4_checksum" => ExternFn::Ipv4Checksum,
-        "BPF_KTIME_GET_NS" => ExternFn::KtimeGetNs,
+        "BPF_KTIME_GET_NS" | "hwxdp_ktime_get_ns" => ExternFn::KtimeGetNs,
         _ => return None,
     })
 }
@@ -252,7 +252,7 @@ impl Checker<'_> {
                     return err(f.span, format!("unknown name `{}`", f.name));
                 };
                 let Some(which) = extern_fn(&f.name) else {
-                    if matches!(f.name.as_str(), "verify" | "BPF_PERF_EVENT_OUTPUT") {
+                    if matches!(f.name.as_str(), "verify" | "hwxdp_perf_event_output") {
                         return err(f.span, format!("`{}` does not return a value", f.name));
                     }
                     return err(f.span, format!("unknown extern `{}`", f.name));

@@ -1,5 +1,5 @@
 //! Calls that are statements: methods of the packet, tables, counters, headers and header stacks; actions;
-//! `verify` and `BPF_PERF_EVENT_OUTPUT`; and the matching of arguments to parameters.
+//! `verify` and `hwxdp_perf_event_output`; and the matching of arguments to parameters.
 
 use super::access::extern_fn;
 use super::expr::mk;
@@ -146,7 +146,12 @@ impl Checker<'_> {
                         err(f.span, format!("unknown name `{}`", f.name))
                     }
                     "verify" => self.verify(args, span, out),
-                    "BPF_PERF_EVENT_OUTPUT" => {
+                    "BPF_PERF_EVENT_OUTPUT" => err(
+                        span,
+                        "unsupported construct: `BPF_PERF_EVENT_OUTPUT()` sends no data: use \
+                         `hwxdp_perf_event_output(data)` of <hwxdp_xdp.p4>",
+                    ),
+                    "hwxdp_perf_event_output" => {
                         let [a] = args else {
                             return err(
                                 span,

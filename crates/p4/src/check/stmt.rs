@@ -1,5 +1,5 @@
 //! Statements: assignments, declarations, `if`, blocks, `switch` on `action_run`, and calls that are statements
-//! (packet, table, counter, header and header-stack methods, actions, `verify`, `BPF_PERF_EVENT_OUTPUT`).
+//! (packet, table, counter, header and header-stack methods, actions, `verify`, `hwxdp_perf_event_output`).
 
 use super::access::applied_table;
 use super::{err, Access, Binding, CResult, Checker, Ctx};

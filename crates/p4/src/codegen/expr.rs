@@ -178,7 +178,8 @@ impl Gen<'_> {
                     ExternFn::CsumReplace2 => format!("csum_replace2({})", cargs.join(", ")),
                     ExternFn::CsumReplace4 => format!("csum_replace4({})", cargs.join(", ")),
                     ExternFn::Ipv4Checksum => format!("ebpf_ipv4_checksum({})", cargs.join(", ")),
-                    ExternFn::KtimeGetNs => "bpf_ktime_get_ns()".into(),
+                    // `bit<32>` as xdp_model.p4 declares it, `bit<64>` as hwxdp_xdp.p4 does.
+                    ExternFn::KtimeGetNs => self.wrap("bpf_ktime_get_ns()", &e.ty),
                 }
             }
             ExprKind::Lookahead => self.lookahead(e)?,

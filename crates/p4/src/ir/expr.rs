@@ -39,7 +39,7 @@ pub enum ExternFn {
     CsumReplace4,
     /// `ebpf_ipv4_checksum(version, ihl, ..., dstAddr)`: the IPv4 header checksum of these fields.
     Ipv4Checksum,
-    /// `BPF_KTIME_GET_NS()`.
+    /// `BPF_KTIME_GET_NS()` (its low 32 bits, as `xdp_model.p4` declares it) or `hwxdp_ktime_get_ns()` (64 bits).
     KtimeGetNs,
 }
 
@@ -155,7 +155,7 @@ pub enum Stmt {
         index: Expr,
         amount: Option<Expr>,
     },
-    /// `BPF_PERF_EVENT_OUTPUT(data)`.
+    /// `hwxdp_perf_event_output(data)` of `hwxdp_xdp.p4`.
     PerfOutput(Expr),
     /// `packet.extract(h)`: `h` a header lvalue or a [`ExprKind::StackNext`].
     Extract(Expr),

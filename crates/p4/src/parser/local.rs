@@ -118,6 +118,11 @@ impl Parser<'_> {
         }
         if self.eat_word("table") {
             let name = self.ident()?;
+            // `table t() { ... }`: the empty parameter list P4C-XDP's programs write (P4-14 style).
+            if self.is_punct("(") && self.is_punct_at(1, ")") {
+                self.bump();
+                self.bump();
+            }
             return Ok(DeclKind::Table {
                 name,
                 properties: self.table_properties()?,

@@ -2,8 +2,8 @@
 
 use crate::ir::{is_tail_call, reads, writes, IrOp, IrProgram, Mem};
 use crate::isa::{Op, EXIT_IMM, LDX6, STX6};
+use hwxdp_analysis::InsnId;
 use hwxdp_analysis::{BranchSide, CheckedArea, Patterns, Regions, Value};
-use hwxdp_analysis::{InsnId, Offset};
 use hwxdp_ebpf::opcode::*;
 
 /// Verdicts the hardware can end a program with when a packet access falls outside the packet.
@@ -220,7 +220,15 @@ pub fn remove_bounds_checks(prog: &mut IrProgram, patterns: &Patterns, regions: 
         let Some(verdict) = plain_return(prog, fail, |r| state.reg(r)) else {
             continue;
         };
-        let Some(removal) = plan_removal(prog, regions, k, success, bc.ensured) else {
+        // The check's operands must be `data + n` and `data_end` on every path, not only where the analysis'
+        // joins say so.
+        let at = sure_before_check(prog, k);
+        if at[bc.pointer as usize] != Some(Sure::Packet(bc.n))
+            || at[bc.limit as usize] != Some(Sure::End(0))
+        {
+            continue;
+        }
+        let Some(removal) = plan_removal(prog, &at, k, success, bc.ensured) else {
             continue;
         };
         apply_removal(prog, k, success, &check, bc.fail, removal, verdict);
@@ -279,10 +287,11 @@ fn apply_removal(
     }
 }
 
-/// How the check ending block `k`, guarding `ensured` bytes, can go; `None` when it stays.
+/// How the check ending block `k`, guarding `ensured` bytes, can go; `None` when it stays. `at` is what the
+/// registers surely hold at the check.
 fn plan_removal(
     prog: &IrProgram,
-    regions: &Regions,
+    at: &SureRegs,
     k: usize,
     success: usize,
     ensured: i64,
@@ -290,19 +299,16 @@ fn plan_removal(
     if ensured <= MIN_FRAME {
         return Some(Removal::Never);
     }
-    if let Some(loads) = verdict_loads(prog, regions, success, ensured) {
+    if let Some(loads) = verdict_loads(prog, at, success, ensured) {
         return Some(Removal::Loads(loads));
     }
     let check = prog.blocks[k].ops.last()?;
-    let state = regions.state_before(InsnId(check.origin))?;
-    // A register pointing into the packet at a known offset, other than the check's own `data + N` when another
-    // one does (so that the arithmetic making it dies with the check).
+    // A register pointing into the packet at a known offset on every path (the probe runs on the short packets,
+    // where a register the analysis joined from 0 and a packet pointer may be 0), other than the check's own
+    // `data + N` when another one does (so that the arithmetic making it dies with the check).
     let mut bases: Vec<(u8, i64)> = (0..10u8)
-        .filter_map(|r| match state.reg(r) {
-            Value::Packet(Offset {
-                konst,
-                variable: false,
-            }) => Some((r, konst)),
+        .filter_map(|r| match at[r as usize] {
+            Some(Sure::Packet(konst)) => Some((r, konst)),
             _ => None,
         })
         .collect();
@@ -332,34 +338,39 @@ fn plan_removal(
 
 /// The packet loads at the start of block `k` that can carry the verdict of a removed check guarding `n` bytes:
 /// every packet load before the first effect, when the last of them ends exactly at byte `n` and none reaches past
-/// it or already carries a verdict.
-fn verdict_loads(prog: &IrProgram, regions: &Regions, k: usize, n: i64) -> Option<Vec<usize>> {
+/// it or already carries a verdict. `at` is what the registers surely hold at the check: on a short packet these
+/// loads, and what lies between, run where the check would have failed, so every access among them must go through
+/// a register that surely points where it seems to (the frame pointer, the context, the packet at a known offset).
+fn verdict_loads(prog: &IrProgram, at: &SureRegs, k: usize, n: i64) -> Option<Vec<usize>> {
+    let mut regs = *at;
     let mut loads = Vec::new();
     for (i, op) in prog.blocks.get(k)?.ops.iter().enumerate() {
+        let before = regs;
+        sure_step(&mut regs, &op.op);
         if op.op.is_alu() || op.op.is_lddw() {
             continue;
         }
         let stack = matches!(op.mem, Mem::Stack { .. });
         if op.op.is_store() && stack && !crate::sched::is_atomic(&op.op) {
+            if op.op.dst != 10 {
+                return None;
+            }
             continue;
         }
         if !op.op.is_load() {
             return None;
         }
+        let base = before[op.op.src as usize];
         match op.mem {
             Mem::Packet => {}
-            Mem::Ctx | Mem::Stack { .. } => continue,
+            Mem::Stack { .. } if op.op.src == 10 => continue,
+            Mem::Ctx if matches!(base, Some(Sure::Ctx(_))) => continue,
             _ => return None,
         }
         if op.op.imm != 0 {
             return None;
         }
-        let state = regions.state_before(InsnId(op.origin))?;
-        let Value::Packet(Offset {
-            konst,
-            variable: false,
-        }) = state.reg(op.op.src)
-        else {
+        let Some(Sure::Packet(konst)) = base else {
             return None;
         };
         let start = konst + op.op.off as i64;
@@ -373,6 +384,136 @@ fn verdict_loads(prog: &IrProgram, regions: &Regions, k: usize, n: i64) -> Optio
         }
     }
     None
+}
+
+/// What a register surely holds wherever an op runs. The analysis' values ([`Regions`]) join a register set to 0 on
+/// one path and to a pointer on another into the pointer (the kernel's verifier may accept clang's select
+/// `r3 = 0; if p > end goto +1; r3 = q; if p > end goto out; load through r3`, since the load only runs where r3 is
+/// `q`); an op a removed bounds check moves or arms runs on paths the check used to end, and needs more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sure {
+    /// The context, this many bytes in.
+    Ctx(i64),
+    /// `data` plus this many bytes.
+    Packet(i64),
+    /// `data_end` plus this many bytes.
+    End(i64),
+}
+
+/// Offsets of `data` and `data_end` in `struct xdp_md`.
+const XDP_MD_DATA: i64 = 0;
+const XDP_MD_DATA_END: i64 = 4;
+
+/// What r0-r10 surely hold (`None`: nothing known).
+type SureRegs = [Option<Sure>; 11];
+
+/// What the registers surely hold after `op`, from what they held before. Only the context at a program's entry,
+/// its `data`/`data_end` fields, copies and constant moves of them are followed; a helper or bpf-to-bpf call ends
+/// every packet pointer (it may move the packet) and r0-r5.
+fn sure_step(regs: &mut SureRegs, op: &Op) {
+    let before = *regs;
+    if op.is_helper_call() || op.is_local_call() {
+        for r in regs.iter_mut() {
+            if !matches!(r, Some(Sure::Ctx(_))) {
+                *r = None;
+            }
+        }
+    }
+    let written = writes(op);
+    for (r, slot) in regs.iter_mut().enumerate() {
+        if written & (1 << r) != 0 {
+            *slot = None;
+        }
+    }
+    let d = op.dst as usize;
+    if written & (1 << d) == 0 || d > 10 {
+        return;
+    }
+    let get = |r: u8| before.get(r as usize).copied().flatten();
+    let moved = |s: Option<Sure>, by: i64| {
+        s.map(|s| match s {
+            Sure::Ctx(o) => Sure::Ctx(o + by),
+            Sure::Packet(o) => Sure::Packet(o + by),
+            Sure::End(o) => Sure::End(o + by),
+        })
+    };
+    let first = op.a.unwrap_or(op.dst);
+    regs[d] = match op.code {
+        0xbf if op.a.is_none() && op.off == 0 => get(op.src),
+        0x07 if op.off == 0 => moved(get(first), op.imm),
+        0x17 if op.off == 0 => moved(get(first), -op.imm),
+        0x61 => match get(op.src) {
+            Some(Sure::Ctx(o)) => match o + op.off as i64 {
+                XDP_MD_DATA => Some(Sure::Packet(0)),
+                XDP_MD_DATA_END => Some(Sure::End(0)),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+}
+
+/// Meets two register states: what both surely hold.
+fn sure_meet(a: &SureRegs, b: &SureRegs) -> SureRegs {
+    std::array::from_fn(|r| if a[r] == b[r] { a[r] } else { None })
+}
+
+/// What the registers surely hold at the start of each block: r1 the context at the program's entry, nothing at a
+/// function's entry or a restore slot (`IrProgram::entries`), the meet of the predecessors' ends elsewhere.
+fn sure_block_entries(prog: &IrProgram) -> Vec<SureRegs> {
+    let n = prog.blocks.len();
+    let mut preds = vec![Vec::new(); n];
+    for k in 0..n {
+        for s in successors(prog, k) {
+            preds[s].push(k);
+        }
+    }
+    let seed = |k: usize| -> Option<SureRegs> {
+        if prog.is_entry(k) || (k != 0 && preds[k].is_empty()) {
+            Some([None; 11])
+        } else if k == 0 {
+            let mut regs = [None; 11];
+            regs[1] = Some(Sure::Ctx(0));
+            Some(regs)
+        } else {
+            None
+        }
+    };
+    let mut entry: Vec<Option<SureRegs>> = (0..n).map(seed).collect();
+    let mut exit: Vec<Option<SureRegs>> = vec![None; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for k in 0..n {
+            let from_preds = preds[k].iter().filter_map(|&p| exit[p]);
+            let start = seed(k)
+                .into_iter()
+                .chain(from_preds)
+                .reduce(|a, b| sure_meet(&a, &b));
+            let Some(start) = start else { continue };
+            entry[k] = Some(start);
+            let mut regs = start;
+            for o in &prog.blocks[k].ops {
+                sure_step(&mut regs, &o.op);
+            }
+            if exit[k] != Some(regs) {
+                exit[k] = Some(regs);
+                changed = true;
+            }
+        }
+    }
+    entry.into_iter().map(|e| e.unwrap_or([None; 11])).collect()
+}
+
+/// What the registers surely hold before the last op of block `k` (its bounds check).
+fn sure_before_check(prog: &IrProgram, k: usize) -> SureRegs {
+    let mut regs = sure_block_entries(prog)[k];
+    let ops = &prog.blocks[k].ops;
+    for o in &ops[..ops.len().saturating_sub(1)] {
+        sure_step(&mut regs, &o.op);
+    }
+    regs
 }
 
 /// Removes register arithmetic whose result nobody reads (what a removed bounds check leaves behind).

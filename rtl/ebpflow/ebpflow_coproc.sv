@@ -21,7 +21,11 @@ module ebpflow_coproc #(
   parameter integer MW           = 3,     // $clog2(MAPS)
   parameter integer KEY_BYTES    = 16,    // longest key (a multiple of 8)
   parameter integer VAL_BYTES    = 32,    // longest value an update carries (a multiple of 8)
-  parameter integer CAM_ENTRIES  = 64,    // exact-match entries shared by the HASH and LRU_HASH maps
+  parameter integer CAM_ENTRIES  = 64,    // exact-match entries shared by the LRU_HASH maps (flip-flops)
+  parameter integer HB_BUCKETS   = 64,    // HASH maps' buckets together (ebpflow_hbkt, block RAM)
+  parameter integer HB_ENTRIES   = 128,   // HASH maps' max_entries together (their free-index stacks)
+  parameter integer HB_WAYS      = 4,     // slots a bucket
+  parameter integer HB_STASH     = 4,     // stash entries shared by the HASH maps
   parameter integer TCAM_ENTRIES = 32,    // LPM entries shared by the LPM_TRIE maps
   parameter integer VM_WORDS     = 4096   // value memory: 64-bit words shared by every map's values
 ) (
@@ -84,6 +88,12 @@ module ebpflow_coproc #(
   localparam integer CIW  = (CAM_ENTRIES > 1) ? $clog2(CAM_ENTRIES) : 1;
   localparam integer TIW  = (TCAM_ENTRIES > 1) ? $clog2(TCAM_ENTRIES) : 1;
   localparam integer VAW  = $clog2(VM_WORDS);
+  localparam integer HBW  = (HB_BUCKETS > 1) ? $clog2(HB_BUCKETS) : 1;
+  localparam integer HIW  = (HB_ENTRIES > 1) ? $clog2(HB_ENTRIES) : 1;
+  localparam integer HXW  = 15;                             // a HASH entry's value index (KW + HXW + 1 bytes)
+  localparam integer HDW  = (HB_WAYS > HB_STASH) ? $clog2(HB_WAYS) + 1 : $clog2(HB_STASH) + 1;
+  localparam integer SWEEP = (HB_BUCKETS > VM_WORDS) ? HB_BUCKETS : VM_WORDS;   // the sweep's words
+  localparam integer CLW  = $clog2(SWEEP);
 
   localparam logic [7:0] THash  = 8'd1;
   localparam logic [7:0] TArray = 8'd2;
@@ -93,6 +103,7 @@ module ebpflow_coproc #(
 
   localparam logic [7:0] EPerm  = 8'd1;    // not an errno the maps return; unused
   localparam logic [7:0] ENoent = 8'd2;
+  localparam logic [7:0] ENomem = 8'd12;
   localparam logic [7:0] E2big  = 8'd7;
   localparam logic [7:0] EExist = 8'd17;
   localparam logic [7:0] EInval = 8'd22;
@@ -121,24 +132,41 @@ module ebpflow_coproc #(
   logic [15:0]      mt_sbase_q [0:MAPS-1];   // first CAM or TCAM entry
   logic [20:0]      mt_lim_q   [0:MAPS-1];   // bytes of the map's part of the window
   logic [16:0]      mt_cnt_q   [0:MAPS-1];   // entries in use (HASH, LRU_HASH, LPM_TRIE)
+  logic [HBW:0]     mt_bbase_q [0:MAPS-1];   // HASH: first bucket
+  logic [15:0]      mt_bmask_q [0:MAPS-1];   // HASH: buckets - 1 (a power of two)
+  logic [HIW:0]     mt_ibase_q [0:MAPS-1];   // HASH: first entry of its free-index stack
+  logic [15:0]      mt_fresh_q [0:MAPS-1];   // HASH: value indices 0 .. fresh - 1 were ever used
+  logic [15:0]      mt_sp_q    [0:MAPS-1];   // HASH: freed value indices on its stack
+  logic [HBW:0]     next_b_q;
+  logic [HIW:0]     next_i_q;
   logic [VAW:0]     next_v_q;
   logic [15:0]      next_c_q;
   logic [15:0]      next_t_q;
   logic             mt_err_q;
-  logic [VAW:0]     clr_q;                   // the value memory's next word to zero; VM_WORDS when done
+  logic [CLW:0]     clr_q;                   // the sweep's next word (value memory, buckets); SWEEP when done
 
   // The new map's share, and whether it fits.
   logic [12:0]  nw_sw;
   logic [47:0]  nw_words;
   logic         nw_cam;
   logic         nw_tcam;
+  logic         nw_hash;
+  logic [32:0]  nw_nb;      // HASH: buckets, the first power of two with 2 * max_entries slots
   logic         nw_ok;
   always_comb begin
     nw_sw    = 13'((32'(mt_value_size_i) + 32'd7) >> 3);
     nw_words = 48'(mt_max_entries_i) * 48'(nw_sw);
-    nw_cam   = (mt_type_i == THash) || (mt_type_i == TLru);
+    nw_cam   = (mt_type_i == TLru);
     nw_tcam  = (mt_type_i == TLpm);
-    nw_ok    = (nw_cam || nw_tcam || mt_type_i == TArray || mt_type_i == TDev)
+    nw_hash  = (mt_type_i == THash);
+    nw_nb    = 33'd1;
+    for (int k = 0; k < 32; k++) begin
+      if (64'(nw_nb) * 64'(HB_WAYS) < 64'(mt_max_entries_i) * 64'd2) nw_nb = nw_nb << 1;
+    end
+    nw_ok    = (nw_cam || nw_tcam || nw_hash || mt_type_i == TArray || mt_type_i == TDev)
+               && (!nw_hash || (33'(next_b_q) + nw_nb <= 33'(HB_BUCKETS) && nw_nb <= 33'h1_0000
+                                && 33'(next_i_q) + 33'(mt_max_entries_i) <= 33'(HB_ENTRIES)
+                                && mt_max_entries_i < 32'(1 << HXW)))
                && mt_key_size_i != 8'd0 && 32'(mt_key_size_i) <= 32'(KEY_BYTES)
                && mt_value_size_i != 16'd0 && 32'(mt_value_size_i) <= 32'(VAL_BYTES)
                && mt_max_entries_i != 32'd0
@@ -156,9 +184,13 @@ module ebpflow_coproc #(
       next_v_q   <= '0;
       next_c_q   <= '0;
       next_t_q   <= '0;
+      next_b_q   <= '0;
+      next_i_q   <= '0;
       mt_err_q   <= 1'b0;
     end else if (mt_clear_i) begin
       mt_valid_q <= '0;
+      next_b_q   <= '0;
+      next_i_q   <= '0;
       next_v_q   <= '0;
       next_c_q   <= '0;
       next_t_q   <= '0;
@@ -175,6 +207,11 @@ module ebpflow_coproc #(
         mt_vbase_q[mt_idx_i] <= next_v_q;
         mt_sbase_q[mt_idx_i] <= nw_tcam ? next_t_q : next_c_q;
         mt_lim_q[mt_idx_i]   <= 21'(nw_words << 3);
+        mt_bbase_q[mt_idx_i] <= next_b_q;
+        mt_bmask_q[mt_idx_i] <= 16'(nw_nb - 33'd1);
+        mt_ibase_q[mt_idx_i] <= next_i_q;
+        if (nw_hash) next_b_q <= next_b_q + (HBW+1)'(nw_nb);
+        if (nw_hash) next_i_q <= next_i_q + (HIW+1)'(mt_max_entries_i);
         next_v_q             <= next_v_q + (VAW+1)'(nw_words);
         if (nw_cam) next_c_q <= next_c_q + 16'(mt_max_entries_i);
         if (nw_tcam) next_t_q <= next_t_q + 16'(mt_max_entries_i);
@@ -183,7 +220,7 @@ module ebpflow_coproc #(
   end
 
   assign mt_err_o  = mt_err_q;
-  assign mt_busy_o = (clr_q != (VAW+1)'(VM_WORDS));
+  assign mt_busy_o = (clr_q != (CLW+1)'(SWEEP));
 
   // ---------------------------------------------------------------------------------------------------------------
   // Arbiter and the granted request
@@ -330,7 +367,7 @@ module ebpflow_coproc #(
   logic [TCAM_ENTRIES-1:0] tcam_sel;
   always_comb begin
     for (int i = 0; i < CAM_ENTRIES; i++) begin
-      cam_sel[i] = m_ok && (m_type == THash || m_type == TLru)
+      cam_sel[i] = m_ok && m_type == TLru
                    && 32'(i) >= 32'(m_sbase) && 33'(i) < 33'(m_sbase) + 33'(m_max);
     end
     for (int i = 0; i < TCAM_ENTRIES; i++) begin
@@ -378,6 +415,65 @@ module ebpflow_coproc #(
     .valid_o     (cam_entry_valid),
     .valid_vec_o (cam_valid)
   );
+
+  // HASH maps: hashed buckets in block RAM (ebpflow_hbkt). Both buckets of the granted request's key are read at the
+  // grant (its key masked to the key size of the map in its r1), searched in service cycle 2.
+  logic [MW-1:0]   g_hm;
+  logic [KW-1:0]   g_keym;
+  logic [31:0]     g_hash;
+  logic [HBW:0]    hb_b1;
+  logic [HBW:0]    hb_b2;
+  logic            hb_hit;
+  logic [HXW-1:0]  hb_hit_idx;
+  logic            hb_free;
+  logic            hb_we;
+  logic            hb_clr;
+  logic            hb_dump_stash;
+  logic [HDW-1:0]  hb_dump_way;
+  logic            hb_dump_valid;
+  logic [KW-1:0]   hb_dump_key;
+  logic [HXW-1:0]  hb_dump_idx;
+  logic [31:0]     hb_dump_pos;    // a dump's position among the map's slots (bucket-major), then its stash's
+  logic [31:0]     hb_slots;       // the map's slots: buckets x HB_WAYS
+  logic [31:0]     hb_npos;        // ... and the stash's entries: the positions of its dumps
+  always_comb begin
+    g_hm = MW'(g_args[63:0]);
+    for (int b = 0; b < KEY_BYTES; b++) begin
+      g_keym[8*b +: 8] = (32'(b) < 32'(mt_ksz_q[g_hm])) ? g_key[8*b +: 8] : 8'd0;
+    end
+  end
+  always_comb begin
+    hb_b1 = mt_bbase_q[g_hm] + (HBW+1)'(g_hash[15:0] & mt_bmask_q[g_hm]);
+    hb_b2 = mt_bbase_q[g_hm] + (HBW+1)'(g_hash[31:16] & mt_bmask_q[g_hm]);
+    if (g_host && g_id == 32'd258) begin
+      hb_b1 = mt_bbase_q[g_hm] + (HBW+1)'(g_args[64 +: 32] / 32'(HB_WAYS));
+    end
+  end
+
+  hash32 #(
+    .BYTES (KEY_BYTES)
+  ) u_hash (
+    .data_i (g_keym),
+    .hash_o (g_hash)
+  );
+
+  assign hb_slots      = (32'(mt_bmask_q[m]) + 32'd1) * 32'(HB_WAYS);
+  assign hb_npos       = hb_slots + 32'(HB_STASH);
+  assign hb_dump_pos   = args_q[64 +: 32];
+  assign hb_dump_stash = hb_dump_pos >= hb_slots;
+  assign hb_dump_way   = hb_dump_stash ? HDW'(hb_dump_pos - hb_slots) : HDW'(hb_dump_pos % 32'(HB_WAYS));
+  assign hb_clr        = mt_busy_o && 32'(clr_q) < 32'(HB_BUCKETS);
+
+  // Each HASH map's free value indices: a stack in block RAM (fs_*), its top read at the grant; an insert takes the
+  // top (or the next never used index), a delete pushes its entry's index.
+  logic            fs_we;
+  logic [HIW-1:0]  fs_waddr;
+  logic [HIW-1:0]  fs_raddr;
+  logic [15:0]     fs_rdata;
+  logic [15:0]     hb_new_idx;     // cycle 2: the value index an insert takes
+  assign fs_raddr   = HIW'(mt_ibase_q[g_hm] + (HIW+1)'(mt_sp_q[g_hm] - 16'd1));
+  assign fs_waddr   = HIW'(mt_ibase_q[m] + (HIW+1)'(mt_sp_q[m]));
+  assign hb_new_idx = (mt_sp_q[m] != 16'd0) ? fs_rdata : mt_fresh_q[m];
 
   logic            t_lpm_hit;
   logic [TIW-1:0]  t_lpm_idx;
@@ -452,7 +548,22 @@ module ebpflow_coproc #(
     d_ins   = 1'b0;
     d_evict = 1'b0;
     d_err   = 8'd0;
-    if (m_type == THash || m_type == TLru) begin
+    if (m_type == THash) begin
+      d_hit  = hb_hit;
+      d_slot = hb_hit ? 32'(hb_hit_idx) : 32'(hb_new_idx);
+      if (op_q == OUpdate) begin
+        // htab_map_update_elem's order: flags, the old element (NOEXIST, EXIST), then the count; an entry the two
+        // buckets and the stash have no room for: -ENOMEM (the kernel's answer when it cannot allocate one)
+        if (flags > 64'd2) d_err = EInval;
+        else if (hb_hit && flags == 64'd1) d_err = EExist;
+        else if (!hb_hit && flags == 64'd2) d_err = ENoent;
+        else if (!hb_hit && 32'(mt_cnt_q[m]) >= m_max) d_err = E2big;
+        else if (!hb_hit && !hb_free) d_err = ENomem;
+        d_ins = !hb_hit;
+      end else if (op_q == ODelete && !hb_hit) begin
+        d_err = ENoent;
+      end
+    end else if (m_type == TLru) begin
       d_hit  = cam_hit;
       d_abs  = cam_hit ? 16'(cam_hit_idx) : (cam_free ? 16'(cam_free_idx) : 16'(victim));
       d_slot = 32'(d_abs) - 32'(m_sbase);
@@ -460,7 +571,6 @@ module ebpflow_coproc #(
         if (flags > 64'd2) d_err = EInval;
         else if (cam_hit && flags == 64'd1) d_err = EExist;
         else if (!cam_hit && flags == 64'd2) d_err = ENoent;
-        else if (!cam_hit && !cam_free && m_type == THash) d_err = E2big;
         d_ins   = !cam_hit;
         d_evict = !cam_hit && !cam_free;
       end else if (op_q == ODelete && !cam_hit) begin
@@ -523,8 +633,58 @@ module ebpflow_coproc #(
   logic [63:0] old_q;
   logic        cam_map;
   logic        ok3;         // cycle 3: the call changes the store
-  assign cam_map = (m_type == THash || m_type == TLru);
+  assign cam_map = (m_type == TLru);
   assign ok3     = s3 && m_ok && err_q == 8'd0;
+  assign hb_we   = ok3 && m_type == THash && ((op_q == OUpdate && ins_q) || op_q == ODelete);
+  assign fs_we   = ok3 && m_type == THash && op_q == ODelete;
+
+  ebpflow_hbkt #(
+    .KW      (KW),
+    .XW      (HXW),
+    .WAYS    (HB_WAYS),
+    .BUCKETS (HB_BUCKETS),
+    .BIW     (HBW),
+    .STASH   (HB_STASH),
+    .DW      (HDW)
+  ) u_hbkt (
+    .clk_i        (clk_i),
+    .rst_ni       (rst_ni),
+    .rd_i         (gvalid),
+    .b1_i         (HBW'(hb_b1)),
+    .b2_i         (HBW'(hb_b2)),
+    .map_i        (4'(m)),
+    .key_i        (keym),
+    .hit_o        (hb_hit),
+    .hit_idx_o    (hb_hit_idx),
+    .free_o       (hb_free),
+    .srch_i       (s2),
+    .we_i         (hb_we),
+    .ins_i        (op_q == OUpdate),
+    .idx_i        (HXW'(slot_q)),
+    .clr_i        (hb_clr),
+    .clr_bkt_i    (HBW'(clr_q)),
+    .dump_way_i   (hb_dump_way),
+    .dump_stash_i (hb_dump_stash),
+    .dump_valid_o (hb_dump_valid),
+    .dump_key_o   (hb_dump_key),
+    .dump_idx_o   (hb_dump_idx)
+  );
+
+  ram_sdp #(
+    .WIDTH (16),
+    .DEPTH (HB_ENTRIES),
+    .AW    (HIW)
+  ) u_free (
+    .clk_i     (clk_i),
+    .wr_en_i   (fs_we),
+    .wr_addr_i (fs_waddr),
+    .wr_data_i (16'(slot_q)),
+    .wr_be_i   (2'b11),
+    .rd_en_i   (gvalid),
+    .rd_addr_i (fs_raddr),
+    .rd_data_o (fs_rdata)
+  );
+
 
   always_comb begin
     cam_we      = 1'b0;
@@ -610,7 +770,7 @@ module ebpflow_coproc #(
     vm_re    = 1'b0;
     vm_raddr = a_word;
     if (mt_busy_o) begin
-      vm_we    = 1'b1;
+      vm_we    = 32'(clr_q) < 32'(VM_WORDS);
       vm_waddr = VAW'(clr_q);
       vm_wdata = 64'd0;
       vm_be    = 8'hff;
@@ -662,7 +822,9 @@ module ebpflow_coproc #(
   logic [KW-1:0]  o_key;
   logic [15:0]    dump_idx;
   logic           dump_in;
+  logic [63:0]    dump_at;
   assign dump_idx  = m_sbase + args_q[64 +: 16];
+  assign dump_at   = {31'd0, args_q[64 +: 32], 1'b1};   // in use, at value index r2
   assign dump_in   = m_ok && args_q[64 +: 32] < m_max && args_q[64+32 +: 32] == 32'd0;
   assign cam_ridx  = CIW'(dump_idx);
   assign tcam_ridx = TIW'(dump_idx);
@@ -675,15 +837,22 @@ module ebpflow_coproc #(
       o_r0 = vm_rdata;
     end else if (host_q && id_q == 32'd257) begin
       o_r0 = 64'd0;
+    end else if (host_q && id_q == 32'd259) begin
+      // the positions map r1's dumps take: a HASH map's slots and the stash, any other map's entries
+      o_r0 = !m_ok ? 64'd0 : (m_type == THash) ? {32'd0, hb_npos} : {32'd0, m_max};
     end else if (host_q && id_q == 32'd258) begin
-      if (cam_map) begin
-        o_r0  = {63'd0, dump_in && cam_entry_valid};
+      if (m_type == THash) begin
+        o_r0  = (m_ok && hb_dump_valid && hb_dump_pos < hb_npos && args_q[64+32 +: 32] == 32'd0)
+                ? {48'd0, hb_dump_idx, 1'b1} : 64'd0;
+        o_key = hb_dump_key;
+      end else if (cam_map) begin
+        o_r0  = (dump_in && cam_entry_valid) ? dump_at : 64'd0;
         o_key = cam_entry;
       end else if (m_type == TLpm) begin
-        o_r0  = {63'd0, dump_in && t_entry_valid};
+        o_r0  = (dump_in && t_entry_valid) ? dump_at : 64'd0;
         o_key = KW'({t_entry, 24'd0, t_entry_len});
       end else begin
-        o_r0  = {63'd0, dump_in};
+        o_r0  = dump_in ? dump_at : 64'd0;
         o_key = KW'(args_q[64 +: 32]);
       end
     end else if (!host_q && !kfunc_q && id_q == 32'd23) begin
@@ -743,7 +912,11 @@ module ebpflow_coproc #(
       old_q    <= '0;
       tick_q   <= 32'd1;
       clr_q    <= '0;
-      for (int i = 0; i < MAPS; i++) mt_cnt_q[i] <= '0;
+      for (int i = 0; i < MAPS; i++) begin
+        mt_cnt_q[i]   <= '0;
+        mt_fresh_q[i] <= '0;
+        mt_sp_q[i]    <= '0;
+      end
     end else begin
       if (mt_clear_i) begin
         clr_q <= '0;
@@ -751,7 +924,9 @@ module ebpflow_coproc #(
         clr_q <= clr_q + 1'b1;
       end
       if (mt_we_i && nw_ok && !mt_clear_i) begin
-        mt_cnt_q[mt_idx_i] <= '0;
+        mt_cnt_q[mt_idx_i]   <= '0;
+        mt_fresh_q[mt_idx_i] <= '0;
+        mt_sp_q[mt_idx_i]    <= '0;
       end
       if (gvalid) begin
         busy_q   <= 1'b1;
@@ -800,6 +975,14 @@ module ebpflow_coproc #(
         end
         if (ok3 && op_q == ODelete && m_type != TArray && m_type != TDev) begin
           mt_cnt_q[m] <= mt_cnt_q[m] - 1'b1;
+        end
+        // A HASH insert takes its value index off the map's stack (or the next never used one); a delete pushes it.
+        if (ok3 && m_type == THash && op_q == OUpdate && ins_q) begin
+          if (mt_sp_q[m] != 16'd0) mt_sp_q[m] <= mt_sp_q[m] - 16'd1;
+          else mt_fresh_q[m] <= mt_fresh_q[m] + 16'd1;
+        end
+        if (fs_we) begin
+          mt_sp_q[m] <= mt_sp_q[m] + 16'd1;
         end
         if (m_ok && m_type == TLru && ((op_q == OLookup && hit_q) || (op_q == OUpdate && err_q == 8'd0))) begin
           stamp_q[CIW'(abs_q)] <= tick_q;
@@ -853,6 +1036,6 @@ module ebpflow_coproc #(
   assign host_key_o = o_key;
 
   logic unused;
-  assign unused = ^{gnt, mvwe_q, EPerm, hit_q, cam_free, t_free, cam_entry_valid, g_args[319:96], args_q[319:256], abs_q, dump_idx};
+  assign unused = ^{gnt, hb_b1[HBW], hb_b2[HBW], mvwe_q, EPerm, hit_q, cam_free, t_free, cam_entry_valid, g_args[319:96], args_q[319:256], abs_q, dump_idx};
 
 endmodule

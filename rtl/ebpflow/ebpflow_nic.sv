@@ -35,7 +35,9 @@ module ebpflow_nic #(
   parameter integer MW               = 3,     // $clog2(MAPS)
   parameter integer KEY_BYTES        = 16,    // longest map key
   parameter integer VAL_BYTES        = 32,    // longest map value an update carries
-  parameter integer CAM_ENTRIES      = 64,    // exact-match entries (HASH, LRU_HASH)
+  parameter integer CAM_ENTRIES      = 64,    // exact-match entries of the LRU_HASH maps (flip-flop CAM)
+  parameter integer HB_BUCKETS       = 64,    // buckets of the HASH maps (block RAM, 4 slots each)
+  parameter integer HB_ENTRIES       = 128,   // max_entries of the HASH maps together
   parameter integer TCAM_ENTRIES     = 32,    // LPM entries
   parameter integer VM_WORDS         = 4096,  // the coprocessor's value memory, 64-bit words
   parameter integer COPROC           = 1,     // 0: no coprocessor, every helper call and map-value access faults
@@ -396,6 +398,8 @@ module ebpflow_nic #(
       .KEY_BYTES    (KEY_BYTES),
       .VAL_BYTES    (VAL_BYTES),
       .CAM_ENTRIES  (CAM_ENTRIES),
+      .HB_BUCKETS   (HB_BUCKETS),
+      .HB_ENTRIES   (HB_ENTRIES),
       .TCAM_ENTRIES (TCAM_ENTRIES),
       .VM_WORDS     (VM_WORDS)
     ) u_coproc (

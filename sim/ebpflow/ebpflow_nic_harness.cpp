@@ -29,10 +29,12 @@
 //   mtclear                clear the map table and zero the value memory                           -> ok
 //   host ID R1 R2 R4 KEY VAL  a request on the coprocessor's host port (ID 1, 2, 3 lookup, update,
 //                          delete of map R1 with flags R4; 256/257 read/write the window word at R1
-//                          (data R2); 258 entry R2 of map R1), KEY and VAL bytes (- for none), while
+//                          (data R2); 258 entry R2 of map R1: bit 0 in use, bits 63..1 its value index;
+//                          259 the positions of map R1's entries), KEY and VAL bytes (- for none), while
 //                          the NIC is idle                                      -> r0 R0 KEYBYTES
-//   entries MAP MAX KSZ WORDS  every entry in use of map MAP (MAX entries, KSZ-byte keys, WORDS value
-//                          words an entry) through the host port: a line "e KEY VALUE" each, then end
+//   entries MAP MAX KSZ WORDS  every entry in use of map MAP (KSZ-byte keys, WORDS value words an entry;
+//                          the positions from host id 259, MAX unused) through the host port: a line
+//                          "e KEY VALUE" each, then end
 //   go                     stream every queued packet (the ports in parallel, each port's packets in
 //                          queue order, back to back) and run until every packet is in and the NIC
 //                          is idle. Swaps under traffic: while epoch k runs, epoch k+1's program is
@@ -208,15 +210,23 @@ class Bench {
     void entries(unsigned m, uint32_t max, unsigned ksz, unsigned words) {
         std::vector<uint8_t> key;
         const std::vector<uint8_t> none;
-        for (uint32_t i = 0; i < max; ++i) {
+        // The positions of the map's dumps (a HASH map's bucket slots and the stash; any other map's entries, max):
+        // host id 259; each dump answers bit 0 "in use" and above it the entry's value index.
+        const uint64_t ask[5] = {m, 0, 0, 0, 0};
+        std::vector<uint8_t> unused_key;
+        const uint64_t positions = host(259, ask, none, none, &unused_key);
+        (void)max;
+        for (uint64_t i = 0; i < positions; ++i) {
             const uint64_t dump[5] = {m, i, 0, 0, 0};
-            if (host(258, dump, none, none, &key) != 1) continue;
+            const uint64_t r0 = host(258, dump, none, none, &key);
+            if ((r0 & 1) == 0) continue;
+            const uint64_t at_index = r0 >> 1;
             std::printf("e ");
             for (unsigned b = 0; b < ksz && b < key.size(); ++b) std::printf("%02x", key[b]);
             std::printf(" ");
             if (words == 0) std::printf("-");
             for (unsigned w = 0; w < words; ++w) {
-                const uint64_t at = (static_cast<uint64_t>(m) << 20) + (static_cast<uint64_t>(i) * words + w) * 8;
+                const uint64_t at = (static_cast<uint64_t>(m) << 20) + (at_index * words + w) * 8;
                 const uint64_t rd[5] = {at, 0, 0, 0, 0};
                 std::vector<uint8_t> unused;
                 const uint64_t v = host(256, rd, none, none, &unused);

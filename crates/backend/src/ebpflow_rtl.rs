@@ -41,9 +41,15 @@ pub mod limits {
     pub const KEY_BYTES: u32 = 16;
     /// Longest value (`VAL_BYTES`).
     pub const VAL_BYTES: u32 = 32;
-    /// The most exact-match entries, shared by the HASH and LRU_HASH maps, a model is built with (`CAM_ENTRIES`:
+    /// The most entries of the flip-flop CAM, shared by the LRU_HASH maps, a model is built with (`CAM_ENTRIES`:
     /// the maps' total rounded up to a power of two, at least 64).
     pub const CAM_ENTRIES: u64 = 4096;
+    /// The most buckets (4 slots each, block RAM) the HASH maps take together (`HB_BUCKETS`: the maps' total
+    /// rounded up to a power of two, at least 64); a map takes the first power of two with twice its entries' slots.
+    pub const HASH_BUCKETS: u64 = 8192;
+    /// The most entries of the HASH maps together (`HB_ENTRIES`, as the buckets, at least 128); a map's value
+    /// indices are 15 bits.
+    pub const HASH_ENTRIES: u64 = 16384;
     /// The most LPM entries, shared by the LPM_TRIE maps (`TCAM_ENTRIES`: as the CAM, at least 32).
     pub const TCAM_ENTRIES: u64 = 1024;
     /// 64-bit words of value memory shared by every map (`VM_WORDS`).
@@ -110,6 +116,7 @@ fn map_table(maps: &[MapSpec], engines: usize) -> Result<(Vec<NicMap>, CoprocSiz
         )));
     }
     let (mut cam, mut tcam, mut words) = (0u64, 0u64, 0u64);
+    let (mut buckets, mut hashed) = (0u64, 0u64);
     let mut table = Vec::new();
     for m in maps {
         let (map_type, per_cpu) = nic_type(m)?;
@@ -142,17 +149,28 @@ fn map_table(maps: &[MapSpec], engines: usize) -> Result<(Vec<NicMap>, CoprocSiz
         }
         let entries = u64::from(m.max_entries);
         match map_type {
-            1 | 9 => cam += entries,
+            1 => {
+                buckets += hwxdp_rtlsim::ebpflow_nic::hash_buckets(entries);
+                hashed += entries;
+            }
+            9 => cam += entries,
             11 => tcam += entries,
             _ => {}
         }
+        if map_type == 1 && entries >= 1 << 15 {
+            return Err(setup_error(format!(
+                "map {name}: {entries} entries, a HASH map of the eBPFlow coprocessor holds at most 32767"
+            )));
+        }
         words += entries * u64::from(m.value_size.div_ceil(8));
         for (used, limit, what) in [
+            (cam, CAM_ENTRIES, "CAM entries (LRU_HASH maps together)"),
             (
-                cam,
-                CAM_ENTRIES,
-                "CAM entries (HASH and LRU_HASH maps together)",
+                buckets,
+                HASH_BUCKETS,
+                "buckets of 4 slots (HASH maps together)",
             ),
+            (hashed, HASH_ENTRIES, "HASH entries (HASH maps together)"),
             (tcam, TCAM_ENTRIES, "TCAM entries (LPM_TRIE maps together)"),
             (
                 words,
@@ -181,6 +199,12 @@ fn map_table(maps: &[MapSpec], engines: usize) -> Result<(Vec<NicMap>, CoprocSiz
         tcam_entries: (tcam as usize)
             .next_power_of_two()
             .max(default.tcam_entries),
+        hash_buckets: (buckets as usize)
+            .next_power_of_two()
+            .max(default.hash_buckets),
+        hash_entries: (hashed as usize)
+            .next_power_of_two()
+            .max(default.hash_entries),
     };
     Ok((table, sizes))
 }
@@ -753,15 +777,21 @@ mod tests {
     #[test]
     fn the_stores_are_sized_to_the_maps_and_their_limits_name_the_map() {
         let hash = |name: &str, n| MapSpec::new(name, 1, 8, 8, n);
+        let lru = |name: &str, n| MapSpec::new(name, 9, 8, 8, n);
         let (table, sizes) = map_table(&[hash("a", 100), hash("b", 200)], 4).expect("fits");
         assert_eq!(table.len(), 2);
-        assert_eq!(sizes.cam_entries, 512);
+        // 64 + 128 buckets (twice the entries' slots, 4 a bucket), 300 entries; the CAM is the LRU maps' only
+        assert_eq!(sizes.hash_buckets, 256);
+        assert_eq!(sizes.hash_entries, 512);
+        assert_eq!(sizes.cam_entries, 64);
         assert_eq!(sizes.tcam_entries, 32);
+        let (_, lrus) = map_table(&[lru("a", 100), lru("b", 200)], 4).expect("fits");
+        assert_eq!(lrus.cam_entries, 512);
         let (_, small) = map_table(&[hash("a", 3)], 4).expect("fits");
         assert_eq!(small, CoprocSizes::default());
         let lpm = MapSpec::new("routes", 11, 8, 16, 300);
         assert_eq!(map_table(&[lpm], 1).expect("fits").1.tcam_entries, 512);
-        let err = refusal(&[hash("a", 4000), hash("big", 200)], 1);
+        let err = refusal(&[lru("a", 4000), lru("big", 200)], 1);
         assert!(
             err.contains("map big: 200 entries need 4200 CAM entries")
                 && err.contains("has at most 4096"),

@@ -208,6 +208,14 @@ impl NicConfig {
             spec.flags
                 .push(format!("-GTCAM_ENTRIES={}", sizes.tcam_entries));
         }
+        if sizes.hash_buckets != default.hash_buckets {
+            spec.flags
+                .push(format!("-GHB_BUCKETS={}", sizes.hash_buckets));
+        }
+        if sizes.hash_entries != default.hash_entries {
+            spec.flags
+                .push(format!("-GHB_ENTRIES={}", sizes.hash_entries));
+        }
         Ok(spec)
     }
 
@@ -237,22 +245,44 @@ impl NicConfig {
     }
 }
 
-/// The coprocessor's exact-match and LPM stores a model is built with (`ebpflow_nic`'s `CAM_ENTRIES` and
-/// `TCAM_ENTRIES`): each size is its own cached model.
+/// The coprocessor's stores a model is built with (`ebpflow_nic`'s `CAM_ENTRIES`, `TCAM_ENTRIES`, `HB_BUCKETS` and
+/// `HB_ENTRIES`): each size is its own cached model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CoprocSizes {
-    /// Exact-match entries shared by the HASH and LRU_HASH maps.
+    /// Exact-match entries of the flip-flop CAM, shared by the LRU_HASH maps.
     pub cam_entries: usize,
     /// LPM entries shared by the LPM_TRIE maps.
     pub tcam_entries: usize,
+    /// Buckets (of [`HASH_WAYS`] slots, in block RAM) shared by the HASH maps: each takes
+    /// [`hash_buckets`]`(max_entries)`.
+    pub hash_buckets: usize,
+    /// The HASH maps' `max_entries` together (their free-index stacks).
+    pub hash_entries: usize,
+}
+
+/// Slots a bucket of the coprocessor's HASH store (`ebpflow_coproc`'s `HB_WAYS`).
+pub const HASH_WAYS: u64 = 4;
+
+/// Entries of the stash the HASH maps share (`HB_STASH`): a map's dumps cover its buckets' slots and these.
+pub const HASH_STASH: u64 = 4;
+
+/// The buckets a HASH map of `max_entries` takes: the first power of two with twice `max_entries` slots.
+pub fn hash_buckets(max_entries: u64) -> u64 {
+    let mut buckets = 1;
+    while buckets * HASH_WAYS < 2 * max_entries {
+        buckets <<= 1;
+    }
+    buckets
 }
 
 impl Default for CoprocSizes {
-    /// The NIC's defaults: 64 CAM and 32 TCAM entries.
+    /// The NIC's defaults: 64 CAM and 32 TCAM entries, 64 buckets for 128 HASH entries.
     fn default() -> Self {
         CoprocSizes {
             cam_entries: 64,
             tcam_entries: 32,
+            hash_buckets: 64,
+            hash_entries: 128,
         }
     }
 }
@@ -390,7 +420,8 @@ pub struct NicMap {
 }
 
 /// A host-port request: helper ids 1, 2, 3 (r1 the map, r4 the flags, the key and the value), 256 and 257 (read or
-/// write the window word at r1, r2 the data), 258 (entry r2 of map r1).
+/// write the window word at r1, r2 the data), 258 (entry r2 of map r1: r0 bit 0 in use, bits 63..1 its value
+/// index), 259 (the positions 258 takes for map r1: a HASH map's bucket slots and the stash, else max_entries).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HostRequest {
     /// The request.

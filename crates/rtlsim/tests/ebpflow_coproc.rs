@@ -146,9 +146,12 @@ fn spec() -> hwxdp_rtlsim::BuildSpec {
     let mut spec = common::unit_spec("ebpflow_coproc");
     spec.sources = [
         "common/ram_sdp.sv",
+        "common/ram_tdp.sv",
         "common/rr_arbiter.sv",
         "common/cam.sv",
         "common/lpm_tcam.sv",
+        "common/hash32.sv",
+        "ebpflow/ebpflow_hbkt.sv",
         "ebpflow/ebpflow_coproc.sv",
     ]
     .iter()
@@ -847,4 +850,159 @@ fn lru_hash_evicts_the_least_recently_used_when_full() {
         [true, false, true, true, true],
         "key 1 was evicted"
     );
+}
+
+/// A HASH map of 64 entries (4-byte keys, 8-byte values) and a second one: the coprocessor's hashed buckets
+/// (`ebpflow_hbkt`: 32 buckets of 4 slots for 64 entries).
+const BUCKET_DEFS: [Def; 2] = [
+    Def {
+        ty: HASH,
+        ksz: 4,
+        vsz: 8,
+        max: 64,
+    },
+    Def {
+        ty: HASH,
+        ksz: 4,
+        vsz: 8,
+        max: 8,
+    },
+];
+
+fn key4(k: u32) -> Vec<u8> {
+    padded(k.to_le_bytes().to_vec(), KEY_BYTES)
+}
+
+fn val8(v: u64) -> Vec<u8> {
+    padded(v.to_le_bytes().to_vec(), VAL_BYTES)
+}
+
+fn helper(id: u32, map: usize, key: Vec<u8>) -> Op {
+    Op::Helper {
+        id,
+        map,
+        flags: 0,
+        key,
+        val: Vec::new(),
+    }
+}
+
+/// A load of the 8 bytes at the last lookup's address.
+fn load8() -> Op {
+    Op::Value {
+        we: false,
+        at: 0,
+        off: 0,
+        size: 3,
+        wdata: 0,
+        cmp: 0,
+    }
+}
+
+#[test]
+fn hash_buckets_fill_to_e2big_delete_and_reinsert_as_the_reference_maps() {
+    // 64 keys fill map 0; the 65th is E2BIG; every key is found with its value; 16 deletes (and one of a deleted
+    // key, ENOENT) free 16 entries, which 16 new keys take (their value indices off the free stack), the next E2BIG
+    // again; every answer and loaded byte against the reference maps, the cycles against the contract.
+    let mut q = Vec::new();
+    for k in 0..65u32 {
+        q.push(update(0, key4(k * 7919), 0, val8(u64::from(k) | 0x5500)));
+    }
+    for k in 0..64u32 {
+        q.push(helper(1, 0, key4(k * 7919)));
+        q.push(load8());
+    }
+    for k in 0..16u32 {
+        q.push(helper(3, 0, key4(k * 3 * 7919)));
+    }
+    q.push(helper(3, 0, key4(0)));
+    for k in 0..17u32 {
+        q.push(update(0, key4(1_000_000 + k), 1, val8(u64::from(k) << 32)));
+    }
+    for k in 0..64u32 {
+        q.push(helper(1, 0, key4(k * 7919)));
+        q.push(load8());
+        q.push(helper(1, 0, key4(1_000_000 + k)));
+        q.push(load8());
+    }
+    let mut queues = vec![Vec::new(); HOST + 1];
+    queues[0] = q;
+    let (_, stats) = check(&BUCKET_DEFS, &queues);
+    let e2big = -7i64;
+    assert_eq!(stats.answers.get(&e2big), Some(&2), "{stats:?}");
+    assert_eq!(stats.answers.get(&-2), Some(&1), "{stats:?}");
+    assert_eq!(stats.hits, 64 + 48 + 16, "{stats:?}");
+    assert_eq!(stats.misses, 16 + 48, "{stats:?}");
+}
+
+/// `n` keys (4 bytes) whose two buckets in a map of `buckets` buckets are those of the first, which are two.
+fn colliding_keys(buckets: u32, n: usize) -> Vec<u32> {
+    let pair = |k: u32| {
+        let h = hwxdp_hxdp::timing::crc32(&k.to_le_bytes());
+        (h & (buckets - 1), (h >> 16) & (buckets - 1))
+    };
+    let first = (1u32..)
+        .find(|&k| {
+            let (b1, b2) = pair(k);
+            b1 != b2
+        })
+        .expect("a key");
+    let mut keys = vec![first];
+    keys.extend(
+        (first + 1..)
+            .filter(|&k| pair(k) == pair(first))
+            .take(n - 1),
+    );
+    keys
+}
+
+#[test]
+fn colliding_keys_fill_both_buckets_then_the_stash() {
+    // Thirteen keys of map 0 with the same two buckets: 4 + 4 slots and the 4-entry stash take twelve, the
+    // thirteenth gets -ENOMEM (room the kernel would have: the one answer that differs from it, documented); each
+    // of the twelve is found with its own value, map 1 sees none of them; after a delete the thirteenth fits.
+    let keys = colliding_keys(32, 13);
+    let mut q = Vec::new();
+    for (i, &k) in keys.iter().enumerate() {
+        q.push(update(0, key4(k), 0, val8(0xabc0 + i as u64)));
+    }
+    for &k in &keys {
+        q.push(helper(1, 0, key4(k)));
+        q.push(load8());
+    }
+    q.push(helper(1, 1, key4(keys[11])));
+    q.push(helper(3, 0, key4(keys[2])));
+    q.push(update(0, key4(keys[12]), 1, val8(0xfeed)));
+    q.push(helper(1, 0, key4(keys[12])));
+    q.push(load8());
+    q.push(helper(1, 0, key4(keys[2])));
+    let mut queues = vec![Vec::new(); HOST + 1];
+    queues[0] = q;
+    let seen = run(&BUCKET_DEFS, &queues);
+    let got: Vec<u64> = seen[0]
+        .iter()
+        .map(|s| match s {
+            Seen::Done { value, fault, .. } => {
+                assert!(!fault, "{seen:?}");
+                *value
+            }
+            Seen::Skipped => u64::MAX,
+        })
+        .collect();
+    let enomem = (-12i64) as u64;
+    let mut want_updates = vec![0u64; 12];
+    want_updates.push(enomem);
+    assert_eq!(got[..13], want_updates[..], "the inserts");
+    for i in 0..12 {
+        assert_ne!(got[13 + 2 * i], 0, "key {i} found");
+        assert_eq!(got[14 + 2 * i], 0xabc0 + i as u64, "key {i}'s value");
+    }
+    assert_eq!(got[13 + 24], 0, "the thirteenth not there");
+    let tail = &got[13 + 26..];
+    assert_eq!(tail[0], 0, "map 1 has none of map 0's keys");
+    assert_eq!(tail[1], 0, "the delete");
+    assert_eq!(tail[2], 0, "the thirteenth now fits");
+    assert_ne!(tail[3], 0, "and is found");
+    assert_eq!(tail[4], 0xfeed, "with its value");
+    assert_eq!(tail[5], 0, "the deleted key is gone");
 }

@@ -100,11 +100,11 @@ pub fn find_program<'a>(
     }
 }
 
-/// Reads a `--maps` file.
+/// Reads a `--maps` file, streaming: the text is not held in memory.
 pub fn load_maps(path: &Path) -> Result<MapsFile> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    json::parse(&text).with_context(|| path.display().to_string())
+    let file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    json::parse_reader(std::io::BufReader::new(file)).with_context(|| path.display().to_string())
 }
 
 /// Reads the trace of `--pcap`.

@@ -142,13 +142,15 @@ pub enum ObjectError {
         limit: usize,
     },
     /// The programs together, each with its own copy of its callees, exceed the linked size hwxdp holds.
-    #[error("program {program}: the object's programs reach {linked} linked instructions together (each holds its own copy of its callees), over the limit of {limit}")]
+    #[error("program {program}: the object's programs reach {linked} linked {what} together (each holds its own copy of its callees), over the limit of {limit}")]
     LinkedTooLarge {
         /// The program whose linking crossed the limit.
         program: String,
-        /// Linked instructions of all programs so far.
+        /// `instructions` or `functions`.
+        what: &'static str,
+        /// Linked instructions or function copies of all programs so far.
         linked: usize,
-        /// [`crate::MAX_LINKED_INSNS`].
+        /// [`crate::MAX_LINKED_INSNS`] or [`crate::MAX_LINKED_FUNCTIONS`].
         limit: usize,
     },
     /// A map definition that cannot be read.

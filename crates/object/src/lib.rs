@@ -45,6 +45,11 @@ pub const MAX_PROGRAM_INSNS: usize = 1 << 20;
 /// [`ObjectError::LinkedTooLarge`] before it is allocated.
 pub const MAX_LINKED_INSNS: usize = 1 << 24;
 
+/// The most function copies all programs of an object may hold together once linked (each copy keeps its name for
+/// listings): 4M. More is refused with [`ObjectError::LinkedTooLarge`]. With [`MAX_LINKED_INSNS`] this keeps a linked
+/// object under about 500 MiB.
+pub const MAX_LINKED_FUNCTIONS: usize = 1 << 22;
+
 /// Parses an object from its bytes.
 pub fn parse(bytes: &[u8]) -> Result<ObjectSpec, ObjectError> {
     let elf = Elf::parse(bytes)?;
@@ -83,14 +88,14 @@ pub fn parse(bytes: &[u8]) -> Result<ObjectSpec, ObjectError> {
     }
     btf_ext::attach_lines(&mut code, lines)?;
     let mut programs = Vec::new();
-    let mut linked = 0;
+    let mut linker = link::Linker::new(&code);
     for (&index, section) in &code {
         if section.name == TEXT_SECTION {
             continue;
         }
         for (function, f) in section.functions.iter().enumerate() {
             if f.global {
-                programs.push(link::link_program(&code, index, function, &mut linked)?);
+                programs.push(linker.link(index, function)?);
             }
         }
     }

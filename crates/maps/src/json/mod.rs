@@ -21,7 +21,7 @@ use crate::abi::{is_percpu, round8, update_flags};
 use crate::{MapError, MapStore};
 use thiserror::Error;
 
-pub use parse::parse;
+pub use parse::{parse, parse_reader, EXCERPT_CHARS};
 
 /// A parsed or dumped maps file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -103,6 +103,12 @@ pub enum JsonError {
     /// The top level is not an object keyed by map name.
     #[error("the top level must be an object keyed by map name")]
     NotAnObject,
+    /// The file lists a map twice.
+    #[error("map {map} is listed twice")]
+    DuplicateMap {
+        /// The map name.
+        map: String,
+    },
     /// A map's entries are not a JSON array.
     #[error("map {map}: entries must be a json array")]
     NotAList {
@@ -139,9 +145,19 @@ pub enum JsonError {
     },
 }
 
+/// A map name for an error message: as it is, or its first [`EXCERPT_CHARS`] characters and its length when longer.
+fn short_name(map: &str) -> String {
+    let count = map.chars().count();
+    if count <= EXCERPT_CHARS {
+        return map.to_string();
+    }
+    let head: String = map.chars().take(EXCERPT_CHARS).collect();
+    format!("{head}... (a name of {count} characters)")
+}
+
 fn entry_error(map: &str, entry: usize, problem: String) -> JsonError {
     JsonError::Entry {
-        map: map.to_string(),
+        map: short_name(map),
         entry,
         problem,
     }
@@ -221,7 +237,7 @@ pub fn preload(store: &mut dyn MapStore, file: &MapsFile) -> Result<(), JsonErro
         let Some(index) = store.specs().iter().position(|s| s.name == m.name) else {
             let known: Vec<&str> = store.specs().iter().map(|s| s.name.as_str()).collect();
             return Err(JsonError::UnknownMap {
-                map: m.name.clone(),
+                map: short_name(&m.name),
                 known: known.join(", "),
             });
         };
@@ -244,7 +260,7 @@ pub fn preload(store: &mut dyn MapStore, file: &MapsFile) -> Result<(), JsonErro
             store
                 .update(index, &e.key, &value, update_flags::ANY)
                 .map_err(|source| JsonError::Update {
-                    map: m.name.clone(),
+                    map: short_name(&m.name),
                     entry: i,
                     source,
                 })?;

@@ -139,6 +139,18 @@ impl HxdpCore {
         self.machine.maps_mut().ringbuf_drain(map)
     }
 
+    /// The samples waiting in perf event array `map`, CPU by CPU, taken out; like [`HxdpCore::ringbuf_drain`] this
+    /// leaves the maps module's buckets valid.
+    pub fn perf_drain(&mut self, map: usize) -> Vec<hwxdp_xdp::maps::perf::Sample> {
+        self.machine.maps_mut().perf_drain(map)
+    }
+
+    /// Says that the backend reads the core's perf event arrays ([`HxdpCore::perf_drain`]), so that
+    /// `bpf_perf_event_output` writes samples rather than faulting ([`Machine::read_perf_samples`]).
+    pub fn read_perf_samples(&mut self) {
+        self.machine.read_perf_samples();
+    }
+
     /// Rebuilds the buckets of the hash maps from the keys the maps hold.
     fn rebuild_buckets(&mut self) {
         let maps = self.machine.maps_mut();

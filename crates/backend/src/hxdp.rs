@@ -54,8 +54,10 @@ fn compile(setup: &Setup, backend: &'static str) -> Result<Built, BackendError> 
 
 fn create_model(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
     let built = compile(setup, MODEL.name)?;
-    let core = HxdpCore::new(built.image, setup.spec, Some(setup.program), setup.config)
+    let mut core = HxdpCore::new(built.image, setup.spec, Some(setup.program), setup.config)
         .map_err(|e| BackendError::setup(MODEL.name, e))?;
+    // Its perf event arrays are drained after every packet or after the trace, as its ring buffers (as interp).
+    core.read_perf_samples();
     Ok(Box::new(Hxdp {
         core,
         rings: crate::Rings::of(setup),
@@ -68,6 +70,7 @@ fn create_model(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
 
 fn create_rtl(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
     let built = compile(setup, RTL.name)?;
+    refuse_perf_output(&built.image)?;
     let mut paths = RtlPaths::from_env();
     paths.notify = setup.notify;
     let mut rtl = HxdpRtl::new(
@@ -96,6 +99,29 @@ fn create_rtl(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
     }))
 }
 
+/// Helper id of `bpf_perf_event_output`.
+const PERF_EVENT_OUTPUT: i64 = 25;
+
+/// Refuses an image that calls `bpf_perf_event_output`: the hXDP module's helper module has no perf event ring (the
+/// cycle model's helpers are the reference machine's, so `--backend hxdp` runs it), and a fault in every packet that
+/// writes a sample would look like the program's own.
+fn refuse_perf_output(image: &Image) -> Result<(), BackendError> {
+    let calls = image
+        .bundles
+        .iter()
+        .flat_map(|b| b.ops())
+        .any(|(_, op)| op.is_helper_call() && op.imm == PERF_EVENT_OUTPUT);
+    if calls {
+        return Err(BackendError::setup(
+            RTL.name,
+            "the program calls bpf_perf_event_output (helper 25), which the hXDP module's helper module does not \
+             implement (it has no perf event ring); --backend hxdp runs it"
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
 /// What the two hXDP machines have in common.
 trait Core {
     const NAME: &'static str;
@@ -105,7 +131,8 @@ trait Core {
     fn cycles(&self) -> u64;
     fn redirect(&self) -> Option<(Option<usize>, u64)>;
     fn printk(&mut self) -> Vec<String>;
-    fn records(&mut self, rings: &[usize]) -> Result<Vec<Record>, BackendError>;
+    /// The records of ring buffers `rings`, then the samples of perf event arrays `perf`, taken out.
+    fn records(&mut self, rings: &[usize], perf: &[usize]) -> Result<Vec<Record>, BackendError>;
     fn maps(&mut self) -> &mut dyn MapStore;
     fn image(&self) -> &Image;
     fn finish(&mut self) -> Result<(), BackendError>;
@@ -147,8 +174,13 @@ impl Core for HxdpCore {
         self.take_printk()
     }
 
-    fn records(&mut self, rings: &[usize]) -> Result<Vec<Record>, BackendError> {
-        Ok(drain_core(self, rings))
+    fn records(&mut self, rings: &[usize], perf: &[usize]) -> Result<Vec<Record>, BackendError> {
+        let mut records = drain_core(self, rings);
+        let Ok(samples) = crate::collect_samples(perf, |map| {
+            Ok::<_, std::convert::Infallible>(self.perf_drain(map))
+        });
+        records.extend(samples);
+        Ok(records)
     }
 
     fn maps(&mut self) -> &mut dyn MapStore {
@@ -195,7 +227,8 @@ impl Core for HxdpRtl {
         Vec::new()
     }
 
-    fn records(&mut self, rings: &[usize]) -> Result<Vec<Record>, BackendError> {
+    fn records(&mut self, rings: &[usize], _perf: &[usize]) -> Result<Vec<Record>, BackendError> {
+        // No perf event array reaches the module: `create_rtl` refuses a program that writes one.
         crate::collect_records(rings, |map| self.ringbuf_drain(map))
             .map_err(|e| BackendError::run(RTL.name, e))
     }
@@ -245,7 +278,9 @@ impl<C: Core> Backend for Hxdp<C> {
                 output: self.buff.output().to_vec(),
                 meta_len: self.buff.meta().len(),
                 redirect: self.core.redirect().map(|(map, key)| Redirect { map, key }),
-                records: self.core.records(self.rings.per_packet())?,
+                records: self
+                    .core
+                    .records(self.rings.per_packet(), self.rings.perf_per_packet())?,
                 fault: self.core.fault(),
                 cycles: Some(self.core.cycles()),
                 printk: self.core.printk(),
@@ -260,7 +295,7 @@ impl<C: Core> Backend for Hxdp<C> {
     }
 
     fn drain_records(&mut self) -> Result<Vec<Record>, BackendError> {
-        self.core.records(self.rings.all())
+        self.core.records(self.rings.all(), self.rings.perf_all())
     }
 
     fn summary(&self) -> Summary {

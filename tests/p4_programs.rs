@@ -58,4 +58,6 @@ p4_program_tests! {
         "Action data of struct type (nested), struct default arguments, direct calls with struct arguments.";
     xdp_model_as_p4c_xdp_declares_it => "xdp_model_as_p4c_xdp":
         "P4C-XDP's `xdp_model.p4`: `table t()`, 32-bit `BPF_KTIME_GET_NS()`, `csum_replace2(csum, old, new)`.";
+    sub_controls => "feat_sub_controls":
+        "A control instance with its own table, action and counter, applied with `in`, `inout`, `out` arguments.";
 }

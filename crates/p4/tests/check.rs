@@ -562,9 +562,22 @@ fn unsupported_constructs() {
         with("header V { varbit<32> o; }"),
         "t.p4:1:12: unsupported construct: varbit"
     );
+    let with_sub = |sub: &str, body: &str| {
+        fails(&control(body).replace("control C(", &format!("{sub}\ncontrol C(")))
+    };
     assert_eq!(
-        ctl_err("D() d; apply { }"),
-        "t.p4:8:1: unsupported construct: parser or control instances"
+        with_sub(
+            "control S(inout H x) { apply { } }",
+            "S() s; apply { s.apply(h); s.apply(h); }"
+        ),
+        "t.p4:9:28: unsupported construct: control instance `s` applied twice"
+    );
+    assert_eq!(
+        with_sub(
+            "control S() { apply { return; } }",
+            "S() s; apply { s.apply(); }"
+        ),
+        "t.p4:7:23: unsupported construct: `return` in an applied control instance"
     );
     assert_eq!(
         ctl_err("action a(in bit<8> v) { } apply { }"),

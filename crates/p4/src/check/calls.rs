@@ -30,6 +30,9 @@ impl Checker<'_> {
                         Some(Binding::Counter(id)) => {
                             return self.count(id, member, args, span, out)
                         }
+                        Some(Binding::SubControl(k)) if member.name == "apply" => {
+                            return self.apply_sub_control(k, args, span, out);
+                        }
                         Some(Binding::Table(_) | Binding::Action(_)) => {
                             return err(member.span, format!("unknown method `{}`", member.name))
                         }

@@ -19,39 +19,7 @@ impl<'a> Checker<'a> {
         self.ctx = Ctx::Control;
         let mut stmts = Vec::new();
         for l in locals {
-            self.ctx = Ctx::Control;
-            if self.local_decl(l, &mut stmts)? {
-                continue;
-            }
-            match &l.kind {
-                DeclKind::Action { name, .. } => {
-                    let id = self.lower_action(l)?;
-                    self.bind(name, Binding::Action(id))?;
-                }
-                DeclKind::Table { name, properties } => {
-                    let mut table = self.lower_table(name, properties)?;
-                    table.annotated = super::annotated_name(&l.annotations);
-                    self.tables.push(table);
-                    self.bind(name, Binding::Table(self.tables.len() - 1))?;
-                }
-                DeclKind::Instance { ty, args, name } => {
-                    let counter = self.counter(ty, args, name)?;
-                    self.counters.push(counter);
-                    self.bind(name, Binding::Counter(self.counters.len() - 1))?;
-                }
-                DeclKind::Function { signature, .. } => {
-                    return err(
-                        signature.name.span,
-                        "unsupported construct: function declarations",
-                    )
-                }
-                _ => {
-                    return err(
-                        l.span,
-                        "unsupported construct: this declaration in a control",
-                    )
-                }
-            }
+            self.control_local(l, "", &mut stmts)?;
         }
         self.ctx = Ctx::Apply;
         stmts.extend(self.block(&apply.stmts)?);
@@ -62,6 +30,162 @@ impl<'a> Checker<'a> {
             counters: std::mem::take(&mut self.counters),
             apply: stmts,
         })
+    }
+
+    /// One declaration of a control (of an applied instance when `prefix`, `inst_`, is not empty: its tables and
+    /// counters are named with it, as their maps are).
+    fn control_local(&mut self, l: &'a Decl, prefix: &str, stmts: &mut Vec<Stmt>) -> CResult<()> {
+        self.ctx = Ctx::Control;
+        if self.local_decl(l, stmts)? {
+            return Ok(());
+        }
+        match &l.kind {
+            DeclKind::Action { name, .. } => {
+                let id = self.lower_action(l)?;
+                self.bind(name, Binding::Action(id))?;
+            }
+            DeclKind::Table { name, properties } => {
+                let mut table = self.lower_table(name, properties)?;
+                table.annotated = super::annotated_name(&l.annotations);
+                table.name = format!("{prefix}{}", table.name);
+                self.tables.push(table);
+                self.bind(name, Binding::Table(self.tables.len() - 1))?;
+            }
+            DeclKind::Instance { ty, name, .. } if self.control_named(ty).is_some() => {
+                let decl = self.control_named(ty).unwrap_or(l);
+                self.sub_controls
+                    .push((format!("{prefix}{}", name.name), decl, false));
+                self.bind(name, Binding::SubControl(self.sub_controls.len() - 1))?;
+            }
+            DeclKind::Instance { ty, args, name } => {
+                let mut counter = self.counter(ty, args, name)?;
+                counter.name = format!("{prefix}{}", counter.name);
+                self.counters.push(counter);
+                self.bind(name, Binding::Counter(self.counters.len() - 1))?;
+            }
+            DeclKind::Function { signature, .. } => {
+                return err(
+                    signature.name.span,
+                    "unsupported construct: function declarations",
+                )
+            }
+            _ => {
+                return err(
+                    l.span,
+                    "unsupported construct: this declaration in a control",
+                )
+            }
+        }
+        Ok(())
+    }
+
+    /// The control a type names (`inner` of `inner() i;`).
+    fn control_named(&self, ty: &ast::Type) -> Option<&'a Decl> {
+        let TypeKind::Named { name, .. } = &ty.kind else {
+            return None;
+        };
+        self.blocks
+            .get(&name.name)
+            .copied()
+            .filter(|d| matches!(d.kind, DeclKind::Control { .. }))
+    }
+
+    /// `inst.apply(args)` of a control instance: copy-in of the arguments into the instance's parameters, its
+    /// declarations and `apply` block inlined, copy-out of its `out` and `inout` parameters.
+    pub(super) fn apply_sub_control(
+        &mut self,
+        k: usize,
+        args: &[Argument],
+        span: crate::diag::Span,
+        out: &mut Vec<Stmt>,
+    ) -> CResult<()> {
+        self.in_apply(span)?;
+        let (inst, decl, applied) = self.sub_controls[k].clone();
+        if applied {
+            return err(
+                span,
+                format!("unsupported construct: control instance `{inst}` applied twice"),
+            );
+        }
+        self.sub_controls[k].2 = true;
+        let DeclKind::Control {
+            signature,
+            locals,
+            apply,
+            ..
+        } = &decl.kind
+        else {
+            return err(span, "expected a control");
+        };
+        if signature.params.len() != args.len() {
+            return err(
+                span,
+                format!(
+                    "wrong number of arguments: expected {}, got {}",
+                    signature.params.len(),
+                    args.len()
+                ),
+            );
+        }
+        let mut params = Vec::new();
+        for (p, a) in signature.params.iter().zip(args) {
+            let ty = self.resolve_type(&p.ty)?;
+            let value = self.expr_as(&a.value, &ty)?;
+            let local = self.new_local(&p.name, ty.clone());
+            let var = Expr {
+                kind: ExprKind::Var(Root::Local(local)),
+                ty: ty.clone(),
+                span: p.name.span,
+            };
+            if p.direction != Direction::Out {
+                out.push(Stmt::Assign {
+                    lhs: var.clone(),
+                    rhs: value.clone(),
+                });
+            }
+            params.push((p, ty, var, value));
+        }
+        self.flush(out);
+        let prefix = format!("{inst}_");
+        self.sub_control_depth += 1;
+        let body = self.scoped(|c| {
+            for (p, ty, var, _) in &params {
+                let ExprKind::Var(root) = var.kind else {
+                    return err(p.span, "expected a variable");
+                };
+                let access = match p.direction {
+                    Direction::In => Access::In,
+                    _ => Access::Write,
+                };
+                c.bind(
+                    &p.name,
+                    Binding::Var {
+                        root,
+                        ty: ty.clone(),
+                        access,
+                    },
+                )?;
+            }
+            let mut stmts = Vec::new();
+            for l in locals {
+                c.control_local(l, &prefix, &mut stmts)?;
+            }
+            c.ctx = Ctx::Apply;
+            stmts.extend(c.block(&apply.stmts)?);
+            Ok(stmts)
+        });
+        self.sub_control_depth -= 1;
+        self.ctx = Ctx::Apply;
+        out.extend(body?);
+        for (p, _, var, value) in params {
+            if matches!(p.direction, Direction::Out | Direction::InOut) {
+                out.push(Stmt::Assign {
+                    lhs: value,
+                    rhs: var,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Lowers the deparser's `apply` block (its variable declarations first).
@@ -228,7 +352,10 @@ impl<'a> Checker<'a> {
             return err(ty.span, "unsupported construct: instances of this type");
         };
         if self.blocks.contains_key(&t.name) {
-            return err(t.span, "unsupported construct: parser or control instances");
+            return err(
+                t.span,
+                "unsupported construct: parser instances in a control",
+            );
         }
         if t.name != "CounterArray" || !self.extern_objs.contains("CounterArray") {
             return err(t.span, format!("unknown extern `{}`", t.name));

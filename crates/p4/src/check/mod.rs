@@ -80,6 +80,8 @@ enum Binding {
     Action(ActionId),
     /// A `CounterArray` instance.
     Counter(CounterId),
+    /// An instance of another control (index into [`Checker::sub_controls`]), inlined where it is applied.
+    SubControl(usize),
 }
 
 /// Where the statements being checked are.
@@ -126,6 +128,10 @@ struct Checker<'a> {
     /// Per action (by id): its parameters as declared, name and type. A struct-typed parameter is one of them here
     /// and several leaf locals in [`Action::params`] ([`Checker::flatten_args`]).
     action_sigs: HashMap<ActionId, Vec<(String, Ty)>>,
+    /// Control instances declared in controls: the instance's name, the control, whether it was applied.
+    sub_controls: Vec<(String, &'a Decl, bool)>,
+    /// Above zero while the body of an applied control instance is checked.
+    sub_control_depth: u32,
     tables: Vec<Table>,
     counters: Vec<Counter>,
     /// Statements to run before the statement being checked (`t.apply()` of `t.apply().hit`).
@@ -159,6 +165,8 @@ impl<'a> Checker<'a> {
             locals: Vec::new(),
             actions: Vec::new(),
             action_sigs: HashMap::new(),
+            sub_controls: Vec::new(),
+            sub_control_depth: 0,
             tables: Vec::new(),
             counters: Vec::new(),
             hoist: Vec::new(),

@@ -63,6 +63,12 @@ impl Checker<'_> {
             StmtKind::Return(None) if self.ctx == Ctx::Parser => {
                 return err(s.span, "unsupported construct: `return` in a parser")
             }
+            StmtKind::Return(None) if self.sub_control_depth > 0 && self.ctx == Ctx::Apply => {
+                return err(
+                    s.span,
+                    "unsupported construct: `return` in an applied control instance",
+                )
+            }
             StmtKind::Return(None) => out.push(Stmt::Return),
             StmtKind::Exit if self.ctx == Ctx::Parser => {
                 return err(s.span, "unsupported construct: `exit` in a parser")

@@ -229,23 +229,34 @@ fn serialize(shdrs: Vec<Shdr>) -> Vec<u8> {
     out
 }
 
-/// `programs` XDP programs in one `xdp` section, each calling the head of one chain of `chain` functions in `.text`
-/// (`f0` calls `f1` ... calls the last, which returns XDP_PASS).
-pub fn shared_chain(programs: usize, chain: usize) -> Vec<u8> {
+/// `programs` XDP programs in one `xdp` section, each calling `hub` in `.text`, which calls each of `leaves` leaf
+/// functions in turn (so the call depth is 2, within the kernel's 8) and returns XDP_PASS. Linked, every program holds
+/// the hub and every leaf.
+pub fn shared_callees(programs: usize, leaves: usize) -> Vec<u8> {
     let mut text = CodeSec {
         name: ".text".into(),
         code: Vec::new(),
         funcs: Vec::new(),
         calls: Vec::new(),
     };
-    for i in 0..chain {
+    // The hub: one call per leaf, then r0 = XDP_PASS, exit. Leaf i (2 slots) starts at slot hub_len + 2i.
+    let hub_len = leaves + 2;
+    for i in 0..leaves {
+        let target = hub_len + 2 * i;
+        text.code
+            .extend_from_slice(&call((target - (i + 1)) as i32));
+    }
+    text.code.extend_from_slice(&mov_r0(2));
+    text.code.extend_from_slice(&exit());
+    text.funcs.push(Func {
+        name: "hub".into(),
+        value: 0,
+        size: hub_len as u64 * 8,
+        global: false,
+    });
+    for i in 0..leaves {
         let start = text.code.len() as u64;
-        if i + 1 < chain {
-            // The next function starts right after this call and exit: one slot past the slot after the call.
-            text.code.extend_from_slice(&call(1));
-        } else {
-            text.code.extend_from_slice(&mov_r0(2));
-        }
+        text.code.extend_from_slice(&mov_r0(i as i32));
         text.code.extend_from_slice(&exit());
         text.funcs.push(Func {
             name: format!("f{i}"),
@@ -262,7 +273,7 @@ pub fn shared_chain(programs: usize, chain: usize) -> Vec<u8> {
     };
     for p in 0..programs {
         let start = xdp.code.len() as u64;
-        xdp.calls.push((start, "f0".into()));
+        xdp.calls.push((start, "hub".into()));
         xdp.code.extend_from_slice(&call(-1));
         xdp.code.extend_from_slice(&exit());
         xdp.funcs.push(Func {
@@ -273,6 +284,29 @@ pub fn shared_chain(programs: usize, chain: usize) -> Vec<u8> {
         });
     }
     write_elf(&[text, xdp])
+}
+
+/// A pcap of one 60-byte IPv4/UDP frame, written to `one.pcap` in `dir`.
+pub fn one_packet_pcap(dir: &Scratch) -> PathBuf {
+    let mut bytes = Vec::new();
+    // Header: magic, version 2.4, zone, sigfigs, snaplen, LINKTYPE_ETHERNET.
+    bytes.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    bytes.extend_from_slice(&2u16.to_le_bytes());
+    bytes.extend_from_slice(&4u16.to_le_bytes());
+    for word in [0u32, 0, 65535, 1] {
+        bytes.extend_from_slice(&word.to_le_bytes());
+    }
+    let mut frame = vec![0u8; 60];
+    frame[12..14].copy_from_slice(&[0x08, 0x00]);
+    frame[14] = 0x45;
+    frame[16..18].copy_from_slice(&46u16.to_be_bytes());
+    frame[22] = 64;
+    frame[23] = 17;
+    for word in [0u32, 0, 60, 60] {
+        bytes.extend_from_slice(&word.to_le_bytes());
+    }
+    bytes.extend_from_slice(&frame);
+    dir.write("one.pcap", &bytes)
 }
 
 /// `sections` program sections `xdp/s<i>`, each holding one program that returns XDP_PASS.
@@ -332,24 +366,53 @@ pub struct Run {
     pub stderr: String,
     /// Wall time.
     pub elapsed: Duration,
+    /// User plus system CPU time of the process (from `/usr/bin/time`): what the ratios compare, as it does not
+    /// depend on how loaded the machine is.
+    pub cpu: Duration,
+    /// Peak resident set size in KiB (from `/usr/bin/time`).
+    pub max_rss_kib: u64,
 }
 
-/// Runs `hwxdp ARGS` under `prlimit --as=<limit_mib> MiB` (so a blow-up fails the run instead of the machine), with
-/// standard output discarded past what the test needs (it is captured).
+/// Runs `hwxdp ARGS` under `prlimit --as=<limit_mib> MiB` (so a blow-up fails the run instead of the machine) and
+/// `/usr/bin/time` (for its CPU time and peak memory).
 pub fn hwxdp_limited(limit_mib: u64, args: &[&str]) -> Run {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let usage = std::env::temp_dir().join(format!("hwxdp-usage-{}-{n}", std::process::id()));
     let start = Instant::now();
     let out = std::process::Command::new("prlimit")
         .arg(format!("--as={}", limit_mib << 20))
         .arg("--")
+        .arg("/usr/bin/time")
+        .arg("-f")
+        .arg("%U %S %M")
+        .arg("-o")
+        .arg(&usage)
         .arg(env!("CARGO_BIN_EXE_hwxdp"))
         .args(args)
         .output()
-        .expect("prlimit (util-linux) runs");
+        .expect("prlimit (util-linux) and /usr/bin/time (GNU time) run");
+    let elapsed = start.elapsed();
+    let text = std::fs::read_to_string(&usage).expect("/usr/bin/time wrote its report");
+    let _ = std::fs::remove_file(&usage);
+    // A killed child makes time write "Command terminated by signal N" first; the figures are on the last line.
+    let fields: Vec<&str> = text
+        .lines()
+        .last()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let [user, sys, rss] = fields[..] else {
+        panic!("unexpected /usr/bin/time report: {text}");
+    };
+    let seconds = |s: &str| s.parse::<f64>().expect("seconds");
     Run {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        elapsed: start.elapsed(),
+        elapsed,
+        cpu: Duration::from_secs_f64(seconds(user) + seconds(sys)),
+        max_rss_kib: rss.parse().expect("KiB"),
     }
 }
 

@@ -2,6 +2,7 @@
 //! form (BPF_F_CTXLEN_MASK), on this CPU (BPF_F_CURRENT_CPU) and by index, and the helper's failures, verified against
 //! the kernel's perf buffers sample by sample (bytes and CPU) with rings read after each packet and after the whole
 //! trace (where they fill and samples are lost); `run` writes the samples as JSON lines and their packets as a pcap.
+//! The hXDP cycle model (`--backend hxdp`) is verified the same way; `hxdp-rtl` refuses the helper by name.
 //!
 //! Needs clang and a kernel that runs BPF programs (root); without `bpf()` the kernel half fails, it is not skipped.
 
@@ -75,15 +76,22 @@ fn samples_read_after_each_packet_are_the_kernels() {
     );
     assert_eq!(result(&dump, 6 * 2), -22, "unknown flag: -EINVAL");
     require_kernel();
-    let verify = hwxdp(&["verify", &obj, "--pcap", &pcap]);
-    assert!(verify.ok, "{}", verify.all);
-    assert_eq!(
-        identical_count(&verify.stdout),
-        Some(1000),
-        "{}",
-        verify.all
-    );
-    assert!(verify.stdout.contains(" perf samples)"), "{}", verify.all);
+    // The reference machine and the hXDP cycle model (whose helpers are the reference machine's).
+    for backend in ["interp", "hxdp"] {
+        let verify = hwxdp(&["verify", &obj, "--pcap", &pcap, "--backend", backend]);
+        assert!(verify.ok, "{backend}: {}", verify.all);
+        assert_eq!(
+            identical_count(&verify.stdout),
+            Some(1000),
+            "{backend}: {}",
+            verify.all
+        );
+        assert!(
+            verify.stdout.contains(" perf samples)"),
+            "{backend}: {}",
+            verify.all
+        );
+    }
 }
 
 #[test]
@@ -92,13 +100,68 @@ fn rings_read_after_the_trace_fill_and_lose_the_samples_the_kernel_loses() {
     let dump = run_dump(&obj, &pcap, &format!("{dir}/run"), "trace");
     assert!(result(&dump, 15) > 0, "the ring never filled: {dump}");
     require_kernel();
-    let verify = hwxdp(&["verify", &obj, "--pcap", &pcap, "--rings", "trace"]);
-    assert!(verify.ok, "{}", verify.all);
-    assert_eq!(
-        identical_count(&verify.stdout),
-        Some(8000),
+    for backend in ["interp", "hxdp"] {
+        let verify = hwxdp(&[
+            "verify",
+            &obj,
+            "--pcap",
+            &pcap,
+            "--rings",
+            "trace",
+            "--backend",
+            backend,
+        ]);
+        assert!(verify.ok, "{backend}: {}", verify.all);
+        assert_eq!(
+            identical_count(&verify.stdout),
+            Some(8000),
+            "{backend}: {}",
+            verify.all
+        );
+    }
+}
+
+#[test]
+fn the_hxdp_model_writes_the_samples_interp_writes_and_the_rtl_refuses_the_helper_by_name() {
+    let (obj, pcap, dir) = sampler("perf-hxdp", 300);
+    let interp = format!("{dir}/interp");
+    let model = format!("{dir}/hxdp");
+    run_dump(&obj, &pcap, &interp, "packet");
+    let run = hwxdp(&[
+        "run",
+        &obj,
+        "--pcap",
+        &pcap,
+        "-o",
+        &model,
+        "--rings",
+        "packet",
+        "--backend",
+        "hxdp",
+    ]);
+    assert!(run.ok, "{}", run.all);
+    for file in ["records.jsonl", "perf_samples.pcap"] {
+        let want = std::fs::read(format!("{interp}/{file}")).expect(file);
+        let got = std::fs::read(format!("{model}/{file}")).expect(file);
+        assert!(!want.is_empty(), "{file} is empty");
+        assert!(want == got, "{file}: hxdp's differs from interp's");
+    }
+    // The hXDP module's helper module has no perf event ring: refused at setup, naming the helper.
+    let rtl = hwxdp(&[
+        "run",
+        &obj,
+        "--pcap",
+        &pcap,
+        "-o",
+        &format!("{dir}/rtl"),
+        "--backend",
+        "hxdp-rtl",
+    ]);
+    assert!(!rtl.ok, "{}", rtl.all);
+    assert!(
+        rtl.all.contains("bpf_perf_event_output (helper 25)"),
         "{}",
-        verify.all
+        rtl.all
     );
 }
 

@@ -3,7 +3,8 @@
 //! the kernel's verifier may, since the load through r3 only runs where it is one). A removed check's probe or
 //! verdict load runs on the short packets too, so it must not go through r3.
 
-use hwxdp_hxdp::{compile_object, HxdpCore, Options};
+use hwxdp_hxdp::compile::optimize;
+use hwxdp_hxdp::{compile_object, HxdpCore, Options, Pass};
 use hwxdp_object::{ObjectSpec, ProgramSpec};
 use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
 
@@ -73,4 +74,27 @@ fn select_read_past_the_checked_bytes_keeps_short_packets_verdict() {
     r5 = *(u8 *)(r1 - 1)
     r0 += r5",
     ));
+}
+
+#[test]
+fn select_checked_read_still_loses_its_check_to_a_probe_through_a_sure_pointer() {
+    // Not refused outright: the probe goes through r4 (`data + 14` on every path), not the selected r3.
+    let text = select_program("r0 = *(u8 *)(r3 + 0)");
+    let insns = hwxdp_ebpf::assemble(&text).expect("assembles");
+    let spec = ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns));
+    let disabled = Pass::ALL
+        .into_iter()
+        .filter(|&p| p != Pass::Bounds)
+        .collect();
+    let options = Options { lanes: 4, disabled };
+    let ir = optimize(&spec, 0, &options).expect("compiles").0;
+    let ops: Vec<_> = ir.blocks.iter().flat_map(|b| b.ops.iter()).collect();
+    let probe = ops
+        .iter()
+        .find(|o| o.op.fault_verdict().is_some())
+        .expect("a probe");
+    assert_eq!((probe.op.src, probe.op.off), (4, 19), "{probe:?}");
+    // The first check of the select stays (its failure side is the second check, not a return); the second goes.
+    let checks = ops.iter().filter(|o| o.op.is_cond_jump()).count();
+    assert_eq!(checks, 1, "{ops:?}");
 }

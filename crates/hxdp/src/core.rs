@@ -227,7 +227,7 @@ impl HxdpCore {
     }
 
     /// Runs one packet from a context a Warp Engine restored (`docs/warp.md`): Sephirot starts at `bundle` (an
-    /// entry point of the image, [`crate::Compiled::entry_bundle`] of the resume's slot) with r1-r9 as `resume`
+    /// entry point of the image, [`crate::Compiled::entry_bundle`] of the resume's slot) with r0-r9 as `resume`
     /// gives them (the others 0, r10 the frame pointer) and the frame zeroed, then the resume's stack writes made in
     /// order. Cycles count from there: the skipped part ran in the engine. Returns the verdict (faults give
     /// `XDP_ABORTED`), or an error when the bundle is outside the image or a stack write outside the frame.
@@ -244,9 +244,10 @@ impl HxdpCore {
                 self.image.bundles.len()
             )));
         }
-        let mut regs = [0u64; 9];
+        let mut regs = [0u64; 10];
+        regs[0] = resume.r0.unwrap_or(0);
         for (r, v) in resume.regs.iter().enumerate() {
-            regs[r] = v.map_or(0, |v| resolve(v, buff));
+            regs[r + 1] = v.map_or(0, |v| resolve(v, buff));
         }
         let mut stack: Vec<StackStore> = Vec::with_capacity(resume.stack.len());
         for w in &resume.stack {
@@ -265,14 +266,14 @@ impl HxdpCore {
         Ok(self.run_from(buff, md, bundle as usize, Some((&regs, &stack))))
     }
 
-    /// Runs one packet from bundle `entry`; with `restore`, r1-r9 are set to its registers and its stores of
+    /// Runs one packet from bundle `entry`; with `restore`, r0-r9 are set to its registers and its stores of
     /// (address, bytes, value) are made into the zeroed frame first.
     fn run_from(
         &mut self,
         buff: &mut XdpBuff,
         md: &XdpMd,
         entry: usize,
-        restore: Option<(&[u64; 9], &[StackStore])>,
+        restore: Option<(&[u64; 10], &[StackStore])>,
     ) -> Verdict {
         let (meta, data, data_end) = buff.offsets();
         if self.buckets_stale {
@@ -280,7 +281,7 @@ impl HxdpCore {
         }
         let mut hosted = self.machine.hosted(buff, md);
         if let Some((regs, stack)) = restore {
-            hosted.regs()[1..10].copy_from_slice(regs);
+            hosted.regs()[0..10].copy_from_slice(regs);
             for &(addr, size, value) in stack {
                 // The frame is the machine's own, inside the 512 bytes: the stores cannot fail.
                 let stored = hosted.store(addr, size, value);

@@ -114,6 +114,7 @@ fn resume_at(slot: u32, p: &[u8]) -> Resume {
     };
     Resume {
         slot: slot as usize,
+        r0: None,
         regs,
         stack,
         skipped: 0,

@@ -530,6 +530,7 @@ fn parse_record(line: &str) -> Option<Passed> {
             rule,
             resume: Resume {
                 slot: num(f[7])? as usize,
+                r0: None,
                 regs,
                 stack,
                 skipped: num(f[8])?,

@@ -52,6 +52,7 @@ impl<'a> Engine<'a> {
         }
         Some(Resume {
             slot: r.slot as usize,
+            r0: r.r0,
             regs,
             stack: r
                 .stack

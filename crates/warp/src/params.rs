@@ -27,6 +27,14 @@ pub struct Params {
     pub reg_read: u16,
     /// Most TCAM entries one range compare may expand to before it is left to the processor.
     pub range_entries: u16,
+    /// Whether a restore may set r0 to a constant from its action line (1) or needs r0 dead (0): r0 holding the
+    /// verdict a program's checks fall through to is live from its first instructions (snort, nat, katran_lb).
+    #[serde(default = "r0_const_default")]
+    pub r0_const: u16,
+}
+
+fn r0_const_default() -> u16 {
+    1
 }
 
 impl Default for Params {
@@ -44,13 +52,14 @@ impl Default for Params {
             reg_extractors: 9,
             reg_read: 8,
             range_entries: 16,
+            r0_const: 1,
         }
     }
 }
 
 impl Params {
     /// The parameter names `set` takes, in Table 5's order.
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 12] = [
         "chunk",
         "key-bytes",
         "key-extractors",
@@ -62,6 +71,7 @@ impl Params {
         "reg-extractors",
         "reg-read",
         "range-entries",
+        "r0-const",
     ];
 
     /// Sets parameter `name` (one of [`Params::NAMES`]); false for an unknown name.
@@ -78,6 +88,7 @@ impl Params {
             "reg-extractors" => &mut self.reg_extractors,
             "reg-read" => &mut self.reg_read,
             "range-entries" => &mut self.range_entries,
+            "r0-const" => &mut self.r0_const,
             _ => return false,
         };
         *field = value;

@@ -198,6 +198,10 @@ pub struct StackValue {
 pub struct Restore {
     /// Slot index of the first instruction the processor runs.
     pub slot: u32,
+    /// r0 where the rest of the program reads it: always a constant, set from the rule's action line
+    /// (`Params::r0_const`); `None` where r0 is dead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r0: Option<u64>,
     /// Registers of r1-r9 the rest of the program reads, with their values.
     pub regs: Vec<(u8, Value)>,
     /// Stack writes into the zeroed frame.
@@ -217,7 +221,7 @@ impl Restore {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Unrestorable {
-    /// r0 holds a value the rest reads (the engine restores r1-r9 only).
+    /// r0 holds a value the rest reads that is not a constant (or the engine restores r1-r9 only).
     R0Live,
     /// A live register or stack byte holds something the engine cannot produce.
     Value,
@@ -250,9 +254,14 @@ pub fn restore_at(
     live_stack: StackBytes,
     params: &Params,
 ) -> Result<Restore, Unrestorable> {
-    if live.contains(0) {
-        return Err(Unrestorable::R0Live);
-    }
+    let r0 = match live.contains(0) {
+        false => None,
+        true if params.r0_const == 0 => return Err(Unrestorable::R0Live),
+        true => match st.regs[0] {
+            Sym::Bits(b) => Some(b.as_const().ok_or(Unrestorable::R0Live)?),
+            _ => return Err(Unrestorable::R0Live),
+        },
+    };
     let mut regs = Vec::new();
     for r in (1..=9u8).filter(|&r| live.contains(r)) {
         let v = Value::of(&st.regs[r as usize], params.reg_read).ok_or(Unrestorable::Value)?;
@@ -275,6 +284,7 @@ pub fn restore_at(
     }
     Ok(Restore {
         slot,
+        r0,
         regs,
         stack,
         warped: st.insns,

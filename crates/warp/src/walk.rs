@@ -157,6 +157,7 @@ pub fn walk(p: &Program, limits: &Limits) -> Option<Vec<RawRule>> {
     let loops = in_loop(cfg);
     let start = Restore {
         slot: 0,
+        r0: None,
         regs: vec![(1, Value::Context)],
         stack: Vec::new(),
         warped: 0,

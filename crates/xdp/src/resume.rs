@@ -5,7 +5,8 @@
 //! slot to start at, r1-r9 and the bytes of the stack frame the rest of the program reads. Pointers are given by
 //! what they point at ([`ResumeValue::Context`], [`ResumeValue::Packet`], ...) rather than as addresses, so the
 //! restore does not depend on where the machine keeps the packet; the machine turns them into its own addresses for
-//! the packet it runs. r0 is not restored (the engine has no r0 extractor): a resume point is one where r0 is dead.
+//! the packet it runs. r0 is restored only as a constant ([`Resume::r0`], the engine's action line holds it); without
+//! one it starts at 0.
 //! r10 is the frame pointer as at the program's start, and the frame is zeroed before the stack writes, as at the
 //! start of every packet.
 
@@ -48,6 +49,8 @@ pub struct StackWrite {
 pub struct Resume {
     /// Slot index (as `hwxdp disasm` numbers instructions) to start at.
     pub slot: usize,
+    /// r0, a constant, where the rest of the program reads it; `None`: r0 starts at 0.
+    pub r0: Option<u64>,
     /// r1-r9 (index 0 is r1); `None` for a register the rest of the program does not read (it starts at 0).
     pub regs: [Option<ResumeValue>; 9],
     /// Stack bytes, written in order into a zeroed frame.
@@ -133,6 +136,7 @@ impl Machine {
             }
         }
         let mut regs = [0u64; 10];
+        regs[0] = resume.r0.unwrap_or(0);
         for (r, v) in resume.regs.iter().enumerate() {
             regs[r + 1] = v.map_or(0, |v| v.resolve(buff));
         }

@@ -387,6 +387,7 @@ fn a_resumed_run_from_the_state_at_a_slot_ends_as_the_whole_run() {
     regs[6] = Some(ResumeValue::Packet(2));
     let resume = Resume {
         slot: 6,
+        r0: None,
         regs,
         stack: vec![
             StackWrite {

@@ -93,11 +93,12 @@ module ebpflow_conformance #(
 
   // The engine's per-packet outputs (one DM_FIFO slot here: they equal result_*_o) are not used.
   logic        eng_start;
-  logic [2:0]  eng_slots;
   logic [63:0] eng_out_r0;
   logic        eng_out_fault;
+  logic        eng_rdr_valid;
+  logic [31:0] eng_rdr_port;
   logic        eng_unused;
-  assign eng_unused = ^{eng_start, eng_slots, eng_out_r0, eng_out_fault};
+  assign eng_unused = ^{eng_start, eng_out_r0, eng_out_fault, eng_rdr_valid, eng_rdr_port};
 
   ebpflow_engine #(
     .IW           (IW),
@@ -128,11 +129,10 @@ module ebpflow_conformance #(
     .result_cycles_o (result_cycles_o),
     .idle_o          (idle_o),
     .start_o         (eng_start),
-    .start_slot_o    (eng_slots[0]),
-    .run_slot_o      (eng_slots[1]),
-    .tx_slot_o       (eng_slots[2]),
     .out_r0_o        (eng_out_r0),
     .out_fault_o     (eng_out_fault),
+    .out_rdr_valid_o (eng_rdr_valid),
+    .out_rdr_port_o  (eng_rdr_port),
     .imem_en_o       (fetch_en),
     .imem_addr_o     (fetch_addr),
     .imem_data_i     (fetch_data),
@@ -144,6 +144,8 @@ module ebpflow_conformance #(
     .hlp_r0_i        (hlp_r0),
     .hlp_end_i       (hlp_end),
     .hlp_fault_i     (hlp_fault),
+    .hlp_rdr_valid_i (1'b0),
+    .hlp_rdr_port_i  (32'd0),
     .hlp_key_o       (hlp_key),
     .hlp_val_o       (hlp_val),
     .mv_req_o        (mv_req),

@@ -13,8 +13,12 @@
 // SLOTS = 2 (the NIC's): the DM_FIFO is two of ebpflow_dm_fifo, a packet in each. The engine takes the next packet's
 // first beat (and starts its run) as soon as the last packet is wholly in and its run has ended, provided the other
 // slot's packet has left; so the next run overlaps this packet's output. Packets leave in the order they came;
-// out_r0_o/out_fault_o (and the NIC's redirect target, latched per slot: start_slot_o, run_slot_o, tx_slot_o) are
-// those of the packet leaving. The host port reaches slot 0 only (the conformance top has SLOTS = 1).
+// out_r0_o/out_fault_o and out_rdr_* (the redirect target, latched per slot) are those of the packet leaving. The
+// host port reaches slot 0 only (the conformance top has SLOTS = 1).
+//
+// bpf_redirect (helper 23) is answered here, in the cycle of its request (r0 XDP_REDIRECT and the target r1 when its
+// flags are 0, else XDP_ABORTED): it never reaches the helper port. bpf_redirect_map's target comes with its ack
+// (hlp_rdr_*).
 //
 // The instruction port (imem_*: a registered read), the helper port (hlp_*: request held until the answer, with the
 // key and value bytes a map helper gathered) and the map-value port (mv_*: a load, store or atomic in the window at
@@ -57,11 +61,10 @@ module ebpflow_engine #(
   output logic [31:0]   result_cycles_o,
   output logic          idle_o,           // no packet in the engine
   output logic          start_o,          // a packet's first beat is taken (its run starts)
-  output logic          start_slot_o,     // the slot it goes to
-  output logic          run_slot_o,       // the slot of the run (the last packet taken)
-  output logic          tx_slot_o,        // the slot of the packet that leaves next
-  output logic [63:0]   out_r0_o,         // r0 and the fault flag of that packet's run
+  output logic [63:0]   out_r0_o,         // r0 and the fault flag of the run of the packet that leaves next
   output logic          out_fault_o,
+  output logic          out_rdr_valid_o,  // ... and its redirect target (an ifindex), if its run set one
+  output logic [31:0]   out_rdr_port_o,
   // instruction memory
   output logic          imem_en_o,
   output logic [IW-1:0] imem_addr_o,
@@ -75,6 +78,8 @@ module ebpflow_engine #(
   input  logic [63:0]   hlp_r0_i,
   input  logic          hlp_end_i,
   input  logic          hlp_fault_i,
+  input  logic          hlp_rdr_valid_i,  // with hlp_ack_i: the request's redirect target (bpf_redirect_map)
+  input  logic [31:0]   hlp_rdr_port_i,
   output logic [KEY_BYTES*8-1:0] hlp_key_o,
   output logic [VAL_BYTES*8-1:0] hlp_val_o,
   // map-value port (ebpflow_core: loads, stores and atomics in the window at MAPV_BASE)
@@ -133,6 +138,23 @@ module ebpflow_engine #(
   logic [SLOTS*128-1:0] s_tuser;
   logic [SLOTS*64-1:0]  s_host;
   logic [SLOTS*16-1:0]  s_len;
+  logic [SLOTS-1:0] rdr_q;              // the slot's packet's redirect target is known
+  logic [31:0]     rdr_port_q [SLOTS];
+
+  // The core's helper port; bpf_redirect is answered here.
+  logic         c_req;
+  logic         c_kfunc;
+  logic [31:0]  c_id;
+  logic [319:0] c_args;
+  logic         rdr_local;              // the core asks for bpf_redirect
+  logic         rdr_ok;                 // ... with flags 0
+  assign rdr_local   = c_req && !c_kfunc && c_id == 32'd23;
+  assign rdr_ok      = (c_args[64 +: 64] == 64'd0);
+  assign hlp_req_o   = c_req && !rdr_local;
+  assign hlp_kfunc_o = c_kfunc;
+  assign hlp_id_o    = c_id;
+  assign hlp_args_o  = c_args;
+
   logic        dm_req;
   logic        dm_we;
   logic [AW-1:0] dm_addr;
@@ -241,14 +263,14 @@ module ebpflow_engine #(
     .dm_wdata_o   (dm_wdata),
     .dm_ok_i      (s_ok[rxs_q]),
     .dm_rdata_i   (s_rdata[rxs_q*64 +: 64]),
-    .hlp_req_o    (hlp_req_o),
-    .hlp_kfunc_o  (hlp_kfunc_o),
-    .hlp_id_o     (hlp_id_o),
-    .hlp_args_o   (hlp_args_o),
-    .hlp_ack_i    (hlp_ack_i),
-    .hlp_r0_i     (hlp_r0_i),
-    .hlp_end_i    (hlp_end_i),
-    .hlp_fault_i  (hlp_fault_i),
+    .hlp_req_o    (c_req),
+    .hlp_kfunc_o  (c_kfunc),
+    .hlp_id_o     (c_id),
+    .hlp_args_o   (c_args),
+    .hlp_ack_i    (rdr_local || hlp_ack_i),
+    .hlp_r0_i     (rdr_local ? (rdr_ok ? 64'd4 : 64'd0) : hlp_r0_i),
+    .hlp_end_i    (!rdr_local && hlp_end_i),
+    .hlp_fault_i  (!rdr_local && hlp_fault_i),
     .hlp_key_o    (hlp_key_o),
     .hlp_val_o    (hlp_val_o),
     .mv_req_o     (mv_req_o),
@@ -297,13 +319,32 @@ module ebpflow_engine #(
     end
   end
 
-  assign result_valid_o = core_done;
-  assign start_o        = rx_first;
-  assign start_slot_o   = nxt;
-  assign run_slot_o     = rxs_q;
-  assign tx_slot_o      = txs_q;
-  assign out_r0_o       = r0_q[txs_q];
-  assign out_fault_o    = fault_q[txs_q];
+  // Each slot's redirect target: cleared when its packet's first beat is taken, set by bpf_redirect (here) or by
+  // the coprocessor's answer to bpf_redirect_map during its run.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rdr_q <= '0;
+      for (int k = 0; k < SLOTS; k++) rdr_port_q[k] <= 32'd0;
+    end else begin
+      if (rx_first) begin
+        rdr_q[nxt] <= 1'b0;
+      end
+      if (rdr_local && rdr_ok) begin
+        rdr_q[rxs_q]      <= 1'b1;
+        rdr_port_q[rxs_q] <= c_args[31:0];
+      end else if (hlp_ack_i && hlp_rdr_valid_i) begin
+        rdr_q[rxs_q]      <= 1'b1;
+        rdr_port_q[rxs_q] <= hlp_rdr_port_i;
+      end
+    end
+  end
+
+  assign result_valid_o  = core_done;
+  assign start_o         = rx_first;
+  assign out_r0_o        = r0_q[txs_q];
+  assign out_fault_o     = fault_q[txs_q];
+  assign out_rdr_valid_o = rdr_q[txs_q];
+  assign out_rdr_port_o  = rdr_port_q[txs_q];
   always_comb begin
     idle_o = 1'b1;
     for (int k = 0; k < SLOTS; k++) begin

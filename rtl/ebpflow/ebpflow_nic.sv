@@ -246,12 +246,9 @@ module ebpflow_nic #(
     logic [63:0]   host_rdata;
     logic [63:0]   out_r0;     // the leaving packet's run's r0 and fault flag
     logic          out_fault;
-    logic          start_slot;
-    logic          run_slot;
-    logic          tx_slot;
-    logic [1:0]    rdr_q;      // per DM_FIFO slot: its packet's redirect target, the ifindex rdr_port_q, is known
-    logic [31:0]   rdr_port_q [2];
-    logic [31:0]   rdr_rel;    // the leaving packet's target's port, if it is one of the NIC's
+    logic          rdr_valid_out;  // the leaving packet's redirect target, an ifindex, is known
+    logic [31:0]   rdr_port_out;
+    logic [31:0]   rdr_rel;        // its port, if it is one of the NIC's
 
     ebpflow_engine #(
       .IW           (IW),
@@ -285,11 +282,10 @@ module ebpflow_nic #(
       .result_cycles_o (result_cycles),
       .idle_o          (eng_idle[e]),
       .start_o         (eng_start[e]),
-      .start_slot_o    (start_slot),
-      .run_slot_o      (run_slot),
-      .tx_slot_o       (tx_slot),
       .out_r0_o        (out_r0),
       .out_fault_o     (out_fault),
+      .out_rdr_valid_o (rdr_valid_out),
+      .out_rdr_port_o  (rdr_port_out),
       .imem_en_o       (imem_en[e]),
       .imem_addr_o     (imem_addr[e*IW +: IW]),
       .imem_data_i     (imem_data[e*64 +: 64]),
@@ -301,6 +297,8 @@ module ebpflow_nic #(
       .hlp_r0_i        (hlp_r0[e*64 +: 64]),
       .hlp_end_i       (hlp_end[e]),
       .hlp_fault_i     (hlp_fault[e]),
+      .hlp_rdr_valid_i (rdr_valid[e]),
+      .hlp_rdr_port_i  (rdr_port[e*32 +: 32]),
       .hlp_key_o       (hlp_key[e*KEY_BYTES*8 +: KEY_BYTES*8]),
       .hlp_val_o       (hlp_val[e*VAL_BYTES*8 +: VAL_BYTES*8]),
       .mv_req_o        (mv_req[e]),
@@ -328,7 +326,7 @@ module ebpflow_nic #(
       .r0_i             (out_r0),
       .fault_i          (out_fault),
       .in_port_i        (8'(e / G)),
-      .redirect_valid_i (rdr_q[tx_slot]),
+      .redirect_valid_i (rdr_valid_out),
       .redirect_port_i  ((rdr_rel < PORTS) ? rdr_rel[15:0] : 16'hfff2),
       .action_o         (action),
       .mask_o           (mask),
@@ -338,25 +336,7 @@ module ebpflow_nic #(
     assign eng_out_tuser[e*UA +: UA] = {mask, out_user[127:112], 8'(e), out_user[103:24], dest_q,
                                         out_user[15:0]};
 
-    assign rdr_rel = rdr_port_q[tx_slot] - ifindex_base_i;
-
-    // Each slot's packet's redirect target: cleared when its first beat enters, set by the coprocessor's answer
-    // during its run (the run is the last packet's: run_slot).
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        rdr_q         <= 2'b00;
-        rdr_port_q[0] <= 32'd0;
-        rdr_port_q[1] <= 32'd0;
-      end else begin
-        if (eng_start[e]) begin
-          rdr_q[start_slot] <= 1'b0;
-        end
-        if (hlp_ack[e] && rdr_valid[e]) begin
-        rdr_q[run_slot]      <= 1'b1;
-        rdr_port_q[run_slot] <= rdr_port[e*32 +: 32];
-        end
-      end
-    end
+    assign rdr_rel = rdr_port_out - ifindex_base_i;
 
     assign res_r0_o[e*64 +: 64]     = r0;
     assign res_fault_o[e]           = fault;

@@ -16,6 +16,9 @@ pub mod service {
     pub const DELETE: u32 = 8;
     /// Any other helper.
     pub const HELPER: u32 = 2;
+    /// `bpf_redirect`, which the engine answers itself in the cycle of the request (`ebpflow_engine.sv`), without
+    /// the arbiter: the one service time of 1.
+    pub const LOCAL: u32 = 1;
     /// A load or store of a map value.
     pub const VALUE: u32 = 2;
     /// An atomic on a map value.
@@ -47,6 +50,7 @@ pub fn helper_service(id: i32) -> u32 {
         1 => service::LOOKUP,
         2 => service::UPDATE,
         3 => service::DELETE,
+        23 => service::LOCAL,
         _ => service::HELPER,
     }
 }

@@ -203,8 +203,15 @@ impl State {
         }
     }
 
-    /// The coprocessor, when free, grants the requesting engine that comes first after the last one granted.
+    /// An engine answers its own `bpf_redirect` in the request's cycle; the coprocessor, when free, grants the
+    /// requesting engine that comes first after the last one granted.
     fn arbitrate(&mut self, t: u64) {
+        for r in self.running.iter_mut().flatten().filter(|r| r.start < t) {
+            if r.pipe.request() == Some(crate::jobs::service::LOCAL) {
+                let c = r.pipe.cycle();
+                r.pipe.grant(c);
+            }
+        }
         if self.coproc_free > t {
             return;
         }

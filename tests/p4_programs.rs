@@ -60,4 +60,6 @@ p4_program_tests! {
         "P4C-XDP's `xdp_model.p4`: `table t()`, 32-bit `BPF_KTIME_GET_NS()`, `csum_replace2(csum, old, new)`.";
     sub_controls => "feat_sub_controls":
         "A control instance with its own table, action and counter, applied with `in`, `inout`, `out` arguments.";
+    sub_parsers => "feat_sub_parsers":
+        "A parser instance with states, `select` and `verify` of its own, applied twice with `out`/`inout` arguments.";
 }

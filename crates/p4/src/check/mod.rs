@@ -14,6 +14,7 @@ mod fold;
 mod ops;
 mod parser;
 mod stmt;
+mod subparser;
 mod table;
 mod types;
 

@@ -4,11 +4,13 @@
 use super::{err, CResult, Checker, Ctx};
 use crate::ast::{self, Decl, DeclKind, Keyset, ParserState};
 use crate::diag::Span;
-use crate::ir::{ExprKind, KeysetElem, Parser, SelectCase, State, Target, Transition, Ty};
+use crate::ir::{ExprKind, KeysetElem, Parser, SelectCase, Stmt, Target, Transition, Ty};
+use std::collections::HashMap;
 
-impl Checker<'_> {
-    /// Lowers the parser; its variable declarations run at the beginning of `start`.
-    pub(super) fn lower_parser(&mut self, decl: &Decl) -> CResult<Parser> {
+impl<'a> Checker<'a> {
+    /// Lowers the parser; its variable declarations run at the beginning of `start`. Parser instances
+    /// (`sub() s;`) are inlined where a state applies them ([`super::subparser`]).
+    pub(super) fn lower_parser(&mut self, decl: &'a Decl) -> CResult<Parser> {
         let DeclKind::Parser {
             signature,
             locals,
@@ -20,14 +22,23 @@ impl Checker<'_> {
         };
         self.ctx = Ctx::Parser;
         let mut prelude = Vec::new();
+        let mut instances = HashMap::new();
         for l in locals {
             if self.local_decl(l, &mut prelude)? {
                 continue;
             }
             match &l.kind {
-                DeclKind::Instance { name, .. } => {
-                    return err(name.span, "unsupported construct: instances in a parser")
-                }
+                DeclKind::Instance { ty, name, .. } => match self.parser_named(ty) {
+                    Some(sub) => {
+                        instances.insert(name.name.clone(), sub);
+                    }
+                    None => {
+                        return err(
+                            name.span,
+                            "unsupported construct: this instance in a parser",
+                        )
+                    }
+                },
                 _ => {
                     return err(
                         l.span,
@@ -36,8 +47,25 @@ impl Checker<'_> {
                 }
             }
         }
+        let order = Self::state_order(states, &signature.name)?;
+        let mut out = self.lower_states(&order, &instances)?;
+        if let Some(first) = out.first_mut() {
+            prelude.append(&mut first.stmts);
+            first.stmts = prelude;
+        }
+        Ok(Parser {
+            name: signature.name.name.clone(),
+            states: out,
+        })
+    }
+
+    /// The states with `start` first; duplicates and states named `accept` or `reject` are errors.
+    pub(super) fn state_order<'s>(
+        states: &'s [ParserState],
+        parser: &ast::Ident,
+    ) -> CResult<Vec<&'s ParserState>> {
         let Some(start) = states.iter().find(|s| s.name.name == "start") else {
-            return err(signature.name.span, "missing state `start`");
+            return err(parser.span, "missing state `start`");
         };
         let mut order: Vec<&ParserState> = vec![start];
         for s in states {
@@ -52,39 +80,27 @@ impl Checker<'_> {
                 order.push(s);
             }
         }
-        let names: Vec<String> = order.iter().map(|s| s.name.name.clone()).collect();
-        let mut out = Vec::new();
-        for s in &order {
-            out.push(self.scoped(|c| c.state(s, &names))?);
-        }
-        if let Some(first) = out.first_mut() {
-            prelude.append(&mut first.stmts);
-            first.stmts = prelude;
-        }
-        Ok(Parser {
-            name: signature.name.name.clone(),
-            states: out,
-        })
+        Ok(order)
     }
 
-    fn state(&mut self, s: &ParserState, names: &[String]) -> CResult<State> {
+    /// The statements of a state's body (or a part of it).
+    pub(super) fn state_stmts(&mut self, body: &[ast::Stmt]) -> CResult<Vec<Stmt>> {
         let mut stmts = Vec::new();
-        for st in &s.body {
+        for st in body {
             self.stmt(st, &mut stmts)?;
         }
-        let target = |t: &ast::Ident| -> CResult<Target> {
-            match t.name.as_str() {
-                "accept" => Ok(Target::Accept),
-                "reject" => Ok(Target::Reject),
-                n => match names.iter().position(|x| x == n) {
-                    Some(i) => Ok(Target::State(i)),
-                    None => err(t.span, format!("unknown state `{n}`")),
-                },
-            }
-        };
-        let transition = match &s.transition {
+        Ok(stmts)
+    }
+
+    /// A state's transition; `resolve` gives the target of a state name (`accept` and `reject` as it says).
+    pub(super) fn transition(
+        &mut self,
+        t: &Option<ast::Transition>,
+        resolve: &dyn Fn(&ast::Ident) -> CResult<Target>,
+    ) -> CResult<Transition> {
+        Ok(match t {
             None => Transition::Direct(Target::Reject),
-            Some(ast::Transition::Direct(t)) => Transition::Direct(target(t)?),
+            Some(ast::Transition::Direct(t)) => Transition::Direct(resolve(t)?),
             Some(ast::Transition::Select { exprs, cases, .. }) => {
                 let mut keys = Vec::new();
                 for e in exprs {
@@ -103,20 +119,14 @@ impl Checker<'_> {
                     let keysets = self.keysets(&c.keyset, &tys, c.span)?;
                     out.push(SelectCase {
                         keysets,
-                        target: target(&c.state)?,
+                        target: resolve(&c.state)?,
                     });
                 }
                 Transition::Select { keys, cases: out }
             }
-        };
-        Ok(State {
-            name: s.name.name.clone(),
-            stmts,
-            transition,
         })
     }
 
-    /// One keyset per key, folded against the keys' types.
     pub(super) fn keysets(
         &mut self,
         ks: &Keyset,

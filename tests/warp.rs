@@ -206,28 +206,38 @@ fn equivalence(example: &str, extra: &[&str]) {
 }
 
 /// Packets of the short `hwxdp gen` trace the RTL runs (before the packets added for the rules).
-const RTL_PACKETS: usize = 40;
+const RTL_PACKETS: usize = 24;
+
+/// The engine's parameters `--backend warp-rtl` makes its rules with: Table 5's, without r0 restores (the hXDP
+/// module's resume port sets r1-r9 only).
+fn rtl_params() -> hwxdp_warp::Params {
+    hwxdp_warp::Params {
+        r0_const: 0,
+        ..hwxdp_warp::Params::default()
+    }
+}
 
 /// The short trace for the RTL in `dir`/`rtl.pcap`: `example`'s own trace of [`RTL_PACKETS`] packets, then from the
-/// frames `hwxdp gen --warp` writes, the first that hits each rule of the example's rules (so every verdict and every
-/// restore runs) and the first two that hit none. Gives the trace arguments (the own trace's `--maps`/`--routes`).
+/// equivalence trace of the RTL's rules ([`rtl_params`]; `hwxdp gen --warp`'s, made in process, laid over the own
+/// trace), the first frame that hits each rule (so every verdict and every restore runs: asserted) and the first two
+/// that hit none. Gives the trace arguments (the own trace's `--maps`/`--routes`).
 fn rtl_trace(example: &str, dir: &str) -> Vec<String> {
     let (obj, own, mut args) = workload_n(example, "warp-rtl-own", RTL_PACKETS);
-    let gen = hwxdp(&["gen", "--warp", obj.as_str(), "-o", dir]);
-    assert!(gen.ok, "{}", gen.all);
     let spec = hwxdp_object::load(std::path::Path::new(&obj)).expect("object parses");
     let program = spec
         .programs
         .iter()
         .find(|p| p.name == example)
         .unwrap_or(&spec.programs[0]);
-    let warp = hwxdp_warp::optimize_program(program, &spec.maps, &hwxdp_warp::Params::default())
-        .expect("warps");
+    let warp = hwxdp_warp::optimize_program(program, &spec.maps, &rtl_params()).expect("warps");
     let engine = hwxdp_warp::Engine::new(&warp);
     let mut frames = read_pcap(&format!("{own}/trace.pcap"));
+    let options = hwxdp_gen::warp::WarpTraceOptions::default();
+    let equivalence = hwxdp_warp::trace::equivalence_trace(&warp, &frames, &options, 1)
+        .unwrap_or_else(|e| panic!("{example}: {e}"));
     let mut hit = vec![false; warp.rules.len()];
     let mut misses = 0;
-    for f in read_pcap(&format!("{dir}/trace.pcap")) {
+    for f in equivalence.into_iter().map(|p| p.bytes) {
         match engine.lookup(&f) {
             Some(rule) if !hit[rule] => hit[rule] = true,
             None if misses < 2 => misses += 1,
@@ -235,6 +245,11 @@ fn rtl_trace(example: &str, dir: &str) -> Vec<String> {
         }
         frames.push(f);
     }
+    let never: Vec<usize> = (0..hit.len()).filter(|&r| !hit[r]).collect();
+    assert!(
+        never.is_empty(),
+        "{example}: rules {never:?} not in the RTL's trace"
+    );
     let path = format!("{dir}/rtl.pcap");
     write_pcap(&path, &frames);
     args[1] = path;
@@ -298,7 +313,15 @@ fn on_rtl(example: &str, extra: &[&str]) {
     let model = format!("{dir}/warp");
     let mut warp_args = vec!["run", obj.as_str()];
     warp_args.extend(&args);
-    warp_args.extend(["-o", model.as_str(), "--backend", "warp"]);
+    // The model with the RTL's rules (no r0 restores), so each packet's cycles compare.
+    warp_args.extend([
+        "-o",
+        model.as_str(),
+        "--backend",
+        "warp",
+        "--warp-param",
+        "r0-const=0",
+    ]);
     let warp = hwxdp(&warp_args);
     assert!(warp.ok, "{}", warp.all);
     let (on_rtl, on_model) = (packet_cycles(&rtl), packet_cycles(&model));
@@ -488,12 +511,8 @@ fn rtl_engine_to_sephirot_latency() {
         .iter()
         .position(|p| p.name == "l2_acl")
         .expect("l2_acl");
-    let warp = hwxdp_warp::optimize_program(
-        &spec.programs[entry],
-        &spec.maps,
-        &hwxdp_warp::Params::default(),
-    )
-    .expect("warps");
+    let warp = hwxdp_warp::optimize_program(&spec.programs[entry], &spec.maps, &rtl_params())
+        .expect("warps");
     let compiled = hwxdp_hxdp::compile_object_with_entries(
         &spec,
         entry,

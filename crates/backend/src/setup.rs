@@ -38,6 +38,8 @@ pub struct Options {
     pub warp_cores: usize,
     /// `--warp-profile`: frames the Warp Optimizer fits its rules to (`warp`, `warp-interp`); none: unprofiled.
     pub warp_profile: Vec<Vec<u8>>,
+    /// `--warp-param`: the engine's parameters (`warp`, `warp-interp`, `warp-rtl`); `None`: the backend's default.
+    pub warp_params: Option<hwxdp_warp::Params>,
 }
 
 impl Default for Options {
@@ -52,6 +54,7 @@ impl Default for Options {
             ebpflow: crate::ebpflow::NicOptions::default(),
             warp_cores: 1,
             warp_profile: Vec::new(),
+            warp_params: None,
         }
     }
 }

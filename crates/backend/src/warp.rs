@@ -44,7 +44,7 @@ pub const ENTRY: Entry = Entry {
     name: "warp",
     about: "the Warp Engine in software in front of the hXDP core's cycle model, which resumes at the entry bundle \
             of the restored context (--cores N: N cores sharing the maps, fed round robin)",
-    options: &["--cores", "--warp-profile"],
+    options: &["--cores", "--warp-profile", "--warp-param"],
     needs_kernel: false,
     whole_trace: false,
     create: create_hxdp,
@@ -55,7 +55,7 @@ pub const RTL: Entry = Entry {
     name: "warp-rtl",
     about: "the Warp Engine and the hXDP module in Verilog (rtl/warp/warp_hxdp.sv) under Verilator: the engine's \
             verdicts skip Sephirot, its restores start it at the entry bundle",
-    options: &["--warp-profile", "--vcd", "--vcd-packets"],
+    options: &["--warp-profile", "--warp-param", "--vcd", "--vcd-packets"],
     needs_kernel: false,
     whole_trace: false,
     create: create_rtl,
@@ -65,11 +65,20 @@ pub const RTL: Entry = Entry {
 pub const INTERP: Entry = Entry {
     name: "warp-interp",
     about: "the Warp Engine in software in front of the reference machine, which resumes where the rule left off",
-    options: &["--warp-profile"],
+    options: &["--warp-profile", "--warp-param"],
     needs_kernel: false,
     whole_trace: false,
     create: create_interp,
 };
+
+/// The engine's parameters for `backend`: `--warp-param`, or Table 5's. The hXDP module's resume port sets r1-r9
+/// only (`rtl/sephirot`), so `warp-rtl` restores no r0 unless asked to (and then its configuration refuses it).
+fn params(setup: &Setup, backend: &'static str) -> Params {
+    setup.options.warp_params.unwrap_or(Params {
+        r0_const: u16::from(backend != RTL.name),
+        ..Params::default()
+    })
+}
 
 fn optimize(setup: &Setup, backend: &'static str) -> Result<Warp, BackendError> {
     let programs = &setup.spec.programs;
@@ -86,7 +95,7 @@ fn optimize(setup: &Setup, backend: &'static str) -> Result<Warp, BackendError> 
     let profile = hwxdp_warp::Profile {
         frames: setup.options.warp_profile.clone(),
     };
-    hwxdp_warp::optimize_profiled(program, &setup.spec.maps, &Params::default(), &profile)
+    hwxdp_warp::optimize_profiled(program, &setup.spec.maps, &params(setup, backend), &profile)
         .map_err(|e| BackendError::setup(backend, e))
 }
 

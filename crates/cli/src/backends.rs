@@ -73,6 +73,10 @@ pub struct BackendArgs {
     /// `compile --target warp --pcap` does) [default: no profile].
     #[arg(long, value_name = "PCAP")]
     pub warp_profile: Option<PathBuf>,
+    /// warp, warp-interp, warp-rtl: the engine's parameters as `compile --target warp` takes them (NAME=VALUE,...)
+    /// [default: Table 5's; warp-rtl: r0-const=0].
+    #[arg(long = "warp-param", value_delimiter = ',', value_name = "NAME=VALUE")]
+    pub warp_param: Vec<String>,
 }
 
 fn parse_swap(text: &str) -> Result<(u64, PathBuf), String> {
@@ -184,6 +188,7 @@ impl BackendArgs {
             (!self.swap_at.is_empty(), "--swap-at"),
             (self.cores.is_some(), "--cores"),
             (self.warp_profile.is_some(), "--warp-profile"),
+            (!self.warp_param.is_empty(), "--warp-param"),
         ];
         for (set, flag) in flags {
             if set {
@@ -241,6 +246,7 @@ impl BackendArgs {
             },
             warp_cores: self.cores.unwrap_or(1),
             warp_profile: Vec::new(),
+            warp_params: None,
         }
     }
 
@@ -451,6 +457,9 @@ impl<'a> Session<'a> {
         if let Some(path) = &backend.warp_profile {
             let frames = crate::trace::read(path)?;
             options.warp_profile = frames.into_iter().map(|p| p.data).collect();
+        }
+        if !backend.warp_param.is_empty() {
+            options.warp_params = Some(crate::cmd_compile::warp_params(&backend.warp_param)?);
         }
         let swaps = backend
             .swaps()?

@@ -5,6 +5,7 @@
 
 mod ebpflow;
 mod warp;
+pub use warp::params as warp_params;
 
 use crate::common::{self, ProgramArgs};
 use anyhow::{bail, Context, Result};

@@ -306,6 +306,13 @@ fn line_writes(warp: &Warp, rule: usize, line: u16) -> Result<Vec<ConfigWrite>, 
             out.push(write(SEL_ACTION, 1, 0));
         }
         Action::Restore(x) => {
+            if let Some(r0) = x.r0 {
+                // The record has no r0 for a restore, nor the hXDP module's resume port (r1-r9): rules for the RTL
+                // are made with `r0-const=0`.
+                return Err(WarpRtlError::DoesNotFit(format!(
+                    "rule {rule} restores r0 = {r0:#x}: the RTL engine restores r1-r9 only (r0-const=0)"
+                )));
+            }
             if x.regs.len() > p.reg_extractors as usize
                 || x.stack.len() > p.stack_extractors as usize
             {

@@ -192,13 +192,15 @@ fn measure(name: &str, engines: usize, packets: usize) -> (Breakdown, u64, u64, 
 fn the_network_functions_cycles_add_up_and_are_printed() {
     println!(
         "| function | run | issue | load-use | taken branch | lddw | drain | key gather | coprocessor wait | \
-         coprocessor service | DM_FIFO wait | other | busy a packet (1 engine) | port cycles a packet (4 engines) |"
+         coprocessor service | DM_FIFO wait | other | cycles a packet (1 engine) | port cycles a packet (4 engines) |"
     );
     println!(
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for name in ["wire", "stateful_firewall", "lpm_forward", "ddos"] {
-        let (b, busy, n, _) = measure(name, 1, 2000);
+        // With the two-slot DM_FIFO the next run starts while a packet leaves: one engine's cycles a packet are the
+        // span of the trace over its packets, no longer each packet's first beat to its last output beat.
+        let (b, _, n, span1) = measure(name, 1, 2000);
         let (_, _, n4, span4) = measure(name, 4, 2000);
         let per = |c: u64| c as f64 / n as f64;
         println!(
@@ -215,12 +217,12 @@ fn the_network_functions_cycles_add_up_and_are_printed() {
             per(b.coproc_service),
             per(b.fifo),
             per(b.other),
-            per(busy),
+            span1 as f64 / n as f64,
             span4 as f64 / n4 as f64
         );
         assert!(
-            b.issue > 0 && busy > b.total(),
-            "{name}: a run issues, the engine is busy beyond it"
+            b.issue > 0 && span1 > b.total(),
+            "{name}: a run issues, the engine's packets take at least their runs"
         );
     }
 }

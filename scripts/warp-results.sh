@@ -11,12 +11,12 @@
 # processor's instructions per packet behind rules fitted without and with the profile (`--backend warp-interp`),
 # the paper's Figure 5 beside them, and a fifth Mpps at 250 MHz with one engine feeding N = 1, 2, 4, 8 hXDP cores
 # (`--backend warp --cores N`).
-# Usage: scripts/warp-results.sh [PACKETS] [TOP]   (run `make build examples` first)
+# Usage: [HWXDP=path/to/hwxdp] scripts/warp-results.sh [PACKETS] [TOP]   (run `make build examples` first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packets=${1:-1200}
 top=${2:-4}
-hwxdp=target/release/hwxdp
+hwxdp=${HWXDP:-target/release/hwxdp}
 . scripts/workload.sh
 work=build/warp
 mkdir -p "$work"

@@ -218,6 +218,7 @@ fn restore_everything() -> Action {
     };
     Action::Restore(Restore {
         slot: 41,
+        r0: None,
         regs: vec![
             (1, Value::Context),
             (2, Value::Packet { offset: 34 }),

@@ -30,7 +30,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
     /// The fast scan's form: `table` (a lookup per byte), `branch` (compare-and-jump code per state, for small
-    /// automata: up to 80 live states), or `auto` (branch up to 32 live states, else table; docs/dpi.md).
+    /// automata: up to 80 live states), or `auto` (branch up to 32 live states while the program stays within 4096 instructions, else table;
+    /// docs/dpi.md).
     #[arg(long, value_name = "FORM", default_value = "auto", value_parser = ["auto", "table", "branch"])]
     form: String,
 }
@@ -59,8 +60,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         },
     };
     let source = args.rules.display().to_string();
-    let compiled = hwxdp_dpi::compile(&text, &source, &options)
-        .map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     let scratch = std::env::temp_dir().join(format!("hwxdp-dpi-{}", std::process::id()));
     let c_path = match &args.emit_c {
         Some(path) => path.clone(),
@@ -70,20 +69,60 @@ pub fn run(args: Args) -> Result<ExitCode> {
             scratch.join(format!("{stem}.c"))
         }
     };
-    let built = hwxdp_dpi::build(&compiled, &c_path, &output);
+    let built = compile_and_build(&text, &source, options, &c_path, &output);
     if args.emit_c.is_none() {
         let _ = std::fs::remove_dir_all(&scratch);
     }
-    built?;
+    let (compiled, options) = built?;
     report(&compiled, &options.name, &output)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The summary: rules, DFAs, states, table bytes, instructions, the scan limit.
-fn report(compiled: &Compiled, name: &str, output: &Path) -> Result<()> {
+/// The most instructions `--form auto` lets the branch form take: eBPFlow's instruction memory holds 4096 slots,
+/// and the hXDP compiler and core are sized for programs of a few thousand instructions. A branch-form program
+/// over it (a chunk of code per live state and byte) is rebuilt in the table form.
+pub const AUTO_BRANCH_MAX_INSNS: usize = 4096;
+
+/// Compiles and builds the rules; with `--form auto`, a branch-form program over [`AUTO_BRANCH_MAX_INSNS`]
+/// instructions is built again in the table form (said on stderr). Returns what was built and its options.
+fn compile_and_build(
+    text: &str,
+    source: &str,
+    mut options: Options,
+    c_path: &Path,
+    output: &Path,
+) -> Result<(Compiled, Options)> {
+    let compile = |o: &Options| {
+        hwxdp_dpi::compile(text, source, o).map_err(|e| anyhow::anyhow!("{source}: {e}"))
+    };
+    let compiled = compile(&options)?;
+    hwxdp_dpi::build(&compiled, c_path, output)?;
+    if options.form.is_some() || compiled.layout.form != Form::Branch {
+        return Ok((compiled, options));
+    }
+    let insns = program_insns(output, &options.name)?;
+    if insns <= AUTO_BRANCH_MAX_INSNS {
+        return Ok((compiled, options));
+    }
+    eprintln!(
+        "{source}: the branch form takes {insns} instructions, over the {AUTO_BRANCH_MAX_INSNS} of --form auto (eBPFlow's instruction memory): built in the table form (--form branch keeps it)"
+    );
+    options.form = Some(Form::Table);
+    let compiled = compile(&options)?;
+    hwxdp_dpi::build(&compiled, c_path, output)?;
+    Ok((compiled, options))
+}
+
+/// The instructions of program `name` in the object at `output`.
+fn program_insns(output: &Path, name: &str) -> Result<usize> {
     let object = hwxdp_object::load(output)
         .with_context(|| format!("cannot read back {}", output.display()))?;
-    let insns = object.program(Some(name)).map_or(0, |p| p.insns.len());
+    Ok(object.program(Some(name)).map_or(0, |p| p.insns.len()))
+}
+
+/// The summary: rules, DFAs, states, table bytes, instructions, the scan limit.
+fn report(compiled: &Compiled, name: &str, output: &Path) -> Result<()> {
+    let insns = program_insns(output, name)?;
     let a = &compiled.automaton;
     let layout = &compiled.layout;
     println!(

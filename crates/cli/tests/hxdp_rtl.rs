@@ -283,7 +283,7 @@ fn vcd_needs_the_rtl_backend() {
     assert!(!r.ok, "{}", r.all);
     assert!(
         r.stderr
-            .contains("--vcd is an option of --backend hxdp-rtl or ehdl-rtl, not of interp"),
+            .contains("--vcd is an option of --backend hxdp-rtl or ehdl-rtl or warp-rtl, not of interp"),
         "{}",
         r.all
     );

@@ -63,3 +63,12 @@ p4_program_tests! {
     sub_parsers => "feat_sub_parsers":
         "A parser instance with states, `select` and `verify` of its own, applied twice with `out`/`inout` arguments.";
 }
+
+/// `hwxdp stf --backend` takes every backend of the registry: the software models, and an RTL one (eHDL's pipeline
+/// builds in under 30 s). Test ports 0 and 3 are interfaces 1 and 4, which the eBPFlow NIC's ports cover.
+#[test]
+fn stf_runs_on_every_kind_of_backend() {
+    for backend in ["hxdp", "warp", "ebpflow", "ehdl-rtl"] {
+        stf_passes_on("stf_test_ports", backend);
+    }
+}

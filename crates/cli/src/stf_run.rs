@@ -104,6 +104,7 @@ pub fn run_script(
         ..Config::default()
     };
     let devices: Vec<(u32, u32)> = ports.iter().map(|&p| (p, 1)).collect();
+    let options = nic_options(&ports);
     let setup = Setup {
         object,
         elf: &elf,
@@ -111,7 +112,7 @@ pub fn run_script(
         program: &name,
         config: &config,
         devices: &devices,
-        options: &Options::default(),
+        options: &options,
         notify: Some(|line| eprintln!("hwxdp: {line}")),
     };
     let mut target = (hwxdp_backend::find(backend)?.create)(&setup)
@@ -119,6 +120,17 @@ pub fn run_script(
     let report = execute(&mut *target, checked, stf_name, script)?;
     target.finish()?;
     Ok(report)
+}
+
+/// Backend options for a script whose packets use interfaces `ifindices` (sorted): the multi-port NIC of the
+/// eBPFlow backends gets its first port at the lowest of them and at least its usual 4 ports.
+fn nic_options(ifindices: &[u32]) -> Options {
+    let mut options = Options::default();
+    if let (Some(&lo), Some(&hi)) = (ifindices.first(), ifindices.last()) {
+        options.ebpflow.first_ifindex = lo;
+        options.ebpflow.ports = options.ebpflow.ports.max((hi - lo + 1) as usize);
+    }
+    options
 }
 
 /// The object's one XDP program.

@@ -191,13 +191,13 @@ fn serialize(shdrs: Vec<Shdr>) -> Vec<u8> {
     let mut out = vec![0u8; 64];
     let mut offsets = Vec::with_capacity(shdrs.len());
     for s in &shdrs {
-        while out.len() % 8 != 0 {
+        while !out.len().is_multiple_of(8) {
             out.push(0);
         }
         offsets.push(out.len() as u64);
         out.extend_from_slice(&s.data);
     }
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
     let shoff = out.len() as u64;

@@ -105,6 +105,16 @@ fn core(rng: &mut Rng) -> Vec<Labeled> {
         },
         &[],
     ));
+    out.extend(odd_frames(rng));
+    out.extend((0..UNSOLICITED).map(|_| unsolicited(rng)));
+    out
+}
+
+/// The frames every firewall trace has besides its flows: IPv4 with options, ICMP, ARP, IPv6 and malformed frames
+/// (also used by the hXDP paper's firewall, `hxdp_firewall`).
+pub(crate) fn odd_frames(rng: &mut Rng) -> Vec<Labeled> {
+    let eth = to_dut();
+    let mut out = Vec::new();
     let opts = Ipv4::new([10, 0, 0, 7], [198, 51, 100, 9]).options(&[0x94, 0x04, 0, 0]);
     out.push(labeled::v4(
         &eth,
@@ -139,7 +149,6 @@ fn core(rng: &mut Rng) -> Vec<Labeled> {
         &[],
     ));
     out.extend(malformed_set(rng, [203, 0, 113, 9], [10, 0, 0, 1]));
-    out.extend((0..UNSOLICITED).map(|_| unsolicited(rng)));
     out
 }
 

@@ -1,10 +1,10 @@
 //! Workload of `hxdp_firewall`: a preloaded established flow both ways, internal flows then their replies (insert,
 //! then a lookup that hits), unsolicited external packets (a lookup that misses), then the other kinds of frame.
 
-use super::{cat, malformed_set, payload, to_dut, Example};
+use super::{cat, payload, to_dut, Example};
 use crate::labeled::{self, Labeled};
-use crate::mix::{random_v4, random_v6};
-use crate::packet::{Ipv4, Ipv6, IPPROTO_TCP, L4, TCP_ACK, TCP_SYN};
+use crate::mix::random_v4;
+use crate::packet::{Ipv4, IPPROTO_TCP, L4, TCP_ACK, TCP_SYN};
 use crate::rng::Rng;
 use crate::Preload;
 
@@ -127,43 +127,13 @@ fn unsolicited(rng: &mut Rng) -> Labeled {
 }
 
 fn core(rng: &mut Rng) -> Vec<Labeled> {
-    let eth = to_dut();
     let mut out = vec![established(false), established(true), established(false)];
     let pairs: Vec<_> = (0..6).map(|_| flow_pair(rng)).collect();
     out.extend(pairs.iter().map(|p| p.1.clone()));
     out.extend(pairs.iter().map(|p| p.0.clone()));
     out.extend(pairs.iter().map(|p| p.1.clone()));
     out.extend((0..8).map(|_| unsolicited(rng)));
-    let opts = Ipv4::new([10, 0, 0, 7], [198, 51, 100, 9]).options(&[0x94, 0x04, 0, 0]);
-    let udp = L4::Udp {
-        sport: 4000,
-        dport: 53,
-    };
-    out.push(labeled::v4(&eth, &opts, &udp, &[1, 2, 3]));
-    let echo = L4::IcmpEcho {
-        reply: false,
-        id: 1,
-        seq: 1,
-    };
-    out.push(labeled::v4(
-        &eth,
-        &Ipv4::new(random_v4(rng, false), [10, 0, 0, 1]),
-        &echo,
-        &[],
-    ));
-    out.push(labeled::arp_request(&eth, [10, 0, 0, 1], [10, 0, 0, 2]));
-    let l4 = L4::Tcp {
-        sport: 1234,
-        dport: 80,
-        flags: TCP_SYN,
-    };
-    out.push(labeled::v6(
-        &eth,
-        &Ipv6::new(random_v6(rng), random_v6(rng)),
-        &l4,
-        &[],
-    ));
-    out.extend(malformed_set(rng, [203, 0, 113, 9], [10, 0, 0, 1]));
+    out.extend(super::firewall::odd_frames(rng));
     out
 }
 

@@ -5,7 +5,9 @@
 // The ports behave as ehdl_map_mem's in every cycle: port p reads the 8 bytes at addr_i[p] (rdata_o), seeing every
 // write of earlier cycles and this cycle's writes of the ports before it (the generator orders ports later stage
 // first, then program order); a port in WRITES writes the bytes wmask selects when we_i, its data (OP 0) or an
-// atomic update of the bytes it read (OP 1 add, 2 or, 3 and, 4 xor), later ports winning. Bytes beyond the map read
+// atomic update of the bytes it read (OP 1 add, 2 or, 3 and, 4 xor; only a port in ATOMIC, the others always
+// write their data, so a plain store builds no read of its own and no adder between it and the later ports' reads),
+// later ports winning. Bytes beyond the map read
 // as 0 and are never written.
 //
 // A RAM read is registered, so each reading port presents its address a cycle early: raddr_i[p] is the address
@@ -34,7 +36,8 @@ module ehdl_map_ram #(
   parameter integer  NP     = 1,            // pipeline ports
   parameter integer  AW     = 16,           // address width, 1..31
   parameter [NP-1:0] WRITES = '0,           // bit p: port p may write (we_i[p] is ignored otherwise)
-  parameter [NP-1:0] READS  = {NP{1'b1}}    // bit p: port p reads (gets a copy of the RAMs; rdata 0 otherwise)
+  parameter [NP-1:0] READS  = {NP{1'b1}},   // bit p: port p reads (gets a copy of the RAMs; rdata 0 otherwise)
+  parameter [NP-1:0] ATOMIC = {NP{1'b1}}    // bit p: port p may update atomically (op_i[p] is taken as 0 otherwise)
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
@@ -167,11 +170,11 @@ module ehdl_map_ram #(
     dbl     = '0;
     nb      = 0;
     for (integer p = 0; p < NP; p = p + 1) begin
-      if (READS[p] || WRITES[p]) old = read_of(p, nb, w_rot, w_lanes, w_rows, w_pipe);
+      if (READS[p] || (WRITES[p] && ATOMIC[p])) old = read_of(p, nb, w_rot, w_lanes, w_rows, w_pipe);
       if (READS[p]) reads[p*64 +: 64] = old;
       if (WRITES[p] && nb < NB) begin
         a = addr_i[p*AW +: AW];
-        case (op_i[p*3 +: 3])
+        case (ATOMIC[p] ? op_i[p*3 +: 3] : 3'd0)
           3'd1:    upd = old + wdata_i[p*64 +: 64];
           3'd2:    upd = old | wdata_i[p*64 +: 64];
           3'd3:    upd = old & wdata_i[p*64 +: 64];

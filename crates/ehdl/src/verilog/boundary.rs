@@ -191,6 +191,8 @@ impl Gen<'_> {
         for r in &data {
             let next = format!("{} ? {}'({}) : {}", self.go(j), r.width, r.d, r.name);
             self.next_vals.insert(r.name.clone(), next);
+            let d = format!("{}'({})", r.width, r.d);
+            self.next_split.insert(r.name.clone(), (self.go(j), d));
         }
         if !data.is_empty() {
             let _ = writeln!(

@@ -231,7 +231,7 @@ impl Gen<'_> {
                 let d = format!("fl{i}_d{j}");
                 self.declare(&d, 64);
                 let _ = writeln!(s, "  assign {d} = {a} - {};", self.read(&lptr));
-                terms.push(format!("({v} & (({d} + 64'd7) < 64'd15))"));
+                terms.push(format!("({v} & {})", super::stalls::near(&d)));
                 for w in [&a, &v, &d] {
                     self.read(w);
                 }

@@ -172,7 +172,10 @@ impl KeyBuckets {
 /// more (not LRU or LPM maps, whose blocks need the CAM); `None` for a CAM or a map without keys.
 pub fn key_buckets(spec: &MapSpec) -> Option<KeyBuckets> {
     (is_hash(spec) && spec.max_entries >= BUCKET_MIN_ENTRIES).then(|| KeyBuckets {
-        buckets: (2 * spec.max_entries).div_ceil(BUCKET_WAYS).next_power_of_two().max(2),
+        buckets: (2 * spec.max_entries)
+            .div_ceil(BUCKET_WAYS)
+            .next_power_of_two()
+            .max(2),
         ways: BUCKET_WAYS,
         stash: BUCKET_STASH,
     })
@@ -554,6 +557,8 @@ impl Gen<'_> {
         if ram {
             let raddr = self.early_addresses(s, &name, ports, aw);
             let reads = bits(&|p| p.reads);
+            // Only atomics read-modify-write: a plain store gets no adder in front of the later ports' reads.
+            let atomic = bits(&|p| p.op != 0);
             let _ = writeln!(
                 self.decls,
                 "  logic [{}:0] {name}_raddr;\n  logic {name}_host_drop;",
@@ -562,7 +567,8 @@ impl Gen<'_> {
             let _ = writeln!(
                 s,
                 "  assign {name}_raddr = {raddr};\n  \
-                 ehdl_map_ram #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WRITES({np}'b{writes}), .READS({np}'b{reads})) u_{name} (\n    \
+                 ehdl_map_ram #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WRITES({np}'b{writes}), .READS({np}'b{reads}),\n    \
+                 .ATOMIC({np}'b{atomic})) u_{name} (\n    \
                  .clk_i(clk_i), .rst_ni(rst_ni), .raddr_i({name}_raddr), .we_i({name}_we), .op_i({name}_op),\n    \
                  .addr_i({name}_addr), .wdata_i({name}_wdata), .wmask_i({name}_wmask), .rdata_o({name}_rdata),\n    \
                  {host}, .host_drop_o({name}_host_drop)\n  );"

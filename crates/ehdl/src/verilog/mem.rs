@@ -124,7 +124,33 @@ pub(super) fn substitute(expr: &str, next: &BTreeMap<String, String>) -> Option<
 impl Gen<'_> {
     /// `expr` (over the signals of a stage) as the value it will have in the next cycle, for a RAM address
     /// presented early; `None` when it reads anything but boundary registers and constants.
+    ///
+    /// When every signal `expr` reads is a register of boundaries advancing on one condition `go`, the result is
+    /// `go ? expr(d) : expr(q)`: the arithmetic of the address runs on both inputs of the multiplexer, beside the
+    /// stall checks that decide `go`, rather than after it.
     pub(super) fn early_of(&self, expr: &str) -> Option<String> {
+        let mut gos: Vec<&String> = self
+            .next_split
+            .iter()
+            .filter(|(name, _)| expr.contains(name.as_str()))
+            .map(|(_, (go, _))| go)
+            .collect();
+        gos.sort();
+        gos.dedup();
+        if let [go] = gos[..] {
+            let of = |f: &dyn Fn(&String, &String) -> String| -> BTreeMap<String, String> {
+                self.next_split
+                    .iter()
+                    .filter(|(_, (g, _))| g == go)
+                    .map(|(name, (_, d))| (name.clone(), f(name, d)))
+                    .collect()
+            };
+            let adv = substitute(expr, &of(&|_, d| d.clone()));
+            let held = substitute(expr, &of(&|name, _| name.clone()));
+            if let (Some(adv), Some(held)) = (adv, held) {
+                return Some(format!("({go} ? ({adv}) : ({held}))"));
+            }
+        }
         substitute(expr, &self.next_vals)
     }
 

@@ -138,6 +138,9 @@ pub(super) struct Gen<'a> {
     /// Each data register of a boundary with its next value (`go ? d : q`), for RAM addresses presented a cycle
     /// early (`verilog/mem.rs`).
     pub(super) next_vals: BTreeMap<String, String>,
+    /// The same registers' advance condition and input (`go`, `d`): an early address over one boundary's registers
+    /// alone is computed on both sides of one multiplexer (`verilog/mem.rs`).
+    pub(super) next_split: BTreeMap<String, (String, String)>,
     /// Where each map block's values live, in block order.
     pub(super) storage: Vec<super::mem::MapStorage>,
 }
@@ -236,6 +239,7 @@ impl<'a> Gen<'a> {
             state_flops: 0,
             head_ext: head_room(p),
             next_vals: BTreeMap::new(),
+            next_split: BTreeMap::new(),
             storage: Vec::new(),
         }
     }

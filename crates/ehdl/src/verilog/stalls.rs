@@ -5,6 +5,13 @@ use super::stage::{hex64, Gen};
 use hwxdp_ebpf::InsnKind;
 use std::fmt::Write as _;
 
+/// Whether the 64-bit difference `d` of two addresses is within 7 either way (`(d + 7) mod 2^64 < 15`, the same
+/// 8 bytes give or take), without a second carry chain after the subtraction: 0..7 has bits 63..3 clear, -7..-1
+/// has them all set and some low bit set.
+pub(super) fn near(d: &str) -> String {
+    format!("(({d}[63:3] == 61'd0) | ((&{d}[63:3]) & (|{d}[2:0])))")
+}
+
 impl Gen<'_> {
     /// The stall checks (see `maps`): a valid bit per boundary, one wire per check, and `go`.
     pub(super) fn stall_logic(&mut self, n: u32) {
@@ -66,7 +73,7 @@ impl Gen<'_> {
                         let _ =
                             writeln!(s, "  assign {d} = {ptr} - ({r} + {});", hex64(off as u64));
                         self.read(&ptr);
-                        terms.push(format!("({v} & (({d} + 64'd7) < 64'd15))"));
+                        terms.push(format!("({v} & {})", near(&d)));
                         self.read(&d);
                     }
                     None => match self

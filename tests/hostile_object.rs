@@ -95,8 +95,9 @@ fn programs_sharing_twenty_thousand_callees_link_in_linear_time_and_bounded_memo
     assert_loaded(&small_run, "p19", "20 programs x 4,000 callees");
     let large_run = load_only(&large);
     assert_loaded(&large_run, "p199", "200 programs x 20,000 callees");
-    // Linear: 50 times the work; a scan of the callees per call would be 250 times.
-    assert_bounds(&small_run, &large_run, 100, 600, "shared callees");
+    // Linear: 50 times the work (81 x measured: the small run is mostly start-up, the large one allocates 448 MiB);
+    // a scan of the callees per call would be 250 times.
+    assert_bounds(&small_run, &large_run, 150, 600, "shared callees");
 }
 
 #[test]

@@ -3,10 +3,10 @@
 //! the kernel's verifier may, since the load through r3 only runs where it is one). A removed check's probe or
 //! verdict load runs on the short packets too, so it must not go through r3.
 
+mod common;
+
 use hwxdp_hxdp::compile::optimize;
-use hwxdp_hxdp::{compile_object, HxdpCore, Options, Pass};
-use hwxdp_object::{ObjectSpec, ProgramSpec};
-use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
+use hwxdp_hxdp::{Options, Pass};
 
 /// The shape of `ddos.c`'s IPv4 header read: a 14-byte check, then the select of the header pointer, then the
 /// check the select hangs on and a read of the header through the selected pointer (`READ`).
@@ -38,20 +38,7 @@ out:
 /// The compiled program (default options) returns what the reference machine does on a packet of every length from
 /// an Ethernet header to 64 bytes.
 fn agrees_on_every_length(text: &str) {
-    let insns = hwxdp_ebpf::assemble(text).expect("assembles");
-    let spec = ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns));
-    let compiled = compile_object(&spec, 0, &Options::default()).expect("compiles");
-    for len in 14..=64usize {
-        let frame: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(7)).collect();
-        let mut machine = Machine::new(&spec, None, &Config::default()).expect("loads");
-        let mut a = XdpBuff::new(&frame).expect("frame");
-        let want = machine.run_packet(&mut a, &XdpMd::default()).retval;
-        let mut core =
-            HxdpCore::new(compiled.image.clone(), &spec, None, &Config::default()).expect("loads");
-        let mut b = XdpBuff::new(&frame).expect("frame");
-        let got = core.run_packet(&mut b, &XdpMd::default()).retval();
-        assert_eq!(want, got, "{len}-byte packet");
-    }
+    common::agrees_on_lengths(text, 14..=64, |i| (i as u8).wrapping_mul(7));
 }
 
 #[test]
@@ -80,8 +67,7 @@ fn select_read_past_the_checked_bytes_keeps_short_packets_verdict() {
 fn select_checked_read_still_loses_its_check_to_a_probe_through_a_sure_pointer() {
     // Not refused outright: the probe goes through r4 (`data + 14` on every path), not the selected r3.
     let text = select_program("r0 = *(u8 *)(r3 + 0)");
-    let insns = hwxdp_ebpf::assemble(&text).expect("assembles");
-    let spec = ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns));
+    let spec = common::object(&text);
     let disabled = Pass::ALL
         .into_iter()
         .filter(|&p| p != Pass::Bounds)

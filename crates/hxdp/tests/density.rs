@@ -1,16 +1,12 @@
 //! The passes that make clang's code dense: byte-load fusion, six-byte fusion of interleaved copies, speculation past
 //! branches; each fires on clang's shapes and computes what the reference machine does.
 
+mod common;
+
+use common::object;
 use hwxdp_hxdp::compile::optimize;
 use hwxdp_hxdp::isa::{LDX6, STX6};
-use hwxdp_hxdp::{compile_object, HxdpCore, Options, Pass};
-use hwxdp_object::{ObjectSpec, ProgramSpec};
-use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
-
-fn object(text: &str) -> ObjectSpec {
-    let insns = hwxdp_ebpf::assemble(text).expect("assembles");
-    ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns))
-}
+use hwxdp_hxdp::{compile_object, Options, Pass};
 
 fn ops_with(text: &str, disabled: Vec<Pass>) -> Vec<hwxdp_hxdp::Op> {
     let options = Options { lanes: 4, disabled };
@@ -23,20 +19,7 @@ fn ops_with(text: &str, disabled: Vec<Pass>) -> Vec<hwxdp_hxdp::Op> {
 
 /// Verdict and packet bytes of the compiled program against the reference machine, on frames of each length.
 fn agrees(text: &str, lengths: std::ops::RangeInclusive<usize>) {
-    let spec = object(text);
-    for len in lengths {
-        let frame: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
-        let mut machine = Machine::new(&spec, None, &Config::default()).expect("loads");
-        let mut a = XdpBuff::new(&frame).expect("frame");
-        let want = machine.run_packet(&mut a, &XdpMd::default()).retval;
-        let compiled = compile_object(&spec, 0, &Options::default()).expect("compiles");
-        let mut core =
-            HxdpCore::new(compiled.image, &spec, None, &Config::default()).expect("loads");
-        let mut b = XdpBuff::new(&frame).expect("frame");
-        let got = core.run_packet(&mut b, &XdpMd::default()).retval();
-        assert_eq!(want, got, "{len}-byte frame");
-        assert_eq!(a.data(), b.data(), "{len}-byte frame: packet bytes");
-    }
+    common::agrees_on_lengths(text, lengths, |i| (i * 7 + 3) as u8);
 }
 
 /// clang's MAC swap through 4- and 2-byte words, interleaved.

@@ -3,14 +3,11 @@
 use hwxdp_hxdp::compile::{optimize, schedule};
 use hwxdp_hxdp::ir::IrProgram;
 use hwxdp_hxdp::isa::{EXIT_IMM, LDX6, STX6};
-use hwxdp_hxdp::{compile_object, HxdpCore, Options, Pass};
-use hwxdp_object::{ObjectSpec, ProgramSpec};
-use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
+use hwxdp_hxdp::{compile_object, Options, Pass};
 
-fn object(text: &str) -> ObjectSpec {
-    let insns = hwxdp_ebpf::assemble(text).expect("assembles");
-    ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns))
-}
+mod common;
+
+use common::object;
 
 /// The working form after only `pass` (every other pass off).
 fn only(text: &str, pass: Pass) -> IrProgram {
@@ -62,19 +59,7 @@ fn bounds_check_before_the_read_it_guards_is_removed() {
 
 #[test]
 fn removed_bounds_check_keeps_the_verdicts_of_short_packets() {
-    let spec = object(CHECKED_READ);
-    for len in 14..=26usize {
-        let frame: Vec<u8> = (0..len as u8).collect();
-        let mut machine = Machine::new(&spec, None, &Config::default()).expect("loads");
-        let mut a = XdpBuff::new(&frame).expect("frame");
-        let want = machine.run_packet(&mut a, &XdpMd::default()).retval;
-        let compiled = compile_object(&spec, 0, &Options::default()).expect("compiles");
-        let mut core =
-            HxdpCore::new(compiled.image, &spec, None, &Config::default()).expect("loads");
-        let mut b = XdpBuff::new(&frame).expect("frame");
-        let got = core.run_packet(&mut b, &XdpMd::default()).retval();
-        assert_eq!(want, got, "packet of {len} bytes");
-    }
+    common::agrees_on_lengths(CHECKED_READ, 14..=26, |i| i as u8);
 }
 
 #[test]
@@ -334,22 +319,7 @@ fn bundles_with_and_without(text: &str, on: Pass) -> (usize, usize) {
 
 /// The verdict of the compiled program (default options) equals the reference machine's on packets of each length.
 fn agrees_with_machine(text: &str, lengths: &[usize]) {
-    let spec = object(text);
-    for &len in lengths {
-        let frame: Vec<u8> = (0..len as u8).collect();
-        let mut machine = Machine::new(&spec, None, &Config::default()).expect("loads");
-        let mut a = XdpBuff::new(&frame).expect("frame");
-        let want = machine.run_packet(&mut a, &XdpMd::default()).retval;
-        let compiled = compile_object(&spec, 0, &Options::default()).expect("compiles");
-        let mut core =
-            HxdpCore::new(compiled.image, &spec, None, &Config::default()).expect("loads");
-        let mut b = XdpBuff::new(&frame).expect("frame");
-        assert_eq!(
-            want,
-            core.run_packet(&mut b, &XdpMd::default()).retval(),
-            "{len}-byte packet"
-        );
-    }
+    common::agrees_on_lengths(text, lengths.iter().copied(), |i| i as u8);
 }
 
 /// The definition of op `origin` (an ALU op with immediate `imm`) in the first block: its destination register.

@@ -9,12 +9,12 @@
 
 use crate::classify::in_loop;
 use crate::restore::{restore_at, Restore, Unrestorable, Value};
-use crate::state::{PathState, Stop, MAX_LEN};
-use crate::sym::{Bits, Sym, LEN_BITS};
+use crate::state::{PathState, StackByte, Stop, MAX_LEN};
+use crate::sym::{Bit, Bits, KeyBit, Sym, LEN_BITS};
 use crate::ternary::{self, in_intervals, Interval, Pattern, Side};
 use crate::Params;
 use hwxdp_analysis::{BlockId, Cfg, EdgeKind, InsnId, Liveness, ProgramCfg, StackLiveness};
-use hwxdp_ebpf::{InsnKind, JmpCond};
+use hwxdp_ebpf::{AluOp, InsnKind, JmpCond, Source};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -149,6 +149,8 @@ struct Task {
     checkpoint: Rc<Restore>,
     /// The profile's frames on this path.
     frames: Rc<Vec<u32>>,
+    /// Instructions of `block` already evaluated (a path split inside the block goes on after them).
+    skip: usize,
 }
 
 /// The rules of one walk, or `None` when there are more than `limits.max_rules`.
@@ -169,6 +171,7 @@ pub fn walk(p: &Program, limits: &Limits) -> Option<Vec<RawRule>> {
         path: Vec::new(),
         checkpoint: Rc::new(start),
         frames: Rc::new((0..p.profile.frames.len() as u32).collect()),
+        skip: 0,
     }];
     let mut rules = Vec::new();
     while let Some(task) = work.pop() {
@@ -195,7 +198,8 @@ fn walk_path(
         if loops[t.block.index()] {
             return rules.push(stop_rule(p, t, block.start, Stop::Loop));
         }
-        for i in block.insns() {
+        let skip = std::mem::take(&mut t.skip);
+        for i in block.insns().skip(skip) {
             // The last point of the path where the state can be restored: a fallback for a stop later on.
             if let Ok(r) = restore_here(p, &t.st, i) {
                 t.checkpoint = Rc::new(r);
@@ -205,6 +209,7 @@ fn walk_path(
                 InsnKind::Exit => return rules.push(exit_rule(p, t, i)),
                 InsnKind::Branch { .. } => return branch(p, cfg, limits, t, i, &k, work, rules),
                 InsnKind::Ja { .. } | InsnKind::JaLong { .. } => t.st.insns += 1,
+                _ if offset_split(p, limits, &t, (i, i.0 - block.start.0), &k, work) => return,
                 _ => match t.st.eval(&k, p.params.chunk) {
                     Ok(()) => t.st.insns += 1,
                     Err(stop) => return rules.push(stop_rule(p, t, i, stop)),
@@ -227,6 +232,111 @@ fn restore_here(p: &Program, st: &PathState, i: InsnId) -> Result<Restore, Unres
         p.stack.live_in(i),
         p.params,
     )
+}
+
+/// Most key bits of a variable packet offset the walk splits on (one path per value).
+const SPLIT_BITS: usize = 4;
+
+/// A variable offset added to a packet pointer (`data + (pkt[14] & 15) * 4`, the IP header's length): when the
+/// offset is made of at most [`SPLIT_BITS`] bits of the chunk and the profile has frames on the path, the path is
+/// split into one per value those frames carry (each matching the bits exactly, with the bits constant in the whole
+/// state, so the pointer is `data + k` again and the bounds check after it a length compare), walked first, then
+/// the path unsplit for every other value (pushed first, so its rules come after theirs). Without a profile, or
+/// past the walk's limits, nothing is split. Returns whether the tasks were pushed.
+fn offset_split(
+    p: &Program,
+    limits: &Limits,
+    t: &Task,
+    (i, done): (InsnId, u32),
+    k: &InsnKind,
+    work: &mut Vec<Task>,
+) -> bool {
+    let InsnKind::Alu {
+        wide: true,
+        op: AluOp::Add,
+        dst,
+        src: Source::Reg(src),
+    } = *k
+    else {
+        return false;
+    };
+    let bits = match (t.st.regs[dst as usize], t.st.regs[src as usize]) {
+        (Sym::Packet(_), Sym::Bits(b)) | (Sym::Bits(b), Sym::Packet(_)) => b,
+        _ => return false,
+    };
+    let mut keys: Vec<KeyBit> = Vec::new();
+    for b in bits.0 {
+        match b {
+            Bit::Key(key @ KeyBit::Chunk(_)) if !keys.contains(&key) => keys.push(key),
+            Bit::Key(KeyBit::Len(_)) => return false,
+            _ => {}
+        }
+    }
+    if keys.is_empty() || keys.len() > SPLIT_BITS || t.frames.is_empty() {
+        return false;
+    }
+    if beyond_limits(p, limits, t, 1).is_some() {
+        return false;
+    }
+    let pattern = |v: usize| -> Pattern {
+        keys.iter()
+            .enumerate()
+            .map(|(n, &key)| (key, v >> n & 1 == 1))
+            .collect()
+    };
+    let mut by_value: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+    for &f in t.frames.iter() {
+        if let Some(v) =
+            (0..1usize << keys.len()).find(|&v| p.profile.matches(f as usize, &pattern(v)))
+        {
+            by_value.entry(v).or_default().push(f);
+        }
+    }
+    let slot = p.slots[i.index()] as u32;
+    // Every other value: the path as it was, without the frames of the split values.
+    let mut rest = t.clone();
+    rest.frames = Rc::new(Vec::new());
+    rest.skip = done as usize;
+    work.push(rest);
+    for (v, frames) in by_value.into_iter().rev() {
+        let pat = pattern(v);
+        let mut one = t.clone();
+        one.st = fix_bits(&t.st, &pat);
+        one.frames = Rc::new(frames);
+        one.skip = done as usize;
+        one.conds.push(vec![pat]);
+        one.path.push(Decision {
+            slot,
+            taken: v != 0,
+            matched: true,
+        });
+        work.push(one);
+    }
+    true
+}
+
+/// `st` with every key bit `pat` fixes replaced by its value, in the registers and the frame.
+fn fix_bits(st: &PathState, pat: &Pattern) -> PathState {
+    let fix = |b: Bit| match b {
+        Bit::Key(key) => match pat.get(&key) {
+            Some(true) => Bit::One,
+            Some(false) => Bit::Zero,
+            None => b,
+        },
+        other => other,
+    };
+    let mut out = st.clone();
+    for r in out.regs.iter_mut() {
+        if let Sym::Bits(b) = r {
+            *r = Sym::Bits(Bits(b.0.map(fix)));
+        }
+    }
+    for byte in out.stack.values_mut() {
+        if let StackByte::Bits(b) = byte {
+            *byte = StackByte::Bits(b.map(fix));
+        }
+    }
+    out
 }
 
 /// The rule of a path that ends at instruction `i`, which the engine cannot run.

@@ -73,7 +73,8 @@ fn flow_pair(rng: &mut Rng) -> (Labeled, Labeled) {
     )
 }
 
-fn unsolicited(rng: &mut Rng) -> Labeled {
+/// A TCP SYN to port 22 from outside to inside, which no flow expects (also the hXDP paper's firewall's).
+pub(crate) fn unsolicited(rng: &mut Rng) -> Labeled {
     let l4 = L4::Tcp {
         sport: rng.range(1024, 65535) as u16,
         dport: 22,

@@ -112,27 +112,13 @@ fn flow_pair(rng: &mut Rng) -> (Labeled, Labeled) {
     )
 }
 
-fn unsolicited(rng: &mut Rng) -> Labeled {
-    let l4 = L4::Tcp {
-        sport: rng.range(1024, 65535) as u16,
-        dport: 22,
-        flags: TCP_SYN,
-    };
-    labeled::v4(
-        &to_dut(),
-        &Ipv4::new(random_v4(rng, false), random_v4(rng, true)),
-        &l4,
-        &[],
-    )
-}
-
 fn core(rng: &mut Rng) -> Vec<Labeled> {
     let mut out = vec![established(false), established(true), established(false)];
     let pairs: Vec<_> = (0..6).map(|_| flow_pair(rng)).collect();
     out.extend(pairs.iter().map(|p| p.1.clone()));
     out.extend(pairs.iter().map(|p| p.0.clone()));
     out.extend(pairs.iter().map(|p| p.1.clone()));
-    out.extend((0..8).map(|_| unsolicited(rng)));
+    out.extend((0..8).map(|_| super::firewall::unsolicited(rng)));
     out.extend(super::firewall::odd_frames(rng));
     out
 }
@@ -144,6 +130,6 @@ fn filler(rng: &mut Rng) -> Labeled {
         2 => established(true),
         3 => flow_pair(rng).0,
         4 => flow_pair(rng).1,
-        _ => unsolicited(rng),
+        _ => super::firewall::unsolicited(rng),
     }
 }

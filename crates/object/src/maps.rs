@@ -346,6 +346,12 @@ fn outer_initializers(
     values_at: &HashMap<usize, (u64, u64, u64)>,
     // (start, end, offset of values) of each outer map's definition in .maps, by map index.
 ) -> Result<(), ObjectError> {
+    // (start, end, offset of values, map index) by start, for a binary search per relocation.
+    let mut ranges: Vec<(u64, u64, u64, usize)> = values_at
+        .iter()
+        .map(|(&map, &(start, end, values))| (start, end, values, map))
+        .collect();
+    ranges.sort_unstable();
     for (section_index, section) in elf.sections.iter().enumerate() {
         if section.name != ".maps" {
             continue;
@@ -353,16 +359,18 @@ fn outer_initializers(
         for r in &section.relocations {
             let target = elf.symbols.get(r.symbol);
             let target_name = elf.symbol_name(r.symbol);
-            let (outer, &(start, _, values)) = values_at
-                .iter()
-                .find(|(_, (start, end, _))| (*start..*end).contains(&r.offset))
+            // The definition starting last at or before the offset, if the offset is inside it.
+            let after = ranges.partition_point(|&(start, ..)| start <= r.offset);
+            let (start, _, values, outer) = after
+                .checked_sub(1)
+                .map(|i| ranges[i])
+                .filter(|&(_, end, ..)| r.offset < end)
                 .ok_or_else(|| {
                     bad_map(
                         &target_name,
                         "a relocation in .maps outside any map definition",
                     )
                 })?;
-            let outer = *outer;
             let outer_name = table.specs[outer].name.clone();
             if r.offset < start + values || (r.offset - start - values) % 8 != 0 {
                 return Err(bad_map(

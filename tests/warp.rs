@@ -114,7 +114,11 @@ fn on_hxdp(example: &str, extra: &[&str]) {
             .unwrap_or_else(|| panic!("{example}: no {key} in {figures}"))
     };
     assert!(figure("matched_packets") > 0.0, "{example}: {figures}");
-    assert!(figure("entry_points") >= 1.0, "{example}: {figures}");
+    // An entry point for the restores; a program the engine decides whole (hxdp_parse_drop) has none.
+    assert!(
+        figure("entry_points") >= 1.0 || figure("engine_verdicts") == PACKETS as f64,
+        "{example}: {figures}"
+    );
     assert_eq!(figure("engine_depth"), 29.0);
     let warped = stats["cycles_per_packet"]["mean"].as_f64().unwrap_or(0.0);
     assert!(warped >= 1.0, "{example}: {warped} cycles per packet");

@@ -419,3 +419,84 @@ fn a_profile_spends_the_tcam_on_its_frequent_paths() {
     equivalent(&spec, &fitted);
     equivalent(&spec, &plain);
 }
+
+#[test]
+fn a_constant_r0_is_restored_unless_the_engine_cannot() {
+    // r0 = 2 (the verdict the checks fall through to) is live from the first instruction to the packet write.
+    let spec = asm(
+        "r0 = 2\nr2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 14\nif r4 > r3 goto out\n\
+         r5 = *(u8 *)(r2 + 0)\nif r5 != 1 goto out\n*(u8 *)(r2 + 1) = 7\nout:\nexit",
+    );
+    let restore = |w: &Warp| {
+        w.rules
+            .iter()
+            .find_map(|r| match &r.action {
+                Action::Restore(x) => Some(x.clone()),
+                _ => None,
+            })
+            .expect("a restore rule")
+    };
+    let w = warp(&spec, &Params::default());
+    let at_write = restore(&w);
+    assert_eq!((at_write.slot, at_write.r0), (8, Some(2)), "{at_write:?}");
+    assert!(equivalent(&spec, &w) > 0);
+    let without = Params {
+        r0_const: 0,
+        ..Params::default()
+    };
+    let w = warp(&spec, &without);
+    let back = restore(&w);
+    assert_eq!((back.slot, back.r0), (0, None), "{back:?}");
+    equivalent(&spec, &w);
+}
+
+#[test]
+fn a_variable_header_length_splits_per_value_the_profile_carries() {
+    // data + (pkt[14] & 15) * 4, then a bounds check and a branch on the byte there, then a packet write.
+    let spec = asm(
+        "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 15\nif r4 > r3 goto drop\n\
+         r5 = *(u8 *)(r2 + 14)\nr5 &= 15\nr5 <<= 2\nr2 += r5\nr4 = r2\nr4 += 2\nif r4 > r3 goto drop\n\
+         r6 = *(u8 *)(r2 + 0)\nif r6 == 9 goto drop\n*(u8 *)(r2 + 1) = 7\nr0 = 2\nexit\ndrop:\nr0 = 1\nexit",
+    );
+    let plain = warp(&spec, &Params::default());
+    let frame = |ihl: u8, at: u8| {
+        let mut f = vec![0u8; 64];
+        f[14] = 0x40 | ihl;
+        f[4 * ihl as usize] = at;
+        f
+    };
+    let profile = hwxdp_warp::Profile {
+        frames: vec![frame(5, 9), frame(5, 3), frame(6, 9), frame(5, 9)],
+    };
+    let split =
+        hwxdp_warp::optimize_profiled(&spec.programs[0], &spec.maps, &Params::default(), &profile)
+            .expect("program warps");
+    let drops_at = |w: &Warp| -> Vec<u16> {
+        w.rules
+            .iter()
+            .filter(|r| matches!(r.action, Action::Verdict { retval: 1, .. }))
+            .flat_map(|r| {
+                r.matches
+                    .iter()
+                    .flat_map(|m| m.fields.iter().map(|f| f.offset))
+            })
+            .collect()
+    };
+    assert!(
+        !drops_at(&plain).contains(&20),
+        "unprofiled: {:?}",
+        plain.rules
+    );
+    let at = drops_at(&split);
+    assert!(
+        at.contains(&20) && at.contains(&24),
+        "per header length: {at:?}"
+    );
+    assert!(
+        stops(&split).contains(&(Stop::PacketWrite, 14)),
+        "{:?}",
+        stops(&split)
+    );
+    equivalent(&spec, &split);
+    equivalent(&spec, &plain);
+}

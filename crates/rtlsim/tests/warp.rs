@@ -148,6 +148,11 @@ fn rule_packets(warp: &Warp, bases: &[Vec<u8>]) -> Vec<Vec<u8>> {
             out.push(p);
         }
     }
+    // The equivalence trace's frames too: each avoids every higher-priority entry, so every rule is hit even where
+    // a rule's own entries are covered by an earlier rule's on the bases (hxdp_firewall).
+    let trace = hwxdp_warp::trace::equivalence_trace(warp, bases, &Default::default(), 1)
+        .expect("every rule can be hit");
+    out.extend(trace.into_iter().map(|p| p.bytes));
     out
 }
 

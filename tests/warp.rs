@@ -131,8 +131,9 @@ fn on_hxdp(example: &str, extra: &[&str]) {
     let hxdp = read_stats(&out)["cycles_per_packet"]["mean"]
         .as_f64()
         .unwrap_or(0.0);
+    // Never slower; not always faster: hxdp_macswap_tx writes every packet, so its 9 cycles stay in the processor.
     assert!(
-        warped < hxdp,
+        warped <= hxdp,
         "{example}: {warped} cycles per packet warped, {hxdp} on the core alone"
     );
 }

@@ -1310,7 +1310,7 @@ fn firewall_example_flows_counters_and_drop_log_match_the_reference_machine() {
     );
     let fspec = &obj.maps[flows as usize];
     let (fk, fv) = (fspec.key_size, fspec.value_size);
-    let fe = fspec.max_entries;
+    let fe = hwxdp_ehdl::verilog::key_slots(fspec);
     let mut dumps = vec![
         (ring, 4096 + 16, 0),
         (stats, want_stats.len() as u32, 0),

@@ -282,8 +282,9 @@ fn vcd_needs_the_rtl_backend() {
     let r = hwxdp(&args);
     assert!(!r.ok, "{}", r.all);
     assert!(
-        r.stderr
-            .contains("--vcd is an option of --backend hxdp-rtl or ehdl-rtl or warp-rtl, not of interp"),
+        r.stderr.contains(
+            "--vcd is an option of --backend hxdp-rtl or ehdl-rtl or warp-rtl, not of interp"
+        ),
         "{}",
         r.all
     );

@@ -4,7 +4,7 @@
 //
 // With an initial value of 0 leading zero bytes leave the CRC at 0, so a key zero-padded at its end (the maps
 // module's keys are zero past key_size) hashes alike whatever BYTES is: the hash of a key is a function of its
-// key_size bytes only. hwxdp_hxdp::maphash::crc32 computes the same function for the cycle model. The CRC is linear:
+// key_size bytes only. hwxdp_hxdp::timing::crc32 computes the same function for the cycle model. The CRC is linear:
 // each output bit is an XOR of input bits (a few LUT levels).
 module hash32 #(
   parameter integer BYTES = 16            // key bytes hashed

@@ -415,39 +415,80 @@ impl Backend for Ebpflow {
     fn summary(&self) -> Summary {
         let c = self.nic.config();
         let s = &self.stats;
-        let total: u64 = s.packets.iter().sum();
-        let span = s.cycles.max(1) as f64;
-        let mut summary = Summary::default()
-            .with("ports", "ports", c.ports as f64)
-            .with(
-                "engines_per_port",
-                "engines per port",
-                c.engines_per_port as f64,
-            )
-            .with(
-                "image_slots",
-                "instruction-memory slots",
-                self.versions[0].image.slots.len() as f64,
-            )
-            .with("nic_cycles", "NIC cycles", s.cycles as f64)
-            .with("reordered", "packets reordered", s.reordered as f64)
-            .with(
-                "fifo_wait",
-                "mean cycles waiting for the DM_FIFO",
-                s.fifo as f64 / total.max(1) as f64,
-            )
-            .with(
-                "coproc_wait",
-                "mean cycles at the coprocessor",
-                s.coproc as f64 / total.max(1) as f64,
-            );
-        for (p, &n) in s.packets.iter().enumerate() {
-            summary = summary.with(PORT_KEYS[p].0, PORT_KEYS[p].1, n as f64 / span);
-        }
-        if self.schedule.len() > 1 {
-            summary = summary.with("swaps", "program swaps", (self.schedule.len() - 1) as f64);
-        }
-        summary.packets_per_cycle = Some(total as f64 / span);
-        summary
+        let total = s.packets.iter().sum::<u64>().max(1) as f64;
+        let run = NicRun {
+            ports: c.ports,
+            engines_per_port: c.engines_per_port,
+            image_slots: self.versions[0].image.slots.len(),
+            cycles: s.cycles,
+            reordered: s.reordered,
+            packets: &s.packets,
+            swaps: (self.schedule.len() > 1).then(|| (self.schedule.len() - 1) as u64),
+        };
+        nic_summary(
+            &run,
+            &[
+                (
+                    "fifo_wait",
+                    "mean cycles waiting for the DM_FIFO",
+                    s.fifo as f64 / total,
+                ),
+                (
+                    "coproc_wait",
+                    "mean cycles at the coprocessor",
+                    s.coproc as f64 / total,
+                ),
+            ],
+        )
     }
+}
+
+/// What a run on the NIC comes to, as both eBPFlow backends (the cycle model and the RTL) report it.
+pub(crate) struct NicRun<'a> {
+    /// Ports of the NIC.
+    pub(crate) ports: usize,
+    /// Engines per port.
+    pub(crate) engines_per_port: usize,
+    /// Instruction-memory slots of the first program's image.
+    pub(crate) image_slots: usize,
+    /// NIC cycles the trace took.
+    pub(crate) cycles: u64,
+    /// Packets that left their queue before an earlier packet of their port.
+    pub(crate) reordered: u64,
+    /// Packets per input port.
+    pub(crate) packets: &'a [u64],
+    /// Program swaps, when the run had any.
+    pub(crate) swaps: Option<u64>,
+}
+
+/// The summary of `run`: the NIC's shape, its cycles and reordering, then `waits` (key, label, value), each port's
+/// packets per cycle, the swaps when there were any, and the NIC's packets per cycle.
+pub(crate) fn nic_summary(run: &NicRun, waits: &[(&'static str, &'static str, f64)]) -> Summary {
+    let span = run.cycles.max(1) as f64;
+    let mut summary = Summary::default()
+        .with("ports", "ports", run.ports as f64)
+        .with(
+            "engines_per_port",
+            "engines per port",
+            run.engines_per_port as f64,
+        )
+        .with(
+            "image_slots",
+            "instruction-memory slots",
+            run.image_slots as f64,
+        )
+        .with("nic_cycles", "NIC cycles", run.cycles as f64)
+        .with("reordered", "packets reordered", run.reordered as f64);
+    for &(key, label, value) in waits {
+        summary = summary.with(key, label, value);
+    }
+    for (p, &n) in run.packets.iter().enumerate() {
+        summary = summary.with(PORT_KEYS[p].0, PORT_KEYS[p].1, n as f64 / span);
+    }
+    if let Some(swaps) = run.swaps {
+        summary = summary.with("swaps", "program swaps", swaps as f64);
+    }
+    let total: u64 = run.packets.iter().sum();
+    summary.packets_per_cycle = Some(total as f64 / span);
+    summary
 }

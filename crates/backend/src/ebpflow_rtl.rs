@@ -738,31 +738,16 @@ impl Backend for EbpflowRtl {
     fn summary(&self) -> Summary {
         let c = self.maps.nic.config();
         let s = &self.stats;
-        let total: u64 = s.packets.iter().sum();
-        let span = s.cycles.max(1) as f64;
-        let mut summary = Summary::default()
-            .with("ports", "ports", c.ports as f64)
-            .with(
-                "engines_per_port",
-                "engines per port",
-                c.engines_per_port as f64,
-            )
-            .with(
-                "image_slots",
-                "instruction-memory slots",
-                self.versions[0].image.slots.len() as f64,
-            )
-            .with("nic_cycles", "NIC cycles", s.cycles as f64)
-            .with("reordered", "packets reordered", s.reordered as f64);
-        for (p, &n) in s.packets.iter().enumerate() {
-            let (key, label) = crate::ebpflow::PORT_KEYS[p];
-            summary = summary.with(key, label, n as f64 / span);
-        }
-        if self.schedule.len() > 1 {
-            summary = summary.with("swaps", "program swaps", s.swaps as f64);
-        }
-        summary.packets_per_cycle = Some(total as f64 / span);
-        summary
+        let run = crate::ebpflow::NicRun {
+            ports: c.ports,
+            engines_per_port: c.engines_per_port,
+            image_slots: self.versions[0].image.slots.len(),
+            cycles: s.cycles,
+            reordered: s.reordered,
+            packets: &s.packets,
+            swaps: (self.schedule.len() > 1).then_some(s.swaps),
+        };
+        crate::ebpflow::nic_summary(&run, &[])
     }
 }
 

@@ -507,24 +507,30 @@ impl NicRtl {
         self.batch(&[format!("ready {percent} {seed:x}")])
     }
 
+    /// Refuses a packet for a port the NIC does not have or a frame longer than its input takes.
+    fn check_packet(&self, p: &NicPacket) -> Result<(), NicRtlError> {
+        if p.port >= self.config.ports {
+            return Err(NicRtlError::TooBig {
+                what: "input port",
+                need: p.port,
+                have: self.config.ports,
+            });
+        }
+        if p.frame.len() > MAX_FRAME {
+            return Err(NicRtlError::TooBig {
+                what: "frame (bytes)",
+                need: p.frame.len(),
+                have: MAX_FRAME,
+            });
+        }
+        Ok(())
+    }
+
     /// Streams `packets` (each port's in their order, the ports in parallel) and runs until the NIC is idle.
     pub fn run(&mut self, packets: &[NicPacket]) -> Result<NicRun, NicRtlError> {
         let mut lines = Vec::with_capacity(packets.len());
         for p in packets {
-            if p.port >= self.config.ports {
-                return Err(NicRtlError::TooBig {
-                    what: "input port",
-                    need: p.port,
-                    have: self.config.ports,
-                });
-            }
-            if p.frame.len() > MAX_FRAME {
-                return Err(NicRtlError::TooBig {
-                    what: "frame (bytes)",
-                    need: p.frame.len(),
-                    have: MAX_FRAME,
-                });
-            }
+            self.check_packet(p)?;
             lines.push(format!(
                 "pkt {:x} {:x} {:x} {}",
                 p.port,
@@ -576,20 +582,7 @@ impl NicRtl {
         lines.extend(epochs.iter().map(|e| format!("sched {e:x}")));
         for o in packets {
             let p = &o.packet;
-            if p.port >= self.config.ports {
-                return Err(NicRtlError::TooBig {
-                    what: "input port",
-                    need: p.port,
-                    have: self.config.ports,
-                });
-            }
-            if p.frame.len() > MAX_FRAME {
-                return Err(NicRtlError::TooBig {
-                    what: "frame (bytes)",
-                    need: p.frame.len(),
-                    have: MAX_FRAME,
-                });
-            }
+            self.check_packet(p)?;
             lines.push(format!(
                 "pkt {:x} {:x} {:x} {} {:x} {:x}",
                 p.port,

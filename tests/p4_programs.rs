@@ -62,6 +62,8 @@ p4_program_tests! {
         "A control instance with its own table, action and counter, applied with `in`, `inout`, `out` arguments.";
     sub_parsers => "feat_sub_parsers":
         "A parser instance with states, `select` and `verify` of its own, applied twice with `out`/`inout` arguments.";
+    lookahead_fields => "feat_lookahead_fields":
+        "Fields of `packet.lookahead<H>()` (at bit offsets 4 and 8) as `select` keys, before `H` is extracted.";
 }
 
 /// `hwxdp stf --backend` takes every backend of the registry: the software models, and an RTL one (eHDL's pipeline

@@ -5,7 +5,7 @@ use super::expr::mk;
 use super::{err, Binding, CResult, Checker, Ctx};
 use crate::ast::{self, Argument, Ident};
 use crate::diag::Span;
-use crate::ir::{Expr, ExprKind, ExternFn, Stmt, TableId, Ty};
+use crate::ir::{Expr, ExprKind, ExternFn, HeaderId, Stmt, TableId, Ty};
 
 /// Methods that return nothing: named in the diagnostic when used as a value.
 const VOID_METHODS: &[&str] = &[
@@ -131,6 +131,9 @@ impl Checker<'_> {
             );
         };
         let ty = fields[index].ty.clone();
+        if let (ExprKind::Lookahead, Ty::Header(h)) = (&b.kind, &b.ty) {
+            return self.lookahead_field(*h, index, ty, span);
+        }
         Ok(mk(
             ExprKind::Field {
                 base: Box::new(b),
@@ -283,6 +286,41 @@ impl Checker<'_> {
             );
         }
         err(member.span, format!("unknown method `{}`", member.name))
+    }
+
+    /// A field of `lookahead<H>()`: the low bits of a lookahead of the header's bits up to the field's end, so no
+    /// header is parsed (P4C-XDP and p4c-ebpf programs select on `packet.lookahead<H>().f`).
+    fn lookahead_field(&self, h: HeaderId, index: usize, ty: Ty, span: Span) -> CResult<Expr> {
+        let Ty::Bit(w) = ty else {
+            return err(
+                span,
+                format!(
+                    "unsupported construct: a {} field of `lookahead`",
+                    self.ty_name(&ty)
+                ),
+            );
+        };
+        let offset: u32 = self.headers[h].fields[..index]
+            .iter()
+            .map(|f| self.scalar_width(&f.ty).unwrap_or(0))
+            .sum();
+        let end = offset + w;
+        if end > 64 {
+            return err(
+                span,
+                "unsupported construct: a field of `lookahead` ending past its header's 64th bit",
+            );
+        }
+        let whole = mk(ExprKind::Lookahead, Ty::Bit(end), span);
+        Ok(mk(
+            ExprKind::Slice {
+                base: Box::new(whole),
+                hi: w - 1,
+                lo: 0,
+            },
+            Ty::Bit(w),
+            span,
+        ))
     }
 
     fn lookahead(

@@ -608,6 +608,12 @@ fn ehdl_refuses_a_dpi_object_with_the_reason() {
         "{}",
         out.all
     );
+    assert_eq!(
+        out.stderr.matches("program sql_tautology:").count(),
+        1,
+        "the program is named once: {}",
+        out.all
+    );
     let made = hwxdp(&["gen", &obj, "-o", &format!("{dir}/gen"), "-n", "20"]);
     assert!(made.ok, "{}", made.all);
     let pcap = format!("{dir}/gen/trace.pcap");

@@ -256,13 +256,8 @@ fn run_ehdl(
         ..hwxdp_ehdl::Options::default()
     };
     let pipeline = hwxdp_ehdl::compile_object(program, &spec.programs, &spec.maps, &options)
-        .with_context(|| {
-            format!(
-                "{}: program {}",
-                args.program.object.display(),
-                program.name
-            )
-        })?;
+        // The front end's errors name the program themselves.
+        .with_context(|| args.program.object.display().to_string())?;
     common::create_dir(&args.out)?;
     let name = &program.name;
     let base = |ext: &str| args.out.join(format!("{name}.{ext}"));

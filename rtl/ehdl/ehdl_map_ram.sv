@@ -18,6 +18,15 @@
 // the bytes this cycle's earlier ports write (combinational forwarding). So every read sees exactly the writes
 // before it in port order, as the registers of ehdl_map_mem would give.
 //
+// Timing: everything a read decides from addresses is decided a cycle early, from the early addresses, and
+// registered beside the RAM's read: each lane's bank (the LVT after this cycle's writes), whether the bank's delay
+// register holds the lane, whether the lane lies past the map, its row's parity and the read's byte offset. A
+// writing port in EARLY presents its next address on raddr_i too, so whether its write of the next cycle hits a
+// later port's lane (same row, inside the map) and its byte offset are registered as well: in the cycle itself only
+// the write's enable, byte mask and data meet the read (the data rotated into lanes, one multiplexer per lane, the
+// read rotated back), not the comparison of rows that used to be the longest path of xdp1_drop's pipeline. A writer
+// outside EARLY (its address not known a cycle early) is compared in the cycle, as before.
+//
 // Rows are 8 bytes, in two RAMs by row parity (even rows in one, odd rows in the other): an access at any byte
 // address covers at most rows r and r+1, one of each parity, so it reads one word of each RAM and writes at most one
 // word of each, with byte enables. A RAM (ram_sdp) has one write and one read port, so the block is banked by
@@ -37,7 +46,8 @@ module ehdl_map_ram #(
   parameter integer  AW     = 16,           // address width, 1..31
   parameter [NP-1:0] WRITES = '0,           // bit p: port p may write (we_i[p] is ignored otherwise)
   parameter [NP-1:0] READS  = {NP{1'b1}},   // bit p: port p reads (gets a copy of the RAMs; rdata 0 otherwise)
-  parameter [NP-1:0] ATOMIC = {NP{1'b1}}    // bit p: port p may update atomically (op_i[p] is taken as 0 otherwise)
+  parameter [NP-1:0] ATOMIC = {NP{1'b1}},   // bit p: port p may update atomically (op_i[p] is taken as 0 otherwise)
+  parameter [NP-1:0] EARLY  = '0            // bit p: raddr_i[p] is port p's next address although it only writes
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
@@ -110,42 +120,58 @@ module ehdl_map_ram #(
   logic [NR*NB*64-1:0]  q_even, q_odd;
   logic [LVTW-1:0]      lvt_q;
   logic [NB*64-1:0]     d_rot_q;
-  logic [NB*8-1:0]      d_lanes_q;
-  logic [NB*8*RW-1:0]   d_rows_q;
   logic [NR*AW-1:0]     now;     // each reader's address in this cycle
+
+  // What the reads decide a cycle early (registered from the early addresses, below), per reader and lane.
+  logic [NR*8*LB-1:0]  src_q;    // the bank the LVT names
+  logic [NR*NB*8-1:0]  dhit_q;   // bank b's delay register holds the lane's byte
+  logic [NR*8-1:0]     oob_q;    // the lane lies past the map (reads 0)
+  logic [NR*8-1:0]     odd_q;    // the lane's row is odd
+  logic [NR*3-1:0]     roff_q;   // the read's byte offset
+  logic [NR*NB*8-1:0]  fwd_q;    // bank b's port (in EARLY) writes the same byte in this cycle, if it writes it
+  logic [NB*3-1:0]     woff_q;   // bank b's port's byte offset (ports in EARLY)
+  // This cycle's pipeline writes as the forwarding takes them: the data rotated by the registered offset (EARLY
+  // ports) and the lanes the byte mask selects, without the map's bound (in fwd_q).
+  logic [NB*64-1:0]    f_rot;
+  logic [NB*8-1:0]     f_lanes;
+
+  // Whether bank b's port presents its address a cycle early (reads, atomics and ports in EARLY).
+  function automatic logic early_bank(input integer b);
+    integer q;
+    q = bank_port(b);
+    early_bank = (q < NP) && (READS[q % NP] || ATOMIC[q % NP] || EARLY[q % NP]);
+  endfunction
 
   // The bytes reader p sees: lane by lane, the bank the LVT names (its delay register when it wrote the byte in the
   // last cycle, else its RAM of the row's parity), then this cycle's writes of the first `nb` banks' ports (those
-  // before p; not the host's), 0 past the map; rotated right by the byte offset.
+  // before p; not the host's), 0 past the map; rotated right by the byte offset. Everything but this cycle's
+  // write enables, masks and data was registered a cycle early; a writer outside EARLY is compared here.
   function automatic logic [63:0] read_of(input integer p, input integer nb, input logic [NB*64-1:0] rot,
                                           input logic [NB*8-1:0] wl, input logic [NB*8*RW-1:0] wr,
                                           input logic [NB-1:0] wp);
     logic [8*RW-1:0] rows;
     logic [63:0]     lanes;
-    logic [RW-1:0]   lr;
     logic [LB-1:0]   src;
     rows  = lane_rows(now[p*AW +: AW]);
     lanes = '0;
     for (integer k = 0; k < 8; k = k + 1) begin
-      lr  = rows[k*RW +: RW];
-      src = '0;
-      if (NB > 1) begin
-        for (integer i = 0; i < ROWS; i = i + 1) begin
-          if (lr == RW'(i)) src = lvt_q[(i*8 + k)*LB +: LB];
-        end
-      end
+      src = (NB > 1) ? src_q[(p*8 + k)*LB +: LB] : '0;
       for (integer b = 0; b < NB; b = b + 1) begin
         if (NB == 1 || src == LB'(b)) begin
-          lanes[8*k +: 8] = lr[0] ? q_odd[(p*NB + b)*64 + 8*k +: 8] : q_even[(p*NB + b)*64 + 8*k +: 8];
-          if (d_lanes_q[b*8 + k] && d_rows_q[(b*8 + k)*RW +: RW] == lr) lanes[8*k +: 8] = d_rot_q[b*64 + 8*k +: 8];
+          lanes[8*k +: 8] = odd_q[p*8 + k] ? q_odd[(p*NB + b)*64 + 8*k +: 8] : q_even[(p*NB + b)*64 + 8*k +: 8];
+          if (dhit_q[(p*NB + b)*8 + k]) lanes[8*k +: 8] = d_rot_q[b*64 + 8*k +: 8];
         end
       end
       for (integer b = 0; b < NB; b = b + 1) begin
-        if (b < nb && wp[b] && wl[b*8 + k] && wr[(b*8 + k)*RW +: RW] == lr) lanes[8*k +: 8] = rot[b*64 + 8*k +: 8];
+        if (b < nb && early_bank(b)) begin
+          if (fwd_q[(p*NB + b)*8 + k] && f_lanes[b*8 + k]) lanes[8*k +: 8] = f_rot[b*64 + 8*k +: 8];
+        end else if (b < nb && wp[b] && wl[b*8 + k] && wr[(b*8 + k)*RW +: RW] == rows[k*RW +: RW]) begin
+          lanes[8*k +: 8] = rot[b*64 + 8*k +: 8];
+        end
       end
-      if ({{(32 - RW){1'b0}}, lr} >= ROWS) lanes[8*k +: 8] = 8'd0;
+      if (oob_q[p*8 + k]) lanes[8*k +: 8] = 8'd0;
     end
-    read_of = 64'({lanes, lanes} >> {now[p*AW +: 3], 3'b000});
+    read_of = 64'({lanes, lanes} >> {roff_q[p*3 +: 3], 3'b000});
   endfunction
 
   // Ports in order in one block: each reads (seeing the writes of the ports before it), then writes if it may.
@@ -154,7 +180,8 @@ module ehdl_map_ram #(
   logic [AW-1:0] a;
   logic [7:0]    m8;
   logic [15:0]   m16;
-  logic [127:0]  dbl;
+  logic [127:0]  dbl, fdbl;
+  logic [15:0]   fm16;
   integer        nb;
   always_comb begin
     w_rot   = '0;
@@ -168,6 +195,10 @@ module ehdl_map_ram #(
     m8      = '0;
     m16     = '0;
     dbl     = '0;
+    fdbl    = '0;
+    fm16    = '0;
+    f_rot   = '0;
+    f_lanes = '0;
     nb      = 0;
     for (integer p = 0; p < NP; p = p + 1) begin
       if (READS[p] || (WRITES[p] && ATOMIC[p])) old = read_of(p, nb, w_rot, w_lanes, w_rows, w_pipe);
@@ -182,6 +213,12 @@ module ehdl_map_ram #(
           default: upd = wdata_i[p*64 +: 64];
         endcase
         w_pipe[nb] = we_i[p] & |wmask_i[p*8 +: 8];
+        if (early_bank(nb)) begin
+          fdbl = {upd, upd} << {woff_q[nb*3 +: 3], 3'b000};
+          fm16 = {wmask_i[p*8 +: 8], wmask_i[p*8 +: 8]} << woff_q[nb*3 +: 3];
+          f_rot[nb*64 +: 64] = fdbl[127:64];
+          f_lanes[nb*8 +: 8] = w_pipe[nb] ? fm16[15:8] : 8'd0;
+        end
         for (integer i = 0; i < 8; i = i + 1) begin
           m8[i] = w_pipe[nb] & wmask_i[p*8 + i] & ({{(32 - AW){1'b0}}, a} + i < BYTES);
         end
@@ -234,19 +271,15 @@ module ehdl_map_ram #(
   // The delay registers: this cycle's writes, which the reads registered at this edge miss.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      d_lanes_q <= '0;
-      d_rot_q   <= '0;
-      d_rows_q  <= '0;
+      d_rot_q <= '0;
     end else begin
-      d_lanes_q <= w_lanes;
-      d_rot_q   <= w_rot;
-      d_rows_q  <= w_rows;
+      d_rot_q <= w_rot;
     end
   end
 
   // ---- The live value table: which bank wrote each byte last (flip-flops; only with two or more banks). ----
+  logic [LVTW-1:0] lvt_d;   // the LVT after this cycle's writes
   if (NB > 1) begin : g_lvt
-    logic [LVTW-1:0] lvt_d;
     always_comb begin
       // Banks in port order, later ones winning; a host write (through bank 0) is applied last.
       lvt_d = lvt_q;
@@ -270,6 +303,7 @@ module ehdl_map_ram #(
     end
   end else begin : g_no_lvt
     assign lvt_q = 1'b0;
+    assign lvt_d = 1'b0;
   end
 
   // ---- The readers: a copy of both RAMs of every bank each, addressed a cycle early. ----
@@ -305,6 +339,74 @@ module ehdl_map_ram #(
     end
   end
 
+  // ---- What the next cycle's reads decide from addresses, from the early ones (see the header). ----
+  // Each reader's lanes against the LVT after this cycle's writes and against this cycle's writes (the delay
+  // registers of the next cycle); the lane's parity, its bound and the offset; each EARLY writer's lanes against
+  // the reader's (the same byte, inside the map).
+  logic [NR*8*LB-1:0] src_d;
+  logic [NR*NB*8-1:0] dhit_d, fwd_d;
+  logic [NR*8-1:0]    oob_d, odd_d;
+  logic [NR*3-1:0]    roff_d;
+  logic [NB*3-1:0]    woff_d;
+  always_comb begin
+    logic [8*RW-1:0] er, ew;
+    logic [RW-1:0]   lr;
+    er     = '0;
+    ew     = '0;
+    lr     = '0;
+    src_d  = '0;
+    dhit_d = '0;
+    fwd_d  = '0;
+    oob_d  = '0;
+    odd_d  = '0;
+    roff_d = '0;
+    woff_d = '0;
+    for (integer p = 0; p < NR; p = p + 1) begin
+      er = lane_rows(early[p*AW +: AW]);
+      roff_d[p*3 +: 3] = early[p*AW +: 3];
+      for (integer k = 0; k < 8; k = k + 1) begin
+        lr = er[k*RW +: RW];
+        oob_d[p*8 + k] = ({{(32 - RW){1'b0}}, lr} >= ROWS);
+        odd_d[p*8 + k] = lr[0];
+        if (NB > 1) begin
+          for (integer i = 0; i < ROWS; i = i + 1) begin
+            if (lr == RW'(i)) src_d[(p*8 + k)*LB +: LB] = lvt_d[(i*8 + k)*LB +: LB];
+          end
+        end
+        for (integer b = 0; b < NB; b = b + 1) begin
+          dhit_d[(p*NB + b)*8 + k] = w_lanes[b*8 + k] && w_rows[(b*8 + k)*RW +: RW] == lr;
+          if (early_bank(b)) begin
+            ew = lane_rows(early[bank_port(b)*AW +: AW]);
+            fwd_d[(p*NB + b)*8 + k] = ew[k*RW +: RW] == lr && ({{(32 - RW){1'b0}}, lr} * 8 + k < BYTES);
+          end
+        end
+      end
+    end
+    for (integer b = 0; b < NB; b = b + 1) begin
+      if (early_bank(b)) woff_d[b*3 +: 3] = early[bank_port(b)*AW +: 3];
+    end
+  end
+  // The LVT's and the delay registers' part is reset with them, and no write is forwarded in the first cycle after
+  // reset (whose early addresses were presented in reset, when no stage holds a packet); the rest follows the
+  // early addresses as the RAMs' reads do.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      src_q  <= '0;
+      dhit_q <= '0;
+      fwd_q  <= '0;
+    end else begin
+      src_q  <= src_d;
+      dhit_q <= dhit_d;
+      fwd_q  <= fwd_d;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    oob_q  <= oob_d;
+    odd_q  <= odd_d;
+    roff_q <= roff_d;
+    woff_q <= woff_d;
+  end
+
   for (genvar p = 0; p < NP; p = p + 1) begin : g_rdata
     assign rdata_o[p*64 +: 64] = READS[p] ? reads[p*64 +: 64] : 64'd0;
   end
@@ -312,6 +414,6 @@ module ehdl_map_ram #(
 
   // The inputs of ports that neither write nor read, and reads of ports that do not read.
   logic unused;
-  assign unused = ^{we_i, op_i, wdata_i, wmask_i, addr_i, raddr_i, early, lvt_q, dbl[63:0], m16[7:0]};
+  assign unused = ^{we_i, op_i, wdata_i, wmask_i, addr_i, raddr_i, early, lvt_q, dbl[63:0], m16[7:0], fdbl[63:0], fm16[7:0], lvt_d};
 
 endmodule

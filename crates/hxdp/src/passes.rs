@@ -19,7 +19,7 @@ pub fn successors(prog: &IrProgram, k: usize) -> Vec<usize> {
     if let Some(last) = b.ops.last() {
         if !last.op.is_local_call() {
             if let Some(t) = last.target {
-                if let Some(j) = prog.blocks.iter().position(|x| x.start == t) {
+                if let Some(j) = block_at(prog, t) {
                     out.push(j);
                 }
             }
@@ -29,6 +29,18 @@ pub fn successors(prog: &IrProgram, k: usize) -> Vec<usize> {
         out.push(k + 1);
     }
     out
+}
+
+/// The first block starting at instruction `insn`: found by binary search, as the blocks lie in instruction order
+/// (a linear search otherwise).
+pub fn block_at(prog: &IrProgram, insn: u32) -> Option<usize> {
+    let k = prog.blocks.partition_point(|b| b.start < insn);
+    if prog.blocks.get(k).is_some_and(|b| b.start == insn)
+        && (k == 0 || prog.blocks[k - 1].start < insn)
+    {
+        return Some(k);
+    }
+    prog.blocks.iter().position(|x| x.start == insn)
 }
 
 /// Registers live after each op, per block, by backward dataflow over the working form.
@@ -117,10 +129,6 @@ pub fn after_tail_calling_call(prog: &IrProgram) -> Vec<bool> {
         }
     }
     after
-}
-
-fn block_at(prog: &IrProgram, insn: u32) -> Option<usize> {
-    prog.blocks.iter().position(|b| b.start == insn)
 }
 
 /// The verdict a block returns with nothing else done, reached with registers `reg` (the analysis' values at the

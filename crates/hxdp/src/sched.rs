@@ -161,64 +161,285 @@ pub(crate) fn constraint(i: &IrOp, j: &IrOp) -> Option<(usize, bool)> {
     dep.map(|d| (d, raw && !hi && d == 1))
 }
 
-/// Schedules one block's ops into rows of `lanes` lanes.
+/// Schedules one block's ops into rows of `lanes` lanes: each op in the first bundle its dependences on earlier ops
+/// ([`constraint`]) and the lanes, calls, value ports and divider allow, in time linear in the ops.
 pub fn schedule_block(ops: &[IrOp], lanes: usize) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
-    let mut placed: Vec<(usize, usize)> = Vec::with_capacity(ops.len());
+    let mut placed = Placed::default();
+    // `open[b]`: a bundle at or after `b` that may have a free lane (full rows are skipped, with path halving).
+    let mut open: Vec<usize> = Vec::new();
     let mut floor = 0usize;
-    for (j, op) in ops.iter().enumerate() {
+    for op in ops {
         let width = op.op.width().min(lanes);
         let terminator = op.op.is_control() || barrier(op);
-        let mut earliest = floor;
+        let (deps_bound, rj) = placed.earliest(op);
+        let mut earliest = floor.max(deps_bound);
         if terminator {
             earliest = earliest.max(rows.len().saturating_sub(1));
-            earliest = earliest.max(placed.iter().map(|p| p.0).max().unwrap_or(0));
+            earliest = earliest.max(placed.latest.unwrap_or(0));
         }
-        let deps: Vec<(usize, usize, usize, bool)> = (0..j)
-            .filter_map(|i| {
-                let (delta, raw) = constraint(&ops[i], op)?;
-                Some((placed[i].0, placed[i].1, delta, raw))
-            })
-            .collect();
-        for &(b, _, delta, _) in &deps {
-            earliest = earliest.max(b + delta);
-        }
-        let mut b = earliest;
+        let mut b = next_open(&mut open, earliest);
         let (bundle, lane) = loop {
             if b >= rows.len() {
                 rows.push(Row::new(lanes));
+                open.push(rows.len() - 1);
             }
             // Read-after-write on a result of the previous bundle must stay on the producer's lane.
-            let forced: Vec<usize> = deps
-                .iter()
-                .filter(|d| d.3 && d.0 + 1 == b)
-                .map(|d| d.1)
-                .collect();
+            let mut forced = placed.forced(rj, b);
+            let first = forced.next();
+            let agree = forced.all(|l| Some(l) == first);
             let fits = (!op.op.is_helper_call() || !rows[b].has_helper())
                 && rows[b].value_ports_free(op)
                 && rows[b].divider_free(op);
-            let lane = if forced.iter().any(|&l| l != forced[0]) {
-                None
-            } else if let Some(&l) = forced.first() {
-                rows[b].free(l, width).then_some(l)
-            } else {
-                (0..=lanes - width).find(|&l| rows[b].free(l, width))
+            let lane = match first {
+                _ if !agree => None,
+                Some(l) => rows[b].free(l, width).then_some(l),
+                None => (0..=lanes - width).find(|&l| rows[b].free(l, width)),
             };
             match lane {
                 Some(l) if fits => break (b, l),
-                _ => b += 1,
+                _ => b = next_open(&mut open, b + 1),
             }
         };
         rows[bundle].lanes[lane] = Slot::Op(Box::new(op.clone()));
         if width == 2 {
             rows[bundle].lanes[lane + 1] = Slot::Taken;
         }
-        placed.push((bundle, lane));
+        if rows[bundle].lanes.iter().all(|s| *s != Slot::Free) {
+            open[bundle] = bundle + 1;
+        }
+        placed.place(op, bundle, lane);
         if terminator {
             floor = bundle + 1;
         }
     }
     rows
+}
+
+/// The first bundle at or after `b` whose row is not full (`open.len()` when all are), halving the paths walked.
+fn next_open(open: &mut Vec<usize>, mut b: usize) -> usize {
+    while b < open.len() && open[b] != b {
+        let next = open[b];
+        if next < open.len() {
+            open[b] = open[next];
+        }
+        b = next;
+    }
+    b
+}
+
+/// The latest bundle of the ops of one kind placed so far, split by whether they store: what an op that must follow
+/// a load (in the same bundle or later) or a store (a bundle later) of that kind is bounded by.
+#[derive(Clone, Copy, Default)]
+struct Accesses {
+    load: Option<usize>,
+    store: Option<usize>,
+}
+
+impl Accesses {
+    fn add(&mut self, bundle: usize, store: bool) {
+        let slot = if store {
+            &mut self.store
+        } else {
+            &mut self.load
+        };
+        *slot = Some(slot.map_or(bundle, |b| b.max(bundle)));
+    }
+
+    fn merge(&mut self, other: &Accesses) {
+        if let Some(b) = other.load {
+            self.add(b, false);
+        }
+        if let Some(b) = other.store {
+            self.add(b, true);
+        }
+    }
+}
+
+/// The accesses to one stack frame placed so far: by byte for known ranges, and those of unknown range.
+#[derive(Default)]
+struct FrameAccesses {
+    any: Accesses,
+    unranged: Accesses,
+    bytes: std::collections::HashMap<i64, Accesses>,
+}
+
+/// What the ops placed so far in a block bound the next op's bundle by: per register its last writer (bundle, lane,
+/// whether a helper call) and its last reader, and per kind of memory access, call and fault the latest bundle. The
+/// same bounds [`constraint`] gives against every earlier op, gathered as the ops are placed, so a block schedules in
+/// time linear in its ops: of all earlier ops only the latest of each kind can bound the next one's bundle, and only
+/// a register's last writer can sit in the bundle just before it (writers of one register are a bundle apart).
+#[derive(Default)]
+struct Placed {
+    writer: [Option<(usize, usize, bool)>; 16],
+    reader: [Option<usize>; 16],
+    /// Helper calls.
+    helper: Option<usize>,
+    /// Loads and stores of any region (for a helper call after them).
+    memory: Accesses,
+    /// Accesses of any region but the context and none.
+    aliasing: Accesses,
+    unknown: Accesses,
+    packet: Accesses,
+    maps: std::collections::HashMap<u32, Accesses>,
+    frames: std::collections::HashMap<u32, FrameAccesses>,
+    /// Ops that may fault, and those by fault verdict.
+    faulting: Option<usize>,
+    by_verdict: Vec<(Option<u32>, usize)>,
+    /// Helper calls and stores outside the stack.
+    effects: Option<usize>,
+    /// The latest bundle of any op.
+    latest: Option<usize>,
+}
+
+fn later(slot: &mut Option<usize>, bundle: usize) {
+    *slot = Some(slot.map_or(bundle, |b| b.max(bundle)));
+}
+
+fn bits(mask: u16) -> impl Iterator<Item = usize> {
+    (0..16).filter(move |r| mask & (1 << r) != 0)
+}
+
+impl Placed {
+    /// The accesses placed so far that `mem` may alias, gathered.
+    fn aliased(&self, mem: Mem) -> Accesses {
+        let mut out = self.unknown;
+        match mem {
+            Mem::None | Mem::Ctx => return Accesses::default(),
+            Mem::Unknown => return self.aliasing,
+            Mem::Packet => out.merge(&self.packet),
+            Mem::Map(k) => {
+                if let Some(m) = self.maps.get(&k) {
+                    out.merge(m);
+                }
+            }
+            Mem::Stack { frame, range } => {
+                if let Some(f) = self.frames.get(&frame) {
+                    match range {
+                        None => out.merge(&f.any),
+                        Some((lo, hi)) => {
+                            out.merge(&f.unranged);
+                            for byte in lo..hi {
+                                if let Some(a) = f.bytes.get(&byte) {
+                                    out.merge(a);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The earliest bundle `op` may take after the ops placed so far, and the lanes of the results it reads that
+    /// were written in each bundle (a read one bundle after its write must use the writer's lane): exactly the bound
+    /// [`constraint`] gives against each earlier op, maximised.
+    fn earliest(&self, op: &IrOp) -> (usize, u16) {
+        let (wj, rj) = (writes(&op.op), reads(&op.op));
+        let mut at = 0usize;
+        let mut need = |b: Option<usize>, delta: usize| {
+            if let Some(b) = b {
+                at = at.max(b + delta);
+            }
+        };
+        for r in bits(rj | wj) {
+            need(self.writer[r].map(|w| w.0), 1);
+        }
+        for r in bits(wj) {
+            need(self.reader[r], 0);
+        }
+        let mj = op.op.is_load() || op.op.is_store();
+        let hj = op.op.is_helper_call();
+        if mj || hj {
+            need(self.helper, 1);
+        }
+        if hj {
+            need(self.memory.load, 0);
+            need(self.memory.store, 1);
+        }
+        if mj {
+            let a = self.aliased(op.mem);
+            need(a.load, 0);
+            need(a.store, 1);
+        }
+        if side_effect(op) {
+            need(self.faulting, 1);
+        }
+        if may_fault(op) {
+            need(self.effects, 1);
+            let verdict = op.op.fault_verdict();
+            for &(v, b) in &self.by_verdict {
+                if v != verdict {
+                    need(Some(b), 1);
+                }
+            }
+        }
+        (at, rj)
+    }
+
+    /// The lanes `op` (reading `rj`) must use in bundle `b`: those of the non-call writers of what it reads placed in
+    /// the bundle before.
+    fn forced(&self, rj: u16, b: usize) -> impl Iterator<Item = usize> + '_ {
+        bits(rj).filter_map(move |r| match self.writer[r] {
+            Some((w, lane, false)) if w + 1 == b => Some(lane),
+            _ => None,
+        })
+    }
+
+    fn place(&mut self, op: &IrOp, bundle: usize, lane: usize) {
+        let helper = op.op.is_helper_call();
+        for r in bits(writes(&op.op)) {
+            self.writer[r] = Some((bundle, lane, helper));
+        }
+        for r in bits(reads(&op.op)) {
+            later(&mut self.reader[r], bundle);
+        }
+        if helper {
+            later(&mut self.helper, bundle);
+        }
+        let store = op.op.is_store();
+        if op.op.is_load() || store {
+            self.memory.add(bundle, store);
+            let kind = match op.mem {
+                Mem::None | Mem::Ctx => None,
+                Mem::Unknown => Some(&mut self.unknown),
+                Mem::Packet => Some(&mut self.packet),
+                Mem::Map(k) => Some(self.maps.entry(k).or_default()),
+                Mem::Stack { frame, range } => {
+                    let f = self.frames.entry(frame).or_default();
+                    f.any.add(bundle, store);
+                    match range {
+                        None => Some(&mut f.unranged),
+                        Some((lo, hi)) => {
+                            for byte in lo..hi {
+                                f.bytes.entry(byte).or_default().add(bundle, store);
+                            }
+                            None
+                        }
+                    }
+                }
+            };
+            if !matches!(op.mem, Mem::None | Mem::Ctx) {
+                self.aliasing.add(bundle, store);
+            }
+            if let Some(k) = kind {
+                k.add(bundle, store);
+            }
+        }
+        if may_fault(op) {
+            later(&mut self.faulting, bundle);
+            let verdict = op.op.fault_verdict();
+            match self.by_verdict.iter_mut().find(|(v, _)| *v == verdict) {
+                Some((_, b)) => *b = (*b).max(bundle),
+                None => self.by_verdict.push((verdict, bundle)),
+            }
+        }
+        if side_effect(op) {
+            later(&mut self.effects, bundle);
+        }
+        later(&mut self.latest, bundle);
+    }
 }
 
 /// Fills the free lanes of block `k`'s last row with the branch or exit that makes up the whole of the next block,
@@ -230,7 +451,20 @@ pub fn merge_next_branch(
     preds: &[usize],
     k: usize,
 ) -> bool {
-    if !prog.blocks[k].falls_through || rows[k].is_empty() {
+    merge_next_branch_in(rows, 0, prog, preds, k)
+}
+
+/// [`merge_next_branch`] on the rows of blocks `first..first + rows.len()` only (`rows[0]` is block `first`'s): the
+/// blocks past the window count as absent.
+pub fn merge_next_branch_in(
+    rows: &mut [Vec<Row>],
+    first: usize,
+    prog: &IrProgram,
+    preds: &[usize],
+    k: usize,
+) -> bool {
+    let end = first + rows.len();
+    if !prog.blocks[k].falls_through || rows[k - first].is_empty() {
         return false;
     }
     // The block execution falls into: the next one, past blocks that emptied out (and fall through).
@@ -238,15 +472,15 @@ pub fn merge_next_branch(
     let mut chain_single = true;
     // An entry point among the blocks the merge would empty would lose its bundle.
     let mut chain_entry = false;
-    while j < rows.len() && rows[j].is_empty() && prog.blocks[j].falls_through {
+    while j < end && rows[j - first].is_empty() && prog.blocks[j].falls_through {
         chain_single &= preds[j] <= 1;
         chain_entry |= prog.is_entry(j);
         j += 1;
     }
-    if j >= rows.len() || prog.blocks[j].func != prog.blocks[k].func {
+    if j >= end || prog.blocks[j].func != prog.blocks[k].func {
         return false;
     }
-    let next_rows = &rows[j];
+    let next_rows = &rows[j - first];
     let [row] = next_rows.as_slice() else {
         return false;
     };
@@ -264,7 +498,7 @@ pub fn merge_next_branch(
     if single_pred && (chain_entry || prog.is_entry(j)) {
         return false;
     }
-    let last = rows[k].last().expect("rows not empty");
+    let last = rows[k - first].last().expect("rows not empty");
     let written = last.ops().fold(0u16, |acc, (_, o)| acc | writes(&o.op));
     if reads(&op.op) & written != 0 {
         return false;
@@ -284,10 +518,10 @@ pub fn merge_next_branch(
     let Some(lane) = (after..last.lanes.len()).find(|&l| last.free(l, 1)) else {
         return false;
     };
-    let last = rows[k].last_mut().expect("rows not empty");
+    let last = rows[k - first].last_mut().expect("rows not empty");
     last.lanes[lane] = Slot::Op(Box::new(op));
     if single_pred {
-        rows[j].clear();
+        rows[j - first].clear();
     }
     true
 }
@@ -306,9 +540,7 @@ pub fn layout(
         at += r.len();
     }
     let bundle_of = |insn: u32| -> usize {
-        prog.blocks
-            .iter()
-            .position(|b| b.start == insn)
+        crate::passes::block_at(prog, insn)
             .map(|k| starts[k])
             .unwrap_or(usize::MAX)
     };

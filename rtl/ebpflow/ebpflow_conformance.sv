@@ -211,7 +211,7 @@ module ebpflow_conformance #(
     .mt_idx_i         (mt_idx_i),
     .mt_type_i        (mt_type_i),
     .mt_key_size_i    (mt_key_size_i),
-    .mt_value_size_i  (mt_value_size_i),
+    .mt_value_size_i  (21'(mt_value_size_i)),
     .mt_max_entries_i (mt_max_entries_i),
     .mt_err_o         (mt_err_o),
     .mt_busy_o        (coproc_busy_o),

@@ -7,20 +7,23 @@
 // coprocessor serves one request at a time: when it is free, the arbiter grants, in the same cycle, the requester
 // that comes first after the last granted one; the granted request holds the coprocessor until its ack, and the next
 // grant is in the cycle after the ack. Service time from the grant cycle (1) to the ack cycle: map lookup 4, update
-// 8, delete 8, any other helper 2, map-value load or store 2, atomic 3 (docs/ebpflow.md, "Coprocessor").
+// 4 + VAL_BYTES / 8 (8 at the default 32 bytes: one value word written a cycle), delete 8, any other helper 2,
+// map-value load or store 2, atomic 3 (docs/ebpflow.md, "Coprocessor").
 //
 // Answers (hlp_r0_o, hlp_end_o, hlp_fault_o, rdr_*, mv_rdata_o, mv_fault_o, host_*) are valid in the ack cycle of
 // their requester.
 //
 // Map table (mt_*): written at load time, map 0 first, in index order, after reset or mt_clear_i; each write gives a
 // map its share of the exact-match store, the LPM store and the value memory (mt_err_o when it does not fit or the
-// type is not one the coprocessor has).
+// type is not one the coprocessor has). An ARRAY's values may be longer than VAL_BYTES (a table the program reads
+// through the map-value window, such as a DPI automaton in .rodata): the host writes them word by word, and a
+// program's bpf_map_update_elem on such a map faults, since the engine gathers at most VAL_BYTES at r3.
 module ebpflow_coproc #(
   parameter integer ENGINES      = 16,
   parameter integer MAPS         = 8,     // map-table entries (at most 16: the window has 4 map bits)
   parameter integer MW           = 3,     // $clog2(MAPS)
-  parameter integer KEY_BYTES    = 16,    // longest key (a multiple of 8)
-  parameter integer VAL_BYTES    = 32,    // longest value an update carries (a multiple of 8)
+  parameter integer KEY_BYTES    = 16,    // longest key (a multiple of 8, at most 64)
+  parameter integer VAL_BYTES    = 32,    // longest value an update carries (a multiple of 8, at most 128)
   parameter integer CAM_ENTRIES  = 64,    // exact-match entries shared by the LRU_HASH maps (flip-flops)
   parameter integer HB_BUCKETS   = 64,    // HASH maps' buckets together (ebpflow_hbkt, block RAM)
   parameter integer HB_ENTRIES   = 128,   // HASH maps' max_entries together (their free-index stacks)
@@ -37,7 +40,7 @@ module ebpflow_coproc #(
   input  logic [MW-1:0]                 mt_idx_i,
   input  logic [7:0]                    mt_type_i,         // BPF_MAP_TYPE_*
   input  logic [7:0]                    mt_key_size_i,
-  input  logic [15:0]                   mt_value_size_i,
+  input  logic [20:0]                   mt_value_size_i,   // at most the 1 MiB window of a map
   input  logic [31:0]                   mt_max_entries_i,
   output logic                          mt_err_o,          // the last map-table write was refused
   output logic                          mt_busy_o,         // zeroing the value memory (after reset, mt_clear_i)
@@ -125,9 +128,9 @@ module ebpflow_coproc #(
   logic [MAPS-1:0]  mt_valid_q;
   logic [7:0]       mt_type_q  [0:MAPS-1];
   logic [7:0]       mt_ksz_q   [0:MAPS-1];
-  logic [15:0]      mt_vsz_q   [0:MAPS-1];
+  logic [20:0]      mt_vsz_q   [0:MAPS-1];
   logic [31:0]      mt_max_q   [0:MAPS-1];
-  logic [12:0]      mt_sw_q    [0:MAPS-1];   // words per entry: round_up(value_size, 8) / 8
+  logic [17:0]      mt_sw_q    [0:MAPS-1];   // words per entry: round_up(value_size, 8) / 8
   logic [VAW:0]     mt_vbase_q [0:MAPS-1];   // first value word
   logic [15:0]      mt_sbase_q [0:MAPS-1];   // first CAM or TCAM entry
   logic [20:0]      mt_lim_q   [0:MAPS-1];   // bytes of the map's part of the window
@@ -146,7 +149,7 @@ module ebpflow_coproc #(
   logic [CLW:0]     clr_q;                   // the sweep's next word (value memory, buckets); SWEEP when done
 
   // The new map's share, and whether it fits.
-  logic [12:0]  nw_sw;
+  logic [17:0]  nw_sw;
   logic [47:0]  nw_words;
   logic         nw_cam;
   logic         nw_tcam;
@@ -154,7 +157,7 @@ module ebpflow_coproc #(
   logic [32:0]  nw_nb;      // HASH: buckets, the first power of two with 2 * max_entries slots
   logic         nw_ok;
   always_comb begin
-    nw_sw    = 13'((32'(mt_value_size_i) + 32'd7) >> 3);
+    nw_sw    = 18'((32'(mt_value_size_i) + 32'd7) >> 3);
     nw_words = 48'(mt_max_entries_i) * 48'(nw_sw);
     nw_cam   = (mt_type_i == TLru);
     nw_tcam  = (mt_type_i == TLpm);
@@ -168,7 +171,8 @@ module ebpflow_coproc #(
                                 && 33'(next_i_q) + 33'(mt_max_entries_i) <= 33'(HB_ENTRIES)
                                 && mt_max_entries_i < 32'(1 << HXW)))
                && mt_key_size_i != 8'd0 && 32'(mt_key_size_i) <= 32'(KEY_BYTES)
-               && mt_value_size_i != 16'd0 && 32'(mt_value_size_i) <= 32'(VAL_BYTES)
+               && mt_value_size_i != 21'd0
+               && (32'(mt_value_size_i) <= 32'(VAL_BYTES) || mt_type_i == TArray)
                && mt_max_entries_i != 32'd0
                && (nw_words << 3) <= 48'h10_0000
                && 48'(next_v_q) + nw_words <= 48'(VM_WORDS)
@@ -226,8 +230,8 @@ module ebpflow_coproc #(
   // Arbiter and the granted request
   // ---------------------------------------------------------------------------------------------------------------
   logic             busy_q;
-  logic [3:0]       cnt_q;       // the service cycle (grant = 1) while busy
-  logic [3:0]       lat_q;       // the ack cycle
+  logic [4:0]       cnt_q;       // the service cycle (grant = 1) while busy
+  logic [4:0]       lat_q;       // the ack cycle
   logic [2:0]       op_q;
   logic [RIW-1:0]   who_q;
   logic             host_q;
@@ -300,23 +304,23 @@ module ebpflow_coproc #(
 
   // What the granted request is and how long it takes.
   logic [2:0] g_op;
-  logic [3:0] g_lat;
+  logic [4:0] g_lat;
   always_comb begin
     if (!g_hlp) begin
       g_op  = (g_at != 3'd0) ? OAtom : OMv;
-      g_lat = (g_at != 3'd0) ? 4'd3 : 4'd2;
+      g_lat = (g_at != 3'd0) ? 5'd3 : 5'd2;
     end else if (!g_kfunc && g_id == 32'd1) begin
       g_op  = OLookup;
-      g_lat = 4'd4;
+      g_lat = 5'd4;
     end else if (!g_kfunc && g_id == 32'd2) begin
       g_op  = OUpdate;
-      g_lat = 4'd8;
+      g_lat = 5'(4 + VW);
     end else if (!g_kfunc && g_id == 32'd3) begin
       g_op  = ODelete;
-      g_lat = 4'd8;
+      g_lat = 5'd8;
     end else begin
       g_op  = OOther;
-      g_lat = 4'd2;
+      g_lat = 5'd2;
     end
   end
 
@@ -349,6 +353,7 @@ module ebpflow_coproc #(
   logic [31:0]    m_maxplen;
   logic [31:0]    q_plen;
   logic [63:0]    flags;
+  logic           long_val;   // the map's values are longer than an update carries (an ARRAY's only)
   always_comb begin
     m         = MW'(args_q[63:0]);
     m_ok      = args_q[63:0] < 64'(MAPS) && mt_valid_q[m];
@@ -361,6 +366,7 @@ module ebpflow_coproc #(
     m_maxplen = (32'(mt_ksz_q[m]) - 32'd4) << 3;
     q_plen    = keym[31:0];
     flags     = args_q[3*64 +: 64];   // r4
+    long_val  = 32'(mt_sw_q[m]) > 32'(VW);
   end
 
   logic [CAM_ENTRIES-1:0]  cam_sel;
@@ -599,8 +605,10 @@ module ebpflow_coproc #(
       d_hit  = keym[31:0] < m_max;
       d_slot = keym[31:0];
       if (op_q == OUpdate) begin
-        // array_map_update_elem's order: unknown flags, the index, NOEXIST, then BPF_F_LOCK (no spin lock here)
-        if ((flags & ~64'd4) > 64'd2) d_err = EInval;
+        // array_map_update_elem's order: unknown flags, the index, NOEXIST, then BPF_F_LOCK (no spin lock here);
+        // a value longer than an update carries is refused (the host writes it word by word)
+        if (long_val) d_err = EInval;
+        else if ((flags & ~64'd4) > 64'd2) d_err = EInval;
         else if (!d_hit) d_err = E2big;
         else if (flags[0]) d_err = EExist;
         else if (flags[2]) d_err = EInval;
@@ -618,8 +626,8 @@ module ebpflow_coproc #(
   logic        s3;
   logic        ack;
   assign mapop = (op_q == OLookup) || (op_q == OUpdate) || (op_q == ODelete);
-  assign s2    = busy_q && cnt_q == 4'd2 && mapop;
-  assign s3    = busy_q && cnt_q == 4'd3 && mapop;
+  assign s2    = busy_q && cnt_q == 5'd2 && mapop;
+  assign s3    = busy_q && cnt_q == 5'd3 && mapop;
   assign ack   = busy_q && cnt_q == lat_q;
 
   logic        hit_q;
@@ -751,10 +759,10 @@ module ebpflow_coproc #(
   end
 
   // An update's value words: word w in service cycle 4 + w.
-  logic [3:0]  uw;
-  logic [15:0] ubytes;
-  assign uw     = cnt_q - 4'd4;
-  assign ubytes = mt_vsz_q[m] - 16'({uw, 3'b000});
+  logic [4:0]  uw;
+  logic [20:0] ubytes;
+  assign uw     = cnt_q - 5'd4;
+  assign ubytes = mt_vsz_q[m] - 21'({uw, 3'b000});
 
   // The redirect map's entry (bpf_redirect_map: r1 the map, r2 the key) and the host's word read and write.
   logic [MW-1:0]  g_m;
@@ -786,17 +794,17 @@ module ebpflow_coproc #(
         vm_re    = 1'b1;
         vm_raddr = g_dev_word;
       end
-    end else if (busy_q && op_q == OAtom && cnt_q == 4'd2) begin
+    end else if (busy_q && op_q == OAtom && cnt_q == 5'd2) begin
       vm_we    = at_write;
       vm_waddr = mvword_q;
       vm_wdata = at_new << {mvoff_q, 3'b000};
       vm_be    = size_be(mvoff_q, mvsize_q);
-    end else if (busy_q && op_q == OUpdate && cnt_q >= 4'd4 && m_ok && err_q == 8'd0
-                 && 32'(uw) < 32'(VW) && 13'(uw) < mt_sw_q[m]) begin
+    end else if (busy_q && op_q == OUpdate && cnt_q >= 5'd4 && m_ok && err_q == 8'd0
+                 && 32'(uw) < 32'(VW) && 18'(uw) < mt_sw_q[m]) begin
       vm_we    = 1'b1;
       vm_waddr = VAW'(wbase_q + (VAW+1)'(uw));
       vm_wdata = val_q[64*uw +: 64];
-      vm_be    = (ubytes >= 16'd8) ? 8'hff : 8'((9'(1) << ubytes[3:0]) - 9'd1);
+      vm_be    = (ubytes >= 21'd8) ? 8'hff : 8'((9'(1) << ubytes[3:0]) - 9'd1);
     end
   end
 
@@ -883,8 +891,8 @@ module ebpflow_coproc #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q   <= 1'b0;
-      cnt_q    <= 4'd0;
-      lat_q    <= 4'd0;
+      cnt_q    <= 5'd0;
+      lat_q    <= 5'd0;
       op_q     <= OOther;
       who_q    <= '0;
       host_q   <= 1'b0;
@@ -930,7 +938,7 @@ module ebpflow_coproc #(
       end
       if (gvalid) begin
         busy_q   <= 1'b1;
-        cnt_q    <= 4'd2;
+        cnt_q    <= 5'd2;
         lat_q    <= g_lat;
         op_q     <= g_op;
         who_q    <= gidx;
@@ -960,7 +968,7 @@ module ebpflow_coproc #(
         evict_q <= d_evict;
         err_q   <= d_err;
       end
-      if (busy_q && op_q == OAtom && cnt_q == 4'd2) begin
+      if (busy_q && op_q == OAtom && cnt_q == 5'd2) begin
         old_q <= at_old;
       end
       if (s3) begin
@@ -998,7 +1006,7 @@ module ebpflow_coproc #(
   always_comb begin
     if (mapop) begin
       a_r0    = r0_q;
-      a_fault = !m_ok;
+      a_fault = !m_ok || (op_q == OUpdate && long_val);   // the engine gathered only VAL_BYTES of the value
     end else begin
       a_r0    = o_r0;
       a_fault = o_fault;

@@ -33,8 +33,8 @@ module ebpflow_nic #(
   parameter integer AW               = 13,
   parameter integer MAPS             = 8,     // the coprocessor's map-table entries
   parameter integer MW               = 3,     // $clog2(MAPS)
-  parameter integer KEY_BYTES        = 16,    // longest map key
-  parameter integer VAL_BYTES        = 32,    // longest map value an update carries
+  parameter integer KEY_BYTES        = 16,    // longest map key (a multiple of 8, at most 64)
+  parameter integer VAL_BYTES        = 32,    // longest map value an update carries (a multiple of 8, at most 128)
   parameter integer CAM_ENTRIES      = 64,    // exact-match entries of the LRU_HASH maps (flip-flop CAM)
   parameter integer HB_BUCKETS       = 64,    // buckets of the HASH maps (block RAM, 4 slots each)
   parameter integer HB_ENTRIES       = 128,   // max_entries of the HASH maps together
@@ -78,7 +78,7 @@ module ebpflow_nic #(
   input  logic [MW-1:0]          mt_idx_i,
   input  logic [7:0]             mt_type_i,
   input  logic [7:0]             mt_key_size_i,
-  input  logic [15:0]            mt_value_size_i,
+  input  logic [20:0]            mt_value_size_i,   // at most the 1 MiB window of a map
   input  logic [31:0]            mt_max_entries_i,
   output logic                   mt_err_o,
   output logic                   mt_busy_o,

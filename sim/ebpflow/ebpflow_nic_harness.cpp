@@ -83,8 +83,14 @@ constexpr unsigned kPorts = NIC_PORTS;
 constexpr unsigned kQueues = kPorts + 2;
 constexpr uint64_t kMaxCycles = 50000000;
 constexpr unsigned kSlots = 4096;
-constexpr unsigned kKeyBytes = 16;  // the NIC's KEY_BYTES
-constexpr unsigned kValBytes = 32;  // the NIC's VAL_BYTES
+#ifndef NIC_KEY_BYTES
+#define NIC_KEY_BYTES 16
+#endif
+#ifndef NIC_VAL_BYTES
+#define NIC_VAL_BYTES 32
+#endif
+constexpr unsigned kKeyBytes = NIC_KEY_BYTES;  // the NIC's KEY_BYTES (-CFLAGS -DNIC_KEY_BYTES=, as -GKEY_BYTES=)
+constexpr unsigned kValBytes = NIC_VAL_BYTES;  // the NIC's VAL_BYTES
 
 // Bits of a Verilated port: an integer for up to 64 bits, a VlWide (32-bit words) above.
 template <typename T>
@@ -624,7 +630,7 @@ int main(int argc, char** argv) {
         } else if (cmd == "map") {
             uint64_t t = 0, k = 0, v = 0, m = 0;
             if (!hex_u64(a, &x) || !hex_u64(b, &t) || !hex_u64(c, &k) || !hex_u64(d, &v) || !hex_u64(e, &m) ||
-                t > 0xff || k > 0xff || v > 0xffff || m > 0xffffffffu) {
+                t > 0xff || k > 0xff || v > 0x100000 || m > 0xffffffffu) {
                 answer = "error map: IDX TYPE KSZ VSZ MAX";
             } else if (!bench.map(static_cast<unsigned>(x), static_cast<unsigned>(t), static_cast<unsigned>(k),
                                   static_cast<unsigned>(v), static_cast<uint32_t>(m))) {
@@ -652,7 +658,7 @@ int main(int argc, char** argv) {
         } else if (cmd == "entries") {
             uint64_t m = 0, max = 0, ksz = 0, words = 0;
             if (!hex_u64(a, &m) || !hex_u64(b, &max) || !hex_u64(c, &ksz) || !hex_u64(d, &words) || m > 0xf ||
-                max > 0x10000 || ksz > kKeyBytes || words > kValBytes / 8 * 512) {
+                max > 0x10000 || ksz > kKeyBytes || words > 0x20000) {
                 answer = "error entries: MAP MAX KSZ WORDS";
             } else {
                 bench.entries(static_cast<unsigned>(m), static_cast<uint32_t>(max), static_cast<unsigned>(ksz),

@@ -12,7 +12,7 @@ use crate::interp::{empty_buff, load};
 use crate::registry::Entry;
 use crate::{Backend, BackendError, Capabilities, Packet, Ran, Record, Redirect, Setup, Summary};
 use hwxdp_ebpflow::engine::Job;
-use hwxdp_ebpflow::jobs::{job, Where};
+use hwxdp_ebpflow::jobs::{shaped_job, Where};
 use hwxdp_ebpflow::nic::{Dest, Input, Nic, NicConfig, Timed};
 use hwxdp_ebpflow::Image;
 use hwxdp_maps::MapStore;
@@ -301,7 +301,9 @@ impl Ebpflow {
             prologue: 0..image.prologue,
             slot_of: &slot_of,
         };
-        let steps = job(&o, data0, &at, 0).map_err(|e| BackendError::run(ENTRY.name, e))?;
+        let shape = hwxdp_ebpflow::jobs::Shape::of(&image.maps);
+        let steps =
+            shaped_job(&o, data0, &at, 0, shape).map_err(|e| BackendError::run(ENTRY.name, e))?;
         let trace = if self.record_trace {
             std::mem::take(&mut o.trace)
         } else {

@@ -37,10 +37,13 @@ pub const ENTRY: Entry = Entry {
 pub mod limits {
     /// Map-table entries (`MAPS`).
     pub const MAPS: usize = 8;
-    /// Longest key (`KEY_BYTES`).
-    pub const KEY_BYTES: u32 = 16;
-    /// Longest value (`VAL_BYTES`).
-    pub const VAL_BYTES: u32 = 32;
+    /// Longest key a model is built with (`KEY_BYTES`: the maps' longest rounded up to 8, at least 16; every map
+    /// helper gathers that many bytes at r2).
+    pub const KEY_BYTES: u32 = hwxdp_ebpflow::jobs::Shape::MAX_KEY_BYTES;
+    /// Longest value a map update carries in a model (`VAL_BYTES`: as the keys, at least 32). Only an ARRAY's
+    /// values may be longer (up to its 1 MiB window): the program reads them through the map-value window, the host
+    /// writes them a word at a time, and a program's update of such a map faults.
+    pub const VAL_BYTES: u32 = hwxdp_ebpflow::jobs::Shape::MAX_VAL_BYTES;
     /// The most entries of the flip-flop CAM, shared by the LRU_HASH maps, a model is built with (`CAM_ENTRIES`:
     /// the maps' total rounded up to a power of two, at least 64).
     pub const CAM_ENTRIES: u64 = 4096;
@@ -52,8 +55,9 @@ pub mod limits {
     pub const HASH_ENTRIES: u64 = 16384;
     /// The most LPM entries, shared by the LPM_TRIE maps (`TCAM_ENTRIES`: as the CAM, at least 32).
     pub const TCAM_ENTRIES: u64 = 1024;
-    /// 64-bit words of value memory shared by every map (`VM_WORDS`).
-    pub const VM_WORDS: u64 = 4096;
+    /// The most 64-bit words of value memory (block RAM) shared by every map a model is built with (`VM_WORDS`: the
+    /// maps' total rounded up to a power of two, at least 4096).
+    pub const VM_WORDS: u64 = 1 << 16;
     /// Helpers the coprocessor answers: map lookup, update, delete, `bpf_redirect`, `bpf_redirect_map`.
     pub const HELPERS: [i64; 5] = [1, 2, 3, 23, 51];
 }
@@ -141,9 +145,10 @@ fn map_table(maps: &[MapSpec], engines: usize) -> Result<(Vec<NicMap>, CoprocSiz
                 m.key_size
             )));
         }
-        if m.value_size == 0 || m.value_size > VAL_BYTES {
+        if m.value_size == 0 || (m.value_size > VAL_BYTES && map_type != 2) {
             return Err(setup_error(format!(
-                "map {name}: {}-byte values, the eBPFlow coprocessor takes values of 1 to {VAL_BYTES} bytes",
+                "map {name}: {}-byte values, the eBPFlow coprocessor takes values of 1 to {VAL_BYTES} bytes (an \
+                 ARRAY's up to its 1 MiB window)",
                 m.value_size
             )));
         }
@@ -205,6 +210,10 @@ fn map_table(maps: &[MapSpec], engines: usize) -> Result<(Vec<NicMap>, CoprocSiz
         hash_entries: (hashed as usize)
             .next_power_of_two()
             .max(default.hash_entries),
+        vm_words: (words as usize).next_power_of_two().max(default.vm_words),
+        // set from the loader's map table by `create` (the rule the cycle model times by)
+        key_bytes: default.key_bytes,
+        val_bytes: default.val_bytes,
     };
     Ok((table, sizes))
 }
@@ -299,8 +308,11 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
             o.engines_per_port
         )));
     }
-    let (table, sizes) = map_table(&setup.spec.maps, o.ports * o.engines_per_port)?;
+    let (table, mut sizes) = map_table(&setup.spec.maps, o.ports * o.engines_per_port)?;
     let (versions, schedule) = versions(setup, o)?;
+    let shape = hwxdp_ebpflow::jobs::Shape::of(&versions[0].image.maps);
+    sizes.key_bytes = shape.key_bytes as usize;
+    sizes.val_bytes = shape.val_bytes as usize;
     let mut paths = EbpflowPaths::from_env();
     paths.notify = setup.notify;
     let nic = NicRtl::with_sizes(&paths, config, sizes).map_err(|e| setup_error(e.to_string()))?;
@@ -312,6 +324,7 @@ fn create(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
         table,
         possible_cpus: setup.config.possible_cpus.max(1),
         cpu: setup.config.cpu,
+        val_bytes: shape.val_bytes,
     };
     maps.start(&versions, o.first_ifindex)
         .map_err(|e| setup_error(e.to_string()))?;
@@ -348,6 +361,8 @@ struct RtlMaps {
     table: Vec<NicMap>,
     possible_cpus: usize,
     cpu: usize,
+    /// The longest value an update carries on this model (`VAL_BYTES`): longer ones are written a word at a time.
+    val_bytes: u32,
 }
 
 impl RtlMaps {
@@ -429,6 +444,9 @@ impl RtlMaps {
 
     /// Update `key` with `value` (the NIC's view: one value) with `flags`.
     fn write(&mut self, map: usize, key: &[u8], value: &[u8], flags: u64) -> Result<(), MapError> {
+        if value.len() > self.val_bytes as usize {
+            return self.write_words(map, key, value, flags);
+        }
         let (r0, _) = self.request(
             map,
             HostRequest {
@@ -443,6 +461,53 @@ impl RtlMaps {
         errno(r0).map_or(Ok(()), |e| {
             Err(self.error(map, e, "the coprocessor refused the update"))
         })
+    }
+}
+
+impl RtlMaps {
+    /// An ARRAY's value longer than an update carries: `array_map_update_elem`'s checks, then the value a word at a
+    /// time through the host port's window writes (host id 257).
+    fn write_words(
+        &mut self,
+        map: usize,
+        key: &[u8],
+        value: &[u8],
+        flags: u64,
+    ) -> Result<(), MapError> {
+        let spec = self.spec(map)?.clone();
+        let index = key
+            .get(..4)
+            .map(|k| u32::from_le_bytes(k.try_into().expect("4 bytes")));
+        if flags & !4 > 2 {
+            return Err(self.error(map, 22, "unknown update flags"));
+        }
+        let index = match index {
+            Some(i) if i < spec.max_entries => u64::from(i),
+            _ => return Err(self.error(map, 7, "index out of the array")),
+        };
+        if flags & 1 != 0 {
+            return Err(self.error(map, 17, "an array's entries always exist (BPF_NOEXIST)"));
+        }
+        if flags & 4 != 0 {
+            return Err(self.error(map, 22, "BPF_F_LOCK: the map has no spin lock"));
+        }
+        let words = u64::from(spec.value_size.div_ceil(8));
+        let value = value.get(..spec.value_size as usize).unwrap_or(value);
+        for (w, chunk) in value.chunks(8).enumerate() {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            let at = ((map as u64) << 20) + (index * words + w as u64) * 8;
+            self.request(
+                map,
+                HostRequest {
+                    id: 257,
+                    r1: at,
+                    r2: u64::from_le_bytes(word),
+                    ..HostRequest::default()
+                },
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -782,13 +847,23 @@ mod tests {
                 && err.contains("has at most 4096"),
             "{err}"
         );
-        let err = refusal(&[MapSpec::new("words", 2, 4, 32, 2000)], 1);
+        let err = refusal(&[MapSpec::new("words", 2, 4, 32, 20000)], 1);
         assert!(
             err.contains("map words") && err.contains("value-memory words"),
             "{err}"
         );
-        let err = refusal(&[MapSpec::new("k", 1, 20, 8, 4)], 1);
-        assert!(err.contains("map k: 20-byte keys"), "{err}");
+        // 64-byte keys, 128-byte values, an ARRAY's longer values (a DPI table): value memory sized to them
+        let (_, wide) = map_table(&[MapSpec::new("k", 1, 64, 128, 4)], 1).expect("fits");
+        assert_eq!(wide.vm_words, 4096);
+        let (_, table) = map_table(&[MapSpec::new(".rodata", 2, 4, 133_120, 1)], 1).expect("fits");
+        assert_eq!(table.vm_words, 32768);
+        let err = refusal(&[MapSpec::new("k", 1, 72, 8, 4)], 1);
+        assert!(err.contains("map k: 72-byte keys"), "{err}");
+        let err = refusal(&[MapSpec::new("v", 1, 8, 136, 4)], 1);
+        assert!(
+            err.contains("map v: 136-byte values") && err.contains("1 to 128 bytes"),
+            "{err}"
+        );
         let err = refusal(&[MapSpec::new("p", 6, 4, 8, 4)], 2);
         assert!(
             err.contains("map p: a per-CPU map on a NIC of 2 engines"),

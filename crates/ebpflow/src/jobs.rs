@@ -10,7 +10,8 @@ use hwxdp_xdp::Outcome;
 pub mod service {
     /// `bpf_map_lookup_elem`.
     pub const LOOKUP: u32 = 4;
-    /// `bpf_map_update_elem`.
+    /// `bpf_map_update_elem` on the default NIC (32-byte values): 4 + a cycle for each value word
+    /// ([`super::Shape::update_service`]).
     pub const UPDATE: u32 = 8;
     /// `bpf_map_delete_elem`.
     pub const DELETE: u32 = 8;
@@ -25,8 +26,8 @@ pub mod service {
     pub const ATOMIC: u32 = 3;
 }
 
-/// What a map helper reads from the engine's data memory before its request (`ebpflow_core.sv`'s `KEY_BYTES` and
-/// `VAL_BYTES`, 8 bytes a word).
+/// What a map helper reads from the engine's data memory before its request on the default NIC
+/// ([`Shape::DEFAULT`]: `ebpflow_core.sv`'s `KEY_BYTES` and `VAL_BYTES`, 8 bytes a word).
 pub mod gather {
     /// Key words at r2 (lookup, update, delete).
     pub const KEY_WORDS: u32 = 2;
@@ -34,21 +35,92 @@ pub mod gather {
     pub const VALUE_WORDS: u32 = 4;
 }
 
-/// The words helper `id` gathers before its request: the key for a lookup or delete, the key and the value for an
-/// update, none for any other helper.
+/// The coprocessor's key and value widths a NIC is built with (`ebpflow_nic`'s `KEY_BYTES` and `VAL_BYTES`): what
+/// a map helper gathers from the data memory before its request, and how long an update writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// The longest key, a multiple of 8: gathered at r2 by every map helper.
+    pub key_bytes: u32,
+    /// The longest value an update carries, a multiple of 8: gathered at r3 by an update.
+    pub val_bytes: u32,
+}
+
+impl Shape {
+    /// The default NIC: 16-byte keys, 32-byte values.
+    pub const DEFAULT: Shape = Shape {
+        key_bytes: 16,
+        val_bytes: 32,
+    };
+    /// The longest key a NIC is built for.
+    pub const MAX_KEY_BYTES: u32 = 64;
+    /// The longest value an update carries on any NIC (the coprocessor's service counter has 5 bits).
+    pub const MAX_VAL_BYTES: u32 = 128;
+
+    /// The NIC for `maps`: the longest key and the longest value rounded up to 8 bytes, at least the default's,
+    /// at most [`Shape::MAX_KEY_BYTES`] and [`Shape::MAX_VAL_BYTES`]. An ARRAY's longer values (a table the program
+    /// reads through the map-value window) do not widen it: the host writes them a word at a time.
+    pub fn of(maps: &[crate::MapEntry]) -> Shape {
+        let round = |n: u32| n.div_ceil(8) * 8;
+        let key = maps.iter().map(|m| round(m.key_size)).max().unwrap_or(0);
+        let val = maps
+            .iter()
+            .map(|m| round(m.value_size))
+            .filter(|&v| v <= Self::MAX_VAL_BYTES)
+            .max()
+            .unwrap_or(0);
+        Shape {
+            key_bytes: key.clamp(Self::DEFAULT.key_bytes, Self::MAX_KEY_BYTES),
+            val_bytes: val.clamp(Self::DEFAULT.val_bytes, Self::MAX_VAL_BYTES),
+        }
+    }
+
+    /// Key words a map helper gathers.
+    pub fn key_words(&self) -> u32 {
+        self.key_bytes / 8
+    }
+
+    /// Value words an update gathers and writes.
+    pub fn value_words(&self) -> u32 {
+        self.val_bytes / 8
+    }
+
+    /// The service time of `bpf_map_update_elem`: 4 cycles and a value word a cycle.
+    pub fn update_service(&self) -> u32 {
+        4 + self.value_words()
+    }
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape::DEFAULT
+    }
+}
+
+/// The words helper `id` gathers before its request on the default NIC: the key for a lookup or delete, the key
+/// and the value for an update, none for any other helper.
 pub fn helper_gather(id: i32) -> u32 {
+    shaped_gather(id, Shape::DEFAULT)
+}
+
+/// [`helper_gather`] on a NIC of `shape`.
+pub fn shaped_gather(id: i32, shape: Shape) -> u32 {
     match id {
-        1 | 3 => gather::KEY_WORDS,
-        2 => gather::KEY_WORDS + gather::VALUE_WORDS,
+        1 | 3 => shape.key_words(),
+        2 => shape.key_words() + shape.value_words(),
         _ => 0,
     }
 }
 
-/// The service time of helper `id`.
+/// The service time of helper `id` on the default NIC.
 pub fn helper_service(id: i32) -> u32 {
+    shaped_service(id, Shape::DEFAULT)
+}
+
+/// [`helper_service`] on a NIC of `shape`.
+pub fn shaped_service(id: i32, shape: Shape) -> u32 {
     match id {
         1 => service::LOOKUP,
-        2 => service::UPDATE,
+        2 => shape.update_service(),
         3 => service::DELETE,
         23 => service::LOCAL,
         _ => service::HELPER,
@@ -94,6 +166,18 @@ fn size_of(code: u8) -> u64 {
 /// The steps of a packet's run: `outcome` with its trace and operands, `data0` the frame's offset from
 /// `data_hard_start` in the machine's packet buffer when it started, `gap` the idle cycles between input beats.
 pub fn job(outcome: &Outcome, data0: u64, at: &Where, gap: u32) -> Result<Job, JobError> {
+    shaped_job(outcome, data0, at, gap, Shape::DEFAULT)
+}
+
+/// [`job`] on a NIC of `shape` (its map helpers gather and update as many words as its `KEY_BYTES` and
+/// `VAL_BYTES` say).
+pub fn shaped_job(
+    outcome: &Outcome,
+    data0: u64,
+    at: &Where,
+    gap: u32,
+    shape: Shape,
+) -> Result<Job, JobError> {
     if outcome.trace.is_empty() && outcome.insns > 0 {
         return Err(JobError::NoTrace);
     }
@@ -129,8 +213,8 @@ pub fn job(outcome: &Outcome, data0: u64, at: &Where, gap: u32) -> Result<Job, J
         let wait = match d.kind {
             Kind::Helper if d.code & 0xf0 == 0x80 && (at.slots[s] >> 12) & 15 == 0 => {
                 Wait::Coproc {
-                    service: helper_service(d.imm),
-                    gather: helper_gather(d.imm),
+                    service: shaped_service(d.imm, shape),
+                    gather: shaped_gather(d.imm, shape),
                 }
             }
             Kind::Helper => Wait::Coproc {

@@ -216,6 +216,24 @@ impl NicConfig {
             spec.flags
                 .push(format!("-GHB_ENTRIES={}", sizes.hash_entries));
         }
+        if sizes.vm_words != default.vm_words {
+            spec.flags.push(format!("-GVM_WORDS={}", sizes.vm_words));
+        }
+        // The harness sizes its host port's key and value from the same numbers.
+        if sizes.key_bytes != default.key_bytes {
+            spec.flags.extend([
+                format!("-GKEY_BYTES={}", sizes.key_bytes),
+                "-CFLAGS".to_string(),
+                format!("-DNIC_KEY_BYTES={}", sizes.key_bytes),
+            ]);
+        }
+        if sizes.val_bytes != default.val_bytes {
+            spec.flags.extend([
+                format!("-GVAL_BYTES={}", sizes.val_bytes),
+                "-CFLAGS".to_string(),
+                format!("-DNIC_VAL_BYTES={}", sizes.val_bytes),
+            ]);
+        }
         Ok(spec)
     }
 
@@ -245,8 +263,8 @@ impl NicConfig {
     }
 }
 
-/// The coprocessor's stores a model is built with (`ebpflow_nic`'s `CAM_ENTRIES`, `TCAM_ENTRIES`, `HB_BUCKETS` and
-/// `HB_ENTRIES`): each size is its own cached model.
+/// The coprocessor's stores a model is built with (`ebpflow_nic`'s `CAM_ENTRIES`, `TCAM_ENTRIES`, `HB_BUCKETS`,
+/// `HB_ENTRIES`, `VM_WORDS`, `KEY_BYTES` and `VAL_BYTES`): each size is its own cached model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CoprocSizes {
     /// Exact-match entries of the flip-flop CAM, shared by the LRU_HASH maps.
@@ -258,6 +276,13 @@ pub struct CoprocSizes {
     pub hash_buckets: usize,
     /// The HASH maps' `max_entries` together (their free-index stacks).
     pub hash_entries: usize,
+    /// 64-bit words of value memory (block RAM) shared by every map's values.
+    pub vm_words: usize,
+    /// The longest key (a multiple of 8): the bytes a map helper gathers at r2, and the width of the CAM, TCAM and
+    /// bucket rows.
+    pub key_bytes: usize,
+    /// The longest value a map update carries (a multiple of 8): the bytes an update gathers at r3.
+    pub val_bytes: usize,
 }
 
 /// Slots a bucket of the coprocessor's HASH store (`ebpflow_coproc`'s `HB_WAYS`).
@@ -276,13 +301,17 @@ pub fn hash_buckets(max_entries: u64) -> u64 {
 }
 
 impl Default for CoprocSizes {
-    /// The NIC's defaults: 64 CAM and 32 TCAM entries, 64 buckets for 128 HASH entries.
+    /// The NIC's defaults: 64 CAM and 32 TCAM entries, 64 buckets for 128 HASH entries, 4096 value words, 16-byte
+    /// keys and 32-byte values.
     fn default() -> Self {
         CoprocSizes {
             cam_entries: 64,
             tcam_entries: 32,
             hash_buckets: 64,
             hash_entries: 128,
+            vm_words: 4096,
+            key_bytes: 16,
+            val_bytes: 32,
         }
     }
 }
@@ -432,9 +461,9 @@ pub struct HostRequest {
     pub r2: u64,
     /// r4.
     pub r4: u64,
-    /// The key bytes (at most 16).
+    /// The key bytes (at most the model's [`CoprocSizes::key_bytes`]).
     pub key: Vec<u8>,
-    /// The value bytes (at most 32).
+    /// The value bytes (at most the model's [`CoprocSizes::val_bytes`]).
     pub value: Vec<u8>,
 }
 

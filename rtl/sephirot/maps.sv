@@ -6,9 +6,10 @@
 // Load time: cfg_we_i writes one map's definition (the image's map table row); cfg_done_i lays every written map out
 // (one cycle), flags cfg_error_o when a definition is invalid for the kernel (crates/maps/src/create.rs checks) or
 // does not fit (type other than 1, 2, 3, 5, 6, 9, 11, 14, 27; key_size above KEY_BYTES; value_size above VALUE_BYTES
-// (PROG_ARRAY, DEVMAP: at or above); more CAM entries, value rows, hash slots or bucket rows than ENTRIES / MEM_WORDS / HASH_SLOTS / HASH_ROWS; LRU_HASH with
-// BPF_F_NO_COMMON_LRU, the per-CPU LRU, which is not built), then zeroes the value memory and builds the LRU lists
-// (max(MEM_WORDS, ENTRIES + 5 * MAPS) cycles, requests wait). cfg_error_o stays set until reset. Maps not written do
+// (PROG_ARRAY, DEVMAP: at or above); more CAM entries, value rows, bucket slots, bucket rows or LRU nodes than
+// ENTRIES / MEM_WORDS / HASH_SLOTS / HASH_ROWS / LRU_NODES; LRU_HASH with BPF_F_NO_COMMON_LRU, the per-CPU LRU, which
+// is not built), then zeroes the value memory and builds the LRU lists (max(MEM_WORDS, LRU_NODES + 5 * MAPS,
+// HASH_SLOTS, HASH_ROWS) cycles, requests wait). cfg_error_o stays set until reset. Maps not written do
 // not exist: their operations give -EINVAL or a miss, as hwxdp_maps::Maps does for a map index it does not have.
 //
 // One CPU: hXDP is one core, so PERCPU_ARRAY and PERCPU_HASH are hwxdp_maps' per-CPU maps with one possible CPU,
@@ -22,7 +23,7 @@
 // Storage:
 // - values: MEM_WORDS rows of 8 bytes (maps_values, eight byte banks: block RAM at the defaults). A map takes
 //   `slots * ceil(value_size / 8)` rows from a base row; slot s's value starts at row base + s * ceil(value_size / 8).
-// - HASH and PERCPU_HASH keys: hashed buckets in block RAM (HASH_ROWS rows of four ways, one RAM per way; a way
+// - HASH, PERCPU_HASH and LRU_HASH keys: hashed buckets in block RAM (HASH_ROWS rows of four ways, one RAM per way; a way
 //   holds valid, home bucket, slot and key). A map takes a power of two of buckets at or above max_entries / 2 (so at
 //   most half of its ways are used); a key's home is the CRC-32 of its key_size bytes (rtl/common/hash32.sv) modulo
 //   the buckets. Linear probing over buckets: an operation reads rows from the home on, one per cycle, up to and
@@ -30,12 +31,14 @@
 //   max_entries whatever the collisions. A delete of a key when more than one row was read shifts back: the rows
 //   after the home are read again and one way per row moves into the hole when its home lies at or before the hole,
 //   so the rows read depend only on the set of keys (crates/hxdp/src/timing/buckets.rs computes them). Slot keys
-//   (valid byte and key, for host slot reads) and the free-slot stacks of these maps are block RAM of HASH_SLOTS.
-// - LRU_HASH and LPM_TRIE keys: a CAM of ENTRIES flip-flop entries (valid, key, LPM prefix mask and length), each map
-//   a contiguous range; entry base + s holds the key of slot s. Lookups compare every entry of the map in one cycle.
-//   A free-slot stack per map (in the same ENTRIES-entry range) reuses slots last in, first out.
-// - LRU lists: next/prev links of ENTRIES nodes plus five list heads per map, node kinds and reference bits, in
-//   flip-flops.
+//   (valid byte and key, for host slot reads and LRU evictions) and the free-slot stacks of the HASH maps are block
+//   RAM of HASH_SLOTS (an LRU map's slots are its list nodes; it has no free stack).
+// - LPM_TRIE keys: a CAM of ENTRIES flip-flop entries (valid, key, prefix mask and length), each map a contiguous
+//   range; entry base + s holds the key of slot s. Lookups compare every entry of the map in one cycle. A free-slot
+//   stack per map (in the same ENTRIES-entry range) reuses slots last in, first out. Without LPM maps the CAM is
+//   unused: build it with ENTRIES 2.
+// - LRU lists: next/prev links of LRU_NODES nodes plus five list heads per map, node kinds, reference bits and
+//   in-table bits, in flip-flops (not yet block RAM).
 // Slots (what lookups return, rsp_slot_o) are numbered exactly as hwxdp_maps numbers them (one CPU):
 // - ARRAY: the index; max_entries slots.
 // - HASH: element numbers from a LIFO free list, then never-used ones; replacing a key's value moves it to the map's
@@ -82,9 +85,12 @@
 //   to clear the last hole);
 // - t + 2 + R, R = ceil(value_size / 8): successful ARRAY/HASH updates (the value is written one row per cycle), and
 //   every LPM update that gets past the -EINVAL checks;
-// - LRU_HASH: delete t + 3; update t + 4 + R when the CPU's local free list has a node, else the kernel's refill adds
-//   4 cycles plus one per pending node flushed, per node (or head) rotated or scanned and per node moved to the local free
-//   list (an empty map's first update: 4 + target_free); -EEXIST/-ENOENT without the R;
+// - LRU_HASH: lookups and deletes probe the buckets as HASH ones do (a delete t + 3 plus the probe's and shift's
+//   cycles); update t + 5 + R when the CPU's local free list has a node and the key's home row is not full (k rows:
+//   k - 1 more), else the kernel's refill adds 4 cycles plus one per pending node flushed, per node (or head) rotated
+//   or scanned and per node moved to the local free list (an empty map's first update: 4 + target_free), and each
+//   node evicted 1 + k cycles more for its key's bucket delete (2k + 1 when k > 1: the shift); -EEXIST/-ENOENT
+//   without the R;
 // - host lookup hit and host slot read: t + 2 + 2R (the value is read back one row per two cycles);
 // - PROG_ARRAY and DEVMAP, R = ceil((value_size + 1) / 8) (1 for 4-byte values): get, DEVMAP lookups and host
 //   lookups of an index below max_entries t + 2 + 2R (the presence byte is read with the value); host updates that
@@ -101,21 +107,21 @@
 // access faults (and neither reads nor writes) when the map does not exist, the slot is not below its slot count,
 // bytes is not 1..8, or the bytes do not lie wholly inside value_size.
 //
-// Yosys 0.23 synth_xilinx -family xcup: defaults about 35.0k LUTs, 12.0k FFs, 8 RAMB18 (the eight simple-dual-port
-// byte banks), 12 DSP (7 CPU minutes); MAPS 4, KEY_BYTES 8, VALUE_BYTES 16, ENTRIES 8, MEM_WORDS 64 (the test's)
-// about 9.7k LUTs, 2.7k FFs, 8 RAMB18, 4 DSP. The CAM (keys, masks and lengths in flip-flops, compared in parallel),
-// the LRU links and the per-map multiplexers dominate; the DSPs are the slot * rows-per-value products (one per value
-// port and one for the engine).
+// Yosys 0.23 synth_xilinx -family xcup: see docs/hxdp-module.md (Area) for the figures with and without LRU keys in
+// the CAM. The CAM (keys, masks and lengths in flip-flops, compared in parallel, LPM maps only now), the LRU links
+// and the per-map multiplexers dominate; the DSPs are the slot * rows-per-value products (one per value port and one
+// for the engine).
 module maps #(
   parameter integer MAPS        = 8,    // maps of one program (2 or more)
   parameter integer KEY_BYTES   = 16,   // widest key; a wider key_size is a configuration error
   parameter integer VALUE_BYTES = 64,   // widest value, a multiple of 8; a wider value_size is a configuration error
-  parameter integer ENTRIES     = 32,   // CAM entries for all LRU_HASH and LPM_TRIE maps together (a power of two)
+  parameter integer ENTRIES     = 32,   // CAM entries for all LPM_TRIE maps together (a power of two, >= 2)
   parameter integer MEM_WORDS   = 512,  // 8-byte value rows for all maps together (a power of two, >= ENTRIES)
   parameter integer POSSIBLE_CPUS = 1,  // the kernel's num_possible_cpus() the LRU's target_free is sized for
   parameter integer HASH_SLOTS  = ENTRIES,  // slots of all HASH and PERCPU_HASH maps together (block RAM)
-  parameter integer HASH_ROWS   = (HASH_SLOTS >= 2) ? HASH_SLOTS : 2  // 4-way bucket rows of those maps (a map of
+  parameter integer HASH_ROWS   = (HASH_SLOTS >= 2) ? HASH_SLOTS : 2, // 4-way bucket rows of those maps (a map of
                                         // max_entries takes at most max_entries rows, so any maps that fit HASH_SLOTS fit)
+  parameter integer LRU_NODES   = ENTRIES  // LRU list nodes of all LRU_HASH maps together (a power of two, >= 2)
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
@@ -182,7 +188,8 @@ module maps #(
   localparam integer VB = 8 * VALUE_BYTES;
   localparam integer PW = 16;                // LPM prefix lengths
   localparam integer EW1 = EW + 1;
-  localparam integer LN  = ENTRIES + 5 * MAPS;  // LRU list links: nodes, then five list heads per map
+  localparam integer NW  = $clog2(LRU_NODES);
+  localparam integer LN  = LRU_NODES + 5 * MAPS;  // LRU list links: nodes, then five list heads per map
   localparam integer LW  = $clog2(LN);
   localparam integer SW0   = (MEM_WORDS > LN) ? MEM_WORDS : LN;
   localparam integer SW1   = (HASH_SLOTS > HASH_ROWS) ? HASH_SLOTS : HASH_ROWS;
@@ -244,6 +251,8 @@ module maps #(
   localparam [3:0] StLru    = 4'd8;
   localparam [3:0] StShift  = 4'd9;        // hash delete: the backward shift over the probed rows
   localparam [3:0] StHClear = 4'd10;       // hash delete: the last hole's way cleared
+  localparam [3:0] StEvict  = 4'd11;       // LRU eviction: the evicted node's key read, its home row asked
+  localparam [3:0] StLProbe = 4'd12;       // LRU update: the key's rows probed after the node was taken
 
   // ---------------------------------------------------------------------------------------------------------------
   // Configuration as written, and the layout cfg_done_i computes from it.
@@ -265,6 +274,7 @@ module maps #(
   logic [4:0]      stride_q [MAPS];          // rows per value
   logic [AW-1:0]   vbase_q  [MAPS];
   logic [EW:0]     ebase_q  [MAPS];
+  logic [NW:0]     lbase_q  [MAPS];          // LRU maps: first list node
   logic [RW-1:0]   hbase_q  [MAPS];          // hash maps: first bucket row
   logic [RW-1:0]   hmask_q  [MAPS];          // hash maps: buckets - 1 (a power of two less one)
   logic [HSA:0]    hsbase_q [MAPS];          // hash maps: first slot in the slot-key and free-stack memories
@@ -278,6 +288,7 @@ module maps #(
   logic [4:0]      lay_stride [MAPS];
   logic [AW-1:0]   lay_vbase  [MAPS];
   logic [EW:0]     lay_ebase  [MAPS];
+  logic [NW:0]     lay_lbase  [MAPS];
   logic [RW-1:0]   lay_hbase  [MAPS];
   logic [RW-1:0]   lay_hmask  [MAPS];
   logic [HSA:0]    lay_hsbase [MAPS];
@@ -285,6 +296,7 @@ module maps #(
   always_comb begin : layout
     logic [40:0] rows;
     logic [40:0] cams;
+    logic [40:0] nodes;
     logic [40:0] hslots;
     logic [40:0] hrows;
     logic [40:0] nb;
@@ -299,6 +311,7 @@ module maps #(
     logic [31:0] fl;
     rows      = 41'd0;
     cams      = 41'd0;
+    nodes     = 41'd0;
     hslots    = 41'd0;
     hrows     = 41'd0;
     lay_error = 1'b0;
@@ -313,6 +326,7 @@ module maps #(
       lay_stride[m] = '0;
       lay_vbase[m]  = rows[AW-1:0];
       lay_ebase[m]  = cams[EW:0];
+      lay_lbase[m]  = nodes[NW:0];
       lay_hbase[m]  = hrows[RW-1:0];
       lay_hsbase[m] = hslots[HSA:0];
       // buckets: the power of two at or above max_entries / 2 (4 ways: at most half full)
@@ -380,8 +394,9 @@ module maps #(
         end
         if (!bad) begin
           rows = rows + 41'(slots[SW:0] * stride);
-          if (lay_kind[m] == KindLru || lay_kind[m] == KindLpm) cams = cams + slots;
-          if (lay_kind[m] == KindHash) begin
+          if (lay_kind[m] == KindLpm) cams = cams + slots;
+          if (lay_kind[m] == KindLru) nodes = nodes + slots;
+          if (lay_kind[m] == KindHash || lay_kind[m] == KindLru) begin
             hslots = hslots + slots;
             hrows  = hrows + nb;
           end
@@ -391,7 +406,7 @@ module maps #(
       end
       lay_error = lay_error | bad;
     end
-    if (rows > 41'(MEM_WORDS) || cams > 41'(ENTRIES)) lay_error = 1'b1;
+    if (rows > 41'(MEM_WORDS) || cams > 41'(ENTRIES) || nodes > 41'(LRU_NODES)) lay_error = 1'b1;
     if (hslots > 41'(HASH_SLOTS) || hrows > 41'(HASH_ROWS)) lay_error = 1'b1;
   end
 
@@ -599,8 +614,7 @@ module maps #(
     exact_v = 1'b0;
     exact_i = '0;
     for (integer i = 0; i < ENTRIES; i = i + 1) begin
-      in_map[i] = EW1'(i) >= lo && EW1'(i) < hi
-                  && (kind_q[map_q] == KindLru || kind_q[map_q] == KindLpm);
+      in_map[i] = EW1'(i) >= lo && EW1'(i) < hi && lpm;
       match[i]  = in_map[i] && ent_valid_q[i] && ((ent_key_q[i] ^ key_q) & ent_mask_q[i]) == '0
                   && (!lpm || {16'd0, ent_plen_q[i]} <= key_plen);
       exact[i]  = match[i] && (!lpm || {16'd0, ent_plen_q[i]} == key_plen);
@@ -663,7 +677,22 @@ module maps #(
   logic [RW-1:0]    home_in;
   logic             accept;                  // StIdle takes an operation in this cycle
   logic             is_hash;                 // the latched map is a HASH or PERCPU_HASH map
+  logic             is_bkt;                  // the latched map keeps its keys in the buckets (HASH kinds, LRU_HASH)
   logic             h_op;                    // the latched operation probes the buckets (lookup, update, delete)
+  logic             probing;                 // this cycle sees a probed row (StExec of a bucket operation, StLProbe)
+  logic             ev_q;                    // StExec..StHClear delete an evicted LRU node's key (then StLru)
+  logic             ldel_q;                  // an LRU delete: its shift ends in StLru (the node given back)
+  logic [KB-1:0]    ukey_q;                  // the LRU update's key and home, kept while an eviction probes
+  logic [RW-1:0]    uhome_q;
+  logic             ev_start;                // an LRU step evicts a node: its slot key is read
+  logic             ev_end;                  // the eviction's delete settles: back to the LRU steps
+  logic             lp_start;                // the LRU update took its node: its key's rows are probed
+  logic             l_ins;                   // LDecide writes the key (a new way, or the old way's new node)
+  logic [SW-1:0]    l_slot;                  // the slot of the node taken (lgot_q)
+  logic [NW-1:0]    ev_rel;                  // the evicted node (a_node) and the node taken, less the map's base
+  logic [NW-1:0]    got_rel;
+  logic [NW-1:0]    x_node;                  // the node of the key found (exact_slot)
+  logic [KB-1:0]    hash_key;                // what hash32 hashes: the offered key, or the evicted one
   logic             exec_go;                 // StExec settles the operation in this cycle (no more rows to read)
   logic [RW-1:0]    home_q;                  // the latched key's home bucket
   logic [RW-1:0]    probe_q;                 // rows read before the one StExec sees
@@ -721,14 +750,19 @@ module maps #(
   hash32 #(
     .BYTES (KEY_BYTES)
   ) u_hash (
-    .data_i (key_in),
+    .data_i (hash_key),
     .hash_o (key_hash)
   );
 
-  assign accept  = state_q == StIdle && !cfg_done_i && (req_valid_i || host_valid_i);
-  assign home_in = key_hash[RW-1:0] & hmask_q[map_in];
-  assign is_hash = kind_q[map_q] == KindHash;
-  assign h_op    = map_ok_q && is_hash && op_q != OpRead;
+  assign accept   = state_q == StIdle && !cfg_done_i && (req_valid_i || host_valid_i);
+  assign hash_key = (state_q == StEvict) ? hk_rdata[8 +: KB] : key_in;
+  assign home_in  = key_hash[RW-1:0] & hmask_q[map_in];
+  assign is_hash  = kind_q[map_q] == KindHash;
+  assign is_bkt   = is_hash || kind_q[map_q] == KindLru;
+  // an LRU update probes only after its node is taken (StLProbe: evictions may remove keys first)
+  assign h_op     = map_ok_q && is_bkt && op_q != OpRead
+                    && (ev_q || !(kind_q[map_q] == KindLru && op_q == OpUpdate));
+  assign probing  = (state_q == StExec && h_op) || state_q == StLProbe;
 
   always_comb begin : htab_row
     logic [RW-1:0] pos;
@@ -761,7 +795,7 @@ module maps #(
     end
     if (state_q != StShift || sh_pos_q <= hole_pos_q) h_move = 1'b0;
     h_full       = &w_valid;
-    h_scan_more  = state_q == StExec && h_op && h_full && probe_q != hmask_q[map_q];
+    h_scan_more  = probing && h_full && probe_q != hmask_q[map_q];
     h_exact_v    = hf_q || h_cur_found;
     h_exact_slot = hf_q ? hf_slot_q : w_slot[h_cur_way];
     h_exact_row  = hf_q ? hf_row_q : h_cur_row;
@@ -785,6 +819,12 @@ module maps #(
     if (accept) begin
       ht_re    = 1'b1;
       ht_raddr = hbase_q[map_in] + home_in;
+    end else if (state_q == StEvict) begin
+      ht_re    = 1'b1;                             // the evicted key's home row
+      ht_raddr = hbase_q[map_q] + (key_hash[RW-1:0] & hmask_q[map_q]);
+    end else if (lp_start) begin
+      ht_re    = 1'b1;                             // the LRU update's home row
+      ht_raddr = hbase_q[map_q] + home_q;
     end else if (h_scan_more) begin
       ht_re    = 1'b1;
       ht_raddr = hbase_q[map_q] + ((home_q + probe_q + RW'(1)) & hmask_q[map_q]);
@@ -798,7 +838,7 @@ module maps #(
     way      = '0;
     way[0]   = 1'b1;
     way[1 +: RW] = home_q;
-    way[1 + RW +: SW] = x_slot;
+    way[1 + RW +: SW] = l_ins ? l_slot : x_slot;
     way[1 + RW + SW +: KB] = key_q;
     wsel     = 2'd0;
     ht_we    = 1'b0;
@@ -821,6 +861,14 @@ module maps #(
       ht_waddr = hbase_q[map_q] + h_exact_row;
       wsel     = h_exact_way;
       way      = '0;
+    end else if (l_ins && !h_exact_v) begin
+      ht_we    = 1'b1;                             // an LRU update's new key: the free way of the last row probed
+      ht_waddr = hbase_q[map_q] + h_cur_row;
+      wsel     = h_free_way;
+    end else if (l_ins) begin
+      ht_we    = 1'b1;                             // an LRU replacement: the key's way names the new node
+      ht_waddr = hbase_q[map_q] + h_exact_row;
+      wsel     = h_exact_way;
     end else if (state_q == StShift && h_move) begin
       ht_we    = 1'b1;                             // the way moves back into the hole
       ht_waddr = hbase_q[map_q] + hole_row_q;
@@ -859,8 +907,9 @@ module maps #(
   // slot read names; the map's free-stack top), written when StExec settles (or, for a slot key's clear, the cycle
   // after, as a replacement also writes the new slot's key).
   always_comb begin : hslot_ports
-    hk_re    = accept;
+    hk_re    = accept || ev_start;
     hk_raddr = HSA'(hsbase_q[map_in] + (HSA + 1)'(host_slot_i[SW-1:0]));
+    if (ev_start) hk_raddr = HSA'(hsbase_q[map_q] + (HSA + 1)'(SW'(ev_rel)));
     hk_we    = 1'b0;
     hk_waddr = '0;
     hk_wdata = '0;
@@ -872,6 +921,11 @@ module maps #(
     end else if (exec_go && h_op && x_set) begin
       hk_we    = 1'b1;
       hk_waddr = HSA'(hsbase_q[map_q] + (HSA + 1)'(x_slot));
+      hk_wdata = {key_q, 8'h01};
+      hk_wbe   = '1;
+    end else if (l_ins) begin
+      hk_we    = 1'b1;
+      hk_waddr = HSA'(hsbase_q[map_q] + (HSA + 1)'(l_slot));
       hk_wdata = {key_q, 8'h01};
       hk_wbe   = '1;
     end else if (hk_pend_q) begin
@@ -928,12 +982,28 @@ module maps #(
       sh_last_q      <= '0;
       hk_pend_q      <= 1'b0;
       hk_pend_slot_q <= '0;
+      uhome_q        <= '0;
     end else begin
       hk_pend_q <= 1'b0;
       if (accept) begin
         home_q  <= home_in;
         probe_q <= '0;
         hf_q    <= 1'b0;
+      end
+      if (ev_start) uhome_q <= home_q;
+      if (state_q == StEvict) begin
+        home_q  <= key_hash[RW-1:0] & hmask_q[map_q];
+        probe_q <= '0;
+        hf_q    <= 1'b0;
+      end
+      if (ev_end) home_q <= uhome_q;
+      if (lp_start) begin
+        probe_q <= '0;
+        hf_q    <= 1'b0;
+      end
+      if (l_ins && h_exact_v) begin
+        hk_pend_q      <= 1'b1;              // the replaced node's slot key
+        hk_pend_slot_q <= h_exact_slot;
       end
       if (h_scan_more) begin
         probe_q <= probe_q + RW'(1);
@@ -976,8 +1046,8 @@ module maps #(
     best_slot  = SW'(EW1'({1'b0, best} - ebase_q[map_q]));
     xe_v       = exact_v;
     xb_v       = best_v;
-    if (is_hash) begin
-      // the buckets, the block-RAM free stack
+    if (is_bkt) begin
+      // the buckets, the block-RAM free stack (LRU maps take their nodes from the lists instead)
       alloc_slot = alloc_pop ? hs_rdata[SW-1:0] : fresh_q[map_q];
       exact_slot = h_exact_slot;
       best_slot  = h_exact_slot;
@@ -1082,9 +1152,8 @@ module maps #(
     end else if (op_q == OpRead) begin
       x_slot = slot_in_q[SW-1:0];
       if (slot_in_q < {{(28 - SW) {1'b0}}, slots_q[map_q]}) begin
-        x_hit  = (kind == KindArray) || (kind == KindHash && hk_rdata[0])
-                 || (kind != KindSlots && kind != KindHash
-                     && ent_valid_q[ebase_q[map_q][EW-1:0] + slot_in_q[EW-1:0]]);
+        x_hit  = (kind == KindArray) || ((kind == KindHash || kind == KindLru) && hk_rdata[0])
+                 || (kind == KindLpm && ent_valid_q[ebase_q[map_q][EW-1:0] + slot_in_q[EW-1:0]]);
         x_next = 2'd2;
       end
     end else if (op_q == OpLookup) begin
@@ -1191,14 +1260,36 @@ module maps #(
         x_next = 2'd3;
       end
     end
+    if (ev_q) begin
+      // an evicted node's key leaves the buckets (del_from_htab): nothing else of the operation happens here
+      x_ret       = 64'd0;
+      x_hit       = 1'b0;
+      x_next      = 2'd0;
+      x_set       = 1'b0;
+      x_clr       = h_exact_v;
+      x_old       = exact_slot;
+      x_slot      = exact_slot;
+      x_pop       = 1'b0;
+      x_fresh     = 1'b0;
+      x_push      = 1'b0;
+      x_spare     = 1'b0;
+      x_inc       = 1'b0;
+      x_dec       = 1'b0;
+      x_lref      = 1'b0;
+      x_pres      = 1'b0;
+    end
   end
 
   // ---------------------------------------------------------------------------------------------------------------
   // LRU_HASH: the kernel's LRU lists (kernel/bpf/bpf_lru_list.c, as crates/maps/src/lru ports it) for one CPU and
   // the common LRU: per map the active, inactive and free lists, the CPU's local free and pending lists, the
   // active/inactive counts and the inactive rotation cursor, over doubly linked nodes with the list heads as
-  // sentinels. Node n of a map is its CAM entry ebase + n (its slot is n). Every step of the kernel's loops is one
-  // cycle here, each moving at most one node (lnext/lprev in flip-flops, a move is one cycle).
+  // sentinels. Node n of a map is list node lbase + n (its slot is n; its key in the buckets and the slot keys, as a
+  // HASH map's). Every step of the kernel's loops is one cycle here, each moving at most one node (lnext/lprev in
+  // flip-flops, a move is one cycle). An eviction (del_from_htab) then deletes the node's key from the buckets
+  // (StEvict reads the slot key and asks its home row, then the HASH delete's probe and backward shift, then the
+  // steps go on: 1 + k cycles, 2k + 1 when the k rows read are more than one); once a node is taken the update probes
+  // its own key's rows (StLProbe, k cycles) before LDecide settles it.
 
 
   // node kinds, also the offsets of the list heads
@@ -1236,8 +1327,9 @@ module maps #(
 
   logic [LW-1:0]      lnext_q  [LN];
   logic [LW-1:0]      lprev_q  [LN];
-  logic [2:0]         lkind_q  [ENTRIES];
-  logic [ENTRIES-1:0] lref_q;
+  logic [2:0]         lkind_q  [LRU_NODES];
+  logic [LRU_NODES-1:0] lref_q;
+  logic [LRU_NODES-1:0] lval_q;             // the node holds a key (in the buckets)
   logic [SW-1:0]      lact_q   [MAPS];
   logic [SW-1:0]      linact_q [MAPS];
   logic [LW-1:0]      lcur_q   [MAPS];      // next_inactive_rotation
@@ -1247,7 +1339,7 @@ module maps #(
   logic [LW-1:0]      llast_q;
   logic [LW-1:0]      lnxt_q;
   logic [LW-1:0]      llist_q;
-  logic [EW-1:0]      lgot_q;               // the node taken for the update
+  logic [NW-1:0]      lgot_q;               // the node taken for the update
   logic [7:0]         li_q;
   logic [7:0]         lmoved_q;
   logic [7:0]         lshrunk_q;
@@ -1262,7 +1354,7 @@ module maps #(
 
   always_comb begin
     logic [31:0] half;
-    hbase   = LW'(ENTRIES) + LW'(map_q) * LW'(5);
+    hbase   = LW'(LRU_NODES) + LW'(map_q) * LW'(5);
     h_act   = hbase + LW'(KActive);
     h_inact = hbase + LW'(KInactive);
     h_free  = hbase + LW'(KFree);
@@ -1276,13 +1368,13 @@ module maps #(
 
   // One step: which node moves how, and what the step settles.
   logic [2:0]    a_op;
-  logic [EW-1:0] a_node;
+  logic [NW-1:0] a_node;
   logic [2:0]    a_to;
   logic          l_evict;                   // del_from_htab(a_node)
   logic          l_done;                    // respond with l_ret
   logic [63:0]   l_ret;
   logic          l_write;                   // success: the value goes to node lgot_q
-  logic          l_old;                     // the key had an element (exact_i), which leaves the table
+  logic          l_old;                     // the key had an element (l_exact), which leaves the table
   logic          l_cur_set;                 // the rotation cursor becomes l_cur
   logic [LW-1:0] l_cur;
   logic [3:0]    lst_d;
@@ -1291,7 +1383,8 @@ module maps #(
   logic [LW-1:0] llast_d;
   logic [LW-1:0] lnxt_d;
   logic [LW-1:0] llist_d;
-  logic [EW-1:0] lgot_d;
+  logic [NW-1:0] lgot_d;
+  logic [NW-1:0] l_exact;                   // LDecide: the node holding the key (the probe found it)
   logic [7:0]    li_d;
   logic [7:0]    lmoved_d;
   logic [7:0]    lshrunk_d;
@@ -1299,11 +1392,11 @@ module maps #(
   always_comb begin : lru_step
     logic [LW-1:0] n;
     logic [LW-1:0] n1;
-    logic [EW-1:0] e;
+    logic [NW-1:0] e;
     n         = '0;
     n1        = '0;
     a_op      = ANone;
-    a_node    = lnode_q[EW-1:0];
+    a_node    = lnode_q[NW-1:0];
     a_to      = KActive;
     l_evict   = 1'b0;
     l_done    = 1'b0;
@@ -1322,14 +1415,14 @@ module maps #(
     li_d      = li_q;
     lmoved_d  = lmoved_q;
     lshrunk_d = lshrunk_q;
-    e         = lnode_q[EW-1:0];
+    e         = lnode_q[NW-1:0];
     case (lst_q)
       LStart, LPop: begin
         n = lnext_q[h_lfree];
         if (n != h_lfree) begin
           a_op   = APending;
-          a_node = n[EW-1:0];
-          lgot_d = n[EW-1:0];
+          a_node = n[NW-1:0];
+          lgot_d = n[NW-1:0];
           lst_d  = LDecide;
         end else if (lst_q == LStart) begin
           lmoved_d = 8'd0;
@@ -1344,8 +1437,8 @@ module maps #(
         n = lprev_q[h_lpend];
         if (n != h_lpend) begin
           a_op   = AMoveIn;
-          a_node = n[EW-1:0];
-          a_to   = lref_q[n[EW-1:0]] ? KActive : KInactive;
+          a_node = n[NW-1:0];
+          a_to   = lref_q[n[NW-1:0]] ? KActive : KInactive;
         end else begin
           lst_d = LRot;
         end
@@ -1412,7 +1505,7 @@ module maps #(
           lst_d = (lmoved_q < ltarget) ? LShrinkInit : LPop;
         end else begin
           a_op     = AToLocalFree;
-          a_node   = n[EW-1:0];
+          a_node   = n[NW-1:0];
           lmoved_d = lmoved_q + 8'd1;
           if (lmoved_q + 8'd1 == ltarget) lst_d = LPop;
         end
@@ -1433,7 +1526,7 @@ module maps #(
           if (lref_q[e]) begin
             a_op = AMove;
             a_to = KActive;
-          end else if (ent_valid_q[e]) begin
+          end else if (lval_q[e]) begin
             l_evict   = 1'b1;
             a_op      = AToLocalFree;
             lshrunk_d = lshrunk_q + 8'd1;
@@ -1453,7 +1546,7 @@ module maps #(
       LForce: begin
         if (lnode_q == llist_q) begin
           lst_d = LPop;
-        end else if (ent_valid_q[e]) begin
+        end else if (lval_q[e]) begin
           l_evict = 1'b1;
           a_op    = AToLocalFree;
           lst_d   = LPop;
@@ -1463,20 +1556,20 @@ module maps #(
       end
       LDecide: begin
         a_node = lgot_q;
-        if (exact_v && flags_q == 64'd1) begin
+        if (h_exact_v && flags_q == 64'd1) begin
           l_done = 1'b1;
           l_ret  = Eexist;
           a_op   = APushFree;
-        end else if (!exact_v && flags_q == 64'd2) begin
+        end else if (!h_exact_v && flags_q == 64'd2) begin
           l_done = 1'b1;
           l_ret  = Enoent;
           a_op   = APushFree;
         end else begin
           l_write = 1'b1;
-          if (exact_v) begin
+          if (h_exact_v) begin
             l_old  = 1'b1;
             a_op   = APushFree;
-            a_node = exact_i;
+            a_node = l_exact;
           end
         end
       end
@@ -1487,6 +1580,16 @@ module maps #(
       end
     endcase
   end
+
+  assign l_exact  = NW'(lbase_q[map_q]) + NW'(h_exact_slot);
+  assign ev_rel   = a_node - lbase_q[map_q][NW-1:0];
+  assign got_rel  = lgot_q - lbase_q[map_q][NW-1:0];
+  assign l_slot   = SW'(got_rel);
+  assign x_node   = lbase_q[map_q][NW-1:0] + NW'(exact_slot);
+  assign l_ins    = state_q == StLru && l_write;
+  assign ev_start = state_q == StLru && l_evict;
+  assign lp_start = state_q == StLru && a_op == APending;
+  assign ev_end   = ev_q && ((state_q == StExec && exec_go && !h_shift) || state_q == StHClear);
 
   // The move's effect on kinds, reference bits, counts and the cursor.
   logic          mv_en;
@@ -1584,9 +1687,9 @@ module maps #(
     init_next = c;
     init_prev = c;
     for (integer m = 0; m < MAPS; m = m + 1) begin
-      free  = LW'(ENTRIES + 5 * m + 2);
-      first = LW'(ebase_q[m]);
-      last  = LW'(ebase_q[m]) + LW'(slots_q[m][EW:0]) - LW'(1);
+      free  = LW'(LRU_NODES + 5 * m + 2);
+      first = LW'(lbase_q[m]);
+      last  = LW'(lbase_q[m]) + LW'(slots_q[m][NW:0]) - LW'(1);
       if (kind_q[m] == KindLru && live_q[m]) begin
         if (c >= first && c <= last) begin
           init_next = (c == first) ? free : c - LW'(1);
@@ -1605,24 +1708,24 @@ module maps #(
     if (state_q == StClear && 32'(clear_q) < LN) begin
       lnext_q[clear_q[LW-1:0]] <= init_next;
       lprev_q[clear_q[LW-1:0]] <= init_prev;
-      if (32'(clear_q) < ENTRIES) begin
-        lkind_q[clear_q[EW-1:0]] <= KFree;
-        lref_q[clear_q[EW-1:0]]  <= 1'b0;
+      if (32'(clear_q) < LRU_NODES) begin
+        lkind_q[clear_q[NW-1:0]] <= KFree;
+        lref_q[clear_q[NW-1:0]]  <= 1'b0;
       end
     end
     if (state_q == StClear && clear_q == '0) begin
       for (integer m = 0; m < MAPS; m = m + 1) begin
         lact_q[m]   <= '0;
         linact_q[m] <= '0;
-        lcur_q[m]   <= LW'(ENTRIES + 5 * m + 1);
+        lcur_q[m]   <= LW'(LRU_NODES + 5 * m + 1);
       end
     end
     if (exec_go && x_lref) begin
-      lref_q[best] <= 1'b1;
+      lref_q[x_node] <= 1'b1;
     end
-    if (state_q == StExec) begin
+    if (exec_go && !ev_q) begin
       lst_q   <= (op_q == OpDelete) ? LPush : LStart;
-      lnode_q <= LW'(exact_i);
+      lnode_q <= LW'(x_node);
     end
     if (state_q == StLru) begin
       lst_q     <= lst_d;
@@ -1673,6 +1776,9 @@ module maps #(
       wronly_q    <= '0;
       cfg_error_q <= 1'b0;
       ent_valid_q <= '0;
+      lval_q      <= '0;
+      ev_q        <= 1'b0;
+      ldel_q      <= 1'b0;
       spare_v_q   <= '0;
       host_q      <= 1'b0;
       op_q        <= OpLookup;
@@ -1701,6 +1807,7 @@ module maps #(
         stride_q[m]    <= '0;
         vbase_q[m]     <= '0;
         ebase_q[m]     <= '0;
+        lbase_q[m]     <= '0;
         hbase_q[m]     <= '0;
         hmask_q[m]     <= '0;
         hsbase_q[m]    <= '0;
@@ -1745,6 +1852,7 @@ module maps #(
             stride_q[m] <= lay_stride[m];
             vbase_q[m]  <= lay_vbase[m];
             ebase_q[m]  <= lay_ebase[m];
+            lbase_q[m]  <= lay_lbase[m];
             hbase_q[m]  <= lay_hbase[m];
             hmask_q[m]  <= lay_hmask[m];
             hsbase_q[m] <= lay_hsbase[m];
@@ -1756,6 +1864,7 @@ module maps #(
             count_q[m]  <= '0;
           end
           ent_valid_q <= '0;
+          lval_q      <= '0;
           spare_v_q   <= '0;
           clear_q     <= '0;
           state_q     <= StClear;
@@ -1766,7 +1875,16 @@ module maps #(
             if (clear_q == CW'(SWEEP - 1)) state_q <= StIdle;
           end
         end
-        StExec: if (exec_go) begin
+        StExec: if (exec_go && ev_q) begin
+          // an eviction's delete settled (or shifts first): the LRU steps go on
+          if (h_shift) begin
+            state_q <= StShift;
+          end else begin
+            ev_q    <= 1'b0;
+            state_q <= StLru;
+          end
+        end else if (exec_go) begin
+          ldel_q <= x_next == 2'd3 && op_q == OpDelete;
           ret_q  <= x_ret;
           hit_q  <= x_hit;
           slot_q <= x_slot;
@@ -1774,12 +1892,13 @@ module maps #(
           row_q  <= vbase_q[map_q] + AW'(x_slot * SW'(stride_q[map_q])) + (x_pres ? AW'(last_word) : AW'(0));
           word_q <= x_pres ? last_word : 5'd0;
           pres_q <= x_pres;
-          if (x_set && !is_hash) begin
+          if (x_set && !is_bkt) begin
             ent_valid_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= 1'b1;
           end
-          if (x_clr && !is_hash && !(x_set && x_old == x_slot)) begin
+          if (x_clr && !is_bkt && !(x_set && x_old == x_slot)) begin
             ent_valid_q[ebase_q[map_q][EW-1:0] + x_old[EW-1:0]] <= 1'b0;
           end
+          if (x_clr && kind_q[map_q] == KindLru) lval_q[x_node] <= 1'b0;
           if (x_pop || x_push) begin
             sp_q[map_q] <= sp_q[map_q] - SW'(x_pop) + SW'(x_push);
           end
@@ -1793,7 +1912,7 @@ module maps #(
           case (x_next)
             2'd1: state_q <= StWrite;
             2'd2: state_q <= StRead;
-            2'd3: state_q <= StLru;
+            2'd3: state_q <= h_shift ? StShift : StLru;
             default: state_q <= h_shift ? StShift : StResp;
           endcase
         end
@@ -1801,7 +1920,15 @@ module maps #(
           if (sh_pos_q == sh_last_q) state_q <= StHClear;
         end
         StHClear: begin
-          state_q <= StResp;
+          // an eviction's or an LRU delete's shift ends in the LRU steps
+          state_q <= (ev_q || ldel_q) ? StLru : StResp;
+          ev_q    <= 1'b0;
+        end
+        StEvict: begin
+          state_q <= StExec;
+        end
+        StLProbe: begin
+          if (!h_scan_more) state_q <= StLru;
         end
         StWrite: begin
           if (!vwr_en_i) begin
@@ -1833,16 +1960,21 @@ module maps #(
           end
         end
         StLru: begin
-          if (l_evict) ent_valid_q[a_node] <= 1'b0;
+          if (l_evict) begin
+            lval_q[a_node] <= 1'b0;
+            ev_q           <= 1'b1;
+            state_q        <= StEvict;
+          end
+          if (lp_start) state_q <= StLProbe;
           if (l_done) begin
             ret_q   <= l_ret;
             state_q <= StResp;
           end
           if (l_write) begin
-            ent_valid_q[lgot_q] <= 1'b1;
-            if (l_old) ent_valid_q[exact_i] <= 1'b0;
-            slot_q  <= SW'(EW1'({1'b0, lgot_q} - ebase_q[map_q]));
-            row_q   <= vbase_q[map_q] + AW'(SW'(EW1'({1'b0, lgot_q} - ebase_q[map_q])) * SW'(stride_q[map_q]));
+            lval_q[lgot_q] <= 1'b1;
+            if (l_old) lval_q[l_exact] <= 1'b0;
+            slot_q  <= l_slot;
+            row_q   <= vbase_q[map_q] + AW'(l_slot * SW'(stride_q[map_q]));
             state_q <= StWrite;
           end
         end
@@ -1859,6 +1991,10 @@ module maps #(
       key_q   <= key_in;
       value_q <= host_pick ? host_value_i : req_value_i;
     end
+    // an eviction probes with the evicted key, then the update's key comes back
+    if (ev_start) ukey_q <= key_q;
+    if (state_q == StEvict) key_q <= hk_rdata[8 +: KB];
+    if (ev_end) key_q <= ukey_q;
     if (state_q == StReadW) begin
       for (integer w = 0; w < VALUE_BYTES / 8; w = w + 1) begin
         if (word_q == 5'(w)) value_q[64*w +: 64] <= b_rdata;
@@ -1871,17 +2007,12 @@ module maps #(
       end
       if (!progarr_q[map_q] && vsize_q[map_q] == 16'd8 && value_q[63]) value_q[63:32] <= 32'd0;
     end
-    if (exec_go && x_set && !is_hash) begin
+    if (exec_go && x_set && !is_bkt) begin
       ent_key_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]]  <= key_q;
       ent_mask_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= (kind_q[map_q] == KindLpm) ? key_plen_mask : '1;
       ent_plen_q[ebase_q[map_q][EW-1:0] + x_slot[EW-1:0]] <= (kind_q[map_q] == KindLpm) ? key_plen[PW-1:0] : '0;
     end
-    if (state_q == StLru && l_write) begin
-      ent_key_q[lgot_q]  <= key_q;
-      ent_mask_q[lgot_q] <= '1;
-      ent_plen_q[lgot_q] <= '0;
-    end
-    if (exec_go && x_push && !is_hash) begin
+    if (exec_go && x_push && !is_bkt) begin
       stack_q[ebase_q[map_q][EW-1:0] + sp_q[map_q][EW-1:0] - EW'(x_pop)] <= x_push_slot;
     end
   end
@@ -1901,7 +2032,7 @@ module maps #(
       if (b >= vsize_q[map_q]) value[8*b +: 8] = 8'd0;
     end
     key = ent_key_q[ebase_q[map_q][EW-1:0] + slot_q[EW-1:0]];
-    if (kind_q[map_q] == KindHash) key = hk_rdata[8 +: KB];
+    if (is_bkt) key = hk_rdata[8 +: KB];
     if (kind_q[map_q] == KindArray || kind_q[map_q] == KindSlots) key = {{(KB - SW) {1'b0}}, slot_q};
     if (op_q == OpLookup) key = key_q;
     rsp_valid_o      = state_q == StResp && !host_q;

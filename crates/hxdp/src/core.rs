@@ -160,7 +160,7 @@ impl HxdpCore {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                is_hash(m.map_type).then(|| {
+                in_buckets(m.map_type).then(|| {
                     let mut b = Buckets::new(m.max_entries);
                     for (key, _) in maps.entries(i).unwrap_or_default() {
                         b.insert(&key);
@@ -388,6 +388,8 @@ const ADJUST_TAIL_HELPER: i32 = 65;
 const DEVMAP_TYPE: u32 = 14;
 /// BPF_MAP_TYPE_LRU_HASH.
 const LRU_HASH_TYPE: u32 = 9;
+/// r0 of a map update that found no LRU node (-ENOMEM).
+const ENOMEM_R0: u64 = -12i64 as u64;
 
 /// Tag-2 and tag-4 addresses go through the data bus (context and stack are inside the core).
 fn on_bus(addr: u64) -> bool {
@@ -511,9 +513,9 @@ impl Run<'_> {
                         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
                     _ => None,
                 };
-                // A hash map operation's latency depends on the bucket rows its key's probe reads.
+                // A hash or LRU map operation's latency depends on the bucket rows its key's probe reads.
                 let hash_key = match map {
-                    Some(m) if (1..=3).contains(&id) && is_hash(m.map_type) => vm
+                    Some(m) if (1..=3).contains(&id) && in_buckets(m.map_type) => vm
                         .bytes(snap[2], m.key_size as usize, "load")
                         .ok()
                         .map(|b| b.to_vec()),
@@ -525,14 +527,31 @@ impl Run<'_> {
                     Some(b.rows(k))
                 });
                 let result = vm.call_helper(id, call);
-                // An LRU update's latency depends on the steps its node took (a refill of the local free list).
-                let lru_steps = match map {
-                    Some(m) if id == 2 && m.map_type == LRU_HASH_TYPE => {
-                        vm.maps().lru_pop_steps(map_index)
+                // An LRU update's latency depends on the steps its node took (a refill of the local free list), the
+                // keys it evicted and its own key's rows; it leaves the buckets as the update left the map.
+                let lru_update = matches!(map, Some(m) if id == 2 && m.map_type == LRU_HASH_TYPE);
+                let lru_steps = match (lru_update, &hash_key) {
+                    (true, Some(k)) => {
+                        let maps = vm.maps();
+                        let steps = maps.lru_pop_steps(map_index).unwrap_or(0);
+                        let evicted = maps.lru_evicted(map_index).unwrap_or(&[]);
+                        let r0 = result.as_ref().ok().copied();
+                        let taken = steps > 0 && r0 != Some(ENOMEM_R0);
+                        match self.buckets.get_mut(map_index) {
+                            Some(Some(b)) => Some(lru_update_cycles(
+                                b,
+                                steps,
+                                evicted,
+                                k,
+                                taken,
+                                r0 == Some(0),
+                            )),
+                            _ => Some(steps),
+                        }
                     }
                     _ => None,
                 };
-                if let (Some(k), Ok(0)) = (&hash_key, &result) {
+                if let (Some(k), Ok(0), false) = (&hash_key, &result, lru_update) {
                     if let Some(Some(b)) = self.buckets.get_mut(map_index) {
                         match id {
                             2 => b.insert(k),

@@ -14,6 +14,8 @@ struct Table {
     /// Key bytes of every element, `key_size` each.
     keys: Vec<u8>,
     in_table: Vec<bool>,
+    /// The keys the last update's `bpf_lru_pop_free` evicted, in order (a cycle model times each one's removal).
+    evicted: Vec<Vec<u8>>,
 }
 
 impl Table {
@@ -43,7 +45,16 @@ impl Table {
 
 impl Evict for Table {
     fn del_from_htab(&mut self, node: u32) -> bool {
-        self.remove(node)
+        let start = node as usize * self.key_size;
+        let key = self
+            .keys
+            .get(start..start + self.key_size)
+            .map(<[u8]>::to_vec);
+        let removed = self.remove(node);
+        if let (true, Some(key)) = (removed, key) {
+            self.evicted.push(key);
+        }
+        removed
     }
 }
 
@@ -54,6 +65,15 @@ impl crate::Maps {
     pub fn lru_pop_steps(&self, map: usize) -> Option<u64> {
         match self.maps.get(map)? {
             crate::MapImpl::Lru(l) => Some(l.lru.pop_steps()),
+            _ => None,
+        }
+    }
+
+    /// The keys the last update of LRU map `map` evicted from its table, in the order `bpf_lru_pop_free` evicted
+    /// them (empty when it evicted none); `None` for a map that is not an LRU map.
+    pub fn lru_evicted(&self, map: usize) -> Option<&[Vec<u8>]> {
+        match self.maps.get(map)? {
+            crate::MapImpl::Lru(l) => Some(&l.table.evicted),
             _ => None,
         }
     }
@@ -104,6 +124,7 @@ impl LruHash {
                 key_size,
                 keys: vec![0; nodes as usize * key_size],
                 in_table: vec![false; nodes as usize],
+                evicted: Vec::new(),
             },
             values: Values::new(value_size, nodes as usize * copies),
         }
@@ -126,6 +147,7 @@ impl LruHash {
         user: bool,
     ) -> Res {
         self.lru.reset_steps();
+        self.table.evicted.clear();
         if flags > EXIST {
             return Err(Fail::new(EINVAL, "unknown update flags"));
         }

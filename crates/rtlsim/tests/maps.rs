@@ -1130,7 +1130,7 @@ fn bad_configurations_raise_cfg_error() {
         (vec![(LPM_TRIE, 4, 8, 4, NO_PREALLOC)], true),
         (vec![(HASH, 4, 8, 31, 0)], false),
         (vec![(HASH, 4, 8, 32, 0)], true),
-        // HASH slots (HASH_SLOTS) and the LRU/LPM CAM (ENTRIES) are separate budgets
+        // bucket slots (HASH_SLOTS: HASH and LRU_HASH maps) and the LPM CAM (ENTRIES) are separate budgets
         (
             vec![(HASH, 4, 8, 16, 0), (LPM_TRIE, 8, 8, 15, NO_PREALLOC)],
             false,
@@ -1138,8 +1138,12 @@ fn bad_configurations_raise_cfg_error() {
         (vec![(HASH, 4, 8, 16, 0), (HASH, 4, 8, 15, 0)], true),
         (
             vec![(LRU_HASH, 4, 8, 17, 0), (LPM_TRIE, 8, 8, 15, NO_PREALLOC)],
-            true,
+            false,
         ),
+        (vec![(HASH, 4, 8, 16, 0), (LRU_HASH, 4, 8, 15, 0)], false),
+        (vec![(HASH, 4, 8, 16, 0), (LRU_HASH, 4, 8, 16, 0)], true),
+        (vec![(LRU_HASH, 4, 8, 32, 0)], false),
+        (vec![(LRU_HASH, 4, 8, 33, 0)], true),
         (vec![(ARRAY, 4, 64, 64, 0)], false),
         (vec![(ARRAY, 4, 64, 65, 0)], true),
         (vec![(ARRAY, 4, 8, 4, RDONLY | WRONLY)], true),
@@ -1237,9 +1241,13 @@ fn latencies_are_as_documented() {
     assert_eq!(cycles, [1, 1 + 3, 1, 1, 1 + 3, 1 + 2 * 3]);
     // LRU_HASH, max_entries 4 (target_free 2): the first update refills the local free list (4 + 2 cycles more), the
     // second takes the node left there; the third (-EEXIST, no value written) refills again: 2 pending nodes
-    // flushed, the inactive rotation steps over its head and 2 nodes, 2 free nodes moved; a delete takes one step.
+    // flushed, the inactive rotation steps over its head and 2 nodes, 2 free nodes moved; each update then probes
+    // its key's home row (a cycle: the rows are not full); a delete takes one step.
     let lru: Vec<u64> = out[11..15].iter().map(|o| field_u64(o, 5)).collect();
-    assert_eq!(lru, [3 + 3 + 4 + 2, 3 + 3, 3 + 4 + 2 + 3 + 2, 2]);
+    assert_eq!(
+        lru,
+        [3 + 3 + 4 + 2 + 1, 3 + 3 + 1, 3 + 4 + 2 + 3 + 2 + 1, 2]
+    );
     // DEVMAP and PROG_ARRAY with 4-byte values (one row each, the presence byte after the value): a host update
     // writes the row (1 + 1); a get and a DEVMAP lookup read it (1 + 2); a DEVMAP delete writes the presence byte
     // (1 + 1); a PROG_ARRAY delete reads the presence first (1 + 2, -ENOENT) and then clears it (1 + 2 + 1); a get
@@ -1399,6 +1407,35 @@ fn a_hash_map_of_colliding_keys_fills_to_max_entries() {
     }
 }
 
+/// An LRU_HASH map of keys that share two home buckets (so they spill over the following rows): updates beyond
+/// max_entries evict as the kernel's lists say (each eviction deletes its key from the buckets, with the backward
+/// shift), never E2BIG; lookups, deletes and the final dump find every key left where the reference has it.
+#[test]
+fn an_lru_map_of_colliding_keys_evicts_as_the_kernel() {
+    let mut keys = keys_homed_at(12, 1, 14, 4);
+    keys.extend(keys_homed_at(12, 2, 6, 4));
+    let mut s = Session::new(vec![spec("l", LRU_HASH, 4, 8, 12, 0)]);
+    let mut rng = Rng(0x636f_6c6c_6964);
+    for round in 0..3 {
+        for (i, k) in keys.iter().enumerate() {
+            s.prog_update(0, k, &[(i + round) as u8; 8], 0, false);
+            if i % 3 == round {
+                s.prog_lookup(0, &keys[(i * 5) % keys.len()], false);
+            }
+        }
+        for _ in 0..12 {
+            let k = &keys[rng.below(keys.len() as u64) as usize];
+            match rng.below(4) {
+                0 => s.prog_delete(0, k, false),
+                1 => s.host_lookup(0, k),
+                _ => s.prog_lookup(0, k, false),
+            }
+        }
+    }
+    s.dump();
+    s.check();
+}
+
 /// The latency of every HASH operation on a run of colliding keys is the cycle model's
 /// (`hwxdp_hxdp::timing::maps_latency` with the rows `Buckets` says the probe reads): one cycle more per full row
 /// after the home, and a delete beyond the home row reads the rows again to shift.
@@ -1460,18 +1497,21 @@ fn hash_latencies_follow_the_probed_rows() {
     );
 }
 
-/// The latency of every LRU_HASH operation is the cycle model's (`hwxdp_hxdp::timing::maps_latency` with the steps
-/// `hwxdp_maps::Maps::lru_pop_steps` reports for an update): the local free list's refill (flush, rotations, fill,
-/// shrink and forced eviction, one node or list end a cycle) included, on maps small and katran-sized, with lookups
-/// that set reference bits, updates of every flag, deletes and userspace updates between them, over more keys than
-/// the maps hold.
+/// The latency of every LRU_HASH operation is the cycle model's (`hwxdp_hxdp::timing::maps_latency` with the rows
+/// `Buckets` says a lookup's or delete's probe reads, and for an update `lru_update_cycles` of the steps
+/// `hwxdp_maps::Maps::lru_pop_steps` reports and the keys `Maps::lru_evicted` names): the local free list's refill
+/// (flush, rotations, fill, shrink and forced eviction, one node or list end a cycle) and each eviction's bucket
+/// delete included, on maps small and katran-sized and one of keys that share two home buckets (probes over several
+/// rows, evictions that shift), with lookups that set reference bits, updates of every flag, deletes and userspace
+/// updates between them, over more keys than the maps hold.
 #[test]
 fn lru_latencies_follow_the_reference_steps() {
-    use hwxdp_hxdp::timing::{maps_latency, MapShape};
+    use hwxdp_hxdp::timing::{lru_update_cycles, maps_latency, Buckets, MapShape};
     let specs = vec![
         spec("four", LRU_HASH, 4, 8, 4, 0),
         spec("seven", LRU_HASH, 4, 20, 7, 0),
         spec("conn", LRU_HASH, 16, 8, 64, 0),
+        spec("collide", LRU_HASH, 4, 8, 16, 0),
     ];
     let params = Params {
         key_bytes: 16,
@@ -1480,6 +1520,8 @@ fn lru_latencies_follow_the_reference_steps() {
         mem_words: 512,
         possible_cpus: 2,
     };
+    let mut colliding = keys_homed_at(16, 3, 20, 4);
+    colliding.extend(keys_homed_at(16, 4, 8, 4));
     let mut maps = Maps::new(&specs, params.possible_cpus).expect("valid maps");
     let mut lines: Vec<String> = specs
         .iter()
@@ -1493,13 +1535,17 @@ fn lru_latencies_follow_the_reference_steps() {
         .collect();
     lines.push("d".into());
     let mut rng = Rng(0x6c72_755f_7374_6570);
-    // (map, op, r0, reference steps of an update)
-    let mut ops: Vec<(usize, u8, u64, Option<u64>)> = Vec::new();
+    // (map, op, r0, reference steps of an update, key, keys it evicted)
+    let mut ops: Vec<(usize, u8, u64, Option<u64>, Vec<u8>, Vec<Vec<u8>>)> = Vec::new();
     for _ in 0..900 {
-        let map = rng.below(3) as usize;
+        let map = rng.below(4) as usize;
         let s = &specs[map];
         let pool = u64::from(s.max_entries) * 2 + 3;
-        let key = pooled_key(&mut rng, s.key_size as usize, pool, 5);
+        let key = if map == 3 {
+            colliding[rng.below(colliding.len() as u64) as usize].clone()
+        } else {
+            pooled_key(&mut rng, s.key_size as usize, pool, 5)
+        };
         let (op, r0, steps) = match rng.below(9) {
             // userspace writes go through the same LRU (their latency is not the program's, so not compared)
             8 => {
@@ -1509,7 +1555,7 @@ fn lru_latencies_follow_the_reference_steps() {
                     Err(e) => -i64::from(e.errno),
                 };
                 lines.push(format!("o 1 1 {map:x} 0 0 {} {} 0", hex(&key), hex(&value)));
-                (3, ret as u64, None)
+                (3, ret as u64, maps.lru_pop_steps(map))
             }
             0..=2 => {
                 let hit = maps.lookup_slot(map, &key).is_some();
@@ -1533,11 +1579,17 @@ fn lru_latencies_follow_the_reference_steps() {
                 (2, ret as u64, None)
             }
         };
-        ops.push((map, op, r0, steps));
+        let evicted = match op {
+            1 | 3 => maps.lru_evicted(map).unwrap_or(&[]).to_vec(),
+            _ => Vec::new(),
+        };
+        ops.push((map, op, r0, steps, key, evicted));
     }
     let out = simulate(&lines, &params);
-    let mut refills = 0;
-    for (n, &(map, op, r0, steps)) in ops.iter().enumerate() {
+    let mut buckets: Vec<Buckets> = specs.iter().map(|s| Buckets::new(s.max_entries)).collect();
+    let (mut refills, mut evictions, mut long_probes) = (0, 0, 0);
+    for (n, (map, op, r0, steps, key, evicted)) in ops.iter().enumerate() {
+        let (map, op, r0) = (*map, *op, *r0);
         let o = &out[specs.len() + 1 + n];
         let s = &specs[map];
         let shape = MapShape {
@@ -1554,21 +1606,42 @@ fn lru_latencies_follow_the_reference_steps() {
                 o.fields
             );
         }
+        let b = &mut buckets[map];
+        let rows = b.rows(key);
+        long_probes += usize::from(rows > 2);
+        let (want, lru_cycles) = match op {
+            1 | 3 => {
+                let steps = steps.unwrap_or(0);
+                let taken = steps > 0 && r0 != (-12i64) as u64;
+                let cycles = lru_update_cycles(b, steps, evicted, key, taken, r0 == 0);
+                (
+                    maps_latency(1, &shape, r0, None, None, Some(cycles)),
+                    Some(cycles),
+                )
+            }
+            _ => {
+                let r0 = if op == 0 { 0 } else { r0 };
+                if op == 2 && r0 == 0 {
+                    b.remove(key);
+                }
+                (maps_latency(op, &shape, r0, None, Some(rows), None), None)
+            }
+        };
+        evictions += evicted.len();
         if op == 3 {
             continue;
         }
-        let r0 = if op == 0 { 0 } else { r0 };
-        let want = maps_latency(op, &shape, r0, None, None, steps) - 1;
         assert_eq!(
             field_u64(o, 5),
-            want,
-            "op {n} ({op} on map {map}, steps {steps:?}): {:?}",
+            want - 1,
+            "op {n} ({op} on map {map}, steps {steps:?}, engine cycles {lru_cycles:?}, rows {rows}, evicted {}): {:?}",
+            evicted.len(),
             o.fields
         );
         refills += usize::from(steps.is_some_and(|s| s > 2));
     }
     assert!(
-        refills > 30,
-        "only {refills} updates refilled the local free list"
+        refills > 30 && evictions > 30 && long_probes > 20,
+        "only {refills} updates refilled the local free list, {evictions} keys evicted, {long_probes} probes of 3 rows or more"
     );
 }

@@ -1,5 +1,5 @@
-//! The maps module's hashed buckets of HASH and PERCPU_HASH maps (rtl/sephirot/maps.sv), as far as their latency
-//! depends on them: how many bucket rows an operation reads.
+//! The maps module's hashed buckets of HASH, PERCPU_HASH and LRU_HASH maps (rtl/sephirot/maps.sv), as far as their
+//! latency depends on them: how many bucket rows an operation reads.
 //!
 //! A map has a power of two of 4-way buckets (at least twice its `max_entries` ways); a key's home bucket is
 //! [`crc32`] of its bytes modulo the buckets. Linear probing over buckets: an operation reads the rows from the home
@@ -112,6 +112,40 @@ impl Buckets {
         }
         rows as u64
     }
+}
+
+/// Cycles of a bucket delete of a key whose probe reads `rows` rows, after the request's first cycle: the rows read,
+/// and when more than one, the backward shift (the rows after the home read again, then the hole cleared).
+pub fn delete_cycles(rows: u64) -> u64 {
+    rows + if rows > 1 { rows } else { 0 }
+}
+
+/// The cycles the maps module's LRU engine takes for an LRU_HASH update of `key` on `buckets` (the map's keys before
+/// the update), from the `steps` of `bpf_lru_pop_free` the reference LRU took (`hwxdp_maps::Maps::lru_pop_steps`,
+/// one a cycle, `LDecide` included) and the keys it `evicted` in order (`hwxdp_maps::Maps::lru_evicted`): each
+/// eviction reads the node's slot key (a cycle), then deletes the key from the buckets ([`delete_cycles`]); once a
+/// node is taken (`taken`: not -ENOMEM) the key's own rows are probed, one a cycle. Leaves `buckets` holding the
+/// keys after the update: the evicted ones gone, `key` in when `stored` (the update succeeded).
+pub fn lru_update_cycles(
+    buckets: &mut Buckets,
+    steps: u64,
+    evicted: &[Vec<u8>],
+    key: &[u8],
+    taken: bool,
+    stored: bool,
+) -> u64 {
+    let mut cycles = steps;
+    for k in evicted {
+        cycles += 1 + delete_cycles(buckets.rows(k));
+        buckets.remove(k);
+    }
+    if taken {
+        cycles += buckets.rows(key);
+    }
+    if stored {
+        buckets.insert(key);
+    }
+    cycles
 }
 
 #[cfg(test)]

@@ -87,12 +87,14 @@ pub struct HelperCall<'a> {
     pub map: Option<MapShape>,
     /// The first four key bytes (little-endian) of a map lookup, when readable: a DEVMAP's index.
     pub key_index: Option<u32>,
-    /// Bucket rows the maps module reads for a lookup, update or delete of a HASH or PERCPU_HASH map
-    /// ([`crate::timing::Buckets::rows`] before the operation), when the key is readable; `None` for other maps.
+    /// Bucket rows the maps module reads for a lookup, update or delete of a HASH or PERCPU_HASH map, or a lookup or
+    /// delete of an LRU_HASH map ([`crate::timing::Buckets::rows`] before the operation), when the key is readable;
+    /// `None` for other maps.
     pub hash_rows: Option<u64>,
-    /// Steps the maps module's LRU engine took for an update of an LRU_HASH map (one a cycle:
-    /// `hwxdp_maps::Maps::lru_pop_steps` after the call, 2 when the local free list had a node); `None` for other
-    /// calls, and then such an update is timed as if the local free list had a node.
+    /// Cycles the maps module's LRU engine took for an update of an LRU_HASH map
+    /// ([`crate::timing::lru_update_cycles`]: the steps `hwxdp_maps::Maps::lru_pop_steps` reports, one a cycle, the
+    /// evictions' bucket deletes and the key's probe; 3 when the local free list had a node and the key's home row
+    /// was not full); `None` for other calls, and then such an update is timed as if that were so.
     pub lru_steps: Option<u64>,
     /// Successful tail calls this packet before this call.
     pub tail_calls: u64,
@@ -200,7 +202,7 @@ pub fn maps_latency(
         }
     }
     let probe = match hash_rows {
-        Some(rows) if is_hash(m.map_type) && op <= 2 => {
+        Some(rows) if in_buckets(m.map_type) && op <= 2 && !(op == 1 && is_lru(m.map_type)) => {
             let shift = if op == 2 && r0 == 0 && rows > 1 {
                 rows
             } else {
@@ -213,10 +215,11 @@ pub fn maps_latency(
     probe + maps_base_latency(op, m, r0, key_index)
 }
 
-/// An LRU_HASH update whose node was taken in `steps` cycles of the LRU engine (rtl/sephirot/maps.sv: `LStart`,
-/// on a refill the flush, rotations, fill and shrink one node or list end a cycle, then `LPop`), then `LDecide`
-/// (counted in `steps`): a success writes the value a row a cycle, -EEXIST and -ENOENT give the node back at once,
-/// and -ENOMEM (no node at all) answers from the last step.
+/// An LRU_HASH update whose node was taken and settled in `steps` cycles of the LRU engine (rtl/sephirot/maps.sv:
+/// `LStart`, on a refill the flush, rotations, fill and shrink one node or list end a cycle with each eviction's
+/// bucket delete, then `LPop`, the key's probe and `LDecide`: [`crate::timing::lru_update_cycles`]): a success
+/// writes the value a row a cycle, -EEXIST and -ENOENT give the node back at once, and -ENOMEM (no node at all)
+/// answers from the last step.
 fn lru_update_latency(m: &MapShape, r0: u64, steps: u64) -> u64 {
     match r0 {
         0 => MAPS_CYCLES + steps + rows(m.value_size as u64),
@@ -224,9 +227,14 @@ fn lru_update_latency(m: &MapShape, r0: u64, steps: u64) -> u64 {
     }
 }
 
-/// Whether the maps module keeps `t`'s keys in hashed buckets (HASH and PERCPU_HASH).
+/// Whether `t` is a HASH or PERCPU_HASH map.
 pub fn is_hash(t: u32) -> bool {
     matches!(t, map_type::HASH | map_type::PERCPU_HASH)
+}
+
+/// Whether the maps module keeps `t`'s keys in hashed buckets (HASH, PERCPU_HASH and LRU_HASH).
+pub fn in_buckets(t: u32) -> bool {
+    is_hash(t) || t == map_type::LRU_HASH
 }
 
 /// [`maps_latency`] with the home row read alone.
@@ -240,10 +248,11 @@ fn maps_base_latency(op: u8, m: &MapShape, r0: u64, key_index: Option<u32>) -> u
         }
         0 => MAPS_CYCLES,
         // Successful updates write the value one row per cycle; LRU maps first take a node from the local free
-        // list (2 cycles more; a refill of that list costs its steps, `lru_update_latency`).
+        // list and probe the key's home row (3 cycles more; a refill of that list and fuller rows cost more,
+        // `lru_update_latency`).
         1 if is_lru(t) => match r0 {
-            0 => MAPS_CYCLES + 2 + r,
-            EEXIST | ENOENT => MAPS_CYCLES + 2,
+            0 => MAPS_CYCLES + 3 + r,
+            EEXIST | ENOENT => MAPS_CYCLES + 3,
             _ => MAPS_CYCLES,
         },
         1 if matches!(
@@ -254,7 +263,8 @@ fn maps_base_latency(op: u8, m: &MapShape, r0: u64, key_index: Option<u32>) -> u
             MAPS_CYCLES + r
         }
         1 if t == map_type::LPM_TRIE && r0 != EINVAL => MAPS_CYCLES + r,
-        // A delete that found its LRU element gives the node back (a cycle); -ENOENT answers at once.
+        // A delete that found its LRU element gives the node back (a cycle, after the bucket's shift); -ENOENT
+        // answers at once.
         2 if (is_lru(t) || t == map_type::DEVMAP) && r0 == 0 => MAPS_CYCLES + 1,
         _ => MAPS_CYCLES,
     }

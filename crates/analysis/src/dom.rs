@@ -109,6 +109,40 @@ impl DomTree {
         false
     }
 
+    /// Entry and exit times of a depth-first walk of the tree, for constant-time ancestor tests.
+    pub fn intervals(&self) -> TreeIntervals {
+        let n = self.idom.len();
+        let mut children = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for b in 0..n {
+            match self.idom[b] {
+                Some(d) => children[d.index()].push(b),
+                None if self.in_tree[b] => roots.push(b),
+                None => {}
+            }
+        }
+        let mut enter = vec![usize::MAX; n];
+        let mut leave = vec![0; n];
+        let mut clock = 0;
+        for root in roots {
+            let mut stack = vec![(root, 0usize)];
+            enter[root] = clock;
+            clock += 1;
+            while let Some((node, next)) = stack.last_mut() {
+                if let Some(&c) = children[*node].get(*next) {
+                    *next += 1;
+                    enter[c] = clock;
+                    clock += 1;
+                    stack.push((c, 0));
+                } else {
+                    leave[*node] = clock;
+                    stack.pop();
+                }
+            }
+        }
+        TreeIntervals { enter, leave }
+    }
+
     /// `b` and its (post-)dominators, innermost first.
     pub fn ancestors(&self, b: BlockId) -> Vec<BlockId> {
         if !self.in_tree[b.index()] {
@@ -156,7 +190,7 @@ impl DomTree {
 }
 
 /// Cooper-Harvey-Kennedy over a graph of `n` nodes; `None` for nodes `entry` does not reach, `Some(entry)` for it.
-fn immediate_dominators(
+pub fn immediate_dominators(
     n: usize,
     entry: usize,
     succs: &[Vec<usize>],
@@ -227,6 +261,24 @@ fn postorder(n: usize, entry: usize, succs: &[Vec<usize>]) -> Vec<usize> {
     post
 }
 
+/// Depth-first entry and exit times of a [`DomTree`]'s blocks: `a` is an ancestor of `b` (or `b` itself) exactly
+/// when `b`'s interval lies inside `a`'s.
+#[derive(Clone, Debug)]
+pub struct TreeIntervals {
+    enter: Vec<usize>,
+    leave: Vec<usize>,
+}
+
+impl TreeIntervals {
+    /// Whether block `a` (post-)dominates block `b` (both indices; false for blocks outside the tree).
+    pub fn contains(&self, a: usize, b: usize) -> bool {
+        self.enter[a] != usize::MAX
+            && self.enter[b] != usize::MAX
+            && self.enter[a] <= self.enter[b]
+            && self.leave[b] <= self.leave[a]
+    }
+}
+
 /// Control equivalence: `a` and `b` are equivalent iff one dominates the other and is post-dominated by it, so that
 /// whenever one runs, so does the other (the hXDP compiler's candidates for code motion).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -238,7 +290,12 @@ pub struct ControlEquivalence {
 }
 
 impl ControlEquivalence {
-    /// Classes from the dominator and post-dominator trees of one function.
+    /// Classes from the dominator and post-dominator trees of one function, in time linear in its blocks.
+    ///
+    /// `a` and `b` (a dominating b, b post-dominating a) are joined through `b`'s immediate dominator alone: when
+    /// some dominator `a` of `b` is post-dominated by `b`, so is every block between them on the dominator tree, and
+    /// each of those post-dominates the ones above it (a path from `a` to the exit through `b` passes them), so the
+    /// chain of immediate dominators links the same classes as every pair would.
     pub fn compute(cfg: &Cfg, dom: &DomTree, pdom: &DomTree) -> Self {
         let n = cfg.blocks.len();
         let mut parent: Vec<usize> = (0..n).collect();
@@ -250,12 +307,14 @@ impl ControlEquivalence {
             x
         }
         let member = |b: usize| dom.in_tree[b] && pdom.in_tree[b];
+        let post = pdom.intervals();
         for b in cfg.block_ids().filter(|b| member(b.index())) {
-            for a in dom.ancestors(b).into_iter().skip(1) {
-                if member(a.index()) && pdom.dominates(b, a) {
-                    let (ra, rb) = (find(&mut parent, a.index()), find(&mut parent, b.index()));
-                    parent[ra.max(rb)] = ra.min(rb);
-                }
+            let Some(a) = dom.idom(b) else {
+                continue;
+            };
+            if member(a.index()) && post.contains(b.index(), a.index()) {
+                let (ra, rb) = (find(&mut parent, a.index()), find(&mut parent, b.index()));
+                parent[ra.max(rb)] = ra.min(rb);
             }
         }
         let mut classes: Vec<Vec<BlockId>> = Vec::new();

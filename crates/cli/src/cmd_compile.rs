@@ -220,6 +220,10 @@ fn run_hxdp(
         options.lanes,
         report.static_ipc()
     );
+    // A pass that works on part of a large program says so (the bundles may be more than the whole pass would give).
+    for note in &report.degraded {
+        println!("{}: large program: {note}", report.name);
+    }
     let others: Vec<&str> = compiled
         .reports
         .iter()

@@ -135,6 +135,9 @@ pub struct ProgramReport {
     pub bundles: usize,
     /// Ops placed in bundles (an exit copied into several bundles counts each time).
     pub ops: usize,
+    /// Where a pass worked on less than the whole program because the program is large (each a sentence naming the
+    /// pass, what it left out and the limit), empty for programs of ordinary size.
+    pub degraded: Vec<String>,
 }
 
 impl ProgramReport {
@@ -227,6 +230,7 @@ pub fn optimize_with_entries(
         after_pass: Vec::new(),
         bundles: 0,
         ops: 0,
+        degraded: Vec::new(),
     };
     for pass in Pass::ALL {
         if !options.on(pass) || pass == Pass::ParallelBranches {
@@ -257,19 +261,33 @@ pub fn optimize_with_entries(
                 passes::parametrize_exits(&mut ir, &regions);
             }
             Pass::Rename => {
-                crate::rename::rename_registers(&mut ir, |ops| {
+                let r = crate::rename::rename_registers(&mut ir, |ops| {
                     schedule_block(ops, options.lanes).len()
                 });
+                if r.windowed > 0 {
+                    report.degraded.push(format!(
+                        "rename: {} blocks of more than {} ops renamed in windows of {} ops",
+                        r.windowed,
+                        crate::rename::WHOLE_BLOCK_OPS,
+                        crate::rename::WINDOW
+                    ));
+                }
             }
             Pass::CodeMotion => {
-                crate::motion::hoist_control_equivalent(&mut ir, |ir| {
-                    schedule(ir, options).iter().map(Vec::len).collect()
-                });
+                let mut rows = block_rows(&ir, options);
+                let m = crate::motion::hoist_control_equivalent(&mut ir, &mut rows);
+                if m.skipped > 0 {
+                    report.degraded.push(format!(
+                        "code-motion: {} pairs of control-equivalent blocks with more than {} blocks between them \
+                         not considered",
+                        m.skipped,
+                        crate::motion::MAX_BLOCKS_BETWEEN
+                    ));
+                }
             }
             Pass::Speculate => {
-                crate::speculate::speculate(&mut ir, |ir| {
-                    schedule(ir, options).iter().map(Vec::len).collect()
-                });
+                let mut rows = block_rows(&ir, options);
+                crate::speculate::speculate(&mut ir, &mut rows);
             }
             Pass::ParallelBranches => {}
         }
@@ -308,6 +326,11 @@ impl TailCalls {
             });
         TailCalls { any, from_function }
     }
+}
+
+/// Each block's bundle count as [`schedule`] lays `ir` out, for the passes that move ops between blocks.
+fn block_rows(ir: &IrProgram, options: &Options) -> crate::rows::BlockRows {
+    crate::rows::BlockRows::new(ir, options.lanes, options.on(Pass::ParallelBranches))
 }
 
 /// Schedules a program's working form into rows per block.

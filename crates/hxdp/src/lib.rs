@@ -9,6 +9,7 @@ pub mod motion;
 pub mod passes;
 pub mod ports;
 pub mod rename;
+pub mod rows;
 pub mod sched;
 pub mod speculate;
 pub mod timing;

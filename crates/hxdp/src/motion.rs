@@ -6,16 +6,31 @@
 
 use crate::ir::{reads, writes, IrOp, IrProgram, Mem};
 use crate::passes::successors;
+use crate::rows::BlockRows;
 use crate::sched::{alias, constraint};
 
-/// Which blocks reach, dominate and post-dominate which, within each function of a program.
+/// Control-equivalent blocks with at most this many blocks on the ways between them are considered for code motion;
+/// farther pairs are skipped (and counted in [`Motion::skipped`]): checking what lies between a pair costs the blocks
+/// between, and a chain of `n` equivalent blocks has `n^2` pairs.
+pub const MAX_BLOCKS_BETWEEN: usize = 32;
+
+/// Classes of control-equivalent blocks up to this size are searched whole for each block's partners.
+pub const FULL_CLASS: usize = 256;
+
+/// Which blocks dominate, post-dominate and run exactly when which, within each function of a program.
 pub struct Flow {
-    /// `reaches[x][y]`: a path of at least one edge leads from block `x` to block `y`.
-    pub reaches: Vec<Vec<bool>>,
-    /// `dominates[x][y]`: every path from its function's entry to `y` passes `x`.
-    pub dominates: Vec<Vec<bool>>,
-    /// `post_dominates[x][y]`: every path from `y` to its function's end passes `x`.
-    pub post_dominates: Vec<Vec<bool>>,
+    succs: Vec<Vec<usize>>,
+    preds: Vec<Vec<usize>>,
+    /// Dominator and post-dominator trees as depth-first intervals (over a virtual root before every function entry
+    /// and a virtual end after every block without successors).
+    dom: hwxdp_analysis::TreeIntervals,
+    /// Blocks on a cycle.
+    cyclic: Vec<bool>,
+    /// Blocks the entries reach.
+    reachable: Vec<bool>,
+    /// Control-equivalence class of each block (reachable, not on a cycle), the classes' members ascending.
+    class_of: Vec<Option<usize>>,
+    classes: Vec<Vec<usize>>,
 }
 
 impl Flow {
@@ -29,81 +44,212 @@ impl Flow {
                 preds[t].push(k);
             }
         }
-        let mut reaches = vec![vec![false; n]; n];
-        for (x, row) in reaches.iter_mut().enumerate() {
-            let mut stack = succs[x].clone();
-            while let Some(y) = stack.pop() {
-                if !row[y] {
-                    row[y] = true;
-                    stack.extend(succs[y].iter().copied());
+        // Virtual node `n`: the root before every function's first block, or the end after every block without
+        // successors.
+        let firsts: Vec<usize> = (0..n)
+            .filter(|&k| k == 0 || prog.blocks[k - 1].func != prog.blocks[k].func)
+            .collect();
+        let ends: Vec<usize> = (0..n).filter(|&k| succs[k].is_empty()).collect();
+        let with_root = |edges: &[Vec<usize>], root_edges: &[usize]| {
+            let mut out: Vec<Vec<usize>> = edges.to_vec();
+            out.push(root_edges.to_vec());
+            let mut rev: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+            for (k, list) in out.iter().enumerate() {
+                for &t in list {
+                    rev[t].push(k);
                 }
             }
+            (out, rev)
+        };
+        let (fwd, fwd_rev) = with_root(&succs, &firsts);
+        let (bwd, bwd_rev) = with_root(&preds, &ends);
+        let idom = hwxdp_analysis::immediate_dominators(n + 1, n, &fwd, &fwd_rev);
+        let ipdom = hwxdp_analysis::immediate_dominators(n + 1, n, &bwd, &bwd_rev);
+        let reachable: Vec<bool> = (0..n).map(|k| idom[k].is_some()).collect();
+        let dom = intervals(&idom, n);
+        let post = intervals(&ipdom, n);
+        let cyclic = on_cycles(&succs);
+        // Equivalent blocks are linked through immediate dominators (as in `hwxdp_analysis::ControlEquivalence`);
+        // blocks on cycles link too (a pair may have a loop between them) but are never moved from or into.
+        let member = |k: usize| reachable[k] && ipdom[k].is_some();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
         }
-        let entry = |k: usize| {
-            prog.blocks
-                .iter()
-                .position(|b| b.func == prog.blocks[k].func)
-                .unwrap_or(k)
-        };
-        let is_entry: Vec<bool> = (0..n).map(|k| entry(k) == k).collect();
-        let is_end: Vec<bool> = succs.iter().map(|s| s.is_empty()).collect();
-        let dominated_by = solve(n, &preds, &is_entry);
-        let post_dominated_by = solve(n, &succs, &is_end);
-        let transpose = |m: Vec<Vec<bool>>| -> Vec<Vec<bool>> {
-            (0..n).map(|x| (0..n).map(|y| m[y][x]).collect()).collect()
-        };
+        for b in (0..n).filter(|&b| member(b)) {
+            match idom[b] {
+                Some(a) if a != n && a != b && member(a) && post.contains(b, a) => {
+                    let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+                    parent[ra.max(rb)] = ra.min(rb);
+                }
+                _ => {}
+            }
+        }
+        let mut classes: Vec<Vec<usize>> = Vec::new();
+        let mut class_of = vec![None; n];
+        let mut class_of_root: Vec<Option<usize>> = vec![None; n];
+        for b in (0..n).filter(|&b| member(b)) {
+            let root = find(&mut parent, b);
+            let class = *class_of_root[root].get_or_insert_with(|| {
+                classes.push(Vec::new());
+                classes.len() - 1
+            });
+            classes[class].push(b);
+            class_of[b] = Some(class);
+        }
         Flow {
-            reaches,
-            dominates: transpose(dominated_by),
-            post_dominates: transpose(post_dominated_by),
+            succs,
+            preds,
+            dom,
+            cyclic,
+            reachable,
+            class_of,
+            classes,
         }
     }
 
     /// True when `b` runs exactly when `a` does, after it, and neither sits on a cycle.
     pub fn control_equivalent_after(&self, a: usize, b: usize) -> bool {
         a != b
-            && self.dominates[a][b]
-            && self.post_dominates[b][a]
-            && !self.reaches[a][a]
-            && !self.reaches[b][b]
+            && !self.cyclic[a]
+            && !self.cyclic[b]
+            && self.class_of[a].is_some()
+            && self.class_of[a] == self.class_of[b]
+            && self.dom.contains(a, b)
+    }
+
+    /// The blocks that run exactly when `a` does, after it, in block order: all of them when its class has at most
+    /// [`FULL_CLASS`] blocks, else those laid out after `a` (a block dominated by one laid out after it is reached by
+    /// a backward jump only).
+    fn equivalents_after(&self, a: usize) -> impl Iterator<Item = usize> + '_ {
+        let members: &[usize] = match self.class_of[a] {
+            Some(c) => &self.classes[c],
+            None => &[],
+        };
+        let from = if members.len() <= FULL_CLASS {
+            0
+        } else {
+            members.partition_point(|&b| b <= a)
+        };
+        members[from..]
+            .iter()
+            .copied()
+            .filter(move |&b| self.control_equivalent_after(a, b))
+    }
+
+    /// The blocks on the ways from `a` to `b` (reached from `a`, reaching `b`, neither of them), when there are at
+    /// most `limit`.
+    fn between(&self, a: usize, b: usize, limit: usize) -> Option<Vec<usize>> {
+        // Forward from `a` without passing `b`, then back from `b` among what that reached.
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<usize> = self.succs[a].clone();
+        while let Some(x) = stack.pop() {
+            if x == b || x == a || !seen.insert(x) {
+                continue;
+            }
+            if seen.len() > limit * 4 + 16 {
+                return None;
+            }
+            stack.extend(self.succs[x].iter().copied());
+        }
+        let mut on_way = std::collections::HashSet::new();
+        let mut stack: Vec<usize> = self.preds[b].clone();
+        while let Some(x) = stack.pop() {
+            if !seen.contains(&x) || !on_way.insert(x) {
+                continue;
+            }
+            if on_way.len() > limit {
+                return None;
+            }
+            stack.extend(self.preds[x].iter().copied());
+        }
+        let mut out: Vec<usize> = on_way.into_iter().collect();
+        out.sort_unstable();
+        Some(out)
     }
 }
 
-/// The iterative dataflow for (post-)dominators: `out[y][x]` when `x` (post-)dominates `y`, with `edges[y]` the blocks
-/// `y` is reached from (predecessors for dominators, successors for post-dominators) and `roots` the starts.
-fn solve(n: usize, edges: &[Vec<usize>], roots: &[bool]) -> Vec<Vec<bool>> {
-    let mut out: Vec<Vec<bool>> = (0..n)
-        .map(|y| {
-            if roots[y] {
-                (0..n).map(|x| x == y).collect()
-            } else {
-                vec![true; n]
-            }
+/// Depth-first intervals of the tree `idom` (over `n` blocks and the virtual root `n`).
+fn intervals(idom: &[Option<usize>], n: usize) -> hwxdp_analysis::TreeIntervals {
+    let tree: Vec<Option<hwxdp_analysis::BlockId>> = (0..n)
+        .map(|k| match idom[k] {
+            Some(d) if d != n && d != k => Some(hwxdp_analysis::BlockId::new(d)),
+            _ => None,
         })
         .collect();
-    loop {
-        let mut changed = false;
-        for y in 0..n {
-            if roots[y] || edges[y].is_empty() {
+    let in_tree: Vec<bool> = (0..n).map(|k| idom[k].is_some()).collect();
+    hwxdp_analysis::DomTree {
+        idom: tree,
+        in_tree,
+        post: false,
+    }
+    .intervals()
+}
+
+/// Which blocks lie on a cycle (a strongly connected component of several blocks, or a block jumping to itself), by
+/// Tarjan's algorithm without recursion.
+fn on_cycles(succs: &[Vec<usize>]) -> Vec<bool> {
+    let n = succs.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut cyclic = vec![false; n];
+    let mut next = 0;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut work = vec![(root, 0usize)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut i)) = work.last_mut() {
+            if let Some(&w) = succs[v].get(*i) {
+                *i += 1;
+                if w == v {
+                    cyclic[v] = true;
+                }
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
                 continue;
             }
-            let mut set = vec![true; n];
-            for &p in &edges[y] {
-                for x in 0..n {
-                    set[x] &= out[p][x];
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    for w in component {
+                        cyclic[w] = true;
+                    }
                 }
             }
-            set[y] = true;
-            if set != out[y] {
-                out[y] = set;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
         }
     }
-    out
+    cyclic
 }
 
 /// Where ops moved into block `a` go: before its branch, or at its end when it falls through.
@@ -127,7 +273,7 @@ fn movable_kind(o: &IrOp) -> bool {
 
 /// True when op `i` of block `b` can run at `a`'s insertion point `at` instead, with the same operands and no effect
 /// on anything that runs in between.
-fn can_hoist(prog: &IrProgram, flow: &Flow, a: usize, at: usize, b: usize, i: usize) -> bool {
+fn can_hoist(prog: &IrProgram, between: &[usize], a: usize, at: usize, b: usize, i: usize) -> bool {
     let op = &prog.blocks[b].ops[i];
     if !movable_kind(op) {
         return false;
@@ -152,36 +298,46 @@ fn can_hoist(prog: &IrProgram, flow: &Flow, a: usize, at: usize, b: usize, i: us
         true
     };
     let rest_of_a = &prog.blocks[a].ops[at..];
-    let between = (0..prog.blocks.len())
-        .filter(|&x| x != a && x != b && flow.reaches[a][x] && flow.reaches[x][b]);
     rest_of_a.iter().all(independent)
         && between
-            .flat_map(|x| prog.blocks[x].ops.iter())
+            .iter()
+            .flat_map(|&x| prog.blocks[x].ops.iter())
             .all(independent)
 }
 
 /// True when an op moved from block `b` up into block `a` would pass an entry point: `b` is one, or a block on the
 /// way from `a` to `b` is. A packet started there with a restored context would skip the op.
-fn crosses_entry(prog: &IrProgram, flow: &Flow, a: usize, b: usize) -> bool {
-    prog.is_entry(b)
-        || (0..prog.blocks.len())
-            .any(|x| x != a && flow.reaches[a][x] && flow.reaches[x][b] && prog.is_entry(x))
+fn crosses_entry(prog: &IrProgram, between: &[usize], b: usize) -> bool {
+    prog.is_entry(b) || between.iter().any(|&x| prog.is_entry(x))
 }
 
-/// Moves ops up into control-equivalent earlier blocks wherever `bundles` (the program's bundle count and the rows of
-/// each block, as the scheduler lays them out) says it costs nothing: no block grows and the total does not grow.
-/// Returns the ops moved.
-pub fn hoist_control_equivalent(
-    prog: &mut IrProgram,
-    bundles: impl Fn(&IrProgram) -> Vec<usize>,
-) -> usize {
+/// What code motion did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Motion {
+    /// Ops moved.
+    pub moved: usize,
+    /// Control-equivalent pairs not considered: more than [`MAX_BLOCKS_BETWEEN`] blocks on the ways between them.
+    pub skipped: usize,
+}
+
+/// Moves ops up into control-equivalent earlier blocks wherever `rows` (each block's bundles as the scheduler lays
+/// the program out) says it costs nothing: no block grows and the total does not grow.
+pub fn hoist_control_equivalent(prog: &mut IrProgram, rows: &mut BlockRows) -> Motion {
     let flow = Flow::compute(prog);
     let n = prog.blocks.len();
-    let mut rows = bundles(prog);
-    let mut moved = 0;
+    let mut out = Motion::default();
     for a in 0..n {
-        for b in 0..n {
-            if !flow.control_equivalent_after(a, b) || crosses_entry(prog, &flow, a, b) {
+        if flow.class_of[a].is_none() || flow.cyclic[a] || !flow.reachable[a] {
+            continue;
+        }
+        let partners: Vec<usize> = flow.equivalents_after(a).collect();
+        for (p, &b) in partners.iter().enumerate() {
+            let Some(between) = flow.between(a, b, MAX_BLOCKS_BETWEEN) else {
+                // The ways only grow along the class: the later partners are as far or farther.
+                out.skipped += partners.len() - p;
+                break;
+            };
+            if crosses_entry(prog, &between, b) {
                 continue;
             }
             let mut i = 0;
@@ -189,25 +345,21 @@ pub fn hoist_control_equivalent(
                 let Some(at) = insertion_point(prog, a) else {
                     break;
                 };
-                if !can_hoist(prog, &flow, a, at, b, i) {
+                if !can_hoist(prog, &between, a, at, b, i) {
                     i += 1;
                     continue;
                 }
-                let mut trial = prog.clone();
-                let op = trial.blocks[b].ops.remove(i);
-                trial.blocks[a].ops.insert(at, op);
-                let after = bundles(&trial);
-                let total = |r: &[usize]| r.iter().sum::<usize>();
-                let no_block_grows = after.iter().zip(&rows).all(|(x, y)| x <= y);
-                if no_block_grows && total(&after) <= total(&rows) {
-                    *prog = trial;
-                    rows = after;
-                    moved += 1;
+                let op = prog.blocks[b].ops.remove(i);
+                prog.blocks[a].ops.insert(at, op);
+                if rows.accept(prog, &[a, b]) {
+                    out.moved += 1;
                 } else {
+                    let op = prog.blocks[a].ops.remove(at);
+                    prog.blocks[b].ops.insert(i, op);
                     i += 1;
                 }
             }
         }
     }
-    moved
+    out
 }

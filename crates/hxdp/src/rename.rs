@@ -123,26 +123,58 @@ fn dependences(ops: &[IrOp]) -> usize {
         .sum()
 }
 
+/// Blocks of up to this many ops are renamed whole; a longer block is renamed window by window of [`WINDOW`] ops
+/// (a value renamed dies inside its window, and a renaming is judged by the window's rows), since each trial
+/// schedules what it is judged on and counts its dependences pair by pair.
+pub const WHOLE_BLOCK_OPS: usize = 256;
+
+/// The window of a block longer than [`WHOLE_BLOCK_OPS`].
+pub const WINDOW: usize = 32;
+
+/// What renaming did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Renaming {
+    /// Values renamed.
+    pub renamed: usize,
+    /// Blocks longer than [`WHOLE_BLOCK_OPS`], renamed window by window.
+    pub windowed: usize,
+}
+
 /// Tries every value defined in each block in every free register and keeps the renaming that lowers `rows` (the
 /// bundles the block schedules into) the most. A second round then also takes renamings that keep the rows and remove
 /// dependences, since two false dependences may each have to go before the rows drop; it comes second because each
-/// renaming takes a register a better one might have wanted. Returns the values renamed.
-pub fn rename_registers(prog: &mut IrProgram, rows: impl Fn(&[IrOp]) -> usize) -> usize {
+/// renaming takes a register a better one might have wanted.
+pub fn rename_registers(prog: &mut IrProgram, rows: impl Fn(&[IrOp]) -> usize) -> Renaming {
     let live = live_after(prog);
-    let mut count = 0;
+    let mut out = Renaming::default();
     for (k, block) in prog.blocks.iter_mut().enumerate() {
-        let Some(&live_out) = live[k].last() else {
+        if block.ops.is_empty() {
             continue;
-        };
+        }
         // The original liveness stays a safe guide: a renaming only changes which register holds a value between
         // its definition and its last use, where the new register was dead; `taken` adds the registers now used.
         let mut taken = live[k].clone();
+        let len = block.ops.len();
+        let window = if len <= WHOLE_BLOCK_OPS {
+            len
+        } else {
+            out.windowed += 1;
+            WINDOW
+        };
         let rows_only = |ops: &[IrOp]| (rows(ops), 0);
         let with_dependences = |ops: &[IrOp]| (rows(ops), dependences(ops));
-        count += rename_round(&mut block.ops, live_out, &mut taken, &rows_only);
-        count += rename_round(&mut block.ops, live_out, &mut taken, &with_dependences);
+        for start in (0..len).step_by(window) {
+            let end = (start + window).min(len);
+            let mut ops = block.ops[start..end].to_vec();
+            // Live after the window's last op: a value still live there is read past the window.
+            let live_out = taken[end - 1];
+            let taken = &mut taken[start..end];
+            out.renamed += rename_round(&mut ops, live_out, taken, &rows_only);
+            out.renamed += rename_round(&mut ops, live_out, taken, &with_dependences);
+            block.ops.splice(start..end, ops);
+        }
     }
-    count
+    out
 }
 
 /// One greedy walk over a block's definitions, keeping each renaming that lowers `cost`.

@@ -217,7 +217,7 @@ pub fn schedule_block(ops: &[IrOp], lanes: usize) -> Vec<Row> {
 }
 
 /// The first bundle at or after `b` whose row is not full (`open.len()` when all are), halving the paths walked.
-fn next_open(open: &mut Vec<usize>, mut b: usize) -> usize {
+fn next_open(open: &mut [usize], mut b: usize) -> usize {
     while b < open.len() && open[b] != b {
         let next = open[b];
         if next < open.len() {
@@ -562,4 +562,150 @@ pub fn layout(
         out.push(bundle);
     }
     (out, starts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwxdp_ebpf::Insn;
+
+    /// The scheduler as it was before [`Placed`]: every earlier op's [`constraint`] taken one by one. What the
+    /// linear scheduler must reproduce exactly.
+    fn schedule_all_pairs(ops: &[IrOp], lanes: usize) -> Vec<Row> {
+        let mut rows: Vec<Row> = Vec::new();
+        let mut placed: Vec<(usize, usize)> = Vec::new();
+        let mut floor = 0usize;
+        for (j, op) in ops.iter().enumerate() {
+            let width = op.op.width().min(lanes);
+            let terminator = op.op.is_control() || barrier(op);
+            let mut earliest = floor;
+            if terminator {
+                earliest = earliest.max(rows.len().saturating_sub(1));
+                earliest = earliest.max(placed.iter().map(|p| p.0).max().unwrap_or(0));
+            }
+            let deps: Vec<(usize, usize, usize, bool)> = (0..j)
+                .filter_map(|i| {
+                    let (delta, raw) = constraint(&ops[i], op)?;
+                    Some((placed[i].0, placed[i].1, delta, raw))
+                })
+                .collect();
+            for &(b, _, delta, _) in &deps {
+                earliest = earliest.max(b + delta);
+            }
+            let mut b = earliest;
+            let (bundle, lane) = loop {
+                if b >= rows.len() {
+                    rows.push(Row::new(lanes));
+                }
+                let forced: Vec<usize> = deps
+                    .iter()
+                    .filter(|d| d.3 && d.0 + 1 == b)
+                    .map(|d| d.1)
+                    .collect();
+                let fits = (!op.op.is_helper_call() || !rows[b].has_helper())
+                    && rows[b].value_ports_free(op)
+                    && rows[b].divider_free(op);
+                let lane = if forced.iter().any(|&l| l != forced[0]) {
+                    None
+                } else if let Some(&l) = forced.first() {
+                    rows[b].free(l, width).then_some(l)
+                } else {
+                    (0..=lanes - width).find(|&l| rows[b].free(l, width))
+                };
+                match lane {
+                    Some(l) if fits => break (b, l),
+                    _ => b += 1,
+                }
+            };
+            rows[bundle].lanes[lane] = Slot::Op(Box::new(op.clone()));
+            if width == 2 {
+                rows[bundle].lanes[lane + 1] = Slot::Taken;
+            }
+            placed.push((bundle, lane));
+            if terminator {
+                floor = bundle + 1;
+            }
+        }
+        rows
+    }
+
+    /// A random block: ALU operations (divisions among them), `lddw`, loads and stores of every region (stack ranges
+    /// that overlap or not, two frames, two maps, unknown), helper calls, local calls, and an exit at the end.
+    fn random_block(seed: &mut u64, len: usize) -> Vec<IrOp> {
+        let mut next = |m: u64| {
+            *seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (*seed >> 33) % m
+        };
+        let mut ops = Vec::new();
+        for k in 0..len {
+            let dst = next(10) as u8;
+            let src = next(11) as u8;
+            let (insn, mem) = match next(12) {
+                0..=3 => {
+                    let op = [0x00u8, 0x10, 0x20, 0x30, 0x40, 0x50, 0x90, 0xa0, 0xb0, 0xc0][next(10) as usize];
+                    let x = if next(2) == 0 { 0x08 } else { 0 };
+                    (Insn::new(0x07 | op | x, dst, src, 0, next(100) as i64 + 1), Mem::None)
+                }
+                4 => (Insn::new(0x18, dst, 0, 0, next(1000) as i64), Mem::None),
+                5..=7 => {
+                    let size = [1i64, 2, 4, 8][next(4) as usize];
+                    let code = [0x71u8, 0x69, 0x61, 0x79][size.trailing_zeros() as usize];
+                    let store = next(2) == 0;
+                    let code = if store { code + 2 } else { code };
+                    let lo = -(next(6) as i64) * 4 - 8;
+                    let mem = match next(7) {
+                        0 => Mem::Packet,
+                        1 => Mem::Map(next(2) as u32),
+                        2 => Mem::Unknown,
+                        3 => Mem::Ctx,
+                        4 => Mem::Stack {
+                            frame: next(2) as u32,
+                            range: None,
+                        },
+                        _ => Mem::Stack {
+                            frame: next(2) as u32,
+                            range: Some((lo, lo + size)),
+                        },
+                    };
+                    let verdict = next(3) as i64;
+                    (Insn::new(code, dst, src, lo as i16, if store { 0 } else { verdict }), mem)
+                }
+                8..=9 => (Insn::new(0x85, 0, 0, 0, 1 + next(30) as i64), Mem::None),
+                10 => (Insn::new(0x85, 0, 1, 0, 3), Mem::None),
+                _ => (Insn::new(0xbf, dst, src, 0, 0), Mem::None),
+            };
+            ops.push(IrOp {
+                op: Op::from_insn(&insn),
+                origin: k as u32,
+                target: None,
+                mem,
+            });
+        }
+        ops.push(IrOp {
+            op: Op::from_insn(&Insn::new(0x95, 0, 0, 0, 0)),
+            origin: len as u32,
+            target: None,
+            mem: Mem::None,
+        });
+        ops
+    }
+
+    #[test]
+    fn the_linear_scheduler_places_every_op_where_comparing_all_pairs_does() {
+        let mut seed = 7u64;
+        for round in 0..400 {
+            let len = 1 + round % 60;
+            let ops = random_block(&mut seed, len);
+            for lanes in [1, 2, 4, 8] {
+                let want = schedule_all_pairs(&ops, lanes);
+                let got = schedule_block(&ops, lanes);
+                assert_eq!(got.len(), want.len(), "round {round}, {lanes} lanes: {ops:?}");
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(g.lanes, w.lanes, "round {round}, {lanes} lanes");
+                }
+            }
+        }
+    }
 }

@@ -8,6 +8,7 @@
 
 use crate::ir::{reads, writes, IrOp, IrProgram, Mem};
 use crate::passes::{live_after, successors};
+use crate::rows::BlockRows;
 use crate::sched::{constraint, is_div};
 
 /// Ops that may run on a path that did not ask for them: no effect but the register result, no fault, no extra cycles.
@@ -85,11 +86,11 @@ fn can_speculate(prog: &IrProgram, live: &[Vec<u16>], a: usize, s: usize, i: usi
     others.iter().all(|&o| live_in(prog, live, o) & w == 0)
 }
 
-/// Moves ops from the heads of blocks into their sole predecessors wherever `bundles` (each block's rows as the
-/// scheduler lays them out) says no block grows and the program gets no longer. Returns the ops moved.
-pub fn speculate(prog: &mut IrProgram, bundles: impl Fn(&IrProgram) -> Vec<usize>) -> usize {
-    let mut rows = bundles(prog);
+/// Moves ops from the heads of blocks into their sole predecessors wherever `rows` (each block's bundles as the
+/// scheduler lays the program out) says no block grows and the program gets no longer. Returns the ops moved.
+pub fn speculate(prog: &mut IrProgram, rows: &mut BlockRows) -> usize {
     let mut moved = 0;
+    let mut live = live_after(prog);
     // A second round moves what the first brought into a block on up into the block before it.
     for _ in 0..2 {
         let preds = sole_predecessors(prog);
@@ -102,27 +103,47 @@ pub fn speculate(prog: &mut IrProgram, bundles: impl Fn(&IrProgram) -> Vec<usize
             }
             let mut i = 0;
             while i < prog.blocks[s].ops.len() {
-                let live = live_after(prog);
                 if !can_speculate(prog, &live, a, s, i) {
                     i += 1;
                     continue;
                 }
-                let mut trial = prog.clone();
-                let op = trial.blocks[s].ops.remove(i);
-                let at = trial.blocks[a].ops.len() - 1;
-                trial.blocks[a].ops.insert(at, op);
-                let after = bundles(&trial);
-                let total = |r: &[usize]| r.iter().sum::<usize>();
-                let no_block_grows = after.iter().zip(&rows).all(|(x, y)| x <= y);
-                if no_block_grows && total(&after) <= total(&rows) {
-                    *prog = trial;
-                    rows = after;
+                let live_into_a = live_in(prog, &live, a);
+                let op = prog.blocks[s].ops.remove(i);
+                let at = prog.blocks[a].ops.len() - 1;
+                prog.blocks[a].ops.insert(at, op);
+                if rows.accept(prog, &[a, s]) {
                     moved += 1;
+                    relive(prog, &mut live, &[s, a], live_into_a);
                 } else {
+                    let op = prog.blocks[a].ops.remove(at);
+                    prog.blocks[s].ops.insert(i, op);
                     i += 1;
                 }
             }
         }
     }
     moved
+}
+
+/// Brings `live` (as [`live_after`] gives it) up to date after ops moved between `blocks`, given in an order where
+/// each comes before the blocks it is reached from. Only those blocks' liveness changes when the registers live into
+/// the last of them do not (an op moved into its sole predecessor's end, with its result dead on the other way,
+/// leaves that block's live-in as it was, `before`); when they do, the whole dataflow runs again.
+fn relive(prog: &IrProgram, live: &mut [Vec<u16>], blocks: &[usize], before: u16) {
+    let last = *blocks.last().expect("blocks");
+    for &k in blocks {
+        let mut now = successors(prog, k)
+            .into_iter()
+            .fold(0u16, |acc, t| acc | live_in(prog, live, t));
+        let ops = &prog.blocks[k].ops;
+        let mut after = vec![0u16; ops.len()];
+        for (i, op) in ops.iter().enumerate().rev() {
+            after[i] = now;
+            now = (now & !writes(&op.op)) | reads(&op.op);
+        }
+        live[k] = after;
+    }
+    if live_in(prog, live, last) != before {
+        live.clone_from_slice(&live_after(prog));
+    }
 }

@@ -644,9 +644,13 @@ mod tests {
             let src = next(11) as u8;
             let (insn, mem) = match next(12) {
                 0..=3 => {
-                    let op = [0x00u8, 0x10, 0x20, 0x30, 0x40, 0x50, 0x90, 0xa0, 0xb0, 0xc0][next(10) as usize];
+                    let op = [0x00u8, 0x10, 0x20, 0x30, 0x40, 0x50, 0x90, 0xa0, 0xb0, 0xc0]
+                        [next(10) as usize];
                     let x = if next(2) == 0 { 0x08 } else { 0 };
-                    (Insn::new(0x07 | op | x, dst, src, 0, next(100) as i64 + 1), Mem::None)
+                    (
+                        Insn::new(0x07 | op | x, dst, src, 0, next(100) as i64 + 1),
+                        Mem::None,
+                    )
                 }
                 4 => (Insn::new(0x18, dst, 0, 0, next(1000) as i64), Mem::None),
                 5..=7 => {
@@ -670,7 +674,10 @@ mod tests {
                         },
                     };
                     let verdict = next(3) as i64;
-                    (Insn::new(code, dst, src, lo as i16, if store { 0 } else { verdict }), mem)
+                    (
+                        Insn::new(code, dst, src, lo as i16, if store { 0 } else { verdict }),
+                        mem,
+                    )
                 }
                 8..=9 => (Insn::new(0x85, 0, 0, 0, 1 + next(30) as i64), Mem::None),
                 10 => (Insn::new(0x85, 0, 1, 0, 3), Mem::None),
@@ -701,7 +708,11 @@ mod tests {
             for lanes in [1, 2, 4, 8] {
                 let want = schedule_all_pairs(&ops, lanes);
                 let got = schedule_block(&ops, lanes);
-                assert_eq!(got.len(), want.len(), "round {round}, {lanes} lanes: {ops:?}");
+                assert_eq!(
+                    got.len(),
+                    want.len(),
+                    "round {round}, {lanes} lanes: {ops:?}"
+                );
                 for (g, w) in got.iter().zip(&want) {
                     assert_eq!(g.lanes, w.lanes, "round {round}, {lanes} lanes");
                 }

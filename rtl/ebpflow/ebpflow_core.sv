@@ -620,6 +620,11 @@ module ebpflow_core #(
     end
   endfunction
 
+  // id_fwd's bits above the data memory's (the gather's pointer check).
+  function automatic [63-AW:0] id_fwd_hi(input logic [3:0] r);
+    id_fwd_hi = (64-AW)'(id_fwd(r) >> AW);
+  endfunction
+
   // The data memory's port: MEM's atomic write, a map helper's key or value read, else EX's access.
   logic          gk_rd;      // the gather reads a word at this edge
   logic [63:0]   gk_addr;
@@ -698,18 +703,42 @@ module ebpflow_core #(
   logic [VAL_BYTES*8-1:0] val_q;
   logic                   gk_ptr_ok;
   logic                   gk_sel;
-  logic [63:0]            r2_arch;
-  logic [63:0]            r3_arch;
+  logic [63:AW]           r2_arch;    // the pointers' bits above the data memory's
+  logic [63:AW]           r3_arch;
   assign call_id   = hlp_id_o;
   assign map_call  = !d_kfunc && (call_id == 32'd1 || call_id == 32'd2 || call_id == 32'd3);
   assign upd_call  = (call_id == 32'd2);
   assign gk_n      = GW'(KWords) + (upd_call ? GW'(VWords) : GW'(0));
-  assign r2_arch   = id_fwd(4'd2);
-  assign r3_arch   = id_fwd(4'd3);
-  assign gk_ptr_ok = r2_arch[63:AW] == BASE[63:AW] && (!upd_call || r3_arch[63:AW] == BASE[63:AW]);
-  assign gk_addr   = (32'(gk_q) < 32'(KWords)) ? r2_arch + {{(61-GW){1'b0}}, gk_q, 3'b000}
-                                                : r3_arch + {{(61-GW){1'b0}}, gk_q - GW'(KWords), 3'b000};
-  assign gk_sel    = (sp_q == SpKey) && (gk_q < gk_n);
+  // The pointers as the program left them (EX's and MEM's results forwarded): in the data memory, or a fault.
+  assign r2_arch   = id_fwd_hi(4'd2);
+  assign r3_arch   = id_fwd_hi(4'd3);
+  assign gk_ptr_ok = r2_arch == BASE[63:AW] && (!upd_call || r3_arch == BASE[63:AW]);
+  // The gather's r2 and r3 come from registers only (MEM's ALU result, WB, the file), never through EX's ALU or
+  // MEM's load alignment, so the read address is a register and an adder: while the gather runs EX is empty and
+  // MEM holds at most an ALU operation; in the cycle the call acts (gk_now) neither EX nor a load in MEM writes them.
+  logic [63:0]            gk_r2;
+  logic [63:0]            gk_r3;
+  assign gk_r2     = fwd(4'd2, reg_of(rf_q, 4'd2), mem_fwd, mem_rd_q, mem_res_q, wb_write, wb_rd_q, wb_res_q);
+  assign gk_r3     = fwd(4'd3, reg_of(rf_q, 4'd3), mem_fwd, mem_rd_q, mem_res_q, wb_write, wb_rd_q, wb_res_q);
+  assign gk_addr   = (32'(gk_q) < 32'(KWords)) ? gk_r2 + {{(61-GW){1'b0}}, gk_q, 3'b000}
+                                                : gk_r3 + {{(61-GW){1'b0}}, gk_q - GW'(KWords), 3'b000};
+  // The first word is read in the cycle the call acts (one cycle earlier than SpKey would) when the port is free
+  // (EX empty or an ALU operation or lddw, no atomic's write in MEM) and r2 (r3 for an update) is in a register:
+  // EX does not write it and MEM does not load it. A call by its immediate only (callx's id comes through EX).
+  // A read made for a call that faults on its pointer is harmless: the run ends.
+  // (gk_imm_map and gk_imm_upd decode the immediate alone, so that no path runs from EX's ALU through callx's id.)
+  logic                   gk_imm_map;
+  logic                   gk_imm_upd;
+  logic                   gk_hazard;
+  logic                   gk_now;
+  assign gk_imm_map = d_helper && !d_x && !d_kfunc && (d_imm == 32'd1 || d_imm == 32'd2 || d_imm == 32'd3);
+  assign gk_imm_upd = (d_imm == 32'd2);
+  assign gk_hazard = (ex_valid_q && ex_we_q && (ex_rd_q == 4'd2 || (gk_imm_upd && ex_rd_q == 4'd3)))
+                     || (mem_valid_q && mem_we_q && mem_late_q
+                         && (mem_rd_q == 4'd2 || (gk_imm_upd && mem_rd_q == 4'd3)));
+  assign gk_now    = (sp_q == SpIdle) && run_q && id_valid_q && gk_imm_map
+                     && (!ex_valid_q || ex_kind_q == KAlu || ex_kind_q == KImm) && !mem_atom && !gk_hazard;
+  assign gk_sel    = ((sp_q == SpKey) && (gk_q < gk_n)) || gk_now;
   logic [GW-1:0]          gk_vidx;
   assign gk_vidx   = gk_idx_q - GW'(KWords);
   assign gk_rd     = gk_sel && (dm_ok_i || rx_done_i);
@@ -985,7 +1014,7 @@ module ebpflow_core #(
 
         // The map helper's key and value gather
         if (sp_q != SpKey) begin
-          gk_q <= '0;
+          gk_q <= (gk_now && gk_rd) ? GW'(1) : '0;
         end else if (gk_rd) begin
           gk_q <= gk_q + 1'b1;
         end

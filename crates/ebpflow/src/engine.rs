@@ -142,6 +142,9 @@ struct Ex {
 #[derive(Clone, Copy, Debug)]
 struct Later {
     atomic: bool,
+    /// The register it writes in MEM (a load, a fetching atomic), if any: a map helper's gather cannot read it
+    /// in the cycle the call acts.
+    late_rd: Option<u8>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -412,8 +415,14 @@ impl Pipeline {
                     Kind::Exit => out.next = Sp::Ret,
                     Kind::Helper => {
                         out.next = match self.job.steps[i].wait {
-                            // The request goes out in the cycle the last word is read back.
-                            Wait::Coproc { gather, .. } if gather > 0 => Sp::Gather(gather - 1),
+                            // The request goes out in the cycle the last word is read back; the first word is
+                            // read in this cycle when the gather may start at once.
+                            Wait::Coproc { gather, .. } if gather > 1 && self.gather_now(i) => {
+                                Sp::Gather(gather - 2)
+                            }
+                            Wait::Coproc { gather, .. } if gather > 0 && !self.gather_now(i) => {
+                                Sp::Gather(gather - 1)
+                            }
                             _ => Sp::Helper(None),
                         }
                     }
@@ -422,6 +431,21 @@ impl Pipeline {
             }
         }
         out
+    }
+
+    /// Whether map helper `i`, acting in this cycle, reads its first key word in this cycle (`ebpflow_core.sv`'s
+    /// `gk_now`): a call by immediate, no atomic's write in MEM, and r2 (r3 too for an update) in a register, not
+    /// written by EX nor loaded by MEM.
+    fn gather_now(&self, i: usize) -> bool {
+        let d = &self.job.steps[i].decoded;
+        let pointer = |r: u8| r == 2 || (d.imm == 2 && r == 3);
+        let ex_writes = self
+            .ex
+            .is_some_and(|e| self.job.steps[e.i].decoded.rd.is_some_and(pointer));
+        let mem_loads = self
+            .mem
+            .is_some_and(|m| m.atomic || m.late_rd.is_some_and(pointer));
+        d.code == 0x85 && !ex_writes && !mem_loads
     }
 
     /// The clock edge: WB, MEM, EX and ID take their next contents.
@@ -443,6 +467,7 @@ impl Pipeline {
             // An atomic on a map value was done at the coprocessor: MEM has no write for it.
             (true, Some(i)) => Some(Later {
                 atomic: steps[i].decoded.atomic && !matches!(steps[i].wait, Wait::Coproc { .. }),
+                late_rd: steps[i].decoded.rd.filter(|_| steps[i].decoded.late),
             }),
             _ => None,
         };

@@ -190,13 +190,30 @@ fn map_programs() -> Vec<(String, String)> {
             lpm_lookup(0x0909_090a)
         ),
     ));
+    // Each helper alone, its gather starting in the cycle the call acts, then with that start held back a cycle:
+    // r2 or r3 written by EX or loaded by MEM, an atomic's write in MEM.
+    let before = [
+        ("", "r4 = 0\n"),
+        (", r2 in EX", "r4 = 0\nr2 += 0\n"),
+        (", r3 in EX", "r4 = 0\nr3 += 0\n"),
+        (
+            ", r2 loaded",
+            "r4 = 0\n*(u64 *)(r10 - 24) = r2\nr2 = *(u64 *)(r10 - 24)\n",
+        ),
+        (
+            ", an atomic in MEM",
+            "r4 = 0\nr5 = 1\nlock *(u64 *)(r10 - 32) += r5\n",
+        ),
+    ];
     for (name, id) in [("lookup", 1), ("update", 2), ("delete", 3)] {
-        out.push((
-            format!("{name} alone"),
-            format!(
-                "ld_pseudo r1, 1, 0\nr2 = r10\nr2 += -16\nr3 = r10\nr3 += -16\nr4 = 0\ncall {id}\nr0 = 0\nexit"
-            ),
-        ));
+        for (what, text) in before {
+            out.push((
+                format!("{name} alone{what}"),
+                format!(
+                    "ld_pseudo r1, 1, 0\nr2 = r10\nr2 += -16\nr3 = r10\nr3 += -16\n{text}call {id}\nr0 = 0\nexit"
+                ),
+            ));
+        }
     }
     for from in ["r7 = *(u64 *)(r6 + 0)\n", "r7 = *(u64 *)(r10 - 8)\n"] {
         out.push((

@@ -138,24 +138,48 @@ fn programs_use_the_maps_through_the_coprocessor() {
 fn a_map_helper_costs_its_key_gather_and_the_contracts_service_time() {
     let mut e = engine_with_maps();
     // The same instructions around one helper call: bpf_redirect (23, answered by the engine itself in the cycle
-    // of its request, 1 cycle after EX empties) against lookup (4 cycles at the coprocessor, asked 3 cycles after:
-    // two key words read, the request in the cycle the last comes back), delete (8, asked 3 cycles after) and update
-    // (8, asked 7 cycles after: two key and four value words).
-    let mut call = |id: u32| {
+    // of its request, 1 cycle after EX empties) against lookup (4 cycles at the coprocessor, asked 2 cycles after:
+    // two key words read, the first in the cycle the call acts, the request in the cycle the last comes back),
+    // delete (8, asked 2 cycles after) and update (8, asked 6 cycles after: two key and four value words).
+    let mut call = |id: u32, before: &str| {
         run(
             &mut e,
             &format!(
-                "r1 = 0\nr2 = r10\nr2 += -16\nr3 = r10\nr3 += -16\nr4 = 0\ncall {id}\nr0 = 0\nexit"
+                "r1 = 0\nr2 = r10\nr2 += -16\nr3 = r10\nr3 += -16\n{before}call {id}\nr0 = 0\nexit"
             ),
         )
         .cycles
     };
-    let other = call(23);
-    // Each difference: the request 2 (2 key words) or 6 (and 4 value words) cycles later, the service 3 or 7
+    let other = call(23, "r4 = 0\n");
+    // Each difference: the request 1 (2 key words) or 5 (and 4 value words) cycles later, the service 3 or 7
     // cycles longer than bpf_redirect's 1.
-    assert_eq!(call(1) - other, 2 + 3, "lookup");
-    assert_eq!(call(3) - other, 2 + 7, "delete");
-    assert_eq!(call(2) - other, 6 + 7, "update");
+    assert_eq!(call(1, "r4 = 0\n") - other, 1 + 3, "lookup");
+    assert_eq!(call(3, "r4 = 0\n") - other, 1 + 7, "delete");
+    assert_eq!(call(2, "r4 = 0\n") - other, 5 + 7, "update");
+    // r2 (or an update's r3) still in EX when the call acts: the gather reads its first word a cycle later.
+    let late = call(23, "r4 = 0\nr2 += 0\n");
+    assert_eq!(
+        call(1, "r4 = 0\nr2 += 0\n") - late,
+        2 + 3,
+        "lookup, r2 in EX"
+    );
+    assert_eq!(
+        call(2, "r4 = 0\nr3 += 0\n") - late,
+        6 + 7,
+        "update, r3 in EX"
+    );
+    assert_eq!(
+        call(1, "r4 = 0\nr3 += 0\n") - late,
+        1 + 3,
+        "lookup, r3 in EX"
+    );
+    // r2 loaded by the instruction before (in MEM when the call acts, EX empty): likewise a cycle later.
+    let loaded = call(23, "*(u64 *)(r10 - 24) = r2\nr2 = *(u64 *)(r10 - 24)\n");
+    assert_eq!(
+        call(1, "*(u64 *)(r10 - 24) = r2\nr2 = *(u64 *)(r10 - 24)\n") - loaded,
+        2 + 3,
+        "lookup, r2 loaded"
+    );
     // A load from a map value waits one cycle more in EX than one from the stack (its ack in the second cycle).
     let mut load = |from: &str| {
         run(

@@ -12,9 +12,10 @@
 // - busy_o: a packet is in the queue, the APS or the core. s_refused_o is high with the handshake of a refused
 //   packet's last beat (too short, too long, or no room in the queue: piq.sv), so a sender knows no result comes.
 // - Warp Engine records (WARP = 1; rtl/warp/warp_hxdp.sv drives them, docs/warp.md): rs_* is the record of the oldest
-//   packet not yet started (aps.sv's header): a verdict, or a restore with the entry bundle rs_entry_i, r1-r9 as
-//   addresses already (rs_regs_i) and the stack writes, write rs_widx_o given by rs_wvalid_i, rs_waddr_i (stack
-//   byte, r10 = 512), rs_wbytes_i and rs_wdata_i. With WARP = 0 they are ignored and the module is unchanged.
+//   packet not yet started (aps.sv's header): a verdict, or a restore with the entry bundle rs_entry_i, r0-r9
+//   (rs_regs_i, r0 in the low 64 bits, pointers as addresses already) and the stack writes, write rs_widx_o given
+//   by rs_wvalid_i, rs_waddr_i (stack byte, r10 = 512), rs_wbytes_i and rs_wdata_i. With WARP = 0 they are ignored
+//   and the module is unchanged.
 //
 // Yosys 0.23 synth_xilinx -family xcup at small parameters (LANES 2, IMEM_BUNDLES 64, STACK_FRAMES 1, MAPS 2,
 // KEY_BYTES 8, VALUE_BYTES 8, ENTRIES 4, MEM_WORDS 16, DIFF_ENTRIES 4, PIQ_FRAMES 128, PIQ_DESCS 4, ROUTES 2,
@@ -124,7 +125,7 @@ module hxdp #(
   input  logic                     rs_restore_i,
   input  logic [31:0]              rs_retval_i,
   input  logic [15:0]              rs_entry_i,
-  input  logic [9*64-1:0]          rs_regs_i,
+  input  logic [10*64-1:0]         rs_regs_i,
   output logic                     rs_pop_o,
   output logic [4:0]               rs_widx_o,
   input  logic                     rs_wvalid_i,

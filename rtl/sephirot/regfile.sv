@@ -5,7 +5,7 @@
 // in the same cycle (write-through). Writes apply in this order: lane ports (one lane per register per bundle), the
 // r0 port (exit K), the r1 port (a tail call: r1 = clear_r1_i, the context), then the frame update: r6-r9 restored
 // from frame_regs_i and r10 moved by one 512-byte frame. A clear with load_i (a packet resumed at an entry bundle,
-// docs/warp.md) sets r1-r9 from load_regs_i instead of r1 = clear_r1_i and r2-r9 = 0.
+// docs/warp.md) sets r0-r9 from load_regs_i instead of r0 = 0, r1 = clear_r1_i and r2-r9 = 0.
 module regfile #(
   parameter integer LANES = 4
 ) (
@@ -14,8 +14,8 @@ module regfile #(
   input  logic                 clear_i,         // new packet: all zero but r1 and r10
   input  logic [63:0]          clear_r1_i,      // r1 at the start of a packet (the context pointer)
   input  logic [63:0]          clear_r10_i,     // r10 at the start of a packet (top of the first stack frame)
-  input  logic                 load_i,          // with clear_i: r1-r9 from load_regs_i
-  input  logic [9*64-1:0]      load_regs_i,     // r1 in the low 64 bits
+  input  logic                 load_i,          // with clear_i: r0-r9 from load_regs_i
+  input  logic [10*64-1:0]     load_regs_i,     // r0 in the low 64 bits
   input  logic [LANES-1:0]     we_i,
   input  logic [LANES*4-1:0]   waddr_i,
   input  logic [LANES*64-1:0]  wdata_i,
@@ -62,7 +62,7 @@ module regfile #(
       regs_d[1*64 +: 64] = clear_r1_i;
       regs_d[10*64 +: 64] = clear_r10_i;
       if (load_i) begin
-        regs_d[1*64 +: 9*64] = load_regs_i;
+        regs_d[0 +: 10*64] = load_regs_i;
       end
     end
   end

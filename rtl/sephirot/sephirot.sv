@@ -91,7 +91,7 @@
 //
 // A packet: start_i (one cycle) clears the registers (r1 = context, r10 = top of the first stack frame), the stack
 // and the call frames and starts at entry_i. Resumed (docs/warp.md, the Warp Engine's hook): start_i with
-// resume_i sets r1-r9 from resume_regs_i instead and leaves the stack as it is; before it, while the core is idle,
+// resume_i sets r0-r9 from resume_regs_i instead and leaves the stack as it is; before it, while the core is idle,
 // sclear_i clears the stack and each swr_i cycle writes swr_bytes_i (1..8) bytes of swr_data_i at stack byte
 // swr_addr_i through the helper's write copy (one write a cycle, applied in order). done_o rises with verdict_o, fault_o and cycles_o (cycles from the
 // start_i cycle through the last cycle of work) and stays until the next start_i.
@@ -110,8 +110,8 @@ module sephirot #(
   // packet start and result
   input  logic [15:0]          entry_i,
   input  logic                 start_i,
-  input  logic                 resume_i,        // with start_i: r1-r9 from resume_regs_i, the stack kept
-  input  logic [9*64-1:0]      resume_regs_i,   // r1 in the low 64 bits
+  input  logic                 resume_i,        // with start_i: r0-r9 from resume_regs_i, the stack kept
+  input  logic [10*64-1:0]     resume_regs_i,   // r0 in the low 64 bits
   input  logic                 sclear_i,        // idle core: clear the stack
   input  logic                 swr_i,           // idle core: write the stack (after sclear_i)
   input  logic [15:0]          swr_addr_i,      // stack byte address (frame 0 is 0..511, r10 = 512)

@@ -213,13 +213,10 @@ fn equivalence(example: &str, extra: &[&str]) {
 /// Packets of the short `hwxdp gen` trace the RTL runs (before the packets added for the rules).
 const RTL_PACKETS: usize = 24;
 
-/// The engine's parameters `--backend warp-rtl` makes its rules with: Table 5's, without r0 restores (the hXDP
-/// module's resume port sets r1-r9 only).
+/// The engine's parameters `--backend warp-rtl` makes its rules with: Table 5's (a constant r0 restored through
+/// the action line and the hXDP module's resume port; none of the examples here restores one wider than 32 bits).
 fn rtl_params() -> hwxdp_warp::Params {
-    hwxdp_warp::Params {
-        r0_const: 0,
-        ..hwxdp_warp::Params::default()
-    }
+    hwxdp_warp::Params::default()
 }
 
 /// The short trace for the RTL in `dir`/`rtl.pcap`: `example`'s own trace of [`RTL_PACKETS`] packets, then from the
@@ -318,15 +315,8 @@ fn on_rtl(example: &str, extra: &[&str]) {
     let model = format!("{dir}/warp");
     let mut warp_args = vec!["run", obj.as_str()];
     warp_args.extend(&args);
-    // The model with the RTL's rules (no r0 restores), so each packet's cycles compare.
-    warp_args.extend([
-        "-o",
-        model.as_str(),
-        "--backend",
-        "warp",
-        "--warp-param",
-        "r0-const=0",
-    ]);
+    // The model with the RTL's rules (the same parameters), so each packet's cycles compare.
+    warp_args.extend(["-o", model.as_str(), "--backend", "warp"]);
     let warp = hwxdp(&warp_args);
     assert!(warp.ok, "{}", warp.all);
     let (on_rtl, on_model) = (packet_cycles(&rtl), packet_cycles(&model));
@@ -632,4 +622,96 @@ fn verify_warp_rtl_against_the_kernel() {
     for line in lines {
         assert_eq!(identical_count(line), Some(frames), "{}", run.all);
     }
+}
+
+/// The RTL's r0 restore and its drops in front of the hXDP module, in process, on a small program: r0 = 2 (the
+/// verdict the checks fall through to) is live at the packet write the engine cannot make, so that rule restores
+/// it (the action line's r0, Sephirot's resume port); a first byte of 9 is an engine XDP_DROP, discarded before
+/// the module (no core cycle, counted as received and dropped), back to back a 32-byte beat a clock; any other
+/// first byte an engine XDP_PASS, which still goes through the module.
+#[test]
+fn rtl_restores_r0_and_drops_in_front_of_the_module() {
+    let insns = hwxdp_ebpf::assemble(
+        "r0 = 2\nr2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 14\nif r4 > r3 goto out\n\
+         r5 = *(u8 *)(r2 + 0)\nif r5 == 9 goto drop\nif r5 != 1 goto out\n*(u8 *)(r2 + 1) = 7\nout:\nexit\n\
+         drop:\nr0 = 1\nexit",
+    )
+    .expect("assembles");
+    let spec = hwxdp_object::ObjectSpec {
+        programs: vec![hwxdp_object::ProgramSpec::standalone(
+            "r0_drop", "xdp", insns,
+        )],
+        maps: Vec::new(),
+        license: "GPL".into(),
+    };
+    let warp =
+        hwxdp_warp::optimize_program(&spec.programs[0], &spec.maps, &rtl_params()).expect("warps");
+    let r0s: Vec<Option<u64>> = warp
+        .rules
+        .iter()
+        .filter_map(|r| match &r.action {
+            hwxdp_warp::Action::Restore(x) => Some(x.r0),
+            hwxdp_warp::Action::Verdict { .. } => None,
+        })
+        .collect();
+    assert_eq!(r0s, [Some(2)], "{}", hwxdp_warp::render::rules_table(&warp));
+    let compiled = hwxdp_hxdp::compile_object_with_entries(
+        &spec,
+        0,
+        &hwxdp_hxdp::Options::default(),
+        &warp.report.restore_slots,
+    )
+    .expect("compiles");
+    let paths = hwxdp_rtlsim::hxdp::RtlPaths {
+        source_root: std::env::var_os("HWXDP_ROOT")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from),
+        ..hwxdp_rtlsim::hxdp::RtlPaths::embedded(model_cache())
+    };
+    let mut rtl = hwxdp_rtlsim::warp_hxdp::start(
+        compiled.image.clone(),
+        &spec,
+        Some("r0_drop"),
+        &hwxdp_xdp::Config::default(),
+        &paths,
+        &warp,
+        &compiled.entry_points,
+    )
+    .expect("the Warp Engine + hXDP model starts");
+    let frame = |first: u8| {
+        let mut f: Vec<u8> = (0..64).map(|i| (i * 7 + 3) as u8).collect();
+        f[0] = first;
+        f
+    };
+    use hwxdp_xdp::Verdict::{Drop, Pass};
+    // (first byte, verdict, byte 1 after, core cycles spent)
+    for (first, verdict, byte1, core) in [
+        (1, Pass, 7, true),
+        (9, Drop, frame(9)[1], false),
+        (5, Pass, frame(5)[1], false),
+    ] {
+        let mut buff = hwxdp_xdp::XdpBuff::new(&frame(first)).expect("a frame");
+        let got = rtl
+            .run_packet(&mut buff, &hwxdp_xdp::XdpMd::default())
+            .expect("runs");
+        assert_eq!(got, verdict, "first byte {first}");
+        assert_eq!(buff.data()[1], byte1, "first byte {first}");
+        assert_eq!(buff.data().len(), 64, "first byte {first}");
+        assert_eq!(rtl.last_cycles() > 0, core, "first byte {first}");
+    }
+    let (rx, tx, drop) = rtl.counters().expect("counters");
+    assert_eq!((rx, tx, drop), (3, 2, 1), "received, passed, dropped");
+    // Back to back: the engine's drops take a beat a clock (two 32-byte beats a 64-byte frame), its passes the
+    // module's emission.
+    let beats = 64usize.div_ceil(32) as f64;
+    let dropped = hwxdp_rtlsim::warp_hxdp::interval(&mut rtl, &frame(9), 16).expect("interval");
+    let passed = hwxdp_rtlsim::warp_hxdp::interval(&mut rtl, &frame(5), 12).expect("interval");
+    println!(
+        "64-byte frames back to back: {dropped:.2} cycles a packet dropped by the engine, {passed:.2} passed by it \
+         through the hXDP module"
+    );
+    assert_eq!(dropped, beats, "drops back to back");
+    assert!(passed > dropped, "{passed} cycles a pass, {dropped} a drop");
+    let (rx, _, drop) = rtl.counters().expect("counters");
+    assert_eq!((rx, drop), (3 + 16 + 12, 1 + 16), "received, dropped");
 }

@@ -21,7 +21,8 @@
 // Input: packed AXI4-Stream (only the last beat of a frame may have tkeep bits clear, and only its high ones).
 // Output: m_axis_* the frame unchanged, and for every beat of it, the frame's record (held for the whole frame):
 //   m_hit_o a rule matched (else the processor runs the frame from the start and the other fields are 0);
-//   m_rule_o its priority; m_verdict_o the action is a verdict, m_retval_o its r0;
+//   m_rule_o its priority; m_retval_o the action line's r0: with m_verdict_o (a verdict) the return value, else
+//   the r0 the processor resumes with (zero-extended; 0 where r0 is dead);
 //   else (restore) m_slot_o the slot the processor starts at, m_warped_o the instructions the engine ran,
 //   m_reg_kind_o/m_reg_value_o r1..r9 (4 bits and 64 bits each, r1 lowest): kind 0 not restored (0), 1 scalar
 //   value, 2 the context, 3 data + value, 4 data_end + value, 5 r10 + value, 6 map number value;
@@ -518,8 +519,6 @@ module warp_engine #(
     tail_rec[O_LEN +: 16]     = r_len[(RSTAGES-1)*16 +: 16];
     if (tail_hit) begin
       tail_rec[O_RULE +: 16]  = tail_act[31:16];
-    end
-    if (tail_verdict) begin
       tail_rec[O_RET +: 32]   = tail_act[63:32];
     end
     if (tail_hit && !tail_verdict) begin

@@ -4,13 +4,18 @@
 //
 // Per packet the engine's record (held on its m_* for every beat) is turned into what the processor needs and goes
 // into a record FIFO (warp_fifo, block RAM) with the packet's last beat as the hXDP module takes it (not for a packet
-// its input queue refuses): hit, verdict and r0, the slot, r1-r9 as addresses (kind 2 the context, 3 data + v, 4
+// its input queue refuses): hit, verdict and r0 (a verdict's return value, or the r0 a restore sets,
+// zero-extended), the slot, r1-r9 as addresses (kind 2 the context, 3 data + v, 4
 // data_end + v, 5 r10 + v, 6 the map handle, as crates/hxdp's run_resumed resolves them: data = page offset 256,
 // data_end = 256 + length, r10 = stack byte 512), and each stack write as (size, stack byte 512 + offset, value). The
-// head of the FIFO is the record of the oldest packet the APS has not started (aps.sv, WARP): a verdict is emitted
-// with r0 = retval without starting Sephirot; a restore makes its stack writes and starts Sephirot at the entry
+// head of the FIFO is the record of the oldest packet the APS has not started (aps.sv, WARP): a forwarding verdict
+// is emitted with r0 = retval without starting Sephirot; a restore makes its stack writes and starts Sephirot at the entry
 // bundle of its slot, read from the entry table (ent_*: slot -> bundle, the image's `entries.json`, written at load
 // time like the engine's configuration, wcfg_*: warp_engine's cfg_*); a miss starts at the program's entry.
+//
+// An engine verdict of XDP_ABORTED or XDP_DROP never enters the module: its beats are taken from the engine one a
+// clock and discarded, and it counts in rx_packets_o and drop_packets_o (e_out_o and e_drop_o tell a test bench,
+// which sees no output for it). Forwarding verdicts, restores and misses keep the module's order.
 //
 // The hXDP module's s_user_i (ifindex, rx queue, timestamp) travels beside the engine in a second FIFO: pushed with
 // a packet's first beat into the engine, popped with its last beat out. Every other port is the hXDP module's
@@ -33,6 +38,7 @@ module warp_hxdp #(
   parameter integer HASH_SLOTS     = ENTRIES, // slots of the HASH and PERCPU_HASH maps (hashed buckets in block RAM)
   parameter integer HASH_ROWS      = (HASH_SLOTS >= 2) ? HASH_SLOTS : 2, // their 4-way bucket rows
   parameter integer POSSIBLE_CPUS  = 1, // the host kernel's possible CPUs (maps.sv: the LRU's target_free)
+  parameter integer LRU_NODES      = ENTRIES, // LRU list nodes of the LRU_HASH maps (a power of two, >= 2)
   parameter integer DIFF_ENTRIES   = 32, // the APS difference buffer's 8-byte words
   parameter integer PIQ_FRAMES     = 256, // input queue frames of 32 bytes (at least 110: one 3520-byte packet)
   parameter integer PIQ_DESCS      = 16, // input queue packets
@@ -127,6 +133,9 @@ module warp_hxdp #(
   output logic [63:0]              drop_packets_o,
   output logic                     busy_o,
   output logic                     core_start_o,  // Sephirot starts a packet (one cycle)
+  output logic                     e_out_o,       // a packet's last beat left the engine (to the module or dropped)
+  output logic                     e_drop_o,      // with e_out_o: the engine dropped it (its verdict e_drop_ret_o)
+  output logic [31:0]              e_drop_ret_o,
 
   // Warp Engine configuration (warp_engine's cfg_*) and the entry table
   input  logic                     wcfg_we_i,
@@ -271,9 +280,18 @@ module warp_hxdp #(
   logic [15:0]   q_beats_q;       // beats of the packet entering it, taken so far
   logic          q_room, q_pop, h_beat;
 
+  // A verdict of XDP_ABORTED (0) or XDP_DROP (1) from the engine is discarded here, a beat a clock, and counted: it
+  // never takes the module's input queue, its APS or its output. Every other packet, forwarding verdicts included,
+  // goes through the module in order.
+  logic e_drop, d_beat;
+  logic [63:0] e_drops_q;
+  logic [63:0] h_rx_packets, h_drop_packets;
+
+  assign e_drop   = e_hit && e_verdict && e_retval[31:1] == 31'd0;
+  assign d_beat   = e_valid && e_drop && user_valid;
   assign q_room   = q_frames_q < QW'(PIQ_FRAMES);
-  assign h_valid  = e_valid && user_valid && q_room && (!e_last || !rec_full);
-  assign e_ready  = h_ready && user_valid && q_room && (!e_last || !rec_full);
+  assign h_valid  = e_valid && !e_drop && user_valid && q_room && (!e_last || !rec_full);
+  assign e_ready  = e_drop ? user_valid : h_ready && user_valid && q_room && (!e_last || !rec_full);
   assign h_beat   = h_valid && h_ready;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -287,7 +305,21 @@ module warp_hxdp #(
                     - ((h_beat && h_refused) ? q_beats_q[QW-1:0] : '0);
     end
   end
-  assign user_pop = h_valid && h_ready && e_last;
+  assign user_pop = (h_beat || d_beat) && e_last;
+  assign e_out_o      = user_pop;
+  assign e_drop_o     = d_beat && e_last;
+  assign e_drop_ret_o = e_retval;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      e_drops_q <= 64'd0;
+    end else if (d_beat && e_last) begin
+      e_drops_q <= e_drops_q + 64'd1;
+    end
+  end
+  // The engine's drops count as received and dropped, as the module counts its own.
+  assign rx_packets_o   = h_rx_packets + e_drops_q;
+  assign drop_packets_o = h_drop_packets + e_drops_q;
 
   always_comb begin
     rec_in = '0;
@@ -373,6 +405,7 @@ module warp_hxdp #(
     .HASH_SLOTS   (HASH_SLOTS),
     .HASH_ROWS    (HASH_ROWS),
     .POSSIBLE_CPUS(POSSIBLE_CPUS),
+    .LRU_NODES    (LRU_NODES),
     .DIFF_ENTRIES (DIFF_ENTRIES),
     .PIQ_FRAMES   (PIQ_FRAMES),
     .PIQ_DESCS    (PIQ_DESCS),
@@ -445,9 +478,9 @@ module warp_hxdp #(
     .m_keep_o         (m_keep_o),
     .m_last_o         (m_last_o),
     .m_user_o         (m_user_o),
-    .rx_packets_o     (rx_packets_o),
+    .rx_packets_o     (h_rx_packets),
     .tx_packets_o     (tx_packets_o),
-    .drop_packets_o   (drop_packets_o),
+    .drop_packets_o   (h_drop_packets),
     .busy_o           (busy_o),
     .core_start_o     (core_start_o),
     .q_frame_pop_o    (q_pop),
@@ -463,7 +496,7 @@ module warp_hxdp #(
     .rs_restore_i     (rec_head[0] && !rec_head[R_VERD]),
     .rs_retval_i      (rec_head[R_RET +: 32]),
     .rs_entry_i       (entry_bundle),
-    .rs_regs_i        (rec_head[R_REGS +: 9 * 64]),
+    .rs_regs_i        ({rec_head[R_REGS +: 9 * 64], 32'd0, rec_head[R_RET +: 32]}),
     .rs_pop_o         (rec_pop),
     .rs_widx_o        (widx),
     .rs_wvalid_i      (w_valid),

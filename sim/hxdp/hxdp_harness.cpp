@@ -13,7 +13,9 @@
 // and "entry SLOT BUNDLE" (one line of the entry table), answer "ok"; "latency" answers "ret CYCLES", the cycles from
 // the last packet's last input beat to Sephirot's start (0 when Sephirot has not started since: the engine's verdict). Its input queue refuses a packet only after the
 // engine, so a refusal is found among the results: "result" (or "packet") answers the refusal's error in the order
-// refusals and outputs happened.
+// refusals and outputs happened. A packet the engine drops (XDP_DROP or XDP_ABORTED, e_drop_o) never reaches the
+// module: its result (the frame unchanged, 0 cycles) is made as it leaves the engine, so among queued packets it may
+// come before earlier ones the module still holds.
 //
 // "done_at" answers "ret CYCLE": the harness cycle at which the last result answered had its last output beat taken
 // (the interval between two results queued back to back is the module's rate for such packets).
@@ -380,6 +382,19 @@ class Harness {
             results_.push_back(r);
         }
         if (top_->core_start_o) started_at_ = cycles_;
+        if (top_->e_out_o) {
+            // The packets leave the engine in the order they went in: this is the oldest one still in it.
+            Bytes frame = std::move(in_engine_.front());
+            in_engine_.pop_front();
+            if (top_->e_drop_o) {
+                // Dropped by the engine in front of the module: its result, unchanged and in no core cycle.
+                Result r{};
+                r.verdict = top_->e_drop_ret_o;
+                r.bytes = std::move(frame);
+                r.done_at = cycles_;
+                results_.push_back(r);
+            }
+        }
 #endif
         top_->clk_i = 1;
         top_->eval();
@@ -654,6 +669,9 @@ class Harness {
         w.end();
         size_t beats = (bytes.size() + kBeatBytes - 1) / kBeatBytes;
         if (beats == 0) beats = 1;  // an empty packet is one beat with no byte kept (refused)
+#ifdef HWXDP_WARP_TOP
+        in_engine_.push_back(bytes);
+#endif
         top_->s_user_i[0] = static_cast<uint32_t>(ifindex);
         top_->s_user_i[1] = static_cast<uint32_t>(rxq);
         top_->s_user_i[2] = static_cast<uint32_t>(ts);
@@ -837,6 +855,7 @@ class Harness {
 #ifdef HWXDP_WARP_TOP
     uint64_t last_in_at_ = 0;  // the cycle the last packet's last beat went in
     uint64_t started_at_ = 0;  // the cycle Sephirot last started a packet
+    std::deque<Bytes> in_engine_;  // the packets sent that have not left the engine, oldest first
 #endif
 };
 

@@ -71,16 +71,32 @@ pub const INTERP: Entry = Entry {
     create: create_interp,
 };
 
-/// The engine's parameters for `backend`: `--warp-param`, or Table 5's. The hXDP module's resume port sets r1-r9
-/// only (`rtl/sephirot`), so `warp-rtl` restores no r0 unless asked to (and then its configuration refuses it).
-fn params(setup: &Setup, backend: &'static str) -> Params {
-    setup.options.warp_params.unwrap_or(Params {
-        r0_const: u16::from(backend != RTL.name),
-        ..Params::default()
-    })
+/// The engine's parameters: `--warp-param`, or Table 5's.
+fn params(setup: &Setup) -> Params {
+    setup.options.warp_params.unwrap_or_default()
 }
 
-fn optimize(setup: &Setup, backend: &'static str) -> Result<Warp, BackendError> {
+/// The rules for `warp-rtl`. The RTL's action line holds a restore's r0 in 32 bits (zero-extended, as the hXDP
+/// module's resume port sets it): with Table 5's parameters, rules restoring a wider constant r0 are made again
+/// without r0 restores (`r0-const=0`), so a program is warped less deeply rather than refused. Parameters given
+/// with `--warp-param` are kept as given (and the configuration refuses such an r0, naming the rule).
+fn optimize_rtl(setup: &Setup) -> Result<Warp, BackendError> {
+    let warp = optimize(setup, RTL.name, &params(setup))?;
+    let wide_r0 = warp.rules.iter().any(|r| match &r.action {
+        Action::Restore(x) => x.r0.is_some_and(|r0| u32::try_from(r0).is_err()),
+        Action::Verdict { .. } => false,
+    });
+    if !wide_r0 || setup.options.warp_params.is_some() {
+        return Ok(warp);
+    }
+    let without = Params {
+        r0_const: 0,
+        ..params(setup)
+    };
+    optimize(setup, RTL.name, &without)
+}
+
+fn optimize(setup: &Setup, backend: &'static str, params: &Params) -> Result<Warp, BackendError> {
     let programs = &setup.spec.programs;
     let program = programs
         .iter()
@@ -95,7 +111,7 @@ fn optimize(setup: &Setup, backend: &'static str) -> Result<Warp, BackendError> 
     let profile = hwxdp_warp::Profile {
         frames: setup.options.warp_profile.clone(),
     };
-    hwxdp_warp::optimize_profiled(program, &setup.spec.maps, &params(setup, backend), &profile)
+    hwxdp_warp::optimize_profiled(program, &setup.spec.maps, params, &profile)
         .map_err(|e| BackendError::setup(backend, e))
 }
 
@@ -123,7 +139,7 @@ fn create_hxdp(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
             format!("--cores must be 1 to {MAX_CORES} (given {cores})"),
         ));
     }
-    let warp = optimize(setup, ENTRY.name)?;
+    let warp = optimize(setup, ENTRY.name, &params(setup))?;
     let (compiled, bundles) = compile_with_entries(setup, &warp, ENTRY.name)?;
     let core = HxdpCore::new(
         compiled.image.clone(),
@@ -399,7 +415,7 @@ impl Backend for WarpHxdp {
 }
 
 fn create_interp(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
-    let warp = optimize(setup, INTERP.name)?;
+    let warp = optimize(setup, INTERP.name, &params(setup))?;
     let machine = Machine::new(setup.spec, Some(setup.program), setup.config)
         .map_err(|e| BackendError::setup(INTERP.name, e))?;
     Ok(Box::new(WarpInterp {
@@ -484,7 +500,7 @@ impl Backend for WarpInterp {
 }
 
 fn create_rtl(setup: &Setup) -> Result<Box<dyn Backend>, BackendError> {
-    let warp = optimize(setup, RTL.name)?;
+    let warp = optimize_rtl(setup)?;
     let (compiled, bundles) = compile_with_entries(setup, &warp, RTL.name)?;
     let mut paths = RtlPaths::from_env();
     paths.notify = setup.notify;

@@ -74,7 +74,7 @@ pub struct BackendArgs {
     #[arg(long, value_name = "PCAP")]
     pub warp_profile: Option<PathBuf>,
     /// warp, warp-interp, warp-rtl: the engine's parameters as `compile --target warp` takes them (NAME=VALUE,...)
-    /// [default: Table 5's; warp-rtl: r0-const=0].
+    /// [default: Table 5's].
     #[arg(long = "warp-param", value_delimiter = ',', value_name = "NAME=VALUE")]
     pub warp_param: Vec<String>,
 }

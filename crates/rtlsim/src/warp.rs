@@ -306,13 +306,16 @@ fn line_writes(warp: &Warp, rule: usize, line: u16) -> Result<Vec<ConfigWrite>, 
             out.push(write(SEL_ACTION, 1, 0));
         }
         Action::Restore(x) => {
-            if let Some(r0) = x.r0 {
-                // The record has no r0 for a restore, nor the hXDP module's resume port (r1-r9): rules for the RTL
-                // are made with `r0-const=0`.
-                return Err(WarpRtlError::DoesNotFit(format!(
-                    "rule {rule} restores r0 = {r0:#x}: the RTL engine restores r1-r9 only (r0-const=0)"
-                )));
-            }
+            // The action line's r0 field (the verdict's return value for a verdict) holds a restore's r0, which
+            // the hXDP module's resume port sets zero-extended.
+            let r0 = match x.r0 {
+                None => 0,
+                Some(r0) => u32::try_from(r0).map_err(|_| {
+                    WarpRtlError::DoesNotFit(format!(
+                        "rule {rule} restores r0 = {r0:#x}: the RTL engine's action line holds a 32-bit r0"
+                    ))
+                })?,
+            };
             if x.regs.len() > p.reg_extractors as usize
                 || x.stack.len() > p.stack_extractors as usize
             {
@@ -325,7 +328,7 @@ fn line_writes(warp: &Warp, rule: usize, line: u16) -> Result<Vec<ConfigWrite>, 
                 )));
             }
             let warped = u32::try_from(x.warped).map_err(|_| too_big("warped count", rule))?;
-            out.push(write(SEL_ACTION, 0, priority << 16));
+            out.push(write(SEL_ACTION, 0, priority << 16 | u64::from(r0) << 32));
             out.push(write(
                 SEL_ACTION,
                 1,
@@ -537,7 +540,8 @@ fn parse_record(line: &str) -> Option<Passed> {
             rule,
             resume: Resume {
                 slot: num(f[7])? as usize,
-                r0: None,
+                // The record's r0 is 0 where the rule restores none, as where it restores 0.
+                r0: Some(num(f[6])?).filter(|&r0| r0 != 0),
                 regs,
                 stack,
                 skipped: num(f[8])?,

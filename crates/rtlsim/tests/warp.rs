@@ -32,10 +32,12 @@ fn expected(warp: &Warp, packet: &[u8]) -> Decision {
                 rule,
                 retval: *retval,
             },
-            Action::Restore(_) => Decision::Restore {
-                rule,
-                resume: e.resume(rule, packet).expect("a restore rule resumes"),
-            },
+            Action::Restore(_) => {
+                let mut resume = e.resume(rule, packet).expect("a restore rule resumes");
+                // The RTL's record carries r0 = 0 where none is restored: the two are the same to the processor.
+                resume.r0 = resume.r0.filter(|&r0| r0 != 0);
+                Decision::Restore { rule, resume }
+            }
         },
     }
 }
@@ -81,11 +83,8 @@ fn every_example_trace_decides_as_the_software_engine() {
         .collect();
     objects.sort();
     assert!(objects.len() >= 10, "too few examples in {}", dir.display());
-    // The RTL's record holds no r0 for a restore: its rules are made without (docs/warp.md).
-    let params = Params {
-        r0_const: 0,
-        ..Params::default()
-    };
+    // Table 5's engine, constant r0 restores included (the action line's r0).
+    let params = Params::default();
     let mut rtl = engine(64, &params);
     let mut summary = Vec::new();
     for obj in &objects {
@@ -223,7 +222,7 @@ fn restore_everything() -> Action {
     };
     Action::Restore(Restore {
         slot: 41,
-        r0: None,
+        r0: Some(0x8000_0002),
         regs: vec![
             (1, Value::Context),
             (2, Value::Packet { offset: 34 }),
@@ -290,6 +289,16 @@ fn the_tcam_gives_the_lowest_matching_line_and_restores_every_value_kind() {
         [0, 1, 2, 3, 0, 0, 0, 1].map(Some).to_vec(),
         "priorities"
     );
+    // An r0 wider than the action line's 32-bit field is refused, naming the rule.
+    let mut wide = warp.clone();
+    if let Action::Restore(x) = &mut wide.rules[0].action {
+        x.r0 = Some(1 << 40);
+    }
+    let err = rtl
+        .load(&wide)
+        .expect_err("a 64-bit r0 does not fit")
+        .to_string();
+    assert!(err.contains("rule 0") && err.contains("32-bit r0"), "{err}");
     // Without the catch-all, other ethertypes miss; with 64 lines, the last one still matches.
     let mut lines: Vec<(KeyEntry, Action)> = (0..63u16)
         .map(|i| {

@@ -64,6 +64,10 @@ p4_program_tests! {
         "A parser instance with states, `select` and `verify` of its own, applied twice with `out`/`inout` arguments.";
     lookahead_fields => "feat_lookahead_fields":
         "Fields of `packet.lookahead<H>()` (at bit offsets 4 and 8) as `select` keys, before `H` is extracted.";
+    perf_event_output_of_p4c_xdp => "feat_perf_packet":
+        "P4C-XDP's data-less `BPF_PERF_EVENT_OUTPUT()` in an action (a sample of the packet, then a drop).";
+    sub_control_applied_twice => "feat_sub_control_twice":
+        "A control instance applied twice: one table, action and counter for both, each with its own arguments.";
 }
 
 /// `hwxdp stf --backend` takes every backend of the registry: the software models, and an RTL one (eHDL's pipeline
@@ -72,5 +76,58 @@ p4_program_tests! {
 fn stf_runs_on_every_kind_of_backend() {
     for backend in ["hxdp", "warp", "ebpflow", "ehdl-rtl"] {
         stf_passes_on("stf_test_ports", backend);
+    }
+}
+
+/// Writes `frames` as a pcap file (microsecond stamps, Ethernet link type).
+fn write_pcap(path: &str, frames: &[Vec<u8>]) {
+    let mut bytes = Vec::new();
+    for word in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65_535, 1] {
+        bytes.extend_from_slice(&word.to_le_bytes());
+    }
+    for (i, f) in frames.iter().enumerate() {
+        for word in [i as u32, 0, f.len() as u32, f.len() as u32] {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+        bytes.extend_from_slice(f);
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// P4C-XDP's `BPF_PERF_EVENT_OUTPUT()`: the samples (the frame's length, then the frame) are the kernel's, byte
+/// for byte, on the reference machine and the hXDP model; the frame that is not reported writes none.
+#[test]
+fn perf_event_output_samples_are_the_kernels() {
+    require_kernel();
+    let dir = scratch_dir("p4-programs-perf-samples");
+    let p4 = repo_root().join("tests/p4/feat_perf_packet.p4");
+    let obj = format!("{dir}/feat_perf_packet.o");
+    let build = hwxdp(&["p4c", &p4.display().to_string(), "-o", &obj]);
+    assert!(build.ok, "{}", build.all);
+    let frame = |ty: &str, payload: &str| {
+        let hex = format!("000000000001000000000002{ty}{payload}");
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect::<Vec<u8>>()
+    };
+    let pcap = format!("{dir}/frames.pcap");
+    write_pcap(
+        &pcap,
+        &[
+            frame("88b5", "0102030405060708"),
+            frame("0800", "0102030405060708"),
+            frame("88b5", &"aabb".repeat(20)),
+        ],
+    );
+    for backend in ["interp", "hxdp"] {
+        let verify = hwxdp(&["verify", &obj, "--pcap", &pcap, "--backend", backend]);
+        assert!(verify.ok, "{backend}: {}", verify.all);
+        assert!(
+            verify.stdout.contains("3 packets identical")
+                && verify.stdout.contains("2 perf samples"),
+            "{backend}: {}",
+            verify.all
+        );
     }
 }

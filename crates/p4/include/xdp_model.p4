@@ -37,8 +37,9 @@ extern bit<16> ebpf_ipv4_checksum(in bit<4> version, in bit<4> ihl, in bit<8> di
 /* Incremental checksum update (RFC 1624) for a 16-bit field changing from old to new. */
 extern bit<16> csum_replace2(in bit<16> csum, in bit<16> old, in bit<16> new);
 
-/* P4C-XDP's perf event output, which takes no data; hwxdp refuses a call of it (docs/p4.md): use
- * hwxdp_perf_event_output(data) of <hwxdp_xdp.p4>. */
+/* P4C-XDP's perf event output: one sample on the perf event array `perf_event`, the packet's length (4 bytes,
+ * host order) followed by the whole packet, as P4C-XDP generates it. <hwxdp_xdp.p4>'s hwxdp_perf_event_output(data)
+ * sends data of the program's choosing. */
 extern bit<32> BPF_PERF_EVENT_OUTPUT();
 
 /* bpf_ktime_get_ns(), truncated to its low 32 bits as P4C-XDP declares it; <hwxdp_xdp.p4> has all 64. */

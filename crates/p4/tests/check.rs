@@ -567,13 +567,6 @@ fn unsupported_constructs() {
     };
     assert_eq!(
         with_sub(
-            "control S(inout H x) { apply { } }",
-            "S() s; apply { s.apply(h); s.apply(h); }"
-        ),
-        "t.p4:9:28: unsupported construct: control instance `s` applied twice"
-    );
-    assert_eq!(
-        with_sub(
             "control S() { apply { return; } }",
             "S() s; apply { s.apply(); }"
         ),

@@ -149,11 +149,20 @@ impl Checker<'_> {
                         err(f.span, format!("unknown name `{}`", f.name))
                     }
                     "verify" => self.verify(args, span, out),
-                    "BPF_PERF_EVENT_OUTPUT" => err(
-                        span,
-                        "unsupported construct: `BPF_PERF_EVENT_OUTPUT()` sends no data: use \
-                         `hwxdp_perf_event_output(data)` of <hwxdp_xdp.p4>",
-                    ),
+                    "BPF_PERF_EVENT_OUTPUT" => {
+                        if !args.is_empty() {
+                            return err(
+                                span,
+                                format!(
+                                    "wrong number of arguments: expected 0, got {}",
+                                    args.len()
+                                ),
+                            );
+                        }
+                        self.flush(out);
+                        out.push(Stmt::PerfPacket);
+                        Ok(())
+                    }
                     "hwxdp_perf_event_output" => {
                         let [a] = args else {
                             return err(

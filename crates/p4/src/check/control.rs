@@ -4,6 +4,17 @@ use super::{err, Access, Binding, CResult, Checker, Ctx};
 use crate::ast::{self, Argument, Decl, DeclKind, Direction, Ident, TypeKind};
 use crate::ir::{Action, ActionId, Control, Counter, Expr, ExprKind, Root, Stmt, Ty};
 
+/// A control instance as its first application inlined it. A later application copies its arguments into the same
+/// parameter locals and runs the same statements, so every application shares the instance's tables, counters and
+/// actions (one object in P4) and the actions see the parameters of the application that runs them.
+#[derive(Clone, Debug)]
+pub(crate) struct AppliedControl {
+    /// The instance's parameters as locals, in order.
+    params: Vec<Expr>,
+    /// Its declarations' initialisations, then its `apply` block.
+    body: Vec<Stmt>,
+}
+
 impl<'a> Checker<'a> {
     /// Lowers the control. Its variable declarations become the first statements of `apply`.
     pub(super) fn lower_control(&mut self, decl: &'a Decl) -> CResult<Control> {
@@ -54,7 +65,7 @@ impl<'a> Checker<'a> {
             DeclKind::Instance { ty, name, .. } if self.control_named(ty).is_some() => {
                 let decl = self.control_named(ty).unwrap_or(l);
                 self.sub_controls
-                    .push((format!("{prefix}{}", name.name), decl, false));
+                    .push((format!("{prefix}{}", name.name), decl, None));
                 self.bind(name, Binding::SubControl(self.sub_controls.len() - 1))?;
             }
             DeclKind::Instance { ty, args, name } => {
@@ -101,13 +112,6 @@ impl<'a> Checker<'a> {
     ) -> CResult<()> {
         self.in_apply(span)?;
         let (inst, decl, applied) = self.sub_controls[k].clone();
-        if applied {
-            return err(
-                span,
-                format!("unsupported construct: control instance `{inst}` applied twice"),
-            );
-        }
-        self.sub_controls[k].2 = true;
         let DeclKind::Control {
             signature,
             locals,
@@ -128,14 +132,16 @@ impl<'a> Checker<'a> {
             );
         }
         let mut params = Vec::new();
-        for (p, a) in signature.params.iter().zip(args) {
+        for (i, (p, a)) in signature.params.iter().zip(args).enumerate() {
             let ty = self.resolve_type(&p.ty)?;
             let value = self.expr_as(&a.value, &ty)?;
-            let local = self.new_local(&p.name, ty.clone());
-            let var = Expr {
-                kind: ExprKind::Var(Root::Local(local)),
-                ty: ty.clone(),
-                span: p.name.span,
+            let var = match &applied {
+                Some(first) => first.params[i].clone(),
+                None => Expr {
+                    kind: ExprKind::Var(Root::Local(self.new_local(&p.name, ty.clone()))),
+                    ty: ty.clone(),
+                    span: p.name.span,
+                },
             };
             if p.direction != Direction::Out {
                 out.push(Stmt::Assign {
@@ -146,6 +152,11 @@ impl<'a> Checker<'a> {
             params.push((p, ty, var, value));
         }
         self.flush(out);
+        if let Some(first) = applied {
+            out.extend(first.body);
+            Self::copy_out(params, out);
+            return Ok(());
+        }
         let prefix = format!("{inst}_");
         self.sub_control_depth += 1;
         let body = self.scoped(|c| {
@@ -176,7 +187,18 @@ impl<'a> Checker<'a> {
         });
         self.sub_control_depth -= 1;
         self.ctx = Ctx::Apply;
-        out.extend(body?);
+        let body = body?;
+        self.sub_controls[k].2 = Some(AppliedControl {
+            params: params.iter().map(|(_, _, var, _)| var.clone()).collect(),
+            body: body.clone(),
+        });
+        out.extend(body);
+        Self::copy_out(params, out);
+        Ok(())
+    }
+
+    /// Copy-out of the `out` and `inout` parameters of an applied control instance into its arguments.
+    fn copy_out(params: Vec<(&ast::Param, Ty, Expr, Expr)>, out: &mut Vec<Stmt>) {
         for (p, _, var, value) in params {
             if matches!(p.direction, Direction::Out | Direction::InOut) {
                 out.push(Stmt::Assign {
@@ -185,7 +207,6 @@ impl<'a> Checker<'a> {
                 });
             }
         }
-        Ok(())
     }
 
     /// Lowers the deparser's `apply` block (its variable declarations first).

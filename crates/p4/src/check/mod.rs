@@ -129,8 +129,9 @@ struct Checker<'a> {
     /// Per action (by id): its parameters as declared, name and type. A struct-typed parameter is one of them here
     /// and several leaf locals in [`Action::params`] ([`Checker::flatten_args`]).
     action_sigs: HashMap<ActionId, Vec<(String, Ty)>>,
-    /// Control instances declared in controls: the instance's name, the control, whether it was applied.
-    sub_controls: Vec<(String, &'a Decl, bool)>,
+    /// Control instances declared in controls: the instance's name, the control, and once it is applied, its
+    /// inlined body.
+    sub_controls: Vec<(String, &'a Decl, Option<control::AppliedControl>)>,
     /// Above zero while the body of an applied control instance is checked.
     sub_control_depth: u32,
     tables: Vec<Table>,

@@ -69,6 +69,7 @@ pub fn generate(program: &Checked, options: &Options) -> Result<String, Diagnost
         modified_fields: HashSet::new(),
         all_modified: false,
         uses_perf: false,
+        uses_perf_packet: false,
     };
     g.function_body()?;
     let maps = g.map_defs()?;
@@ -81,6 +82,9 @@ pub fn generate(program: &Checked, options: &Options) -> Result<String, Diagnost
     out += &maps;
     if g.uses_perf {
         out += "struct {\n    __uint(type, BPF_MAP_TYPE_RINGBUF);\n    __uint(max_entries, 4096);\n} perf_events SEC(\".maps\");\n";
+    }
+    if g.uses_perf_packet {
+        out += "struct {\n    __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);\n    __uint(key_size, sizeof(u32));\n    __uint(value_size, sizeof(u32));\n} perf_event SEC(\".maps\");\n";
     }
     let _ = writeln!(
         out,
@@ -107,6 +111,8 @@ pub(crate) struct Gen<'a> {
     /// Set when the whole headers struct is assigned.
     all_modified: bool,
     uses_perf: bool,
+    /// Whether `BPF_PERF_EVENT_OUTPUT()` is called (its `perf_event` array is defined).
+    uses_perf_packet: bool,
 }
 
 impl Gen<'_> {

@@ -242,6 +242,7 @@ impl Analysis<'_> {
             | Stmt::Emit(_)
             | Stmt::ApplyTable(_)
             | Stmt::Return
+            | Stmt::PerfPacket
             | Stmt::Exit => {}
         }
     }

@@ -120,6 +120,16 @@ impl Gen<'_> {
                     "{{ {t} ev_ = {v}; bpf_ringbuf_output(&perf_events, &ev_, sizeof(ev_), 0); }}"
                 ));
             }
+            Stmt::PerfPacket => {
+                // P4C-XDP's macro: the length as the sample's data, the packet as its context bytes. It names
+                // perf event index 0; BPF_F_CURRENT_CPU writes to the ring of the CPU the program runs on, the
+                // only one the kernel accepts.
+                self.uses_perf_packet = true;
+                self.line(
+                    "{ u32 ps_ = (u32)(end - pkt); bpf_perf_event_output(ctx, &perf_event, \
+                     ((u64)ps_ << 32) | BPF_F_CURRENT_CPU, &ps_, sizeof(ps_)); }",
+                );
+            }
             Stmt::Extract(e) => self.extract(e)?,
             Stmt::Advance(e) => self.advance(e)?,
             Stmt::Verify { cond, .. } => {

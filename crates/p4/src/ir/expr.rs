@@ -157,6 +157,9 @@ pub enum Stmt {
     },
     /// `hwxdp_perf_event_output(data)` of `hwxdp_xdp.p4`.
     PerfOutput(Expr),
+    /// `BPF_PERF_EVENT_OUTPUT()` of P4C-XDP's `xdp_model.p4`: a perf sample of the packet's length (`u32`, host
+    /// order) followed by the whole packet, as P4C-XDP generates it.
+    PerfPacket,
     /// `packet.extract(h)`: `h` a header lvalue or a [`ExprKind::StackNext`].
     Extract(Expr),
     /// `packet.advance(bits)`.

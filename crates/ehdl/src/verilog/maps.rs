@@ -559,6 +559,8 @@ impl Gen<'_> {
             let reads = bits(&|p| p.reads);
             // Only atomics read-modify-write: a plain store gets no adder in front of the later ports' reads.
             let atomic = bits(&|p| p.op != 0);
+            // Writers whose next address is on raddr: their forwarding is decided a cycle early.
+            let early = bits(&|p| p.we != "1'b0" && p.early.is_some());
             let _ = writeln!(
                 self.decls,
                 "  logic [{}:0] {name}_raddr;\n  logic {name}_host_drop;",
@@ -568,7 +570,7 @@ impl Gen<'_> {
                 s,
                 "  assign {name}_raddr = {raddr};\n  \
                  ehdl_map_ram #(.BYTES({bytes}), .NP({np}), .AW({aw}), .WRITES({np}'b{writes}), .READS({np}'b{reads}),\n    \
-                 .ATOMIC({np}'b{atomic})) u_{name} (\n    \
+                 .ATOMIC({np}'b{atomic}), .EARLY({np}'b{early})) u_{name} (\n    \
                  .clk_i(clk_i), .rst_ni(rst_ni), .raddr_i({name}_raddr), .we_i({name}_we), .op_i({name}_op),\n    \
                  .addr_i({name}_addr), .wdata_i({name}_wdata), .wmask_i({name}_wmask), .rdata_o({name}_rdata),\n    \
                  {host}, .host_drop_o({name}_host_drop)\n  );"
@@ -589,7 +591,8 @@ impl Gen<'_> {
     }
 
     /// The next cycle's address of each port of a RAM block, as the concatenation `raddr_i` takes (a wire per
-    /// reading port holding its early base; ports that do not read present 0).
+    /// reading port, and per writing port whose address is known early, holding its early base: the block decides
+    /// a write's forwarding into later reads from it a cycle early; other ports present 0).
     fn early_addresses(
         &mut self,
         s: &mut String,
@@ -599,7 +602,7 @@ impl Gen<'_> {
     ) -> String {
         let mut parts = Vec::new();
         for (i, p) in ports.iter().enumerate() {
-            match (&p.early, p.reads) {
+            match (&p.early, p.reads || p.we != "1'b0") {
                 (Some((base, addr)), true) => {
                     let w = format!("{name}_ea{i}");
                     self.declare(&w, 64);

@@ -12,6 +12,15 @@ pub(super) fn near(d: &str) -> String {
     format!("(({d}[63:3] == 61'd0) | ((&{d}[63:3]) & (|{d}[2:0])))")
 }
 
+/// Whether two 64-bit addresses `a` and `b` are within 7 bytes of each other, as [`near`] of their difference gives
+/// for every pair whose upper halves are equal, from `d`, a 33-bit wire holding `{1'b0, a[31:0]} - {1'b0, b[31:0]}`:
+/// the halves equal and the low difference near. Map value pointers carry their map in the upper half and an offset
+/// below the map's size in the lower (docs/ehdl.md), so two accesses can only meet in one map when their upper halves
+/// are equal; a 33-bit carry chain instead of a 64-bit one shortens the path through the check into `go`.
+pub(super) fn near_split(a: &str, b: &str, d: &str) -> String {
+    format!("(({a}[63:32] == {b}[63:32]) & (({d}[32:3] == 30'd0) | ((&{d}[32:3]) & (|{d}[2:0]))))")
+}
+
 impl Gen<'_> {
     /// The stall checks (see `maps`): a valid bit per boundary, one wire per check, and `go`.
     pub(super) fn stall_logic(&mut self, n: u32) {
@@ -67,13 +76,18 @@ impl Gen<'_> {
                 match late_reg {
                     Some((r, off)) => {
                         // The same 8 bytes, give or take: |early - late| < 8.
-                        let d = format!("stall{i}_d{j}");
-                        self.declare(&d, 64);
+                        let (la, d) = (format!("stall{i}_l{j}"), format!("stall{i}_d{j}"));
+                        self.declare(&la, 64);
+                        self.declare(&d, 33);
                         let r = self.read(&r);
-                        let _ =
-                            writeln!(s, "  assign {d} = {ptr} - ({r} + {});", hex64(off as u64));
+                        let _ = writeln!(
+                            s,
+                            "  assign {la} = {r} + {};\n  assign {d} = {{1'b0, {ptr}[31:0]}} - {{1'b0, {la}[31:0]}};",
+                            hex64(off as u64)
+                        );
                         self.read(&ptr);
-                        terms.push(format!("({v} & {})", near(&d)));
+                        terms.push(format!("({v} & {})", near_split(&ptr, &la, &d)));
+                        self.read(&la);
                         self.read(&d);
                     }
                     None => match self

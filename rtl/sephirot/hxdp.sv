@@ -30,11 +30,12 @@ module hxdp #(
   parameter integer MAPS         = 8,      // maps.sv's parameters
   parameter integer KEY_BYTES    = 16,
   parameter integer VALUE_BYTES  = 64,
-  parameter integer ENTRIES      = 32,     // CAM entries of the LRU_HASH and LPM_TRIE maps only (a power of two, >= 2)
+  parameter integer ENTRIES      = 32,     // CAM entries of the LPM_TRIE maps only (a power of two, >= 2)
   parameter integer MEM_WORDS    = 512,
-  parameter integer HASH_SLOTS   = ENTRIES, // slots of the HASH and PERCPU_HASH maps (hashed buckets in block RAM)
+  parameter integer HASH_SLOTS   = ENTRIES, // slots of the HASH, PERCPU_HASH and LRU_HASH maps (hashed buckets, BRAM)
   parameter integer HASH_ROWS    = (HASH_SLOTS >= 2) ? HASH_SLOTS : 2,  // their 4-way bucket rows
   parameter integer POSSIBLE_CPUS = 1,     // the host kernel's possible CPUs (maps.sv: the LRU's target_free)
+  parameter integer LRU_NODES    = ENTRIES, // LRU list nodes of the LRU_HASH maps (a power of two, >= 2)
   parameter integer DIFF_ENTRIES = 32,     // the APS difference buffer's 8-byte words
   parameter integer PIQ_FRAMES   = 256,    // input queue frames of 32 bytes (at least 110: one 3520-byte packet)
   parameter integer PIQ_DESCS    = 16,     // input queue packets
@@ -370,7 +371,8 @@ module hxdp #(
     .MEM_WORDS   (MEM_WORDS),
     .POSSIBLE_CPUS (POSSIBLE_CPUS),
     .HASH_SLOTS  (HASH_SLOTS),
-    .HASH_ROWS   (HASH_ROWS)
+    .HASH_ROWS   (HASH_ROWS),
+    .LRU_NODES   (LRU_NODES)
   ) u_maps (
     .clk_i             (clk_i),
     .rst_ni            (rst_ni),

@@ -86,7 +86,8 @@ pub struct Args {
     /// 512-byte stack frames (call depth).
     #[arg(long = "stack-frames")]
     pub(crate) stack_frames: Option<u64>,
-    /// CAM entries of the maps module (its LRU_HASH and LPM_TRIE maps together; a power of two, at least 2).
+    /// CAM entries of the maps module (its LPM_TRIE maps together; a power of two, at least 2; LRU_HASH maps are in the
+    /// hashed buckets, their lists sized by `--param LRU_NODES=N`).
     #[arg(long = "map-entries")]
     pub(crate) map_entries: Option<u64>,
     /// Slots of the maps module's HASH and PERCPU_HASH maps together (hashed buckets in block RAM; their bucket

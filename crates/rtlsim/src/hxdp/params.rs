@@ -22,10 +22,13 @@ pub struct Params {
     pub key_bytes: usize,
     /// Widest value in bytes (a multiple of 8).
     pub value_bytes: usize,
-    /// CAM entries of the LRU_HASH and LPM_TRIE maps together (`ENTRIES`: a power of two, at least
-    /// [`MIN_CAM_ENTRIES`]); the other map types need none.
+    /// CAM entries of the LPM_TRIE maps together (`ENTRIES`: a power of two, at least [`MIN_CAM_ENTRIES`]); the
+    /// other map types need none.
     pub cam_entries: usize,
-    /// Slots of the HASH and PERCPU_HASH maps together (`HASH_SLOTS`: hashed buckets and slot keys in block RAM).
+    /// LRU list nodes of the LRU_HASH maps together (`LRU_NODES`: a power of two, at least [`MIN_CAM_ENTRIES`]).
+    pub lru_nodes: usize,
+    /// Slots of the HASH, PERCPU_HASH and LRU_HASH maps together (`HASH_SLOTS`: hashed buckets and slot keys in block
+    /// RAM).
     pub hash_slots: usize,
     /// 8-byte value rows of all maps together (a power of two, at least `cam_entries`).
     pub mem_words: usize,
@@ -60,6 +63,7 @@ impl Params {
             key_bytes: 40,
             value_bytes: 72,
             cam_entries: MIN_CAM_ENTRIES,
+            lru_nodes: MIN_CAM_ENTRIES,
             hash_slots: 8192,
             mem_words: 8192,
             progs: 16,
@@ -71,14 +75,19 @@ impl Params {
     }
 
     /// The parameters for an image that `needs` these: those of [`Params::for_lanes`] with a CAM only as big as the
-    /// image's LRU_HASH and LPM_TRIE maps (the power of two at or above their entries, at least
-    /// [`MIN_CAM_ENTRIES`]), so images without such maps share one build and the others get a CAM of their size.
+    /// image's LPM_TRIE maps and LRU lists only as long as its LRU_HASH maps (each the power of two at or above
+    /// their entries, at least [`MIN_CAM_ENTRIES`]), so images without such maps share one build and the others get
+    /// a CAM and lists of their size.
     pub fn for_image(lanes: usize, needs: &Needs) -> Params {
-        let cam = usize::try_from(needs.cam_entries)
-            .unwrap_or(usize::MAX)
-            .max(MIN_CAM_ENTRIES);
+        let size = |n: u64| {
+            let n = usize::try_from(n)
+                .unwrap_or(usize::MAX)
+                .max(MIN_CAM_ENTRIES);
+            n.checked_next_power_of_two().unwrap_or(n)
+        };
         Params {
-            cam_entries: cam.checked_next_power_of_two().unwrap_or(cam),
+            cam_entries: size(needs.cam_entries),
+            lru_nodes: size(needs.lru_nodes),
             ..Params::for_lanes(lanes)
         }
     }
@@ -100,6 +109,7 @@ impl Params {
             ("KEY_BYTES", self.key_bytes),
             ("VALUE_BYTES", self.value_bytes),
             ("ENTRIES", self.cam_entries),
+            ("LRU_NODES", self.lru_nodes),
             ("HASH_SLOTS", self.hash_slots),
             ("MEM_WORDS", self.mem_words),
             ("PROGS", self.progs),
@@ -122,11 +132,10 @@ pub fn layout(m: &MapConfig) -> Option<Layout> {
     let (slots, cam, hash, rows) = match m.map_type {
         map_type::ARRAY | map_type::PERCPU_ARRAY => (n, 0, 0, rows),
         // The kernel's preallocated hash keeps one spare element for replacing updates; the trie one for failed ones.
-        // A per-CPU hash updates in place. Hash maps live in the hashed buckets, LRU and LPM maps in the CAM.
+        // A per-CPU hash updates in place. Hash and LRU maps live in the hashed buckets, LPM maps in the CAM.
         map_type::HASH => (n + 1, 0, n + 1, rows),
-        map_type::PERCPU_HASH => (n, 0, n, rows),
+        map_type::PERCPU_HASH | map_type::LRU_HASH => (n, 0, n, rows),
         map_type::LPM_TRIE => (n + 1, n + 1, 0, rows),
-        map_type::LRU_HASH => (n, n, 0, rows),
         // Each value is followed by a presence byte.
         map_type::PROG_ARRAY | map_type::DEVMAP => {
             (n, 0, 0, (u64::from(m.value_size) + 1).div_ceil(8))
@@ -136,6 +145,11 @@ pub fn layout(m: &MapConfig) -> Option<Layout> {
     Some(Layout {
         slots,
         cam,
+        lru: if m.map_type == map_type::LRU_HASH {
+            n
+        } else {
+            0
+        },
         hash,
         rows: slots * rows,
     })
@@ -146,9 +160,11 @@ pub fn layout(m: &MapConfig) -> Option<Layout> {
 pub struct Layout {
     /// Slots (what `host_slot` reads).
     pub slots: u64,
-    /// CAM entries (LRU_HASH, LPM_TRIE).
+    /// CAM entries (LPM_TRIE).
     pub cam: u64,
-    /// Hash slots (HASH, PERCPU_HASH).
+    /// LRU list nodes (LRU_HASH).
+    pub lru: u64,
+    /// Hash slots (HASH, PERCPU_HASH, LRU_HASH).
     pub hash: u64,
     /// 8-byte value rows.
     pub rows: u64,
@@ -180,9 +196,11 @@ pub struct Needs {
     pub key_bytes: u64,
     /// Widest value.
     pub value_bytes: u64,
-    /// CAM entries (LRU_HASH and LPM_TRIE maps).
+    /// CAM entries (LPM_TRIE maps).
     pub cam_entries: u64,
-    /// Hash slots (HASH and PERCPU_HASH maps).
+    /// LRU list nodes (LRU_HASH maps).
+    pub lru_nodes: u64,
+    /// Hash slots (HASH, PERCPU_HASH and LRU_HASH maps).
     pub hash_slots: u64,
     /// Value rows.
     pub mem_words: u64,
@@ -213,6 +231,7 @@ impl Needs {
             n.value_bytes = n.value_bytes.max(u64::from(m.value_size));
             if let Some(l) = layout(m) {
                 n.cam_entries += l.cam;
+                n.lru_nodes += l.lru;
                 n.hash_slots += l.hash;
                 n.mem_words += l.rows;
             }
@@ -228,6 +247,7 @@ impl Needs {
             key_bytes: self.key_bytes.max(o.key_bytes),
             value_bytes: self.value_bytes.max(o.value_bytes),
             cam_entries: self.cam_entries.max(o.cam_entries),
+            lru_nodes: self.lru_nodes.max(o.lru_nodes),
             hash_slots: self.hash_slots.max(o.hash_slots),
             mem_words: self.mem_words.max(o.mem_words),
             progs: self.progs.max(o.progs),
@@ -256,10 +276,11 @@ impl Needs {
             ),
             (
                 "ENTRIES",
-                "CAM entries of LRU and LPM maps",
+                "CAM entries of LPM maps",
                 self.cam_entries,
                 p.cam_entries,
             ),
+            ("LRU_NODES", "LRU list nodes", self.lru_nodes, p.lru_nodes),
             (
                 "HASH_SLOTS",
                 "slots of hash maps",
@@ -338,8 +359,9 @@ mod tests {
                 maps: 6,
                 key_bytes: 16,
                 value_bytes: 24,
-                cam_entries: 64 + 257,
-                hash_slots: 1025,
+                cam_entries: 257,
+                lru_nodes: 64,
+                hash_slots: 1025 + 64,
                 mem_words: 1025 + 10 * 3 + 64 * 2 + 257 + 3,
                 progs: 1,
                 ..Needs::default()
@@ -370,8 +392,10 @@ mod tests {
             .expect_err("too many slots");
         assert!(err.to_string().contains("HASH_SLOTS"), "{err}");
         let lru = image(1, vec![map(map_type::LRU_HASH, 4, 8, 64)]);
-        let err = Needs::of(&lru, &none).check(&p).expect_err("no CAM for it");
-        assert!(err.to_string().contains("ENTRIES = 4"), "{err}");
+        let err = Needs::of(&lru, &none)
+            .check(&p)
+            .expect_err("no lists for it");
+        assert!(err.to_string().contains("LRU_NODES = 4"), "{err}");
     }
 
     #[test]
@@ -389,12 +413,14 @@ mod tests {
         );
         let needs = Needs::of(&both, &none);
         let p = Params::for_image(4, &needs);
+        assert_eq!(p.cam_entries, 512, "257 entries, the power of two above");
         assert_eq!(
-            p.cam_entries, 512,
-            "64 + 257 entries, the power of two above"
+            p.lru_nodes, 64,
+            "the LRU map's nodes, in the buckets, not the CAM"
         );
         assert!(needs.check(&p).is_ok());
         assert!(p.flags().contains(&"-GENTRIES=512".to_string()));
+        assert!(p.flags().contains(&"-GLRU_NODES=64".to_string()));
     }
 
     #[test]

@@ -49,15 +49,67 @@ fn is_helper(k: &OpKind) -> bool {
     matches!(k, OpKind::Helper { .. })
 }
 
-/// Schedules the ops of `l`.
+/// The first stage each predicate is available at ([`pred_ready`]), kept up to date as ops get their stages: stages
+/// only grow, so a predicate's readiness only grows, and a change of one op's stage raises the predicates that test it
+/// and, through them, the predicates built on those.
+struct Readiness {
+    ready: Vec<u32>,
+    /// The predicates whose terms test each op.
+    testing: Vec<Vec<u32>>,
+    /// The predicates whose terms start from each predicate.
+    built_on: Vec<Vec<u32>>,
+}
+
+impl Readiness {
+    fn new(l: &Lowered, stage_of: &[u32]) -> Readiness {
+        let mut testing = vec![Vec::new(); l.ops.len()];
+        let mut built_on = vec![Vec::new(); l.preds.len()];
+        for (p, def) in l.preds.iter().enumerate() {
+            for &(src, cond) in &def.terms {
+                built_on[src as usize].push(p as u32);
+                if let Some((op, _)) = cond {
+                    testing[op as usize].push(p as u32);
+                }
+            }
+        }
+        Readiness {
+            ready: pred_ready(l, stage_of),
+            testing,
+            built_on,
+        }
+    }
+
+    /// Op `j`'s stage grew: the predicates testing it, and those built on them, are raised where they must be.
+    fn raise(&mut self, l: &Lowered, stage_of: &[u32], j: usize) {
+        let mut work: Vec<u32> = self.testing[j].clone();
+        while let Some(p) = work.pop() {
+            let mut r = 0;
+            for &(src, cond) in &l.preds[p as usize].terms {
+                r = r.max(self.ready[src as usize]);
+                if let Some((op, _)) = cond {
+                    r = r.max(stage_of[op as usize] + 1);
+                }
+            }
+            if r > self.ready[p as usize] {
+                self.ready[p as usize] = r;
+                work.extend(self.built_on[p as usize].iter().copied());
+            }
+        }
+    }
+}
+
+/// Schedules the ops of `l`. The earlier ops an op depends on are visited from the latest stage down, and only while
+/// they could still push it later (a helper call, which also needs the stages it may share, visits them all).
 pub fn schedule(l: &Lowered) -> Scheduled {
     let n = l.ops.len();
     let mut stage_of: Vec<u32> = vec![0; n];
     let mut slots: Vec<(Vec<u32>, bool)> = Vec::new();
+    let mut readiness = Readiness::new(l, &stage_of);
+    // The ops placed so far, by stage descending (a helper's insertion shifts later stages alike, keeping the order).
+    let mut by_stage: Vec<u32> = Vec::with_capacity(n);
     for j in 0..n {
         let op = &l.ops[j];
-        let ready = pred_ready(l, &stage_of);
-        let mut e = ready[op.pred as usize];
+        let mut e = readiness.ready[op.pred as usize];
         if let Some((_, last)) = op.frames {
             e = e.max(last);
         }
@@ -68,7 +120,12 @@ pub fn schedule(l: &Lowered) -> Scheduled {
             *e = (*e).max(s);
             same_ok = Some(same_ok.map_or(s, |m: u32| m.max(s)));
         };
-        for (i, &s) in stage_of.iter().enumerate().take(j) {
+        for &i in &by_stage {
+            let (i, s) = (i as usize, stage_of[i as usize]);
+            if !helper_j && s < e {
+                // Every op left is at stage `s` or earlier: none can push `j` past `e`.
+                break;
+            }
             if !l.ordered(i, j) {
                 continue;
             }
@@ -97,6 +154,7 @@ pub fn schedule(l: &Lowered) -> Scheduled {
         }
         // A helper inserted at `e` would push ops already in stage `e` after it: when one of them must not come
         // after the helper, the helper goes right after stage `e` instead.
+        let mut shifted = false;
         let e = if helper_j
             && same_ok == Some(e)
             && (e as usize) < slots.len()
@@ -116,6 +174,7 @@ pub fn schedule(l: &Lowered) -> Scheduled {
                     }
                 }
                 slots.insert(e, (Vec::new(), true));
+                shifted = true;
             } else {
                 slots.resize(e + 1, (Vec::new(), false));
                 slots[e].1 = true;
@@ -133,6 +192,13 @@ pub fn schedule(l: &Lowered) -> Scheduled {
             slots[s].0.push(j as u32);
             stage_of[j] = s as u32;
         }
+        if shifted {
+            readiness.ready = pred_ready(l, &stage_of);
+        } else {
+            readiness.raise(l, &stage_of, j);
+        }
+        let at = by_stage.partition_point(|&i| stage_of[i as usize] > stage_of[j]);
+        by_stage.insert(at, j as u32);
     }
     if slots.is_empty() {
         slots.push((Vec::new(), false));

@@ -278,8 +278,9 @@ pub fn optimize_with_entries(
                 let m = crate::motion::hoist_control_equivalent(&mut ir, &mut rows);
                 if m.skipped > 0 {
                     report.degraded.push(format!(
-                        "code-motion: {} pairs of control-equivalent blocks with more than {} blocks between them \
-                         not considered",
+                        "code-motion: over {} blocks, partners of {} blocks with more than {} blocks between \
+                         them not considered",
+                        crate::motion::EXACT_BLOCKS,
                         m.skipped,
                         crate::motion::MAX_BLOCKS_BETWEEN
                     ));

@@ -9,10 +9,13 @@ use crate::passes::successors;
 use crate::rows::BlockRows;
 use crate::sched::{alias, constraint};
 
-/// Control-equivalent blocks with at most this many blocks on the ways between them are considered for code motion;
-/// farther pairs are skipped (and counted in [`Motion::skipped`]): checking what lies between a pair costs the blocks
-/// between, and a chain of `n` equivalent blocks has `n^2` pairs.
+/// In a program of more than [`EXACT_BLOCKS`] blocks, control-equivalent blocks with at most this many blocks on the
+/// ways between them are considered for code motion; farther pairs are skipped (and counted in [`Motion::skipped`]):
+/// checking what lies between a pair costs the blocks between, and a chain of `n` equivalent blocks has `n^2` pairs.
 pub const MAX_BLOCKS_BETWEEN: usize = 32;
+
+/// Programs of up to this many blocks consider every control-equivalent pair.
+pub const EXACT_BLOCKS: usize = 1024;
 
 /// Classes of control-equivalent blocks up to this size are searched whole for each block's partners.
 pub const FULL_CLASS: usize = 256;
@@ -316,7 +319,8 @@ fn crosses_entry(prog: &IrProgram, between: &[usize], b: usize) -> bool {
 pub struct Motion {
     /// Ops moved.
     pub moved: usize,
-    /// Control-equivalent pairs not considered: more than [`MAX_BLOCKS_BETWEEN`] blocks on the ways between them.
+    /// Blocks whose search for control-equivalent partners stopped at one with more than [`MAX_BLOCKS_BETWEEN`]
+    /// blocks on the ways between them.
     pub skipped: usize,
 }
 
@@ -326,15 +330,19 @@ pub fn hoist_control_equivalent(prog: &mut IrProgram, rows: &mut BlockRows) -> M
     let flow = Flow::compute(prog);
     let n = prog.blocks.len();
     let mut out = Motion::default();
+    let limit = if n <= EXACT_BLOCKS {
+        n
+    } else {
+        MAX_BLOCKS_BETWEEN
+    };
     for a in 0..n {
         if flow.class_of[a].is_none() || flow.cyclic[a] || !flow.reachable[a] {
             continue;
         }
-        let partners: Vec<usize> = flow.equivalents_after(a).collect();
-        for (p, &b) in partners.iter().enumerate() {
-            let Some(between) = flow.between(a, b, MAX_BLOCKS_BETWEEN) else {
+        for b in flow.equivalents_after(a) {
+            let Some(between) = flow.between(a, b, limit) else {
                 // The ways only grow along the class: the later partners are as far or farther.
-                out.skipped += partners.len() - p;
+                out.skipped += 1;
                 break;
             };
             if crosses_entry(prog, &between, b) {

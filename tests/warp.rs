@@ -627,7 +627,7 @@ fn verify_warp_rtl_against_the_kernel() {
 /// The RTL's r0 restore and its drops in front of the hXDP module, in process, on a small program: r0 = 2 (the
 /// verdict the checks fall through to) is live at the packet write the engine cannot make, so that rule restores
 /// it (the action line's r0, Sephirot's resume port); a first byte of 9 is an engine XDP_DROP, discarded before
-/// the module (no core cycle, counted as received and dropped), back to back a 32-byte beat a clock; any other
+/// the module (no core cycle, counted as received and dropped), back to back a 64-byte frame a clock; any other
 /// first byte an engine XDP_PASS, which still goes through the module.
 #[test]
 fn rtl_restores_r0_and_drops_in_front_of_the_module() {
@@ -701,9 +701,9 @@ fn rtl_restores_r0_and_drops_in_front_of_the_module() {
     }
     let (rx, tx, drop) = rtl.counters().expect("counters");
     assert_eq!((rx, tx, drop), (3, 2, 1), "received, passed, dropped");
-    // Back to back: the engine's drops take a beat a clock (two 32-byte beats a 64-byte frame), its passes the
-    // module's emission.
-    let beats = 64usize.div_ceil(32) as f64;
+    // Back to back: the engine's drops take an input beat a clock (64 bytes: a 64-byte frame a clock), its passes
+    // the module's emission.
+    let beats = 64usize.div_ceil(64) as f64;
     let dropped = hwxdp_rtlsim::warp_hxdp::interval(&mut rtl, &frame(9), 16).expect("interval");
     let passed = hwxdp_rtlsim::warp_hxdp::interval(&mut rtl, &frame(5), 12).expect("interval");
     println!(

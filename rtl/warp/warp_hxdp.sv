@@ -1,6 +1,7 @@
 `default_nettype none
 // The Warp Engine hooked into the hXDP module (docs/warp.md, "The hook into hXDP"): AXI4-Stream in, the engine
-// (warp_engine, 32-byte beats), then the hXDP module (hxdp, WARP = 1), whose output is this module's output.
+// (warp_engine, IN_W-bit beats: 64 bytes by default), then the hXDP module (hxdp, WARP = 1, 32-byte beats: a 64-byte
+// beat goes in as two), whose output is this module's output.
 //
 // Per packet the engine's record (held on its m_* for every beat) is turned into what the processor needs and goes
 // into a record FIFO (warp_fifo, block RAM) with the packet's last beat as the hXDP module takes it (not for a packet
@@ -47,7 +48,9 @@ module warp_hxdp #(
   parameter integer NEIGHBORS      = 16,
   parameter integer RB_BYTES       = 4096, // the helper module's ring buffer storage (one RINGBUF map)
   parameter integer BUDGET         = 4194304, // cycles a packet may run before it is aborted
-  // the Warp Engine (warp_engine's parameters; the data path is the module's 256 bits)
+  // the Warp Engine (warp_engine's parameters): its data path, the input's, IN_W bits (256: the module's; 512: a
+  // 64-byte frame a clock, each beat split in two for the module)
+  parameter integer IN_W             = 512,
   parameter integer W_CHUNK          = 128,
   parameter integer W_KEY_BYTES      = 16,
   parameter integer W_KEY_EXTRACTORS = 12,
@@ -117,8 +120,8 @@ module warp_hxdp #(
   input  logic                     rb_pop_i,
   input  logic                     s_valid_i,
   output logic                     s_ready_o,
-  input  logic [255:0]             s_data_i,
-  input  logic [31:0]              s_keep_i,
+  input  logic [IN_W-1:0]          s_data_i,
+  input  logic [IN_W/8-1:0]        s_keep_i,
   input  logic                     s_last_i,
   input  logic [127:0]             s_user_i,
   output logic                     s_refused_o,  // with the handshake of a last beat: that packet is refused
@@ -210,8 +213,8 @@ module warp_hxdp #(
 
   // ---------------------------------------------------------------------------------------------------------------
   // The engine
-  logic [255:0]      e_data;
-  logic [31:0]       e_keep;
+  logic [IN_W-1:0]   e_data;
+  logic [IN_W/8-1:0] e_keep;
   logic              e_valid, e_last, e_ready;
   logic              e_hit, e_verdict;
   logic [15:0]       e_rule, e_len;
@@ -223,7 +226,7 @@ module warp_hxdp #(
   logic [STK*64-1:0] e_stk_value;
 
   warp_engine #(
-    .DATA_W          (256),
+    .DATA_W          (IN_W),
     .CHUNK           (W_CHUNK),
     .KEY_BYTES       (W_KEY_BYTES),
     .KEY_EXTRACTORS  (W_KEY_EXTRACTORS),
@@ -287,11 +290,37 @@ module warp_hxdp #(
   logic [63:0] e_drops_q;
   logic [63:0] h_rx_packets, h_drop_packets;
 
+  // The module takes 256-bit beats: at IN_W = 512 an engine beat goes in as its low half, then its high half when
+  // that holds bytes (half_q), and the engine's beat is taken with its last half.
+  logic [255:0] h_data;
+  logic [31:0]  h_keep;
+  logic         h_last, half_last;
+
+  if (IN_W == 512) begin : g_split
+    logic half_q;  // the high half of the engine's beat goes next
+    assign half_last = half_q || e_keep[63:32] == 32'd0;
+    assign h_data    = half_q ? e_data[511:256] : e_data[255:0];
+    assign h_keep    = half_q ? e_keep[63:32] : e_keep[31:0];
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        half_q <= 1'b0;
+      end else if (h_beat) begin
+        half_q <= !half_last;
+      end
+    end
+  end else begin : g_whole
+    assign half_last = 1'b1;
+    assign h_data    = e_data[255:0];
+    assign h_keep    = e_keep[31:0];
+  end
+  assign h_last = e_last && half_last;
+
   assign e_drop   = e_hit && e_verdict && e_retval[31:1] == 31'd0;
   assign d_beat   = e_valid && e_drop && user_valid;
   assign q_room   = q_frames_q < QW'(PIQ_FRAMES);
-  assign h_valid  = e_valid && !e_drop && user_valid && q_room && (!e_last || !rec_full);
-  assign e_ready  = e_drop ? user_valid : h_ready && user_valid && q_room && (!e_last || !rec_full);
+  assign h_valid  = e_valid && !e_drop && user_valid && q_room && (!h_last || !rec_full);
+  assign e_ready  = e_drop ? user_valid
+                  : h_ready && user_valid && q_room && (!h_last || !rec_full) && half_last;
   assign h_beat   = h_valid && h_ready;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -299,13 +328,13 @@ module warp_hxdp #(
       q_frames_q <= '0;
       q_beats_q  <= 16'd0;
     end else begin
-      if (h_beat) q_beats_q <= e_last ? 16'd0 : q_beats_q + 16'd1;
+      if (h_beat) q_beats_q <= h_last ? 16'd0 : q_beats_q + 16'd1;
       // A refused packet's frames are rewound (its last beat is not stored); every other beat is one frame.
       q_frames_q <= q_frames_q + QW'(h_beat && !h_refused) - QW'(q_pop)
                     - ((h_beat && h_refused) ? q_beats_q[QW-1:0] : '0);
     end
   end
-  assign user_pop = (h_beat || d_beat) && e_last;
+  assign user_pop = (h_beat && h_last) || (d_beat && e_last);
   assign e_out_o      = user_pop;
   assign e_drop_o     = d_beat && e_last;
   assign e_drop_ret_o = e_retval;
@@ -343,7 +372,7 @@ module warp_hxdp #(
   ) u_rec (
     .clk_i  (clk_i),
     .rst_ni (rst_ni),
-    .push_i (h_valid && h_ready && e_last && !h_refused),
+    .push_i (h_beat && h_last && !h_refused),
     .wdata_i(rec_in),
     .full_o (rec_full),
     .valid_o(rec_valid),
@@ -486,9 +515,9 @@ module warp_hxdp #(
     .q_frame_pop_o    (q_pop),
     .s_valid_i        (h_valid),
     .s_ready_o        (h_ready),
-    .s_data_i         (e_data),
-    .s_keep_i         (e_keep),
-    .s_last_i         (e_last),
+    .s_data_i         (h_data),
+    .s_keep_i         (h_keep),
+    .s_last_i         (h_last),
     .s_user_i         (user_head),
     .s_refused_o      (h_refused),
     .rs_valid_i       (rec_valid),

@@ -667,7 +667,9 @@ class Harness {
         uint64_t ts = w.number("TIME_NS");
         Bytes bytes = w.bytes("BYTES");
         w.end();
-        size_t beats = (bytes.size() + kBeatBytes - 1) / kBeatBytes;
+        // The input's beats: 32 bytes into the module, 64 into the warp top's engine (s_data_i's width).
+        const size_t in_beat = capacity(top_->s_data_i);
+        size_t beats = (bytes.size() + in_beat - 1) / in_beat;
         if (beats == 0) beats = 1;  // an empty packet is one beat with no byte kept (refused)
 #ifdef HWXDP_WARP_TOP
         in_engine_.push_back(bytes);
@@ -680,9 +682,10 @@ class Harness {
         bool refused = false;
         for (size_t b = 0; b < beats; ++b) {
             Bytes chunk;
-            for (size_t i = b * kBeatBytes; i < bytes.size() && i < (b + 1) * kBeatBytes; ++i) chunk.push_back(bytes[i]);
+            for (size_t i = b * in_beat; i < bytes.size() && i < (b + 1) * in_beat; ++i) chunk.push_back(bytes[i]);
             put_bytes(top_->s_data_i, chunk);
-            top_->s_keep_i = chunk.size() >= 32 ? 0xffffffffu : ((1u << chunk.size()) - 1u);
+            const uint64_t keep = chunk.size() >= 64 ? ~0ull : ((1ull << chunk.size()) - 1ull);
+            top_->s_keep_i = static_cast<typename std::remove_reference<decltype(top_->s_keep_i)>::type>(keep);
             top_->s_last_i = b + 1 == beats;
             top_->s_valid_i = 1;
             for (;;) {

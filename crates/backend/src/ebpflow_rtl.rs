@@ -491,23 +491,19 @@ impl RtlMaps {
         if flags & 4 != 0 {
             return Err(self.error(map, 22, "BPF_F_LOCK: the map has no spin lock"));
         }
-        let words = u64::from(spec.value_size.div_ceil(8));
+        let stride = u64::from(spec.value_size.div_ceil(8));
         let value = value.get(..spec.value_size as usize).unwrap_or(value);
-        for (w, chunk) in value.chunks(8).enumerate() {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            let at = ((map as u64) << 20) + (index * words + w as u64) * 8;
-            self.request(
-                map,
-                HostRequest {
-                    id: 257,
-                    r1: at,
-                    r2: u64::from_le_bytes(word),
-                    ..HostRequest::default()
-                },
-            )?;
-        }
-        Ok(())
+        let words: Vec<(u64, u64)> = value
+            .chunks(8)
+            .enumerate()
+            .map(|(w, chunk)| {
+                let mut word = [0u8; 8];
+                word[..chunk.len()].copy_from_slice(chunk);
+                let at = ((map as u64) << 20) + (index * stride + w as u64) * 8;
+                (at, u64::from_le_bytes(word))
+            })
+            .collect();
+        self.nic.write_words(&words).map_err(|e| self.rtl(map, e))
     }
 }
 

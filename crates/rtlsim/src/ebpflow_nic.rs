@@ -688,6 +688,28 @@ impl NicRtl {
         Ok((r0, unhex(f[2]).ok_or_else(bad)?))
     }
 
+    /// Writes 8-byte words of the map-value window (`(offset, word)`: the offset minus `MAPV_BASE`, map in bits
+    /// 23..20) through the host port (request 257) while the NIC is idle, a chunk of requests down the pipe before
+    /// their answers are read: a table of thousands of words (a DPI automaton) in a few round trips.
+    pub fn write_words(&mut self, words: &[(u64, u64)]) -> Result<(), NicRtlError> {
+        let lines: Vec<String> = words
+            .iter()
+            .map(|(at, word)| format!("host 101 {at:x} {word:x} 0 - -"))
+            .collect();
+        for chunk in lines.chunks(256) {
+            for line in chunk {
+                self.harness.send(line)?;
+            }
+            for line in chunk {
+                let answer = self.harness.read(line)?;
+                if answer.split_whitespace().nth(1) != Some("0") {
+                    return Err(protocol(line, &answer));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every entry in use of map-table entry `map` (`max` entries of `key_size`-byte keys and `words` value words
     /// each), read through the host port: key and value bytes (the whole value words).
     pub fn entries(

@@ -1006,3 +1006,44 @@ fn colliding_keys_fill_both_buckets_then_the_stash() {
     assert_eq!(tail[4], 0xfeed, "with its value");
     assert_eq!(tail[5], 0, "the deleted key is gone");
 }
+
+#[test]
+fn an_array_longer_than_an_update_carries_is_written_through_its_window_only() {
+    // A 100-byte ARRAY value (VAL_BYTES is 32): the map table takes it (a table the program reads, as a DPI
+    // automaton in .rodata); an engine's update of it answers -EINVAL and faults (the engine gathered only 32 of
+    // its bytes), the host's answers -EINVAL; the value is read and written through the map-value window.
+    let defs = [Def {
+        ty: ARRAY,
+        ksz: 4,
+        vsz: 100,
+        max: 2,
+    }];
+    let einval = (-22i64) as u64;
+    let acc = |we, off, size, wdata| Op::Value {
+        we,
+        at: 0,
+        off,
+        size,
+        wdata,
+        cmp: 0,
+    };
+    let mut queues = vec![Vec::new(); HOST + 1];
+    queues[0] = vec![
+        update(0, key4(1), 0, val8(5)),
+        helper(1, 0, key4(1)),
+        acc(true, 96, 2, 0xdead_beef),
+        acc(false, 96, 2, 0),
+        acc(false, 0, 3, 0),
+    ];
+    queues[HOST] = vec![update(0, key4(0), 0, val8(1))];
+    let seen = run(&defs, &queues);
+    let got = |r: usize, i: usize| match seen[r][i] {
+        Seen::Done { value, fault, .. } => (value, fault),
+        Seen::Skipped => panic!("request {i} of requester {r} skipped"),
+    };
+    assert_eq!(got(0, 0), (einval, true), "{seen:?}");
+    assert_eq!(got(0, 1), (MAPV_BASE + 104, false), "entry 1 at 13 words");
+    assert_eq!(got(0, 3), (0xdead_beef, false));
+    assert_eq!(got(0, 4), (0, false), "the refused update wrote nothing");
+    assert_eq!(got(HOST, 0).0, einval);
+}

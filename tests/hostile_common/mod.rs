@@ -420,3 +420,75 @@ pub fn hwxdp_limited(limit_mib: u64, args: &[&str]) -> Run {
 pub fn arg(path: &Path) -> &str {
     path.to_str().expect("utf-8 temp path")
 }
+
+/// The shape of a generated program for the compiler scaling tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One block: ALU operations on r5-r9 and a packet byte load every 16 of them.
+    Straight,
+    /// A chain of small diamonds: `if rX > K goto +1; rX += rY; rY ^= K`, with the same loads.
+    Branchy,
+}
+
+/// An XDP program `prog` of about `insns` instructions of `shape` (a bounds check of 64 bytes, then the body, then
+/// `r0 = r5 & 3; exit`; the same shapes as `scripts/compile-scaling.sh` generates), which the kernel's verifier accepts, in a one-program object.
+pub fn generated_program(insns: usize, shape: Shape) -> Vec<u8> {
+    let regs = [5u8, 6, 7, 8, 9];
+    let mut prologue = vec![
+        insn(0x61, 2, 1, 0, 0), // r2 = data
+        insn(0x61, 3, 1, 4, 0), // r3 = data_end
+        insn(0xbf, 4, 2, 0, 0), // r4 = r2
+        insn(0x07, 4, 0, 0, 64),
+        insn(0xb7, 0, 0, 0, 2),
+    ];
+    for &r in &regs {
+        prologue.push(insn(0xb7, r, 0, 0, i32::from(r)));
+    }
+    let mut body: Vec<[u8; 8]> = Vec::new();
+    let mut k = 0usize;
+    while body.len() + prologue.len() + 4 < insns {
+        let d = regs[k % 5];
+        let s = regs[(k * 3 + 1) % 5];
+        let imm = (k & 0xffff) as i32;
+        match shape {
+            Shape::Branchy => {
+                body.push(insn(0x25, d, 0, 1, (k & 0xff) as i32)); // if d > K goto +1
+                body.push(insn(0x0f, d, s, 0, 0)); // d += s
+                body.push(insn(0xa7, s, 0, 0, imm)); // s ^= K
+            }
+            Shape::Straight => body.push(match k % 5 {
+                0 => insn(0x07, d, 0, 0, imm), // d += K
+                1 => insn(0x0f, d, s, 0, 0),   // d += s
+                2 => insn(0xaf, d, s, 0, 0),   // d ^= s
+                3 => insn(0xa7, d, 0, 0, imm), // d ^= K
+                _ => insn(0x5f, d, s, 0, 0),   // d &= s
+            }),
+        }
+        if k % 16 == 15 {
+            body.push(insn(0x71, d, 2, (k % 60) as i16, 0)); // d = *(u8 *)(r2 + off)
+        }
+        k += 1;
+    }
+    // Short frames end here with XDP_PASS: if r4 <= r3 goto +1; exit (a jump over the body would not reach).
+    prologue.push(insn(0xbd, 4, 3, 1, 0));
+    prologue.push(exit());
+    let mut code = Vec::new();
+    for i in prologue.iter().chain(&body) {
+        code.extend_from_slice(i);
+    }
+    code.extend_from_slice(&insn(0xbf, 0, 5, 0, 0)); // r0 = r5
+    code.extend_from_slice(&insn(0x57, 0, 0, 0, 3)); // r0 &= 3
+    code.extend_from_slice(&exit());
+    let size = code.len() as u64;
+    write_elf(&[CodeSec {
+        name: "xdp".into(),
+        code,
+        funcs: vec![Func {
+            name: "prog".into(),
+            value: 0,
+            size,
+            global: true,
+        }],
+        calls: Vec::new(),
+    }])
+}

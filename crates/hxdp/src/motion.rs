@@ -15,7 +15,7 @@ use crate::sched::{alias, constraint};
 pub const MAX_BLOCKS_BETWEEN: usize = 32;
 
 /// Programs of up to this many blocks consider every control-equivalent pair.
-pub const EXACT_BLOCKS: usize = 1024;
+pub const EXACT_BLOCKS: usize = 512;
 
 /// Classes of control-equivalent blocks up to this size are searched whole for each block's partners.
 pub const FULL_CLASS: usize = 256;
@@ -146,33 +146,59 @@ impl Flow {
 
     /// The blocks on the ways from `a` to `b` (reached from `a`, reaching `b`, neither of them), when there are at
     /// most `limit`.
-    fn between(&self, a: usize, b: usize, limit: usize) -> Option<Vec<usize>> {
+    fn between(&self, a: usize, b: usize, limit: usize, marks: &mut Marks) -> Option<Vec<usize>> {
         // Forward from `a` without passing `b`, then back from `b` among what that reached.
-        let mut seen = std::collections::HashSet::new();
+        let forward = marks.fresh();
+        let mut reached = 0usize;
         let mut stack: Vec<usize> = self.succs[a].clone();
         while let Some(x) = stack.pop() {
-            if x == b || x == a || !seen.insert(x) {
+            if x == b || x == a || marks.stamp[x] >= forward {
                 continue;
             }
-            if seen.len() > limit * 4 + 16 {
+            marks.stamp[x] = forward;
+            reached += 1;
+            if reached > limit * 4 + 16 {
                 return None;
             }
             stack.extend(self.succs[x].iter().copied());
         }
-        let mut on_way = std::collections::HashSet::new();
+        let back = marks.fresh();
+        let mut out = Vec::new();
         let mut stack: Vec<usize> = self.preds[b].clone();
         while let Some(x) = stack.pop() {
-            if !seen.contains(&x) || !on_way.insert(x) {
+            if marks.stamp[x] != forward {
                 continue;
             }
-            if on_way.len() > limit {
+            marks.stamp[x] = back;
+            out.push(x);
+            if out.len() > limit {
                 return None;
             }
             stack.extend(self.preds[x].iter().copied());
         }
-        let mut out: Vec<usize> = on_way.into_iter().collect();
         out.sort_unstable();
         Some(out)
+    }
+}
+
+/// Visit marks for [`Flow::between`]'s walks: a block is marked by a walk when its stamp is that walk's number, so no
+/// walk clears what the one before marked.
+struct Marks {
+    stamp: Vec<u64>,
+    walk: u64,
+}
+
+impl Marks {
+    fn new(n: usize) -> Marks {
+        Marks {
+            stamp: vec![0; n],
+            walk: 0,
+        }
+    }
+
+    fn fresh(&mut self) -> u64 {
+        self.walk += 1;
+        self.walk
     }
 }
 
@@ -330,6 +356,7 @@ pub fn hoist_control_equivalent(prog: &mut IrProgram, rows: &mut BlockRows) -> M
     let flow = Flow::compute(prog);
     let n = prog.blocks.len();
     let mut out = Motion::default();
+    let mut marks = Marks::new(n);
     let limit = if n <= EXACT_BLOCKS {
         n
     } else {
@@ -340,7 +367,7 @@ pub fn hoist_control_equivalent(prog: &mut IrProgram, rows: &mut BlockRows) -> M
             continue;
         }
         for b in flow.equivalents_after(a) {
-            let Some(between) = flow.between(a, b, limit) else {
+            let Some(between) = flow.between(a, b, limit, &mut marks) else {
                 // The ways only grow along the class: the later partners are as far or farther.
                 out.skipped += 1;
                 break;

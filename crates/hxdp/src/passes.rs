@@ -551,18 +551,25 @@ pub fn dead_code(prog: &mut IrProgram) {
 /// clears the stack before every packet). Returns the stores removed.
 pub fn remove_zeroing(prog: &mut IrProgram, patterns: &Patterns) -> usize {
     let n = prog.blocks.len();
-    let succs: Vec<Vec<usize>> = (0..n).map(|k| successors(prog, k)).collect();
-    // reaches[a][b]: a path of at least one edge leads from block a to block b.
-    let mut reaches = vec![vec![false; n]; n];
-    for a in 0..n {
-        let mut stack = succs[a].clone();
-        while let Some(b) = stack.pop() {
-            if !reaches[a][b] {
-                reaches[a][b] = true;
-                stack.extend(succs[b].iter().copied());
-            }
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for k in 0..n {
+        for s in successors(prog, k) {
+            preds[s].push(k);
         }
     }
+    // The blocks from which a path of at least one edge leads to block `k` (one walk per zeroing run, not a table of
+    // every pair).
+    let reaching = |k: usize| {
+        let mut seen = vec![false; n];
+        let mut stack = preds[k].clone();
+        while let Some(b) = stack.pop() {
+            if !seen[b] {
+                seen[b] = true;
+                stack.extend(preds[b].iter().copied());
+            }
+        }
+        seen
+    };
     let writes_stack_unknown = prog.blocks.iter().flat_map(|b| &b.ops).any(|o| {
         (o.op.is_helper_call() && !READ_ONLY_HELPERS.contains(&(o.op.imm as i32)))
             || (o.op.is_store() && o.mem == Mem::Unknown)
@@ -599,12 +606,13 @@ pub fn remove_zeroing(prog: &mut IrProgram, patterns: &Patterns) -> usize {
             },
             _ => false,
         };
+        let reaches_k = reaching(k);
         let dirty_before = prog.blocks.iter().enumerate().any(|(b, block)| {
             block.ops.iter().enumerate().any(|(i, o)| {
                 let store = o.op.is_store() && overlaps(o) && !in_run(o);
-                store && (reaches[b][k] || (b == k && i < first_pos))
+                store && (reaches_k[b] || (b == k && i < first_pos))
             })
-        }) || reaches[k][k];
+        }) || reaches_k[k];
         if dirty_before {
             continue;
         }

@@ -1497,6 +1497,10 @@ fn hash_latencies_follow_the_probed_rows() {
     );
 }
 
+/// One operation of `lru_latencies_follow_the_reference_steps`: map, op (3: a userspace update), r0, the reference's
+/// steps of an update, the key, and the keys the update evicted.
+type LruOp = (usize, u8, u64, Option<u64>, Vec<u8>, Vec<Vec<u8>>);
+
 /// The latency of every LRU_HASH operation is the cycle model's (`hwxdp_hxdp::timing::maps_latency` with the rows
 /// `Buckets` says a lookup's or delete's probe reads, and for an update `lru_update_cycles` of the steps
 /// `hwxdp_maps::Maps::lru_pop_steps` reports and the keys `Maps::lru_evicted` names): the local free list's refill
@@ -1535,8 +1539,7 @@ fn lru_latencies_follow_the_reference_steps() {
         .collect();
     lines.push("d".into());
     let mut rng = Rng(0x6c72_755f_7374_6570);
-    // (map, op, r0, reference steps of an update, key, keys it evicted)
-    let mut ops: Vec<(usize, u8, u64, Option<u64>, Vec<u8>, Vec<Vec<u8>>)> = Vec::new();
+    let mut ops: Vec<LruOp> = Vec::new();
     for _ in 0..900 {
         let map = rng.below(4) as usize;
         let s = &specs[map];

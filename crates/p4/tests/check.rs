@@ -699,17 +699,18 @@ fn mutilated_examples_never_panic() {
 }
 
 /// `xdp_model.p4` declares the externs as P4C-XDP does (`bit<32> BPF_KTIME_GET_NS()`, `BPF_PERF_EVENT_OUTPUT()`
-/// without data, `csum_replace2(csum, old, new)`); hwxdp's own are in `hwxdp_xdp.p4`.
+/// without data, a sample of the packet, `csum_replace2(csum, old, new)`); hwxdp's own are in `hwxdp_xdp.p4`.
 #[test]
 fn xdp_model_as_p4c_xdp_declares_it_and_our_extensions_apart() {
     let c = ok(&control(
         "bit<32> now; apply { now = BPF_KTIME_GET_NS(); h.e.t = csum_replace2(csum = h.e.t, old = 1, new = 2); }",
     ));
     assert_eq!(c.control.apply.len(), 3);
+    let c = ok(&control("apply { BPF_PERF_EVENT_OUTPUT(); }"));
+    assert!(matches!(c.control.apply[0], Stmt::PerfPacket));
     assert_eq!(
-        ctl_err("apply { BPF_PERF_EVENT_OUTPUT(); }"),
-        "t.p4:8:9: unsupported construct: `BPF_PERF_EVENT_OUTPUT()` sends no data: use \
-         `hwxdp_perf_event_output(data)` of <hwxdp_xdp.p4>"
+        ctl_err("apply { BPF_PERF_EVENT_OUTPUT(h.e); }"),
+        "t.p4:8:9: wrong number of arguments: expected 0, got 1"
     );
     assert_eq!(
         ctl_err("bit<64> now; apply { now = hwxdp_ktime_get_ns(); }"),

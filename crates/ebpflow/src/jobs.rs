@@ -273,3 +273,40 @@ fn memory_wait(code: u8, atomic: bool, imm: i32, operand: u64, data0: u64) -> Wa
         _ => Wait::None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MapEntry;
+
+    fn map(map_type: u32, key_size: u32, value_size: u32) -> MapEntry {
+        MapEntry {
+            name: "m".into(),
+            map_type,
+            key_size,
+            value_size,
+            max_entries: 1,
+            flags: 0,
+            window: 0,
+            stride: value_size.div_ceil(8) * 8,
+        }
+    }
+
+    #[test]
+    fn the_shape_is_the_longest_key_and_value_in_words_a_long_array_aside() {
+        assert_eq!(Shape::of(&[]), Shape::DEFAULT);
+        assert_eq!(Shape::of(&[map(1, 4, 8)]), Shape::DEFAULT);
+        let vlan = Shape::of(&[map(5, 40, 16), map(2, 4, 44)]);
+        assert_eq!((vlan.key_bytes, vlan.val_bytes), (40, 48));
+        assert_eq!((vlan.key_words(), vlan.value_words()), (5, 6));
+        assert_eq!(shaped_gather(2, vlan), 11);
+        assert_eq!(shaped_service(2, vlan), 10);
+        // a DPI table in .rodata: read through the window, never gathered
+        assert_eq!(
+            Shape::of(&[map(2, 4, 133_120), map(2, 4, 8)]),
+            Shape::DEFAULT
+        );
+        assert_eq!(helper_service(2), service::UPDATE);
+        assert_eq!(helper_gather(2), gather::KEY_WORDS + gather::VALUE_WORDS);
+    }
+}

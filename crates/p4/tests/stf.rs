@@ -205,6 +205,17 @@ fn packets_and_expectations() {
 }
 
 #[test]
+fn a_multi_byte_space_before_the_action_is_a_separator_not_a_panic() {
+    // Found by the stf fuzz target: U+00A0 (two bytes in UTF-8) before the action name made the parser slice the
+    // line one byte into the character.
+    let c = one("add fwd dport:22\u{a0}drop()");
+    assert!(
+        matches!(&c, Command::Add { table, action, .. } if table == "fwd" && action.name == "drop"),
+        "{c:?}"
+    );
+}
+
+#[test]
 fn add_with_priority_masks_prefixes_and_qualified_names() {
     let c = one("add pipe.acl 7 srcAddr:0x0a00****  protocol : 6 dstAddr:0xc0a8/12 pipe.set_port(port: 0b101)");
     assert_eq!(

@@ -141,10 +141,13 @@ fn parse_add(rest: &str) -> Result<Command, String> {
         .ok_or("add needs an action with arguments in parentheses, `act(...)`")?;
     let head = &rest[..open];
     // The action name is the last word before `(`.
+    // Past the whitespace character itself, which may take several bytes (U+00A0 takes two).
     let name_start = head
         .trim_end()
-        .rfind(char::is_whitespace)
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let (action, tail) = parse_action(&rest[name_start..])?;
     if tail.starts_with('=') {
         return Err("entry handles (`= NAME`) are not supported".into());

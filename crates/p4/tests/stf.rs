@@ -216,6 +216,13 @@ fn a_multi_byte_space_before_the_action_is_a_separator_not_a_panic() {
 }
 
 #[test]
+fn a_multi_byte_character_where_packets_or_bytes_would_end_is_an_error_not_a_panic() {
+    // Found by the stf fuzz target: `packet` then a two-byte letter put byte 7 inside the letter.
+    let e = parse_err("check_counter c(0) packet\u{41f} == 1");
+    assert!(e.contains("check_counter") || e.contains("line 1"), "{e}");
+}
+
+#[test]
 fn add_with_priority_masks_prefixes_and_qualified_names() {
     let c = one("add pipe.acl 7 srcAddr:0x0a00****  protocol : 6 dstAddr:0xc0a8/12 pipe.set_port(port: 0b101)");
     assert_eq!(

@@ -300,7 +300,11 @@ fn parse_check_counter(rest: &str) -> Result<Command, String> {
     let mut tail = rest[close + 1..].trim();
     let mut kind = None;
     for (word, k) in [("packets", CountKind::Packets), ("bytes", CountKind::Bytes)] {
-        if tail.len() >= word.len() && tail[..word.len()].eq_ignore_ascii_case(word) {
+        // `get`: the word's length may end inside a multi-byte character of the text.
+        if tail
+            .get(..word.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(word))
+        {
             kind = Some(k);
             tail = tail[word.len()..].trim_start();
         }

@@ -508,30 +508,7 @@ fn rtl_engine_to_sephirot_latency() {
         .expect("l2_acl");
     let warp = hwxdp_warp::optimize_program(&spec.programs[entry], &spec.maps, &rtl_params())
         .expect("warps");
-    let compiled = hwxdp_hxdp::compile_object_with_entries(
-        &spec,
-        entry,
-        &hwxdp_hxdp::Options::default(),
-        &warp.report.restore_slots,
-    )
-    .expect("compiles");
-    // The sources the hwxdp processes build from: embedded, or the checkout HWXDP_ROOT names.
-    let paths = hwxdp_rtlsim::hxdp::RtlPaths {
-        source_root: std::env::var_os("HWXDP_ROOT")
-            .filter(|v| !v.is_empty())
-            .map(std::path::PathBuf::from),
-        ..hwxdp_rtlsim::hxdp::RtlPaths::embedded(model_cache())
-    };
-    let mut rtl = hwxdp_rtlsim::warp_hxdp::start(
-        compiled.image.clone(),
-        &spec,
-        Some("l2_acl"),
-        &hwxdp_xdp::Config::default(),
-        &paths,
-        &warp,
-        &compiled.entry_points,
-    )
-    .expect("the Warp Engine + hXDP model starts");
+    let mut rtl = start_warp_rtl(&spec, entry, &warp);
     let engine = hwxdp_warp::Engine::new(&warp);
     let mut restores = Vec::new();
     let frames = read_pcap(&format!("{dir}/trace.pcap"));
@@ -580,7 +557,7 @@ fn rtl_engine_to_sephirot_latency() {
         &spec,
         Some("l2_acl"),
         &hwxdp_xdp::Config::default(),
-        &paths,
+        &rtl_paths(),
     )
     .expect("the hXDP model starts");
     for (kind, frame) in ["verdict", "restore"].iter().zip(&kinds) {
@@ -655,29 +632,7 @@ fn rtl_restores_r0_and_drops_in_front_of_the_module() {
         })
         .collect();
     assert_eq!(r0s, [Some(2)], "{}", hwxdp_warp::render::rules_table(&warp));
-    let compiled = hwxdp_hxdp::compile_object_with_entries(
-        &spec,
-        0,
-        &hwxdp_hxdp::Options::default(),
-        &warp.report.restore_slots,
-    )
-    .expect("compiles");
-    let paths = hwxdp_rtlsim::hxdp::RtlPaths {
-        source_root: std::env::var_os("HWXDP_ROOT")
-            .filter(|v| !v.is_empty())
-            .map(std::path::PathBuf::from),
-        ..hwxdp_rtlsim::hxdp::RtlPaths::embedded(model_cache())
-    };
-    let mut rtl = hwxdp_rtlsim::warp_hxdp::start(
-        compiled.image.clone(),
-        &spec,
-        Some("r0_drop"),
-        &hwxdp_xdp::Config::default(),
-        &paths,
-        &warp,
-        &compiled.entry_points,
-    )
-    .expect("the Warp Engine + hXDP model starts");
+    let mut rtl = start_warp_rtl(&spec, 0, &warp);
     let frame = |first: u8| {
         let mut f: Vec<u8> = (0..64).map(|i| (i * 7 + 3) as u8).collect();
         f[0] = first;
@@ -714,4 +669,39 @@ fn rtl_restores_r0_and_drops_in_front_of_the_module() {
     assert!(passed > dropped, "{passed} cycles a pass, {dropped} a drop");
     let (rx, _, drop) = rtl.counters().expect("counters");
     assert_eq!((rx, drop), (3 + 16 + 12, 1 + 16), "received, dropped");
+}
+
+/// The sources the RTL models build from: embedded, or the checkout `HWXDP_ROOT` names.
+fn rtl_paths() -> hwxdp_rtlsim::hxdp::RtlPaths {
+    hwxdp_rtlsim::hxdp::RtlPaths {
+        source_root: std::env::var_os("HWXDP_ROOT")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from),
+        ..hwxdp_rtlsim::hxdp::RtlPaths::embedded(model_cache())
+    }
+}
+
+/// Program `entry` of `spec` compiled with the restore points of `warp`, on the Warp Engine + hXDP model.
+fn start_warp_rtl(
+    spec: &hwxdp_object::ObjectSpec,
+    entry: usize,
+    warp: &hwxdp_warp::Warp,
+) -> hwxdp_rtlsim::hxdp::HxdpRtl {
+    let compiled = hwxdp_hxdp::compile_object_with_entries(
+        spec,
+        entry,
+        &hwxdp_hxdp::Options::default(),
+        &warp.report.restore_slots,
+    )
+    .expect("compiles");
+    hwxdp_rtlsim::warp_hxdp::start(
+        compiled.image.clone(),
+        spec,
+        Some(&spec.programs[entry].name),
+        &hwxdp_xdp::Config::default(),
+        &rtl_paths(),
+        warp,
+        &compiled.entry_points,
+    )
+    .expect("the Warp Engine + hXDP model starts")
 }

@@ -24,7 +24,7 @@ mod transfer;
 pub mod value;
 
 pub use cfg::{Block, CallSite, Cfg, EdgeKind, ProgramCfg};
-pub use dom::{immediate_dominators, ControlEquivalence, DomTree, TreeIntervals};
+pub use dom::{immediate_dominators, on_cycles, ControlEquivalence, DomTree, TreeIntervals};
 pub use liveness::{Liveness, RegSet};
 pub use paths::{Path, PathEnd, Paths};
 pub use patterns::{BoundsCheck, BranchSide, CheckedArea, Patterns, ZeroRun};

@@ -71,7 +71,7 @@ impl Flow {
         let reachable: Vec<bool> = (0..n).map(|k| idom[k].is_some()).collect();
         let dom = intervals(&idom, n);
         let post = intervals(&ipdom, n);
-        let cyclic = on_cycles(&succs);
+        let cyclic = hwxdp_analysis::on_cycles(&succs);
         // Equivalent blocks are linked through immediate dominators (as in `hwxdp_analysis::ControlEquivalence`);
         // blocks on cycles link too (a pair may have a loop between them) but are never moved from or into.
         let member = |k: usize| reachable[k] && ipdom[k].is_some();
@@ -217,68 +217,6 @@ fn intervals(idom: &[Option<usize>], n: usize) -> hwxdp_analysis::TreeIntervals 
         post: false,
     }
     .intervals()
-}
-
-/// Which blocks lie on a cycle (a strongly connected component of several blocks, or a block jumping to itself), by
-/// Tarjan's algorithm without recursion.
-fn on_cycles(succs: &[Vec<usize>]) -> Vec<bool> {
-    let n = succs.len();
-    let mut index = vec![usize::MAX; n];
-    let mut low = vec![0usize; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
-    let mut cyclic = vec![false; n];
-    let mut next = 0;
-    for root in 0..n {
-        if index[root] != usize::MAX {
-            continue;
-        }
-        let mut work = vec![(root, 0usize)];
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut i)) = work.last_mut() {
-            if let Some(&w) = succs[v].get(*i) {
-                *i += 1;
-                if w == v {
-                    cyclic[v] = true;
-                }
-                if index[w] == usize::MAX {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    work.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            work.pop();
-            if let Some(&(parent, _)) = work.last() {
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == index[v] {
-                let mut component = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    component.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                if component.len() > 1 {
-                    for w in component {
-                        cyclic[w] = true;
-                    }
-                }
-            }
-        }
-    }
-    cyclic
 }
 
 /// Where ops moved into block `a` go: before its branch, or at its end when it falls through.

@@ -82,64 +82,10 @@ pub fn classify(prog: &ProgramCfg, regions: &Regions) -> Vec<BlockClass> {
 
 /// Whether each block lies on a cycle of `cfg` (Tarjan's strongly connected components).
 pub fn in_loop(cfg: &Cfg) -> Vec<bool> {
-    let n = cfg.blocks.len();
-    let mut index = vec![usize::MAX; n];
-    let mut low = vec![0usize; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
-    let mut out = vec![false; n];
-    let mut next = 0usize;
-    for root in 0..n {
-        if index[root] != usize::MAX {
-            continue;
-        }
-        // Iterative DFS: (block, next successor to visit).
-        let mut work = vec![(root, 0usize)];
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut at)) = work.last_mut() {
-            let succs = &cfg.blocks[v].succs;
-            if let Some(&(s, _)) = succs.get(*at) {
-                *at += 1;
-                let s = s.index();
-                if s == v {
-                    out[v] = true;
-                }
-                if index[s] == usize::MAX {
-                    index[s] = next;
-                    low[s] = next;
-                    next += 1;
-                    stack.push(s);
-                    on_stack[s] = true;
-                    work.push((s, 0));
-                } else if on_stack[s] {
-                    low[v] = low[v].min(index[s]);
-                }
-                continue;
-            }
-            work.pop();
-            if let Some(&(parent, _)) = work.last() {
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == index[v] {
-                let mut members = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    members.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                if members.len() > 1 {
-                    for m in members {
-                        out[m] = true;
-                    }
-                }
-            }
-        }
-    }
-    out
+    let succs: Vec<Vec<usize>> = cfg
+        .blocks
+        .iter()
+        .map(|b| b.succs.iter().map(|&(s, _)| s.index()).collect())
+        .collect();
+    hwxdp_analysis::on_cycles(&succs)
 }

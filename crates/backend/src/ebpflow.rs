@@ -12,7 +12,7 @@ use crate::interp::{empty_buff, load};
 use crate::registry::Entry;
 use crate::{Backend, BackendError, Capabilities, Packet, Ran, Record, Redirect, Setup, Summary};
 use hwxdp_ebpflow::engine::Job;
-use hwxdp_ebpflow::jobs::{shaped_job, Where};
+use hwxdp_ebpflow::jobs::{job, Where};
 use hwxdp_ebpflow::nic::{Dest, Input, Nic, NicConfig, Timed};
 use hwxdp_ebpflow::Image;
 use hwxdp_maps::MapStore;
@@ -302,8 +302,7 @@ impl Ebpflow {
             slot_of: &slot_of,
         };
         let shape = hwxdp_ebpflow::jobs::Shape::of(&image.maps);
-        let steps =
-            shaped_job(&o, data0, &at, 0, shape).map_err(|e| BackendError::run(ENTRY.name, e))?;
+        let steps = job(&o, data0, &at, 0, shape).map_err(|e| BackendError::run(ENTRY.name, e))?;
         let trace = if self.record_trace {
             std::mem::take(&mut o.trace)
         } else {

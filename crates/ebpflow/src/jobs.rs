@@ -10,9 +10,6 @@ use hwxdp_xdp::Outcome;
 pub mod service {
     /// `bpf_map_lookup_elem`.
     pub const LOOKUP: u32 = 4;
-    /// `bpf_map_update_elem` on the default NIC (32-byte values): 4 + a cycle for each value word
-    /// ([`super::Shape::update_service`]).
-    pub const UPDATE: u32 = 8;
     /// `bpf_map_delete_elem`.
     pub const DELETE: u32 = 8;
     /// Any other helper.
@@ -24,15 +21,6 @@ pub mod service {
     pub const VALUE: u32 = 2;
     /// An atomic on a map value.
     pub const ATOMIC: u32 = 3;
-}
-
-/// What a map helper reads from the engine's data memory before its request on the default NIC
-/// ([`Shape::DEFAULT`]: `ebpflow_core.sv`'s `KEY_BYTES` and `VAL_BYTES`, 8 bytes a word).
-pub mod gather {
-    /// Key words at r2 (lookup, update, delete).
-    pub const KEY_WORDS: u32 = 2;
-    /// Value words at r3 (update).
-    pub const VALUE_WORDS: u32 = 4;
 }
 
 /// The coprocessor's key and value widths a NIC is built with (`ebpflow_nic`'s `KEY_BYTES` and `VAL_BYTES`): what
@@ -96,14 +84,9 @@ impl Default for Shape {
     }
 }
 
-/// The words helper `id` gathers before its request on the default NIC: the key for a lookup or delete, the key
-/// and the value for an update, none for any other helper.
-pub fn helper_gather(id: i32) -> u32 {
-    shaped_gather(id, Shape::DEFAULT)
-}
-
-/// [`helper_gather`] on a NIC of `shape`.
-pub fn shaped_gather(id: i32, shape: Shape) -> u32 {
+/// The words helper `id` gathers from the data memory before its request on a NIC of `shape` (8 bytes a word):
+/// the key at r2 for a lookup or delete, the key and the value at r3 for an update, none for any other helper.
+pub fn gather_words(id: i32, shape: Shape) -> u32 {
     match id {
         1 | 3 => shape.key_words(),
         2 => shape.key_words() + shape.value_words(),
@@ -111,13 +94,8 @@ pub fn shaped_gather(id: i32, shape: Shape) -> u32 {
     }
 }
 
-/// The service time of helper `id` on the default NIC.
-pub fn helper_service(id: i32) -> u32 {
-    shaped_service(id, Shape::DEFAULT)
-}
-
-/// [`helper_service`] on a NIC of `shape`.
-pub fn shaped_service(id: i32, shape: Shape) -> u32 {
+/// The service time of helper `id` on a NIC of `shape` (an update's grows with its value words).
+pub fn service_time(id: i32, shape: Shape) -> u32 {
     match id {
         1 => service::LOOKUP,
         2 => shape.update_service(),
@@ -164,14 +142,9 @@ fn size_of(code: u8) -> u64 {
 }
 
 /// The steps of a packet's run: `outcome` with its trace and operands, `data0` the frame's offset from
-/// `data_hard_start` in the machine's packet buffer when it started, `gap` the idle cycles between input beats.
-pub fn job(outcome: &Outcome, data0: u64, at: &Where, gap: u32) -> Result<Job, JobError> {
-    shaped_job(outcome, data0, at, gap, Shape::DEFAULT)
-}
-
-/// [`job`] on a NIC of `shape` (its map helpers gather and update as many words as its `KEY_BYTES` and
-/// `VAL_BYTES` say).
-pub fn shaped_job(
+/// `data_hard_start` in the machine's packet buffer when it started, `gap` the idle cycles between input beats,
+/// on a NIC of `shape` (its map helpers gather and update as many words as its `KEY_BYTES` and `VAL_BYTES` say).
+pub fn job(
     outcome: &Outcome,
     data0: u64,
     at: &Where,
@@ -213,8 +186,8 @@ pub fn shaped_job(
         let wait = match d.kind {
             Kind::Helper if d.code & 0xf0 == 0x80 && (at.slots[s] >> 12) & 15 == 0 => {
                 Wait::Coproc {
-                    service: shaped_service(d.imm, shape),
-                    gather: shaped_gather(d.imm, shape),
+                    service: service_time(d.imm, shape),
+                    gather: gather_words(d.imm, shape),
                 }
             }
             Kind::Helper => Wait::Coproc {
@@ -299,14 +272,14 @@ mod tests {
         let vlan = Shape::of(&[map(5, 40, 16), map(2, 4, 44)]);
         assert_eq!((vlan.key_bytes, vlan.val_bytes), (40, 48));
         assert_eq!((vlan.key_words(), vlan.value_words()), (5, 6));
-        assert_eq!(shaped_gather(2, vlan), 11);
-        assert_eq!(shaped_service(2, vlan), 10);
+        assert_eq!(gather_words(2, vlan), 11);
+        assert_eq!(service_time(2, vlan), 10);
         // a DPI table in .rodata: read through the window, never gathered
         assert_eq!(
             Shape::of(&[map(2, 4, 133_120), map(2, 4, 8)]),
             Shape::DEFAULT
         );
-        assert_eq!(helper_service(2), service::UPDATE);
-        assert_eq!(helper_gather(2), gather::KEY_WORDS + gather::VALUE_WORDS);
+        assert_eq!(service_time(2, Shape::DEFAULT), 8);
+        assert_eq!(gather_words(2, Shape::DEFAULT), 2 + 4);
     }
 }

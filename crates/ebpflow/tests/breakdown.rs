@@ -5,7 +5,7 @@
 //! prints the table of `docs/results.md`.
 
 use hwxdp_ebpflow::engine::Breakdown;
-use hwxdp_ebpflow::jobs::{job, Where};
+use hwxdp_ebpflow::jobs::{job, Shape, Where};
 use hwxdp_ebpflow::nic::{Dest, Input, Nic, NicConfig};
 use hwxdp_xdp::{Config, Machine, XdpBuff, XdpMd};
 use std::path::PathBuf;
@@ -160,7 +160,7 @@ fn measure(name: &str, engines: usize, packets: usize) -> (Breakdown, u64, u64, 
         let data0 = buff.offsets().1 as u64;
         let outcome = machine.run_packet(&mut buff, &md);
         assert!(outcome.fault.is_none(), "{name}: {:?}", outcome.fault);
-        let job = job(&outcome, data0, &at, 0).expect("a trace");
+        let job = job(&outcome, data0, &at, 0, Shape::DEFAULT).expect("a trace");
         inputs.push(Input {
             port: 0,
             len: bytes.len(),

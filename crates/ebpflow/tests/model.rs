@@ -3,7 +3,7 @@
 
 use hwxdp_ebpf::Insn;
 use hwxdp_ebpflow::engine::{End, Job, Pipeline, Step, Wait};
-use hwxdp_ebpflow::jobs::{job, Where};
+use hwxdp_ebpflow::jobs::{job, Shape, Where};
 use hwxdp_ebpflow::nic::{Dest, Input, Nic, NicConfig};
 use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
 use hwxdp_xdp::{Config, Environment, Machine, XdpBuff};
@@ -37,6 +37,7 @@ fn steps(text: &str, memory: &[u8]) -> Job {
             slot_of: &slot_of,
         },
         0,
+        Shape::DEFAULT,
     )
     .expect("a job")
 }

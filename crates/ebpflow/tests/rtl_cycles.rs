@@ -6,7 +6,7 @@
 
 use hwxdp_ebpf::Insn;
 use hwxdp_ebpflow::engine::Pipeline;
-use hwxdp_ebpflow::jobs::{job, Where};
+use hwxdp_ebpflow::jobs::{job, Shape, Where};
 use hwxdp_ebpflow::nic::{Dest, Input, Nic, NicConfig};
 use hwxdp_ebpflow::Image;
 use hwxdp_object::{MapSpec, ObjectSpec, ProgramSpec};
@@ -41,7 +41,7 @@ fn model(insns: &[Insn], memory: &[u8], gap: u32) -> Option<u64> {
         prologue: 0..0,
         slot_of: &slot_of,
     };
-    let job = job(&outcome, data0, &at, gap).expect("a trace");
+    let job = job(&outcome, data0, &at, gap, Shape::DEFAULT).expect("a trace");
     if job
         .steps
         .iter()
@@ -296,7 +296,7 @@ fn model_with_coprocessor(outcome: &Outcome, data0: u64, image: &Image) -> u64 {
         prologue: 0..image.prologue,
         slot_of: &slot_of,
     };
-    let job = job(outcome, data0, &at, 0).expect("a trace");
+    let job = job(outcome, data0, &at, 0, Shape::DEFAULT).expect("a trace");
     let mut nic = Nic::new(NicConfig {
         ports: 1,
         engines_per_port: 1,
@@ -412,5 +412,5 @@ fn conformance_job(insns: &[Insn], frame: &[u8]) -> hwxdp_ebpflow::engine::Job {
         prologue: 0..0,
         slot_of: &slot_of,
     };
-    job(&outcome, data0, &at, 0).expect("a trace")
+    job(&outcome, data0, &at, 0, Shape::DEFAULT).expect("a trace")
 }

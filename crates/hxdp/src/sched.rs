@@ -243,7 +243,7 @@ impl Accesses {
         } else {
             &mut self.load
         };
-        *slot = Some(slot.map_or(bundle, |b| b.max(bundle)));
+        later(slot, bundle);
     }
 
     fn merge(&mut self, other: &Accesses) {

@@ -9,9 +9,9 @@
 
 use crate::EhdlError;
 use hwxdp_analysis::{
-    BlockId, DomTree, EdgeKind, FuncId, InsnId, Liveness, Paths, ProgramCfg, Regions, Value,
+    BlockId, DomTree, EdgeKind, FuncId, InsnId, Liveness, Paths, ProgramCfg, RegSet, Regions, Value,
 };
-use hwxdp_ebpf::{AluOp, CallKind, Insn, InsnKind, JmpCond, Source};
+use hwxdp_ebpf::{AluOp, CallKind, Insn, InsnKind, JmpCond, Source, Width, STACK_SIZE};
 use hwxdp_object::{MapSpec, ProgramSpec};
 use std::collections::BTreeSet;
 
@@ -62,11 +62,18 @@ pub(crate) struct Item {
 pub fn flatten(spec: &ProgramSpec, maps: &[MapSpec], max_insns: usize) -> Result<Flat, EhdlError> {
     let prog = ProgramCfg::build(spec)?;
     let mut inlined = Vec::new();
+    let live = Liveness::compute(&prog);
     let items = Inliner {
         spec,
         slots: hwxdp_ebpf::slot_offsets(&spec.insns),
         prog: &prog,
-        live: &Liveness::compute(&prog),
+        depths: if prog.funcs.len() > 1 {
+            frame_depths(&prog, &Regions::compute(&prog, maps), &live)
+        } else {
+            vec![0]
+        },
+        writes: callee_saved_writes(&prog, &live),
+        live: &live,
         inlined: &mut inlined,
     }
     .run()?;
@@ -213,13 +220,76 @@ pub(crate) fn encode(
     Ok((spec, items.iter().map(|i| i.origin).collect()))
 }
 
+/// r6-r9: the registers a callee must give back as it found them.
+const CALLEE_SAVED: RegSet = RegSet(0b11_1100_0000);
+
+/// How far each function's own frame reaches below its r10, by [`FuncId`]: the lowest r10-relative byte any of its
+/// instructions addresses or holds a pointer to; the whole frame when an offset is known only at run time.
+fn frame_depths(prog: &ProgramCfg, regions: &Regions, live: &Liveness) -> Vec<i64> {
+    let whole = STACK_SIZE as i64;
+    prog.funcs
+        .iter()
+        .map(|cfg| {
+            let mut depth = 0i64;
+            for i in cfg.start.index()..cfg.end.index() {
+                let Some(st) = regions.state_before(InsnId::new(i)) else {
+                    continue;
+                };
+                let displacement = match prog.kinds[i] {
+                    InsnKind::Load { base, off, .. }
+                    | InsnKind::Store { base, off, .. }
+                    | InsnKind::Atomic { base, off, .. } => Some((base, off as i64)),
+                    _ => None,
+                };
+                for r in live.effects[i].uses.iter() {
+                    let Value::Stack { frame, off } = st.reg(r) else {
+                        continue;
+                    };
+                    if frame != cfg.func {
+                        continue;
+                    }
+                    let extra = displacement.filter(|d| d.0 == r).map_or(0, |d| d.1);
+                    depth = depth.max(off.constant().map_or(whole, |k| -(k + extra)));
+                }
+            }
+            depth.clamp(0, whole)
+        })
+        .collect()
+}
+
+/// The callee-saved registers each function writes, itself or through the functions it calls, by [`FuncId`].
+fn callee_saved_writes(prog: &ProgramCfg, live: &Liveness) -> Vec<RegSet> {
+    let mut writes = vec![RegSet::EMPTY; prog.funcs.len()];
+    for f in prog.callees_first() {
+        let cfg = prog.func(f);
+        let mut set = RegSet::EMPTY;
+        for i in cfg.start.index()..cfg.end.index() {
+            set = set.union(live.effects[i].defs.intersect(CALLEE_SAVED));
+            if let Some(c) = prog.callee_at(InsnId::new(i)) {
+                set = set.union(writes[c.index()]);
+            }
+        }
+        writes[f.index()] = set;
+    }
+    writes
+}
+
 /// Inlines every bpf-to-bpf call of the program into one instruction sequence.
+///
+/// A callee's frame is placed below its caller's, as the kernel lays frames out: the inlined callee's r10-relative
+/// accesses move down by the caller's frame depth, plus 8 bytes for each of the caller's r6-r9 that the callee
+/// writes while the caller still needs it; those are stored there before the callee's code and loaded back at the
+/// return point. All frames share the one 512-byte stack.
 struct Inliner<'a> {
     spec: &'a ProgramSpec,
     /// The slot index of each instruction of `spec`: what origins and messages name.
     slots: Vec<usize>,
     prog: &'a ProgramCfg,
     live: &'a Liveness,
+    /// Each function's frame depth in bytes ([`frame_depths`]).
+    depths: Vec<i64>,
+    /// Each function's writes of r6-r9 ([`callee_saved_writes`]).
+    writes: Vec<RegSet>,
     inlined: &'a mut Vec<(u32, String)>,
 }
 
@@ -227,18 +297,21 @@ impl Inliner<'_> {
     fn run(mut self) -> Result<Vec<Item>, EhdlError> {
         let mut items = Vec::new();
         let mut chain = vec![FuncId(0)];
-        self.emit(FuncId(0), &mut items, &mut chain)?;
+        self.emit(FuncId(0), &mut items, &mut chain, (0, 0))?;
         Ok(items)
     }
 
-    /// Emits function `f`; returns the items of its `exit`s when it is a callee (they become jumps to the return
-    /// point).
+    /// Emits function `f`, inlined for the call at slot `frame.0`, whose r10 lies `frame.1` bytes above the
+    /// program's (0 or negative); returns the items of its `exit`s when it is a callee (they become jumps to the
+    /// return point).
     fn emit(
         &mut self,
         f: FuncId,
         items: &mut Vec<Item>,
         chain: &mut Vec<FuncId>,
+        frame: (usize, i64),
     ) -> Result<Vec<usize>, EhdlError> {
+        let base = frame.1;
         let cfg = self.prog.func(f);
         let start = cfg.start.index();
         let mut at = vec![0usize; cfg.end.index() - start];
@@ -252,37 +325,7 @@ impl Inliner<'_> {
                 InsnKind::Call {
                     kind: CallKind::Local,
                     ..
-                } => {
-                    let callee = self.prog.callee_at(InsnId::new(i)).expect("local call");
-                    let name = self.prog.func(callee).name.clone();
-                    let refuse = |why: &str| EhdlError::Inline {
-                        program: self.spec.name.clone(),
-                        insn: origin as usize,
-                        callee: name.clone(),
-                        why: why.to_string(),
-                    };
-                    if chain.contains(&callee) {
-                        return Err(refuse("recursive call"));
-                    }
-                    let ccfg = self.prog.func(callee);
-                    let own_regs = (ccfg.start.index()..ccfg.end.index()).any(|j| {
-                        let e = self.live.effects[j];
-                        (6..=10).any(|r| e.uses.contains(r) || e.defs.contains(r))
-                    });
-                    if own_regs {
-                        return Err(refuse(
-                            "the callee uses r6-r10 (its own frame needs register renaming)",
-                        ));
-                    }
-                    self.inlined.push((origin, name));
-                    chain.push(callee);
-                    let callee_exits = self.emit(callee, items, chain)?;
-                    chain.pop();
-                    let back = items.len();
-                    for e in callee_exits {
-                        items[e].target = Some(back);
-                    }
-                }
+                } => self.inline_call(f, InsnId::new(i), items, chain, base)?,
                 InsnKind::Exit if f != FuncId(0) => {
                     exits.push(items.len());
                     items.push(Item {
@@ -307,17 +350,201 @@ impl Inliner<'_> {
                         origin,
                     });
                 }
-                _ => items.push(Item {
-                    kind,
-                    target: None,
-                    origin,
-                }),
+                _ => {
+                    let rebased = self.rebase(f, InsnId::new(i), frame)?;
+                    items.extend(rebased.into_iter().map(|kind| Item {
+                        kind,
+                        target: None,
+                        origin,
+                    }));
+                }
             }
         }
         for (item, target) in jumps {
             items[item].target = Some(at[target - start]);
         }
         Ok(exits)
+    }
+
+    /// The error for the call at `call`.
+    fn refuse(&self, call: InsnId, why: String) -> EhdlError {
+        let callee = self.prog.callee_at(call).expect("local call");
+        EhdlError::Inline {
+            program: self.spec.name.clone(),
+            insn: self.slots[call.index()],
+            callee: self.prog.func(callee).name.clone(),
+            why,
+        }
+    }
+
+    /// Inlines the callee of the call at `call` in function `f` (frame at `base`), with the spills around it.
+    fn inline_call(
+        &mut self,
+        f: FuncId,
+        call: InsnId,
+        items: &mut Vec<Item>,
+        chain: &mut Vec<FuncId>,
+        base: i64,
+    ) -> Result<(), EhdlError> {
+        let callee = self.prog.callee_at(call).expect("local call");
+        if chain.contains(&callee) {
+            return Err(self.refuse(call, "recursive call".into()));
+        }
+        let entry = self.live.block_in[callee.index()][0].intersect(CALLEE_SAVED);
+        if let Some(r) = entry.iter().next() {
+            return Err(self.refuse(
+                call,
+                format!("the callee reads r{r} before writing it (a callee's r6-r9 hold no value)"),
+            ));
+        }
+        let spilled: Vec<u8> = self.writes[callee.index()]
+            .intersect(self.live.live_out(call))
+            .iter()
+            .collect();
+        let spill_top = base - (self.depths[f.index()] + 7) / 8 * 8;
+        let callee_base = spill_top - 8 * spilled.len() as i64;
+        let need = self.depths[callee.index()] - callee_base;
+        if need > STACK_SIZE as i64 && (self.depths[callee.index()] > 0 || !spilled.is_empty()) {
+            return Err(self.refuse(
+                call,
+                format!(
+                    "the frames down to the callee's and {} spilled registers need {need} bytes of stack, over \
+                     {STACK_SIZE}",
+                    spilled.len()
+                ),
+            ));
+        }
+        let origin = self.slots[call.index()] as u32;
+        let slot = |k: usize| (spill_top - 8 * (k as i64 + 1)) as i16;
+        for (k, &r) in spilled.iter().enumerate() {
+            items.push(Item {
+                kind: InsnKind::Store {
+                    size: Width::DW,
+                    base: 10,
+                    off: slot(k),
+                    src: Source::Reg(r),
+                },
+                target: None,
+                origin,
+            });
+        }
+        self.inlined
+            .push((origin, self.prog.func(callee).name.clone()));
+        chain.push(callee);
+        let callee_exits = self.emit(
+            callee,
+            items,
+            chain,
+            (self.slots[call.index()], callee_base),
+        )?;
+        chain.pop();
+        let back = items.len();
+        for e in callee_exits {
+            items[e].target = Some(back);
+        }
+        for (k, &dst) in spilled.iter().enumerate() {
+            items.push(Item {
+                kind: InsnKind::Load {
+                    size: Width::DW,
+                    signed: false,
+                    dst,
+                    base: 10,
+                    off: slot(k),
+                },
+                target: None,
+                origin,
+            });
+        }
+        Ok(())
+    }
+
+    /// Instruction `i` of function `f` with its frame moved to `frame.1` (inlined for the call at slot `frame.0`):
+    /// r10-relative accesses moved by it, a copy of r10 followed by `+= frame.1`. Any other use of r10 in a moved
+    /// frame is refused.
+    fn rebase(
+        &self,
+        f: FuncId,
+        i: InsnId,
+        frame: (usize, i64),
+    ) -> Result<Vec<InsnKind>, EhdlError> {
+        let (call, base) = frame;
+        let kind = self.prog.kinds[i.index()];
+        if base == 0 || !self.live.effects[i.index()].uses.contains(10) {
+            return Ok(vec![kind]);
+        }
+        let moved = |off: i16| i16::try_from(off as i64 + base).ok();
+        let out = match kind {
+            InsnKind::Load {
+                base: 10,
+                off,
+                size,
+                signed,
+                dst,
+            } => moved(off).map(|off| {
+                vec![InsnKind::Load {
+                    size,
+                    signed,
+                    dst,
+                    base: 10,
+                    off,
+                }]
+            }),
+            InsnKind::Store {
+                base: 10,
+                off,
+                size,
+                src,
+            } if src != Source::Reg(10) => moved(off).map(|off| {
+                vec![InsnKind::Store {
+                    size,
+                    base: 10,
+                    off,
+                    src,
+                }]
+            }),
+            InsnKind::Atomic {
+                base: 10,
+                off,
+                size,
+                op,
+                src,
+            } if src != 10 => moved(off).map(|off| {
+                vec![InsnKind::Atomic {
+                    size,
+                    op,
+                    base: 10,
+                    off,
+                    src,
+                }]
+            }),
+            InsnKind::Alu {
+                wide: true,
+                op: AluOp::Mov,
+                dst,
+                src: Source::Reg(10),
+            } if dst != 10 => i32::try_from(base).ok().map(|b| {
+                vec![
+                    kind,
+                    InsnKind::Alu {
+                        wide: true,
+                        op: AluOp::Add,
+                        dst,
+                        src: Source::Imm(b),
+                    },
+                ]
+            }),
+            _ => None,
+        };
+        out.ok_or_else(|| EhdlError::Inline {
+            program: self.spec.name.clone(),
+            insn: call,
+            callee: self.prog.func(f).name.clone(),
+            why: format!(
+                "instruction {} uses r10 other than as the base of a load or store or in a 64-bit copy (the \
+                 callee's frame moves below the caller's)",
+                self.slots[i.index()]
+            ),
+        })
     }
 }
 

@@ -392,7 +392,7 @@ fn every_instruction_is_labelled_with_its_region() {
 }
 
 #[test]
-fn calls_are_inlined_when_the_callee_needs_no_frame_of_its_own() {
+fn calls_are_inlined_and_what_cannot_be_is_refused_naming_the_call() {
     let p = pipeline(
         "
         r1 = 5
@@ -411,18 +411,33 @@ fn calls_are_inlined_when_the_callee_needs_no_frame_of_its_own() {
         hwxdp_ehdl::text(&p)
     );
 
-    let err = try_pipeline(
-        "
-        call f
-        exit
-    f:
-        r6 = 1
-        r0 = r6
-        exit
-    ",
-    )
-    .expect_err("callee uses r6");
-    assert!(matches!(err, EhdlError::Inline { insn: 0, .. }), "{err}");
+    // A callee writing r6 while its caller no longer needs it: no spill, no frame.
+    let p = pipeline("call f\nexit\nf: r6 = 1\nr0 = r6\nexit");
+    assert_eq!(p.summary.calls_inlined, 1);
+    let refused = |text: &str, want: &str| {
+        let err = try_pipeline(text).expect_err(text);
+        assert!(
+            matches!(&err, EhdlError::Inline { insn, .. } if *insn == 1)
+                && err.to_string().contains("cannot inline the call to sub_")
+                && err.to_string().contains(want),
+            "{text}: {err}"
+        );
+    };
+    refused(
+        "r1 = 1\ncall f\nexit\nf: r0 = r6\nexit",
+        "the callee reads r6 before writing it",
+    );
+    // The caller's frame reaches r10 - 512: nothing is left below it for the callee's.
+    refused(
+        "*(u64 *)(r10 - 512) = r1\ncall f\nr0 = *(u64 *)(r10 - 512)\nexit\n\
+         f: *(u64 *)(r10 - 8) = r1\nr0 = 0\nexit",
+        "the frames down to the callee's and 0 spilled registers need 520 bytes of stack, over 512",
+    );
+    // A 32-bit copy of r10 in a moved frame.
+    refused(
+        "*(u64 *)(r10 - 8) = r1\ncall f\nexit\nf: w0 = w10\nexit",
+        "instruction 3 uses r10 other than as the base of a load or store",
+    );
 }
 
 #[test]

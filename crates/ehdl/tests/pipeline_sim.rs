@@ -456,6 +456,29 @@ fn hand_written_pipelines_agree_with_the_reference_machine() {
 }
 
 #[test]
+fn inlined_callees_with_their_own_registers_and_frames_agree_with_the_reference_machine() {
+    for text in [
+        // The callee writes r6-r8 while the caller still needs r6 and r7: both spilled around the callee.
+        "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 20\nif r4 > r3 goto out\n\
+         r6 = *(u8 *)(r2 + 12)\nr7 = *(u8 *)(r2 + 13)\nr1 = r2\ncall mix\nr0 += r6\nr0 += r7\nr0 &= 3\nexit\n\
+         out: r0 = 1\nexit\n\
+         mix: r6 = *(u8 *)(r1 + 14)\nr7 = *(u8 *)(r1 + 15)\nr8 = r6\nr8 ^= r7\nr0 = r8\nexit",
+        // Three frames: the caller's stack and r6 live across the call, the callee's own stack slot at the same
+        // r10 offset, a copy of its r10 passed to a nested callee that reads through it and has a frame of its own.
+        "r2 = *(u32 *)(r1 + 0)\nr3 = *(u32 *)(r1 + 4)\nr4 = r2\nr4 += 20\nif r4 > r3 goto out\n\
+         r5 = *(u32 *)(r2 + 0)\n*(u64 *)(r10 - 8) = r5\nr6 = *(u8 *)(r2 + 16)\nr1 = *(u32 *)(r2 + 4)\n\
+         call outer\nr5 = *(u64 *)(r10 - 8)\nr0 += r5\nr0 += r6\nr0 &= 3\nexit\nout: r0 = 2\nexit\n\
+         outer: r6 = r1\n*(u64 *)(r10 - 8) = r1\nr2 = r10\nr2 += -8\nr1 = r2\ncall inner\nr0 += r6\n\
+         r1 = *(u64 *)(r10 - 8)\nr0 ^= r1\nexit\n\
+         inner: r6 = *(u64 *)(r1 + 0)\n*(u32 *)(r10 - 4) = r6\nr7 = *(u32 *)(r10 - 4)\nr0 = r7\nr0 += r6\n\
+         *(u64 *)(r1 + 0) = r0\nexit",
+    ] {
+        let obj = object(text);
+        agree(&obj, &obj.programs[0]);
+    }
+}
+
+#[test]
 fn example_pipelines_without_helpers_agree_with_the_reference_machine() {
     let obj = common::example_object("tail_dispatch");
     let mut ran = 0;

@@ -28,6 +28,10 @@ pub fn static_stop(k: &InsnKind, region: Option<MemRegion>) -> Option<Stop> {
             kind: CallKind::Local,
             ..
         } => Stop::LocalCall,
+        InsnKind::Call {
+            kind: CallKind::Helper,
+            imm,
+        } if crate::state::engine_helper(imm) => return None,
         InsnKind::Call { .. } | InsnKind::CallReg { .. } => Stop::Helper,
         InsnKind::LoadPacket { .. } => Stop::LegacyLoad,
         InsnKind::Store { .. } | InsnKind::Atomic { .. } => match region? {

@@ -12,6 +12,18 @@ use std::fmt;
 /// Offsets of `data` and `data_end` in `struct xdp_md`.
 const XDP_MD_DATA: i64 = 0;
 const XDP_MD_DATA_END: i64 = 4;
+/// `bpf_xdp_get_buff_len` and `bpf_xdp_load_bytes`: the helpers the engine makes itself (they only read the packet).
+const XDP_GET_BUFF_LEN: i32 = 188;
+const XDP_LOAD_BYTES: i32 = 189;
+/// The reference machine's and the kernel's error returns of `bpf_xdp_load_bytes`.
+const EINVAL: u64 = (-22i64) as u64;
+const EFAULT: u64 = (-14i64) as u64;
+
+/// Whether the engine may make helper call `id` itself (on a path whose arguments and packet lengths decide it).
+pub fn engine_helper(id: i32) -> bool {
+    matches!(id, XDP_GET_BUFF_LEN | XDP_LOAD_BYTES)
+}
+
 /// Largest packet length the key holds.
 pub const MAX_LEN: u64 = (1 << crate::sym::LEN_BITS) - 1;
 /// Shortest frame XDP sees: an Ethernet header (the kernel's `BPF_PROG_TEST_RUN` and the reference machine refuse
@@ -166,6 +178,10 @@ impl PathState {
                     _ => Stop::MapOrAtomic,
                 })
             }
+            InsnKind::Call {
+                kind: hwxdp_ebpf::CallKind::Helper,
+                imm,
+            } => self.packet_helper(imm, chunk)?,
             InsnKind::Call { kind, .. } => {
                 return Err(match kind {
                     hwxdp_ebpf::CallKind::Local => Stop::LocalCall,
@@ -177,6 +193,53 @@ impl PathState {
             _ => self.arithmetic(k),
         }
         Ok(())
+    }
+
+    /// A helper call the engine makes itself ([`engine_helper`]), as the reference machine and the kernel do;
+    /// `Err(Stop::Helper)` when its arguments or the path's packet lengths leave the result open. The call
+    /// clobbers r1-r5 (the verifier lets no program read them before writing them again).
+    fn packet_helper(&mut self, id: i32, chunk: u16) -> Result<(), Stop> {
+        let r0 = match id {
+            XDP_GET_BUFF_LEN if self.regs[1] == Sym::Ctx => Sym::Len(0),
+            XDP_LOAD_BYTES => self.load_bytes(chunk)?,
+            _ => return Err(Stop::Helper),
+        };
+        self.regs[0] = r0;
+        for r in &mut self.regs[1..=5] {
+            *r = Sym::Unknown;
+        }
+        Ok(())
+    }
+
+    /// `bpf_xdp_load_bytes(ctx, off, r10 + k, len)` with a constant offset and length: the chunk's bytes copied
+    /// into the frame and 0 when every packet length of the path holds them, -EINVAL (nothing copied) when none
+    /// does, -EFAULT for an offset or length past 16 bits (the reference machine's and the kernel's results).
+    fn load_bytes(&mut self, chunk: u16) -> Result<Sym, Stop> {
+        let (Sym::Ctx, Some(off), Sym::Stack(dst), Some(len)) = (
+            self.regs[1],
+            self.regs[2].as_const(),
+            self.regs[3],
+            self.regs[4].as_const(),
+        ) else {
+            return Err(Stop::Helper);
+        };
+        let (off, len) = (off as u32 as u64, len as u32 as u64);
+        if off > 0xffff || len > 0xffff {
+            return Ok(Sym::constant(EFAULT));
+        }
+        if off + len > self.len.1 {
+            return Ok(Sym::constant(EINVAL));
+        }
+        let in_frame = dst >= -(STACK_SIZE as i64) && dst + len as i64 <= 0;
+        if off + len > self.len.0 || off + len > chunk as u64 || !in_frame {
+            return Err(Stop::Helper);
+        }
+        for i in 0..len {
+            let mut bits = [Bit::Zero; 8];
+            bits.copy_from_slice(&Bits::packet((off + i) as u16, 1).0[..8]);
+            self.stack.insert(dst + i as i64, StackByte::Bits(bits));
+        }
+        Ok(Sym::constant(0))
     }
 
     /// Evaluates an instruction that only computes a register (jumps and `exit` change nothing).

@@ -500,3 +500,75 @@ fn a_variable_header_length_splits_per_value_the_profile_carries() {
     equivalent(&spec, &split);
     equivalent(&spec, &plain);
 }
+
+/// The slots (as `hwxdp disasm` numbers them: an `lddw` takes two) of the program's calls to helper `id`.
+fn helper_slots(spec: &ObjectSpec, id: i64) -> Vec<u32> {
+    let mut slot = 0;
+    let mut out = Vec::new();
+    for insn in &spec.programs[0].insns {
+        if insn.code == 0x85 && insn.src == 0 && insn.imm == id {
+            out.push(slot);
+        }
+        slot += if insn.code == 0x18 { 2 } else { 1 };
+    }
+    out
+}
+
+#[test]
+fn the_engine_makes_bpf_xdp_load_bytes_itself_where_the_path_decides_it() {
+    let spec = c(
+        "load_bytes",
+        r#"
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 8); __type(key, __u32); __type(value, __u32); } hits SEC(".maps");
+SEC("xdp")
+int load_bytes(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u16 p[2] = {};
+	__u32 key, *hit;
+	if (data + 38 > data_end)
+		return bpf_xdp_load_bytes(ctx, 36, p, sizeof(p)) ? XDP_PASS : XDP_ABORTED;
+	if (bpf_xdp_load_bytes(ctx, 34, p, sizeof(p)))
+		return XDP_ABORTED;
+	if (p[1] == bpf_htons(53))
+		return XDP_DROP;
+	key = p[0] & 7;
+	hit = bpf_map_lookup_elem(&hits, &key);
+	return hit && *hit ? XDP_TX : XDP_PASS;
+}
+"#,
+    );
+    let w = warp(&spec, &Params::default());
+    let table = hwxdp_warp::render::rules_table(&w);
+    // Frames shorter than 38 bytes: -EINVAL, a verdict; port 53 in the copied bytes: a verdict after the copy.
+    assert!(
+        w.rules
+            .iter()
+            .any(|r| matches!(r.action, Action::Verdict { retval: 2, .. })),
+        "{table}"
+    );
+    let drop = w
+        .rules
+        .iter()
+        .find(|r| matches!(r.action, Action::Verdict { retval: 1, .. }))
+        .unwrap_or_else(|| panic!("no engine DROP after the copy:\n{table}"));
+    assert!(drop.matches[0]
+        .fields
+        .iter()
+        .any(|f| (f.offset, f.length) == (36, 2) && f.value == "0x0035"));
+    // Everything else goes to the processor at the map lookup, not at the copy.
+    let lookups = helper_slots(&spec, 1);
+    assert_eq!(stops(&w), vec![(Stop::Helper, lookups[0])], "{table}");
+    assert!(equivalent(&spec, &w) > 0);
+}
+
+#[test]
+fn bpf_xdp_load_bytes_of_unproven_bytes_stays_in_the_processor() {
+    let spec = asm(
+        "r6 = r1\nr2 = 60\nr3 = r10\nr3 += -8\nr4 = 4\ncall 189\nif r0 != 0 goto drop\n\
+         r0 = *(u32 *)(r10 - 8)\nif r0 == 7 goto drop\nr0 = 2\nexit\ndrop:\nr0 = 1\nexit",
+    );
+    let w = warp(&spec, &Params::default());
+    assert_eq!(stops(&w), vec![(Stop::Helper, 5)]);
+    equivalent(&spec, &w);
+}

@@ -137,6 +137,7 @@ fn checked(arch: Arch, tag_width: u32) -> Checked {
         parser: Parser {
             name: "prs".into(),
             states: vec![],
+            value_sets: vec![],
         },
         control: Control {
             name: "pipe".into(),

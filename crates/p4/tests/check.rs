@@ -724,3 +724,75 @@ fn xdp_model_as_p4c_xdp_declares_it_and_our_extensions_apart() {
     let c = ok(&ours);
     assert!(matches!(c.control.apply[2], Stmt::PerfOutput(_)));
 }
+
+/// A parser of `H` with the value set `decl` and a start state selecting on `keys` with the case `case`.
+fn value_set_parser(decl: &str, keys: &str, case: &str) -> String {
+    control("apply { }").replace(
+        "parser P(packet_in p, out H h) { state start { p.extract(h.e); transition accept; } }",
+        &format!(
+            "parser P(packet_in p, out H h) {{ {decl} state start {{ p.extract(h.e); transition select({keys}) {{ {case} default: accept; }} }} }}"
+        ),
+    )
+}
+
+#[test]
+fn value_sets_in_select() {
+    let c = ok(&value_set_parser(
+        "@name(\"P.pairs\") value_set<tuple<bit<16>, bit<48>>>(4) vs;",
+        "h.e.t, h.e.d",
+        "vs: accept;",
+    ));
+    let vs = &c.parser.value_sets[0];
+    assert_eq!(
+        (vs.name.as_str(), vs.size, vs.annotated.as_deref()),
+        ("vs", 4, Some("P.pairs"))
+    );
+    assert_eq!(
+        vs.fields,
+        vec![("field0".into(), 16), ("field1".into(), 48)]
+    );
+    let Transition::Select { cases, .. } = &c.parser.states[0].transition else {
+        panic!("no select");
+    };
+    assert_eq!(cases[0].value_set, Some(0));
+    assert_eq!(cases[1].value_set, None);
+    let struct_set = ok(&value_set_parser(
+        "value_set<E>(2) vs;",
+        "h.e.d, h.e.s, h.e.t",
+        "vs: accept;",
+    ));
+    let names: Vec<&str> = struct_set.parser.value_sets[0]
+        .fields
+        .iter()
+        .map(|f| f.0.as_str())
+        .collect();
+    assert_eq!(names, ["d", "s", "t"]);
+    assert_eq!(
+        fails(&value_set_parser(
+            "value_set<bit<16>>(4) vs;",
+            "h.e.t, h.e.d",
+            "vs: accept;"
+        )),
+        "t.p4:5:124: value_set `vs` has 1 fields, the select has 2 keys"
+    );
+    assert_eq!(
+        fails(&value_set_parser(
+            "value_set<bit<8>>(4) vs;",
+            "h.e.t",
+            "vs: accept;"
+        )),
+        "t.p4:5:116: type mismatch: bit<8> and bit<16>"
+    );
+    assert_eq!(
+        fails(&value_set_parser(
+            "value_set<bit<16>>(0) vs;",
+            "h.e.t",
+            "vs: accept;"
+        )),
+        "t.p4:5:53: the size of a value_set must be at least 1"
+    );
+    assert_eq!(
+        fails(&value_set_parser("value_set<bit<16>>(4) vs;", "vs", "")),
+        "t.p4:5:108: `vs` is not a value"
+    );
+}

@@ -3,7 +3,7 @@
 
 use hwxdp_p4::ir::{
     Action, Arch, Checked, ConstEntry, Control, Counter, Expr, ExprKind, KeysetElem, Local,
-    MatchKind, Parser, Table, TableImpl, TableKey, Ty,
+    MatchKind, Parser, Table, TableImpl, TableKey, Ty, ValueSet,
 };
 use hwxdp_p4::stf::{
     parse, CmpOp, Command, CountKind, Encoder, KeyValue, MapWrite, Matcher, Pattern,
@@ -136,6 +136,13 @@ fn program() -> Checked {
         parser: Parser {
             name: "prs".into(),
             states: vec![],
+            value_sets: vec![ValueSet {
+                name: "pairs".into(),
+                fields: vec![("field0".into(), 16), ("field1".into(), 4)],
+                size: 4,
+                annotated: Some("prs.tagged".into()),
+                span: SPAN,
+            }],
         },
         control: Control {
             name: "pipe".into(),
@@ -210,7 +217,7 @@ fn a_multi_byte_space_before_the_action_is_a_separator_not_a_panic() {
     // line one byte into the character.
     let c = one("add fwd dport:22\u{a0}drop()");
     assert!(
-        matches!(&c, Command::Add { table, action, .. } if table == "fwd" && action.name == "drop"),
+        matches!(&c, Command::Add { table, action, .. } if table == "fwd" && action.as_ref().is_some_and(|a| a.name == "drop")),
         "{c:?}"
     );
 }
@@ -253,10 +260,10 @@ fn add_with_priority_masks_prefixes_and_qualified_names() {
                     }
                 ),
             ],
-            action: hwxdp_p4::stf::ActionCall {
+            action: Some(hwxdp_p4::stf::ActionCall {
                 name: "pipe.set_port".into(),
                 args: vec![("port".into(), 5)]
-            },
+            }),
         }
     );
     let Command::Add { keys, .. } = one("add acl hd.ip.srcAddr:10&&&0xff drop()") else {
@@ -709,4 +716,49 @@ fn every_bundled_script_parses() {
         }
     }
     assert!(parsed > 0, "no STF scripts in {}", dir.display());
+}
+
+/// `add SET key:VALUE ...` without an action fills a value set of the parser: its map key is the fields packed
+/// big-endian (a 4-bit field in one byte), its value a zero `u32`; the set is named as written, qualified by the
+/// parser, or by its `@name` with dots as p4c-ebpf's external names write them.
+#[test]
+fn value_set_elements() {
+    for add in [
+        "add pairs field0:0x88b5 field1:0x7",
+        "add prs.pairs key.field1:7 key.field0:0x88b5",
+        "add prs_tagged field0:0x88b5 field1:0x7",
+    ] {
+        let w = encode(add).unwrap_or_else(|e| panic!("{add}: {e}"));
+        assert_eq!(
+            (w.map.as_str(), w.key, w.value),
+            ("pairs", vec![0x88, 0xb5, 0x07], vec![0; 4]),
+            "{add}"
+        );
+    }
+    let e = |text| encode(text).unwrap_err();
+    assert_eq!(
+        e("add pairs field0:1 field1:0x10"),
+        "test.stf:1: value 0x10 of `field1` does not fit in 4 bits"
+    );
+    assert_eq!(
+        e("add pairs field0:1"),
+        "test.stf:1: missing key field `field1`"
+    );
+    assert_eq!(
+        e("add pairs field0:1 field2:1 field1:1"),
+        "test.stf:1: value_set `pairs` has no field `field2`"
+    );
+    assert_eq!(e("add pairs field0:1&&&0xff field1:1"), "test.stf:1: field `field0` of value_set `pairs` is exact: it cannot have a mask, prefix or `*` digits");
+    assert_eq!(
+        e("add pairs field0:1 field1:1 drop()"),
+        "test.stf:1: value_set `pairs` takes no action"
+    );
+    assert_eq!(
+        e("add fwd dstAddr:1"),
+        "test.stf:1: add needs an action with arguments in parentheses, `act(...)`"
+    );
+    assert_eq!(
+        e("add nothing field0:1"),
+        "test.stf:1: unknown table `nothing`"
+    );
 }

@@ -17,6 +17,7 @@ mod stmt;
 mod subparser;
 mod table;
 mod types;
+mod valueset;
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,7 +25,7 @@ use crate::ast::{self, Decl, Program};
 use crate::diag::{Diagnostic, Span, SpanError};
 use crate::ir::{
     Action, ActionId, Checked, Counter, CounterId, EnumDef, Expr, HeaderDef, Local, LocalId, Root,
-    Stmt, StructDef, Table, TableId, Ty,
+    Stmt, StructDef, Table, TableId, Ty, ValueSet,
 };
 
 type CResult<T> = Result<T, SpanError>;
@@ -83,6 +84,8 @@ enum Binding {
     Counter(CounterId),
     /// An instance of another control (index into [`Checker::sub_controls`]), inlined where it is applied.
     SubControl(usize),
+    /// A `value_set` of the parser (index into [`Checker::value_sets`]).
+    ValueSet(usize),
 }
 
 /// Where the statements being checked are.
@@ -136,6 +139,8 @@ struct Checker<'a> {
     sub_control_depth: u32,
     tables: Vec<Table>,
     counters: Vec<Counter>,
+    /// The parser's value sets, each with its fields' types (a select's keys must have them).
+    value_sets: Vec<(ValueSet, Vec<Ty>)>,
     /// Statements to run before the statement being checked (`t.apply()` of `t.apply().hit`).
     hoist: Vec<Stmt>,
     ctx: Ctx,
@@ -171,6 +176,7 @@ impl<'a> Checker<'a> {
             sub_control_depth: 0,
             tables: Vec::new(),
             counters: Vec::new(),
+            value_sets: Vec::new(),
             hoist: Vec::new(),
             ctx: Ctx::Global,
             cond_depth: 0,

@@ -27,24 +27,21 @@ impl<'a> Checker<'a> {
             if self.local_decl(l, &mut prelude)? {
                 continue;
             }
-            match &l.kind {
-                DeclKind::Instance { ty, name, .. } => match self.parser_named(ty) {
-                    Some(sub) => {
-                        instances.insert(name.name.clone(), sub);
-                    }
-                    None => {
-                        return err(
-                            name.span,
-                            "unsupported construct: this instance in a parser",
-                        )
-                    }
-                },
-                _ => {
-                    return err(
-                        l.span,
-                        "unsupported construct: this declaration in a parser",
-                    )
-                }
+            let DeclKind::Instance { ty, name, .. } = &l.kind else {
+                return err(
+                    l.span,
+                    "unsupported construct: this declaration in a parser",
+                );
+            };
+            if let Some(element) = super::valueset::value_set_element(ty) {
+                self.declare_value_set(l, element)?;
+            } else if let Some(sub) = self.parser_named(ty) {
+                instances.insert(name.name.clone(), sub);
+            } else {
+                return err(
+                    name.span,
+                    "unsupported construct: this instance in a parser",
+                );
             }
         }
         let order = Self::state_order(states, &signature.name)?;
@@ -56,6 +53,7 @@ impl<'a> Checker<'a> {
         Ok(Parser {
             name: signature.name.name.clone(),
             states: out,
+            value_sets: self.value_sets.iter().map(|(v, _)| v.clone()).collect(),
         })
     }
 
@@ -116,9 +114,14 @@ impl<'a> Checker<'a> {
                 let tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
                 let mut out = Vec::new();
                 for c in cases {
-                    let keysets = self.keysets(&c.keyset, &tys, c.span)?;
+                    let value_set = self.case_value_set(&c.keyset, &tys)?;
+                    let keysets = match value_set {
+                        Some(_) => vec![KeysetElem::Any; tys.len()],
+                        None => self.keysets(&c.keyset, &tys, c.span)?,
+                    };
                     out.push(SelectCase {
                         keysets,
+                        value_set,
                         target: resolve(&c.state)?,
                     });
                 }

@@ -239,6 +239,10 @@ impl Gen<'_> {
             vars.push((w, raw));
         }
         for case in cases {
+            if let Some(set) = case.value_set {
+                self.value_set_case(set, keys, case.target)?;
+                continue;
+            }
             let mut conds = Vec::new();
             for (i, ks) in case.keysets.iter().enumerate() {
                 let (w, raw) = vars[i];
@@ -264,6 +268,30 @@ impl Gen<'_> {
             self.line(&format!("if ({cond}) goto {};", target_label(case.target)));
         }
         self.line("goto p_reject;");
+        Ok(())
+    }
+
+    /// A `select` case naming value set `set`: the keys packed as the set's map key (docs/p4.md), looked up.
+    fn value_set_case(
+        &mut self,
+        set: usize,
+        keys: &[Expr],
+        target: Target,
+    ) -> Result<(), Diagnostic> {
+        let vs = self.p.parser.value_sets[set].clone();
+        self.line(&format!(
+            "{{ struct vs{set}_key vk; __builtin_memset(&vk, 0, sizeof(vk));"
+        ));
+        let mut off = 0;
+        for (key, (_, width)) in keys.iter().zip(&vs.fields) {
+            self.key_bytes(key, *width, &format!("vk.b + {off}"))?;
+            off += width.div_ceil(8);
+        }
+        self.line(&format!(
+            "if (bpf_map_lookup_elem(&{}, &vk)) goto {}; }}",
+            ident(&vs.name),
+            target_label(target)
+        ));
         Ok(())
     }
 

@@ -122,6 +122,23 @@ impl Gen<'_> {
                 &format!("{name}_defact"),
             );
         }
+        for (id, vs) in self.p.parser.value_sets.iter().enumerate() {
+            let taken = self.p.control.tables.iter().any(|t| t.name == vs.name)
+                || self.p.control.counters.iter().any(|c| c.name == vs.name);
+            if taken {
+                return Err(self.error(
+                    vs.span,
+                    format!("value_set `{}` has the name of a table or counter: both would be the map `{}`", vs.name, vs.name),
+                ));
+            }
+            let _ = writeln!(
+                out,
+                "struct vs{id}_key {{ u8 b[{}]; }} __attribute__((packed));\nstruct {{\n    __uint(type, BPF_MAP_TYPE_HASH);\n    __uint(max_entries, {});\n    __type(key, struct vs{id}_key);\n    __type(value, u32);\n}} {} SEC(\".maps\");",
+                vs.key_bytes().max(1),
+                vs.size,
+                ident(&vs.name)
+            );
+        }
         for c in &self.p.control.counters {
             let kind = if c.sparse {
                 "BPF_MAP_TYPE_HASH"
@@ -253,7 +270,7 @@ impl Gen<'_> {
     }
 
     /// Stores a key value as big-endian bytes at `dst`.
-    fn key_bytes(&mut self, e: &Expr, width: u32, dst: &str) -> Result<(), Diagnostic> {
+    pub(super) fn key_bytes(&mut self, e: &Expr, width: u32, dst: &str) -> Result<(), Diagnostic> {
         let n = width.div_ceil(8);
         if let Some(loc) = loc_of(self.p, e) {
             if self.reprs.is_raw(loc) {

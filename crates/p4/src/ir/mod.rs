@@ -10,7 +10,7 @@ mod unit;
 pub use expr::{Expr, ExprKind, ExternFn, KeysetElem, Root, Stmt, SwitchArm};
 pub use unit::{
     Action, Arch, ConstEntry, Control, Counter, MatchKind, Parser, SelectCase, State, Storage,
-    Table, TableImpl, TableKey, Target, Transition,
+    Table, TableImpl, TableKey, Target, Transition, ValueSet,
 };
 
 use crate::diag::{SourceMap, Span};

@@ -20,6 +20,32 @@ pub struct Parser {
     /// Its states; [`Parser::START`] is `start`. The parser's own variable declarations (outside any state) are
     /// [`Stmt::Declare`]s at the beginning of `start`'s statements.
     pub states: Vec<State>,
+    /// Its `value_set` instances; a [`SelectCase::value_set`] is an index into them.
+    pub value_sets: Vec<ValueSet>,
+}
+
+/// A `value_set<T>(size)` of the parser: a set of key tuples the control plane fills (a hash map, docs/p4.md), which
+/// a `select` case matches when its keys are in it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueSet {
+    /// The instance's name (the map's name).
+    pub name: String,
+    /// The element's fields and their widths in bits: `field0` for a `bit<N>`, `field0`, `field1`, ... for a tuple,
+    /// the field names of a struct or header.
+    pub fields: Vec<(String, u32)>,
+    /// `size`: how many elements the set holds.
+    pub size: u32,
+    /// The name of its `@name("...")` annotation (a leading `.` removed), if any.
+    pub annotated: Option<String>,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+impl ValueSet {
+    /// The size of the map's key in bytes: every field big-endian in `ceil(width / 8)` bytes, packed.
+    pub fn key_bytes(&self) -> u32 {
+        self.fields.iter().map(|(_, w)| w.div_ceil(8)).sum()
+    }
 }
 
 impl Parser {
@@ -66,8 +92,10 @@ pub enum Transition {
 /// One case of a select.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SelectCase {
-    /// One keyset per key (`default` is `Any` for every key).
+    /// One keyset per key (`default` is `Any` for every key; so is a value set's case).
     pub keysets: Vec<KeysetElem>,
+    /// The case is a value set (an index into [`Parser::value_sets`]): it matches when the keys are in the set.
+    pub value_set: Option<usize>,
     /// Where it goes.
     pub target: Target,
 }

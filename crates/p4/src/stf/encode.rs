@@ -7,8 +7,9 @@
 //! `u32 rank` (highest wins): `(PRIO + 1) << 16 | (0xffff - slot)`.
 
 use super::keys::{be_bytes, bytes, find_named, fits, match_keys};
+use super::KeyValue;
 use super::{ActionCall, Command, StfError};
-use crate::ir::{Checked, MatchKind, Storage, Table, Ty};
+use crate::ir::{Checked, MatchKind, Storage, Table, Ty, ValueSet};
 
 /// The highest `add` priority a ternary entry may have (it must fit in the rank's upper 16 bits).
 pub const TERNARY_MAX_PRIORITY: u32 = 0xfffe;
@@ -92,18 +93,20 @@ impl<'a> Encoder<'a> {
     fn encode_inner(&mut self, command: &Command) -> Result<MapWrite, String> {
         let tables = &self.program.control.tables;
         let (table_name, action) = match command {
-            Command::Add { table, action, .. } | Command::SetDefault { table, action } => {
-                (table, action)
-            }
+            Command::Add { table, action, .. } => (table, action.as_ref()),
+            Command::SetDefault { table, action } => (table, Some(action)),
             _ => return Err("not a table command".into()),
         };
         let control = &self.program.control.name;
         let entities = tables
             .iter()
             .map(|t| (t.name.as_str(), t.annotated.as_deref()));
-        let t = find_named(entities, control, table_name)
-            .ok_or_else(|| format!("unknown table `{table_name}`"))?;
+        let Some(t) = find_named(entities, control, table_name) else {
+            return self.value_set_element(command);
+        };
         let table = &tables[t];
+        let action =
+            action.ok_or("add needs an action with arguments in parentheses, `act(...)`")?;
         let action = self.action_value(table, action)?;
         let Command::Add { priority, keys, .. } = command else {
             if table.default_is_const {
@@ -203,6 +206,37 @@ impl<'a> Encoder<'a> {
         })
     }
 
+    /// The map write of `add SET key:VALUE ...` for a value set of the parser: the key fields packed as the
+    /// set's map key; the value (unused) is a zero `u32`.
+    fn value_set_element(&self, command: &Command) -> Result<MapWrite, String> {
+        let Command::Add {
+            table: name,
+            keys,
+            action,
+            ..
+        } = command
+        else {
+            return Err("not a table command".into());
+        };
+        let parser = &self.program.parser;
+        let sets = parser
+            .value_sets
+            .iter()
+            .map(|v| (v.name.as_str(), v.annotated.as_deref()));
+        let set = find_named(sets, &parser.name, name)
+            .map(|i| &parser.value_sets[i])
+            .ok_or_else(|| format!("unknown table `{name}`"))?;
+        if action.is_some() {
+            return Err(format!("value_set `{}` takes no action", set.name));
+        }
+        let key = value_set_key(set, keys)?;
+        Ok(MapWrite {
+            map: set.name.clone(),
+            key,
+            value: vec![0; 4],
+        })
+    }
+
     /// `u32 action` and the parameters, padded to the table's largest parameter block.
     fn action_value(&self, table: &Table, call: &ActionCall) -> Result<Vec<u8>, String> {
         let actions = &self.program.control.actions;
@@ -268,4 +302,45 @@ impl<'a> Encoder<'a> {
         ty.scalar_width(self.program)
             .ok_or_else(|| format!("parameter `{name}` is not a scalar"))
     }
+}
+
+/// The map key of a value set's element: every field given once, exactly, by its name (`field0`, a struct field),
+/// also after `key.`; big-endian, packed.
+fn value_set_key(set: &ValueSet, given: &[(String, KeyValue)]) -> Result<Vec<u8>, String> {
+    let mut values: Vec<Option<u128>> = vec![None; set.fields.len()];
+    for (name, kv) in given {
+        let bare = name.strip_prefix("key.").unwrap_or(name);
+        let i = set
+            .fields
+            .iter()
+            .position(|(f, _)| f == bare)
+            .ok_or_else(|| format!("value_set `{}` has no field `{name}`", set.name))?;
+        let width = set.fields[i].1;
+        let value = match *kv {
+            KeyValue::Value {
+                value,
+                dont_care: 0,
+            } => value,
+            _ => {
+                return Err(format!(
+                    "field `{name}` of value_set `{}` is exact: it cannot have a mask, prefix or `*` digits",
+                    set.name
+                ))
+            }
+        };
+        if !fits(value, width) {
+            return Err(format!(
+                "value {value:#x} of `{name}` does not fit in {width} bits"
+            ));
+        }
+        if values[i].replace(value).is_some() {
+            return Err(format!("key field `{name}` is given twice"));
+        }
+    }
+    let mut key = Vec::new();
+    for ((field, width), value) in set.fields.iter().zip(values) {
+        let value = value.ok_or_else(|| format!("missing key field `{field}`"))?;
+        key.extend(be_bytes(value, *width));
+    }
+    Ok(key)
 }

@@ -87,7 +87,8 @@ pub(super) fn match_keys(
 
 /// The index of the entity `wanted` names among `entities` (`(name, @name annotation)` pairs of the control
 /// `control`). A name matches when it is the entity's name or annotation, either of them qualified by the control as
-/// P4 (`pipe.t`) or p4c-ebpf's generated code (`pipe_t`) spells it, or `_NoAction` for `NoAction`; failing that, when
+/// P4 (`pipe.t`) or p4c-ebpf's generated code (`pipe_t`) spells it, an annotation with its dots as `_` (p4c-ebpf's
+/// external name of `@name("pipe.t")`), or `_NoAction` for `NoAction`; failing that, when
 /// its last `.` component is the name (`ingress.pipe.t`).
 pub(super) fn find_named<'n>(
     entities: impl Iterator<Item = (&'n str, Option<&'n str>)> + Clone,
@@ -101,6 +102,7 @@ pub(super) fn find_named<'n>(
     };
     let spells = |base: &str| {
         wanted == base
+            || (base.contains('.') && wanted == base.replace('.', "_"))
             || wanted
                 .strip_prefix(control)
                 .and_then(|rest| rest.strip_prefix(['.', '_']))

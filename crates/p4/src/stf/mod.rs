@@ -67,7 +67,8 @@ pub enum Command {
         /// What the packet must look like, or `None` for any content.
         pattern: Option<Pattern>,
     },
-    /// `add TABLE [PRIO] key:VALUE ... ACTION(arg:VALUE, ...)`.
+    /// `add TABLE [PRIO] key:VALUE ... ACTION(arg:VALUE, ...)`, or `add VALUE_SET key:VALUE ...` (no action): an
+    /// element of a parser's `value_set`.
     Add {
         /// The table, as written (possibly qualified, `pipe.tbl`).
         table: String,
@@ -75,8 +76,8 @@ pub enum Command {
         priority: Option<u32>,
         /// Key fields as written (full key expression or a suffix of it) with their values.
         keys: Vec<(String, KeyValue)>,
-        /// The action and its arguments.
-        action: ActionCall,
+        /// The action and its arguments; `None` for an element of a value set.
+        action: Option<ActionCall>,
     },
     /// `setdefault TABLE ACTION(args)`.
     SetDefault {

@@ -136,25 +136,29 @@ fn glue(text: &str) -> String {
 }
 
 fn parse_add(rest: &str) -> Result<Command, String> {
-    let open = rest
-        .find('(')
-        .ok_or("add needs an action with arguments in parentheses, `act(...)`")?;
-    let head = &rest[..open];
-    // The action name is the last word before `(`.
-    // Past the whitespace character itself, which may take several bytes (U+00A0 takes two).
-    let name_start = head
-        .trim_end()
-        .char_indices()
-        .rev()
-        .find(|(_, c)| c.is_whitespace())
-        .map_or(0, |(i, c)| i + c.len_utf8());
-    let (action, tail) = parse_action(&rest[name_start..])?;
-    if tail.starts_with('=') {
-        return Err("entry handles (`= NAME`) are not supported".into());
-    }
-    if !tail.is_empty() {
-        return Err(format!("unexpected `{tail}` after the action"));
-    }
+    // Without `(` there is no action: the element of a value set.
+    let (action, name_start) = match rest.find('(') {
+        None => (None, rest.len()),
+        Some(open) => {
+            let head = &rest[..open];
+            // The action name is the last word before `(`.
+            // Past the whitespace character itself, which may take several bytes (U+00A0 takes two).
+            let name_start = head
+                .trim_end()
+                .char_indices()
+                .rev()
+                .find(|(_, c)| c.is_whitespace())
+                .map_or(0, |(i, c)| i + c.len_utf8());
+            let (action, tail) = parse_action(&rest[name_start..])?;
+            if tail.starts_with('=') {
+                return Err("entry handles (`= NAME`) are not supported".into());
+            }
+            if !tail.is_empty() {
+                return Err(format!("unexpected `{tail}` after the action"));
+            }
+            (Some(action), name_start)
+        }
+    };
     let head = glue(&rest[..name_start]);
     let mut words = head.split_whitespace();
     let table = words.next().ok_or("add needs a table")?.to_string();
@@ -168,9 +172,11 @@ fn parse_add(rest: &str) -> Result<Command, String> {
             priority = Some(p);
             continue;
         }
-        let (name, value) = word
-            .split_once(':')
-            .ok_or_else(|| format!("expected `key:VALUE`, found `{word}`"))?;
+        let (name, value) = word.split_once(':').ok_or_else(|| match action {
+            // A word that is no key in an `add` without `(`: an action without its parentheses.
+            None => "add needs an action with arguments in parentheses, `act(...)`".to_string(),
+            Some(_) => format!("expected `key:VALUE`, found `{word}`"),
+        })?;
         if name.is_empty() {
             return Err(format!("missing key name in `{word}`"));
         }

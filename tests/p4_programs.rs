@@ -9,11 +9,18 @@ use support::*;
 /// Runs `tests/p4/NAME.p4` with `tests/p4/NAME.stf` on `backend`: the script must pass, with at least one expectation
 /// met.
 fn stf_passes_on(name: &str, backend: &str) {
+    stf_passes_with(name, backend, &[]);
+}
+
+/// [`stf_passes_on`] with more arguments of `hwxdp stf`.
+fn stf_passes_with(name: &str, backend: &str, extra: &[&str]) {
     let dir = repo_root().join("tests/p4");
     let p4 = dir.join(format!("{name}.p4")).display().to_string();
     let stf = dir.join(format!("{name}.stf")).display().to_string();
     let out = scratch_dir(&format!("p4-programs-{backend}-{name}"));
-    let run = hwxdp(&["stf", "--backend", backend, &p4, &stf, "-o", &out]);
+    let mut args = vec!["stf", "--backend", backend, &p4, &stf, "-o", &out];
+    args.extend_from_slice(extra);
+    let run = hwxdp(&args);
     assert!(run.ok, "{name} on {backend}:\n{}", run.all);
     assert!(
         run.stdout.contains(", 0 failures") && !run.stdout.contains(" 0 expectations met"),
@@ -70,6 +77,53 @@ p4_program_tests! {
         "A control instance applied twice: one table, action and counter for both, each with its own arguments.";
     value_sets_in_select => "feat_value_set":
         "`value_set`s (a tuple and a `bit<8>` one) filled by the STF's action-less `add`, in `select` cases.";
+}
+
+/// Externs implemented in C (`--extern-c FILE`, p4c-ebpf's interface: `test.h`, `struct NAME` with host-order fields
+/// and `ebpf_valid`, `REGISTER_TABLE`, `BPF_MAP_LOOKUP_ELEM`): a header and a number in, the headers struct with a
+/// map of the C file's own, a call as a statement.
+#[test]
+fn externs_implemented_in_c() {
+    let c = repo_root()
+        .join("tests/p4/feat_c_extern.c")
+        .display()
+        .to_string();
+    stf_passes_with("feat_c_extern", "interp", &["--extern-c", &c]);
+    require_kernel();
+    stf_passes_with("feat_c_extern", "kernel", &["--extern-c", &c]);
+}
+
+/// A C extern without its file, and a file clang refuses: one error naming the extern, or the file and line.
+#[test]
+fn extern_c_errors_name_the_extern_or_the_line() {
+    let dir = scratch_dir("p4-programs-extern-c-errors");
+    let p4 = repo_root()
+        .join("tests/p4/feat_c_extern.p4")
+        .display()
+        .to_string();
+    let obj = format!("{dir}/feat_c_extern.o");
+    let run = hwxdp(&["p4c", &p4, "-o", &obj]);
+    assert!(!run.ok, "{}", run.all);
+    assert!(
+        run.stderr
+            .contains("extern `mix` is not implemented by the architecture")
+            && run.stderr.contains("--extern-c FILE"),
+        "{}",
+        run.all
+    );
+    let bad = format!("{dir}/broken.c");
+    std::fs::write(
+        &bad,
+        "#include \"test.h\"\n\nu16 mix(const struct val_h v, u8 s) { return v.nope; }\n",
+    )
+    .unwrap();
+    let run = hwxdp(&["p4c", &p4, "-o", &obj, "--extern-c", &bad]);
+    assert!(!run.ok, "{}", run.all);
+    assert!(
+        run.stderr.contains(&format!("{bad}:3:")) && run.stderr.contains("nope"),
+        "{}",
+        run.all
+    );
 }
 
 /// `hwxdp stf --backend` takes every backend of the registry: the software models, and an RTL one (eHDL's pipeline

@@ -166,6 +166,7 @@ fn checked(arch: Arch, tag_width: u32) -> Checked {
             apply: vec![],
         },
         deparser: vec![],
+        c_externs: vec![],
         sources: SourceMap::default(),
     }
 }

@@ -33,7 +33,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         None => args.p4.with_extension("o"),
     };
-    let options = args.codegen.options();
     let scratch;
     let c_path = match &args.emit_c {
         Some(path) => path.clone(),
@@ -42,7 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             scratch.join("program.c")
         }
     };
-    let checked = p4build::compile(&args.p4, &c_path, &output, &options);
+    let checked = p4build::compile(&args.p4, &c_path, &output, &args.codegen);
     if args.emit_c.is_none() {
         let _ = std::fs::remove_dir_all(c_path.parent().unwrap_or(&c_path));
     }

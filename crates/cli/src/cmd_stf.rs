@@ -68,11 +68,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     std::fs::create_dir_all(&out)
         .with_context(|| format!("{}: cannot create directory", out.display()))?;
-    let result = crate::p4build::build(&args.p4, &out, &args.codegen.options()).and_then(
-        |(checked, object)| {
+    let result =
+        crate::p4build::build(&args.p4, &out, &args.codegen).and_then(|(checked, object)| {
             stf_run::run_script(&object, &checked, &stf_name, &script, &args.backend)
-        },
-    );
+        });
     if temporary {
         let _ = std::fs::remove_dir_all(&out);
     }

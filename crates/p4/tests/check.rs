@@ -796,3 +796,41 @@ fn value_sets_in_select() {
         "t.p4:5:108: `vs` is not a value"
     );
 }
+
+/// A user extern no architecture implements is a C extern (`--extern-c`): called in an expression or as a
+/// statement, listed once in `c_externs`; `out` parameters, stacks and struct results are refused.
+#[test]
+fn externs_implemented_in_c() {
+    let with = |decls: &str, body: &str| {
+        control(body).replace("control C(", &format!("{decls}\ncontrol C("))
+    };
+    let c = ok(&with(
+        "extern bool seen(in E e, in bit<8> salt);\nextern void note(in H h);",
+        "apply { if (seen(h.e, 1)) { note(h); } note(h); }",
+    ));
+    assert_eq!(c.c_externs, vec!["seen".to_string(), "note".to_string()]);
+    let Stmt::If { cond, then, .. } = &c.control.apply[0] else {
+        panic!("{:?}", c.control.apply);
+    };
+    assert!(
+        matches!(&cond.kind, ExprKind::CExtern { name, args } if name == "seen" && args.len() == 2)
+    );
+    assert!(
+        matches!(&then[0], Stmt::Eval(e) if matches!(&e.kind, ExprKind::CExtern { name, .. } if name == "note"))
+    );
+    assert_eq!(
+        fails(&with("extern void f(out bit<8> x);", "apply { bit<8> v; f(v); }")),
+        "t.p4:7:26: unsupported construct: `out` and `inout` parameters of an extern implemented in C"
+    );
+    assert_eq!(
+        fails(&with("extern E f();", "apply { h.e = f(); }")),
+        "t.p4:7:10: unsupported construct: a C extern returning E"
+    );
+    assert_eq!(
+        fails(&with(
+            "extern bool f(in M[4] m);",
+            "apply { if (f(h.m)) { exit; } }"
+        )),
+        "t.p4:7:18: invalid parameter type M[4] of a C extern"
+    );
+}

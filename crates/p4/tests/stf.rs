@@ -156,6 +156,7 @@ fn program() -> Checked {
             apply: vec![],
         },
         deparser: vec![],
+        c_externs: vec![],
         sources: SourceMap::default(),
     }
 }

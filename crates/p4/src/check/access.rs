@@ -255,6 +255,9 @@ impl Checker<'_> {
                     return err(f.span, format!("unknown name `{}`", f.name));
                 };
                 let Some(which) = extern_fn(&f.name) else {
+                    if super::cextern::is_c_extern(&f.name) {
+                        return self.c_extern_call(f, sig, args, span);
+                    }
                     if matches!(f.name.as_str(), "verify" | "hwxdp_perf_event_output") {
                         return err(f.span, format!("`{}` does not return a value", f.name));
                     }

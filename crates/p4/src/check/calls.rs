@@ -181,6 +181,13 @@ impl Checker<'_> {
                     name if extern_fn(name).is_some() => {
                         err(span, format!("unused result of `{name}`"))
                     }
+                    name if super::cextern::is_c_extern(name) => {
+                        let sig = self.extern_fns[name];
+                        let call = self.c_extern_call(f, sig, args, span)?;
+                        self.flush(out);
+                        out.push(Stmt::Eval(call));
+                        Ok(())
+                    }
                     _ => err(f.span, format!("unknown extern `{}`", f.name)),
                 };
             }

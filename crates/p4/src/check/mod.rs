@@ -8,6 +8,7 @@
 mod access;
 mod arch;
 mod calls;
+mod cextern;
 mod control;
 mod expr;
 mod fold;
@@ -139,6 +140,8 @@ struct Checker<'a> {
     sub_control_depth: u32,
     tables: Vec<Table>,
     counters: Vec<Counter>,
+    /// The user externs implemented in C that the program calls, in order of first call.
+    c_externs: Vec<String>,
     /// The parser's value sets, each with its fields' types (a select's keys must have them).
     value_sets: Vec<(ValueSet, Vec<Ty>)>,
     /// Statements to run before the statement being checked (`t.apply()` of `t.apply().hit`).
@@ -177,6 +180,7 @@ impl<'a> Checker<'a> {
             tables: Vec::new(),
             counters: Vec::new(),
             value_sets: Vec::new(),
+            c_externs: Vec::new(),
             hoist: Vec::new(),
             ctx: Ctx::Global,
             cond_depth: 0,
@@ -204,6 +208,7 @@ impl<'a> Checker<'a> {
             parser,
             control,
             deparser,
+            c_externs: self.c_externs,
             sources: self.prog.sources.clone(),
         })
     }

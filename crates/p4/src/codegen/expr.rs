@@ -182,6 +182,7 @@ impl Gen<'_> {
                     ExternFn::KtimeGetNs => self.wrap("bpf_ktime_get_ns()", &e.ty),
                 }
             }
+            ExprKind::CExtern { name, args } => self.c_extern_call(name, args, &e.ty)?,
             ExprKind::Lookahead => self.lookahead(e)?,
             ExprKind::PacketLength => "((u32)(end - pkt))".to_string(),
         })

@@ -6,6 +6,7 @@
 //! network byte order (no conversion when parsing or deparsing them), and [`Options::writeback_changed_only`] has the
 //! deparser write back only the headers the program may change when the packet's layout is unchanged.
 
+mod cextern;
 mod ctypes;
 mod expr;
 mod packet;
@@ -15,6 +16,7 @@ mod tables;
 
 use crate::diag::Diagnostic;
 use crate::ir::{Arch, Checked};
+pub use cextern::EXTERN_C_MACRO;
 use ctypes::{c_type, type_defs, PRELUDE};
 use repr::Reprs;
 use std::collections::HashSet;
@@ -86,6 +88,7 @@ pub fn generate(program: &Checked, options: &Options) -> Result<String, Diagnost
     if g.uses_perf_packet {
         out += "struct {\n    __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);\n    __uint(key_size, sizeof(u32));\n    __uint(value_size, sizeof(u32));\n} perf_event SEC(\".maps\");\n";
     }
+    out += &cextern::interface(program);
     let _ = writeln!(
         out,
         "\nSEC(\"xdp\")\nint {PROGRAM_NAME}(struct xdp_md *ctx)\n{{"

@@ -234,7 +234,7 @@ impl Analysis<'_> {
                     self.expr(a, Need::Number);
                 }
             }
-            Stmt::Advance(e) | Stmt::PerfOutput(e) => self.expr(e, Need::Number),
+            Stmt::Advance(e) | Stmt::PerfOutput(e) | Stmt::Eval(e) => self.expr(e, Need::Number),
             Stmt::Verify { cond, .. } => self.expr(cond, Need::Number),
             Stmt::SetValid(_)
             | Stmt::SetInvalid(_)
@@ -339,7 +339,9 @@ impl Analysis<'_> {
                 self.expr(a, Need::Number);
                 self.expr(b, Need::Number);
             }
-            ExprKind::StructInit(es) | ExprKind::Extern(_, es) => {
+            ExprKind::StructInit(es)
+            | ExprKind::Extern(_, es)
+            | ExprKind::CExtern { args: es, .. } => {
                 for x in es {
                     self.expr(x, Need::Number);
                 }

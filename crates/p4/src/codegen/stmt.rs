@@ -15,6 +15,7 @@ pub fn stmt_span(s: &Stmt) -> Option<Span> {
         Stmt::SetValid(e)
         | Stmt::SetInvalid(e)
         | Stmt::PerfOutput(e)
+        | Stmt::Eval(e)
         | Stmt::Extract(e)
         | Stmt::Advance(e)
         | Stmt::Emit(e) => Some(e.span),
@@ -129,6 +130,10 @@ impl Gen<'_> {
                     "{ u32 ps_ = (u32)(end - pkt); bpf_perf_event_output(ctx, &perf_event, \
                      ((u64)ps_ << 32) | BPF_F_CURRENT_CPU, &ps_, sizeof(ps_)); }",
                 );
+            }
+            Stmt::Eval(e) => {
+                let call = self.number(e)?;
+                self.line(&format!("{call};"));
             }
             Stmt::Extract(e) => self.extract(e)?,
             Stmt::Advance(e) => self.advance(e)?,

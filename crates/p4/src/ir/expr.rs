@@ -84,6 +84,9 @@ pub enum ExprKind {
     StructInit(Vec<Expr>),
     /// A call of an extern function.
     Extern(ExternFn, Vec<Expr>),
+    /// A call of a user extern function implemented in C (`--extern-c FILE`), its arguments one per parameter, all
+    /// `in`; of type `Void` or a scalar.
+    CExtern { name: String, args: Vec<Expr> },
     /// `packet.lookahead<T>()`, of this expression's type; only in the parser.
     Lookahead,
     /// `packet.length()`: the packet's length in bytes, a `bit<32>`; only in the parser.
@@ -160,6 +163,8 @@ pub enum Stmt {
     /// `BPF_PERF_EVENT_OUTPUT()` of P4C-XDP's `xdp_model.p4`: a perf sample of the packet's length (`u32`, host
     /// order) followed by the whole packet, as P4C-XDP generates it.
     PerfPacket,
+    /// A call whose result, if any, is unused: a C extern ([`ExprKind::CExtern`]) called as a statement.
+    Eval(Expr),
     /// `packet.extract(h)`: `h` a header lvalue or a [`ExprKind::StackNext`].
     Extract(Expr),
     /// `packet.advance(bits)`.

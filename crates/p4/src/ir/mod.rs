@@ -153,6 +153,8 @@ pub struct Checked {
     pub control: Control,
     /// The deparser's statements (only [`Stmt::Emit`], `if` and assignments); empty for the filter model.
     pub deparser: Vec<Stmt>,
+    /// The user externs implemented in C (`--extern-c FILE`) the program calls ([`ExprKind::CExtern`]).
+    pub c_externs: Vec<String>,
     /// The files the program came from, for diagnostics.
     pub sources: SourceMap,
 }

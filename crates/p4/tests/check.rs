@@ -472,7 +472,8 @@ fn unknown_names() {
     .replace("xdp(P(),", "xdp(Q(),");
     assert_eq!(fails(&src), "t.p4:12:59: unknown state `nowhere`");
     let src = "#include <xdp_model.p4>\nextern void bar();\nstruct H { }\nparser P(packet_in p, out H h) { state start { transition accept; } }\ncontrol C(inout H h, in xdp_input i, out xdp_output o) { apply { bar(); } }\ncontrol D(in H h, packet_out p) { apply { } }\nxdp(P(), C(), D()) main;\n";
-    assert_eq!(fails(src), "t.p4:5:66: unknown extern `bar`");
+    // A function no model implements is the user's C extern (`--extern-c`), which `hwxdp p4c` asks for.
+    assert_eq!(ok(src).c_externs, vec!["bar".to_string()]);
     assert_eq!(
         ctl_err("apply { bool b = error.Oops == error.NoError; }"),
         "t.p4:8:24: unknown error `Oops`"
@@ -573,8 +574,24 @@ fn unsupported_constructs() {
         "t.p4:7:23: unsupported construct: `return` in an applied control instance"
     );
     assert_eq!(
-        ctl_err("action a(in bit<8> v) { } apply { }"),
-        "t.p4:8:10: unsupported construct: directional action parameters"
+        ctl_err("action a(in bit<8> v) { v = 1; } apply { }"),
+        "t.p4:8:25: cannot assign to `in` parameter `v`"
+    );
+    assert_eq!(
+        ctl_err("action a(out bit<8> v) { v = 1; } apply { a(h.e.t[7:0] + 1); }"),
+        "t.p4:8:45: cannot assign to this expression"
+    );
+    assert_eq!(
+        ctl_err("action a(bit<8> k, in bit<8> v) { } apply { }"),
+        "t.p4:8:20: directional parameters must come before the action data (directionless) ones"
+    );
+    assert_eq!(
+        ctl_err("action a(in bit<8> v) { } table t { key = { h.e.t : exact; } actions = { a; } } apply { }"),
+        "t.p4:8:74: unsupported construct: an action with directional parameters in `actions`"
+    );
+    assert_eq!(
+        ctl_err("action a(in bit<8> v, bit<8> k) { } apply { a(v = 1, k = 2); }"),
+        "t.p4:8:45: `a` takes its 1 directional arguments first, by position"
     );
     assert_eq!(
         ctl_err("apply { return 1; }"),

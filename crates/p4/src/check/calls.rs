@@ -3,10 +3,21 @@
 
 use super::access::extern_fn;
 use super::expr::mk;
-use super::{err, Binding, CResult, Checker, Ctx};
-use crate::ast::{self, Argument, Ident};
+use super::{err, Access, Binding, CResult, Checker, Ctx};
+use crate::ast::{self, Argument, Direction, Ident};
 use crate::diag::Span;
-use crate::ir::{ActionId, CounterId, Expr, ExprKind, Stmt, Ty};
+use crate::ir::{ActionId, CounterId, Expr, ExprKind, LocalId, Root, Stmt, Ty};
+
+/// A directional parameter of an action.
+#[derive(Clone, Debug)]
+pub(super) struct DirParam {
+    /// The local the action reads and writes.
+    local: LocalId,
+    /// Its type.
+    ty: Ty,
+    /// `in`, `out` or `inout`.
+    direction: Direction,
+}
 
 impl Checker<'_> {
     pub(super) fn call_stmt(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> CResult<()> {
@@ -197,13 +208,99 @@ impl Checker<'_> {
             self.in_apply(span)?;
         }
         let id = self.find_action(f)?;
-        let args = self.action_args(id, args, span)?;
+        let dirs = self.action_dirs.get(&id).cloned().unwrap_or_default();
+        let (bound, data) = args.split_at(dirs.len().min(args.len()));
+        let named = args.iter().any(|a| a.name.is_some());
+        if !dirs.is_empty() && (args.len() < dirs.len() || named) {
+            return err(
+                span,
+                format!(
+                    "`{}` takes its {} directional arguments first, by position",
+                    f.name,
+                    dirs.len()
+                ),
+            );
+        }
+        let (copy_in, copy_out) = self.bind_directional(&dirs, bound)?;
+        let args = self.action_args(id, data, span)?;
         self.flush(out);
+        out.extend(copy_in);
         out.push(Stmt::CallAction { action: id, args });
+        out.extend(copy_out);
         Ok(())
     }
 
-    /// Arguments of a call of an action, one per parameter.
+    /// A directional parameter of an action: a local bound in the action's scope, read-only when `in`.
+    pub(super) fn directional_param(&mut self, p: &ast::Param) -> CResult<DirParam> {
+        let ty = self.resolve_type(&p.ty)?;
+        if matches!(ty, Ty::Void | Ty::InfInt) {
+            return err(
+                p.ty.span,
+                format!("invalid parameter type {}", self.ty_name(&ty)),
+            );
+        }
+        let local = self.new_local(&p.name, ty.clone());
+        let access = if p.direction == Direction::In {
+            Access::In
+        } else {
+            Access::Write
+        };
+        self.bind(
+            &p.name,
+            Binding::Var {
+                root: Root::Local(local),
+                ty: ty.clone(),
+                access,
+            },
+        )?;
+        Ok(DirParam {
+            local,
+            ty,
+            direction: p.direction,
+        })
+    }
+
+    /// The copy-in (`in`, `inout`) and copy-out (`out`, `inout`) assignments of a call's directional arguments;
+    /// an `out` or `inout` argument must be assignable.
+    fn bind_directional(
+        &mut self,
+        dirs: &[DirParam],
+        args: &[Argument],
+    ) -> CResult<(Vec<Stmt>, Vec<Stmt>)> {
+        let (mut copy_in, mut copy_out) = (Vec::new(), Vec::new());
+        for (d, a) in dirs.iter().zip(args) {
+            let var = Expr {
+                kind: ExprKind::Var(Root::Local(d.local)),
+                ty: d.ty.clone(),
+                span: a.value.span,
+            };
+            if d.direction == Direction::In {
+                let value = self.expr_as(&a.value, &d.ty)?;
+                copy_in.push(Stmt::Assign {
+                    lhs: var,
+                    rhs: value,
+                });
+                continue;
+            }
+            let place = self.lvalue(&a.value)?;
+            if place.ty != d.ty {
+                return self.mismatch(a.value.span, &d.ty, &place.ty);
+            }
+            if d.direction == Direction::InOut {
+                copy_in.push(Stmt::Assign {
+                    lhs: var.clone(),
+                    rhs: place.clone(),
+                });
+            }
+            copy_out.push(Stmt::Assign {
+                lhs: place,
+                rhs: var,
+            });
+        }
+        Ok((copy_in, copy_out))
+    }
+
+    /// Arguments of a call of an action, one per action data (directionless) parameter.
     pub(super) fn action_args(
         &mut self,
         id: ActionId,

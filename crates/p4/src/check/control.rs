@@ -236,12 +236,17 @@ impl<'a> Checker<'a> {
         let saved = std::mem::replace(&mut self.ctx, Ctx::Action);
         let lowered = self.scoped(|c| {
             let (mut ids, mut sig, mut prefix) = (Vec::new(), Vec::new(), Vec::new());
+            let mut dirs = Vec::new();
             for p in params {
                 if p.direction != Direction::None {
-                    return err(
-                        p.span,
-                        "unsupported construct: directional action parameters",
-                    );
+                    if !sig.is_empty() {
+                        return err(
+                            p.span,
+                            "directional parameters must come before the action data (directionless) ones",
+                        );
+                    }
+                    dirs.push(c.directional_param(p)?);
+                    continue;
                 }
                 let ty = c.resolve_type(&p.ty)?;
                 let id = c.new_local(&p.name, ty.clone());
@@ -285,11 +290,12 @@ impl<'a> Checker<'a> {
                 )?;
             }
             prefix.extend(c.block(&body.stmts)?);
-            Ok((ids, sig, prefix))
+            Ok((ids, sig, prefix, dirs))
         });
         self.ctx = saved;
-        let (params, sig, body) = lowered?;
+        let (params, sig, body, dirs) = lowered?;
         self.action_sigs.insert(self.actions.len(), sig);
+        self.action_dirs.insert(self.actions.len(), dirs);
         self.actions.push(Action {
             name: name.name.clone(),
             params,

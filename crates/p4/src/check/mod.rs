@@ -133,6 +133,9 @@ struct Checker<'a> {
     /// Per action (by id): its parameters as declared, name and type. A struct-typed parameter is one of them here
     /// and several leaf locals in [`Action::params`] ([`Checker::flatten_args`]).
     action_sigs: HashMap<ActionId, Vec<(String, Ty)>>,
+    /// Per action (by id): its directional parameters (`in`, `out`, `inout`), which come before the action data and
+    /// are bound by the call ([`calls`]): the local, its name and type, its direction.
+    action_dirs: HashMap<ActionId, Vec<calls::DirParam>>,
     /// Control instances declared in controls: the instance's name, the control, and once it is applied, its
     /// inlined body.
     sub_controls: Vec<(String, &'a Decl, Option<control::AppliedControl>)>,
@@ -175,6 +178,7 @@ impl<'a> Checker<'a> {
             locals: Vec::new(),
             actions: Vec::new(),
             action_sigs: HashMap::new(),
+            action_dirs: HashMap::new(),
             sub_controls: Vec::new(),
             sub_control_depth: 0,
             tables: Vec::new(),

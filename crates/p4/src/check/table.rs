@@ -86,6 +86,12 @@ impl Checker<'_> {
                             );
                         }
                         let id = self.find_action(&r.name)?;
+                        if self.action_dirs.get(&id).is_some_and(|d| !d.is_empty()) {
+                            return err(
+                                r.span,
+                                "unsupported construct: an action with directional parameters in `actions`",
+                            );
+                        }
                         if t.actions.contains(&id) {
                             return err(r.name.span, format!("duplicate action `{}`", r.name.name));
                         }

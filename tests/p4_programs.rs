@@ -75,6 +75,8 @@ p4_program_tests! {
         "P4C-XDP's data-less `BPF_PERF_EVENT_OUTPUT()` in an action (a sample of the packet, then a drop).";
     sub_control_applied_twice => "feat_sub_control_twice":
         "A control instance applied twice: one table, action and counter for both, each with its own arguments.";
+    nested_parser_instances => "feat_nested_parsers":
+        "A parser instance whose parser applies an instance of its own twice; the innermost reject drops the packet.";
     directional_action_parameters => "feat_directional_params":
         "`in`, `inout`, `out` action parameters before action data, bound by calls from `apply` and from an action.";
     value_sets_in_select => "feat_value_set":

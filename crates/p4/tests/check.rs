@@ -851,3 +851,52 @@ fn externs_implemented_in_c() {
         "t.p4:7:18: invalid parameter type M[4] of a C extern"
     );
 }
+
+/// A parser instance inside a parser instance is inlined too (its states named `outer$inner$state`); a parser that
+/// instantiates itself, or instances that double the states at every level, are refused with one error.
+#[test]
+fn nested_parser_instances() {
+    let with = |parsers: &str, top: &str| {
+        control("apply { }").replace(
+            "parser P(packet_in p, out H h) { state start { p.extract(h.e); transition accept; } }",
+            &format!("{parsers}\nparser P(packet_in p, out H h) {{ {top} }}"),
+        )
+    };
+    let inner =
+        "parser I(packet_in p, out E e) { state start { p.extract(e); transition accept; } }";
+    let outer = "parser O(packet_in p, out E e) { I() i; state start { i.apply(p, e); transition accept; } }";
+    let c = ok(&with(
+        &format!("{inner}\n{outer}"),
+        "O() o; state start { o.apply(p, h.e); transition accept; }",
+    ));
+    let names: Vec<&str> = c.parser.states.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["start", "o$start", "o$i$start", "o$start$1", "start$1"]
+    );
+    let selfish = "parser R(packet_in p, out E e) { R() r; state start { r.apply(p, e); transition accept; } }";
+    let e = fails(&with(
+        selfish,
+        "R() r; state start { r.apply(p, h.e); transition accept; }",
+    ));
+    assert!(
+        e.ends_with("parser instances nest deeper than 32 levels"),
+        "{e}"
+    );
+    let mut chain =
+        String::from("parser L0(packet_in p, out E e) { state start { transition accept; } }\n");
+    for k in 1..=20 {
+        chain += &format!(
+            "parser L{k}(packet_in p, out E e) {{ L{}() a; state start {{ a.apply(p, e); a.apply(p, e); transition accept; }} }}\n",
+            k - 1
+        );
+    }
+    let e = fails(&with(
+        &chain,
+        "L20() l; state start { l.apply(p, h.e); transition accept; }",
+    ));
+    assert!(
+        e.ends_with("parser instances expand to more than 65536 states"),
+        "{e}"
+    );
+}

@@ -28,6 +28,31 @@ struct Apply<'a, 's> {
     cont: usize,
 }
 
+/// How deeply parser instances may nest (an instance's parser applying an instance of its own, ...): far beyond any
+/// real program, and it ends a parser that instantiates itself.
+const MAX_INSTANCE_DEPTH: u32 = 32;
+
+/// How many states a parser may have once its instances are copied in: applying an instance twice per level doubles
+/// them, so a few levels of a hostile program would otherwise exhaust the memory.
+const MAX_STATES: usize = 65_536;
+
+/// The error when the copies of instances pass [`MAX_STATES`].
+fn too_many_states<T>(span: Span) -> CResult<T> {
+    err(
+        span,
+        format!("parser instances expand to more than {MAX_STATES} states"),
+    )
+}
+
+/// Where one parser's copy of states goes: its first state's index among all states, where its `accept` goes, and
+/// the prefix of its states' names (`inst$` for an instance, nested ones `outer$inner$`).
+struct Frame {
+    base: usize,
+    accept: Target,
+    prefix: String,
+    depth: u32,
+}
+
 /// `inst` and the arguments of `inst.apply(args);`.
 fn apply_call(s: &ast::Stmt) -> Option<(&str, &[Argument])> {
     let StmtKind::Call(call) = &s.kind else {
@@ -64,6 +89,69 @@ impl<'a> Checker<'a> {
         order: &[&'s ParserState],
         instances: &HashMap<String, &'a Decl>,
     ) -> CResult<Vec<State>> {
+        let top = Frame {
+            base: 0,
+            accept: Target::Accept,
+            prefix: String::new(),
+            depth: 0,
+        };
+        self.lower_states_in(order, instances, &top)
+    }
+
+    /// The parser instances among a sub-parser's locals, by name.
+    fn instances_of(&self, locals: &'a [Decl]) -> HashMap<String, &'a Decl> {
+        let mut out = HashMap::new();
+        for l in locals {
+            if let DeclKind::Instance { ty, name, .. } = &l.kind {
+                if let Some(sub) = self.parser_named(ty) {
+                    out.insert(name.name.clone(), sub);
+                }
+            }
+        }
+        out
+    }
+
+    /// How many states one copy of parser `sub` takes: its own, and per application of an instance of its own, that
+    /// instance's copy and a continuation state.
+    fn instance_size(&self, sub: &'a Decl, depth: u32) -> CResult<usize> {
+        let DeclKind::Parser {
+            states,
+            signature,
+            locals,
+            ..
+        } = &sub.kind
+        else {
+            return err(sub.span, "expected a parser");
+        };
+        if depth > MAX_INSTANCE_DEPTH {
+            return err(
+                signature.name.span,
+                format!("parser instances nest deeper than {MAX_INSTANCE_DEPTH} levels"),
+            );
+        }
+        let instances = self.instances_of(locals);
+        let mut n = Self::state_order(states, &signature.name)?.len();
+        for s in states {
+            for st in &s.body {
+                if let Some(&inner) = apply_call(st).and_then(|(inst, _)| instances.get(inst)) {
+                    n += self.instance_size(inner, depth + 1)? + 1;
+                    if n > MAX_STATES {
+                        return too_many_states(st.span);
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// The states of one parser (the top one, or a copy of an instance's) at `frame`, split where they apply
+    /// instances, with the copies of those instances after them.
+    fn lower_states_in<'s>(
+        &mut self,
+        order: &[&'s ParserState],
+        instances: &HashMap<String, &'a Decl>,
+        frame: &Frame,
+    ) -> CResult<Vec<State>> {
         let names: Vec<String> = order.iter().map(|s| s.name.name.clone()).collect();
         let mut total = order.len();
         let mut plans: Vec<Vec<Apply<'a, 's>>> = Vec::new();
@@ -76,13 +164,7 @@ impl<'a> Checker<'a> {
                 let Some(&sub) = instances.get(inst) else {
                     continue;
                 };
-                let DeclKind::Parser {
-                    states, signature, ..
-                } = &sub.kind
-                else {
-                    continue;
-                };
-                let n = Self::state_order(states, &signature.name)?.len();
+                let n = self.instance_size(sub, frame.depth + 1)?;
                 applies.push(Apply {
                     at,
                     inst: inst.to_string(),
@@ -93,22 +175,26 @@ impl<'a> Checker<'a> {
                     cont: total + n,
                 });
                 total += n + 1;
+                if total > MAX_STATES {
+                    return too_many_states(st.span);
+                }
             }
             plans.push(applies);
         }
+        let (base, accept) = (frame.base, frame.accept);
         let resolve = |t: &ast::Ident| -> CResult<Target> {
             match t.name.as_str() {
-                "accept" => Ok(Target::Accept),
+                "accept" => Ok(accept),
                 "reject" => Ok(Target::Reject),
                 n => match names.iter().position(|x| x == n) {
-                    Some(i) => Ok(Target::State(i)),
+                    Some(i) => Ok(Target::State(base + i)),
                     None => err(t.span, format!("unknown state `{n}`")),
                 },
             }
         };
         let mut out: Vec<Option<State>> = vec![None; total];
         for (i, (s, applies)) in order.iter().zip(&plans).enumerate() {
-            self.scoped(|c| c.split_state(i, s, applies, &resolve, &mut out))?;
+            self.scoped(|c| c.split_state(i, s, applies, &resolve, &mut out, frame))?;
         }
         out.into_iter()
             .map(|s| s.map_or_else(|| err(Span::default(), "parser state left out"), Ok))
@@ -123,8 +209,10 @@ impl<'a> Checker<'a> {
         applies: &[Apply<'a, '_>],
         resolve: &dyn Fn(&ast::Ident) -> CResult<Target>,
         out: &mut [Option<State>],
+        frame: &Frame,
     ) -> CResult<()> {
-        let (mut slot, mut name, mut from) = (index, s.name.name.clone(), 0);
+        let own = format!("{}{}", frame.prefix, s.name.name);
+        let (mut slot, mut name, mut from) = (index, own.clone(), 0);
         let mut stmts = Vec::new();
         for (k, ap) in applies.iter().enumerate() {
             stmts.extend(self.state_stmts(&s.body[from..ap.at])?);
@@ -133,10 +221,10 @@ impl<'a> Checker<'a> {
             out[slot] = Some(State {
                 name,
                 stmts: std::mem::take(&mut stmts),
-                transition: Transition::Direct(Target::State(ap.base)),
+                transition: Transition::Direct(Target::State(frame.base + ap.base)),
             });
-            self.lower_instance(ap, bindings, out)?;
-            (slot, name, from) = (ap.cont, format!("{}${}", s.name.name, k + 1), ap.at + 1);
+            self.lower_instance(ap, bindings, out, frame)?;
+            (slot, name, from) = (ap.cont, format!("{own}${}", k + 1), ap.at + 1);
             stmts = copy_out;
         }
         stmts.extend(self.state_stmts(&s.body[from..])?);
@@ -210,13 +298,14 @@ impl<'a> Checker<'a> {
         Ok((copy_in, copy_out, bindings))
     }
 
-    /// The copy of the sub-parser's states for one application, in `out[base..cont]`, checked in a scope of their
-    /// own (the globals and the parameters).
+    /// The copy of the sub-parser's states for one application, in `out[base..cont]` (with the copies of the
+    /// instances it applies in turn), checked in a scope of their own (the globals and the parameters).
     fn lower_instance(
         &mut self,
         ap: &Apply<'a, '_>,
         bindings: Vec<(ast::Ident, Binding)>,
         out: &mut [Option<State>],
+        frame: &Frame,
     ) -> CResult<()> {
         let DeclKind::Parser {
             signature,
@@ -228,17 +317,12 @@ impl<'a> Checker<'a> {
             return err(ap.span, "expected a parser");
         };
         let order = Self::state_order(states, &signature.name)?;
-        let names: Vec<String> = order.iter().map(|s| s.name.name.clone()).collect();
-        let (base, cont) = (ap.base, ap.cont);
-        let resolve = |t: &ast::Ident| -> CResult<Target> {
-            match t.name.as_str() {
-                "accept" => Ok(Target::State(cont)),
-                "reject" => Ok(Target::Reject),
-                n => match names.iter().position(|x| x == n) {
-                    Some(i) => Ok(Target::State(base + i)),
-                    None => err(t.span, format!("unknown state `{n}`")),
-                },
-            }
+        let instances = self.instances_of(locals);
+        let inner = Frame {
+            base: frame.base + ap.base,
+            accept: Target::State(frame.base + ap.cont),
+            prefix: format!("{}{}$", frame.prefix, ap.inst),
+            depth: frame.depth + 1,
         };
         let globals = self.scopes[0].clone();
         let saved = std::mem::replace(&mut self.scopes, vec![globals]);
@@ -248,25 +332,15 @@ impl<'a> Checker<'a> {
             }
             let mut prelude = Vec::new();
             for l in locals {
-                if !c.local_decl(l, &mut prelude)? {
+                let nested = matches!(&l.kind, DeclKind::Instance { name, .. } if instances.contains_key(&name.name));
+                if !nested && !c.local_decl(l, &mut prelude)? {
                     return err(
                         l.span,
                         "unsupported construct: this declaration in an applied parser instance",
                     );
                 }
             }
-            let mut states = Vec::new();
-            for s in &order {
-                states.push(c.scoped(|c| {
-                    let stmts = c.state_stmts(&s.body)?;
-                    let transition = c.transition(&s.transition, &resolve)?;
-                    Ok(State {
-                        name: format!("{}${}", ap.inst, s.name.name),
-                        stmts,
-                        transition,
-                    })
-                })?);
-            }
+            let mut states = c.lower_states_in(&order, &instances, &inner)?;
             if let Some(first) = states.first_mut() {
                 prelude.append(&mut first.stmts);
                 first.stmts = prelude;
@@ -275,7 +349,7 @@ impl<'a> Checker<'a> {
         });
         self.scopes = saved;
         for (i, s) in lowered?.into_iter().enumerate() {
-            out[base + i] = Some(s);
+            out[ap.base + i] = Some(s);
         }
         Ok(())
     }

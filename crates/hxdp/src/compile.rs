@@ -204,6 +204,13 @@ pub fn optimize_with_entries(
 ) -> Result<(IrProgram, ProgramReport), CompileError> {
     let program = &spec.programs[index];
     let cfg = ProgramCfg::build(program).map_err(|source| CompileError::Analysis { source })?;
+    let joins = own_bundle_joins(program, &cfg);
+    if joins > u16::MAX as usize {
+        return Err(CompileError::TooManyJoins {
+            program: program.name.clone(),
+            blocks: joins,
+        });
+    }
     let regions = Regions::compute(&cfg, &spec.maps);
     let patterns = Patterns::compute(&cfg, &regions);
     let mut ir = lower(program, &cfg, &regions, &spec.maps)?;
@@ -297,6 +304,39 @@ pub fn optimize_with_entries(
     Ok((ir, report))
 }
 
+/// A lower bound on the bundles of `program`, cheap enough to refuse a program far over the 16-bit bundle index
+/// before the passes run (a 1M-instruction branchy program takes seconds through them): the blocks ending in a
+/// conditional jump with an immediate operand that at least two blocks lead to, each of which the image gives a
+/// bundle of its own. No pass removes such a jump or changes the control flow into the block except bounds-check
+/// removal, which drops one edge of a check (a jump comparing two registers), so edges from those are not counted;
+/// `parallel-branches` pulls a conditional jump into the previous block's bundle only when that jump's block has a
+/// single predecessor; and blocks split at entry points keep the join in their first piece, which keeps the jump or
+/// ops of its own or stops that merge (an empty block with two predecessors on the way).
+pub(crate) fn own_bundle_joins(program: &hwxdp_object::ProgramSpec, cfg: &ProgramCfg) -> usize {
+    let last_op =
+        |block: &hwxdp_analysis::Block| Op::from_insn(&program.insns[block.last().index()]);
+    let compares_registers = |block: &hwxdp_analysis::Block| {
+        let op = last_op(block);
+        op.is_cond_jump() && op.code & hwxdp_ebpf::opcode::SRC_X != 0
+    };
+    cfg.funcs
+        .iter()
+        .map(|func| {
+            func.blocks
+                .iter()
+                .filter(|b| last_op(b).is_cond_jump() && !compares_registers(b))
+                .filter(|b| {
+                    let counted = b
+                        .preds
+                        .iter()
+                        .filter(|&&p| !compares_registers(func.block(p)));
+                    counted.take(2).count() == 2
+                })
+                .count()
+        })
+        .sum()
+}
+
 /// Where the object's programs call `bpf_tail_call`. Once one does, any program of the image may be entered by a tail
 /// call (the loader fills PROG_ARRAYs with any of them), with the stack as the caller left it; and when the call is
 /// made from inside a bpf-to-bpf function, the entered program's exit returns to that function's caller.
@@ -388,6 +428,8 @@ pub fn compile_object_with_entries(
         let compiled = optimize_with_entries(spec, index, options, here);
         let (ir, mut report) = match compiled {
             Ok(c) => c,
+            // A program over the bundle index alone makes the image so, whether the entry or a tail call's.
+            Err(e @ CompileError::TooManyJoins { .. }) => return Err(e),
             Err(e) if index == entry => return Err(e),
             Err(_) => continue,
         };
@@ -452,4 +494,113 @@ fn entry_bundles(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwxdp_ebpf::Insn;
+    use hwxdp_object::ProgramSpec;
+
+    /// A random program of `body` instructions after a 64-byte bounds check: ALU operations on r0 and r5-r9, packet
+    /// loads, forward conditional jumps (immediate and register operands), `goto`s, exits, and further bounds checks
+    /// through r4, all landing inside the body or on the epilogue.
+    fn random_program(seed: u64, body: usize) -> Vec<Insn> {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let regs = [0u8, 5, 6, 7, 8, 9];
+        let mut insns = vec![
+            Insn::new(0x61, 2, 1, 0, 0),
+            Insn::new(0x61, 3, 1, 4, 0),
+            Insn::new(0xbf, 4, 2, 0, 0),
+            Insn::new(0x07, 4, 0, 0, 64),
+            Insn::new(0xb7, 0, 0, 0, 2),
+            Insn::new(0x2d, 4, 3, (regs.len() + body + 1) as i16, 0),
+        ];
+        insns.extend(regs.iter().map(|&r| Insn::new(0xb7, r, 0, 0, 0)));
+        let mut at = 0;
+        while at < body {
+            let room = (body - at) as u64;
+            let (dst, src) = (regs[next(6) as usize], regs[next(6) as usize]);
+            let off = next(room) as i16;
+            let insn = match next(10) {
+                0 | 1 => {
+                    let code = [0x07, 0x0f, 0xa7, 0xaf, 0x57][next(5) as usize];
+                    if code & 0x08 == 0 {
+                        Insn::new(code, dst, 0, 0, next(200) as i64)
+                    } else {
+                        Insn::new(code, dst, src, 0, 0)
+                    }
+                }
+                2 => Insn::new(0x71, dst, 2, next(60) as i16, 0),
+                3..=5 => {
+                    let code = 0x25 + 0x10 * next(4) as u8;
+                    Insn::new(code, dst, 0, next(room.min(3)) as i16, next(100) as i64)
+                }
+                // A run of jumps to the epilogue: `parallel-branches` pulls each into the bundle before it.
+                6 => {
+                    for _ in 1..next(room.min(6)) {
+                        insns.push(Insn::new(
+                            0x25,
+                            regs[next(6) as usize],
+                            0,
+                            (body - at - 1) as i16,
+                            7,
+                        ));
+                        at += 1;
+                    }
+                    Insn::new(0x25, dst, 0, (body - at - 1) as i16, 7)
+                }
+                7 => Insn::new(0x2d, dst, src, off, 0),
+                8 if room > 2 => {
+                    insns.push(Insn::new(0xbf, 4, 2, 0, 0));
+                    insns.push(Insn::new(0x07, 4, 0, 0, 64 + next(64) as i64));
+                    at += 2;
+                    Insn::new(0x2d, 4, 3, next(room - 2) as i16, 0)
+                }
+                8 => Insn::new(0x05, 0, 0, off, 0),
+                _ => Insn::new(0x95, 0, 0, 0, 0),
+            };
+            insns.push(insn);
+            at += 1;
+        }
+        insns.push(Insn::new(0x57, 0, 0, 0, 3));
+        insns.push(Insn::new(0x95, 0, 0, 0, 0));
+        insns
+    }
+
+    #[test]
+    fn blocks_that_take_a_bundle_of_their_own_never_outnumber_the_bundles() {
+        let mut counted = 0;
+        for seed in 0..150 {
+            let program = ProgramSpec::standalone("random", "xdp", random_program(seed, 60));
+            let cfg = ProgramCfg::build(&program).expect("the program has a control-flow graph");
+            let joins = own_bundle_joins(&program, &cfg);
+            let spec = ObjectSpec::single(program);
+            for lanes in [1, 2, 4, 8] {
+                let options = Options {
+                    lanes,
+                    ..Options::default()
+                };
+                let compiled = compile_object(&spec, 0, &options).expect("the program compiles");
+                let bundles = compiled.reports[0].bundles;
+                assert!(
+                    joins <= bundles,
+                    "seed {seed}, {lanes} lanes: {joins} joins, {bundles} bundles"
+                );
+            }
+            counted += joins;
+        }
+        assert!(
+            counted > 150,
+            "the bound counts almost nothing: {counted} in all"
+        );
+    }
 }

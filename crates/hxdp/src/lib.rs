@@ -57,6 +57,18 @@ pub enum CompileError {
         /// The bundle count.
         bundles: usize,
     },
+    /// More blocks that each take a bundle of their own than a 16-bit branch target reaches, found before the
+    /// passes run.
+    #[error(
+        "program {program}: at least {blocks} bundles (blocks ending in a conditional jump that two ways join, each \
+         a bundle of its own): more than the 65535 a 16-bit bundle index reaches"
+    )]
+    TooManyJoins {
+        /// The program.
+        program: String,
+        /// The blocks counted, a lower bound on the bundles.
+        blocks: usize,
+    },
     /// An entry slot that is not an instruction of the program's own code.
     #[error("program {program}: slot {slot} is not an instruction of the program's own code: no entry point there")]
     Entry {

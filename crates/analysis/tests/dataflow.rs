@@ -320,3 +320,88 @@ fn callees_see_their_callers_pointers() {
         Value::Packet(hwxdp_analysis::Offset::ZERO)
     );
 }
+
+/// Reaching definitions the simple way: per instruction, the sets of every predecessor joined, to a fixpoint.
+fn reaching_by_instruction(
+    prog: &hwxdp_analysis::ProgramCfg,
+    live: &Liveness,
+) -> Vec<Vec<(u8, Vec<Def>)>> {
+    use std::collections::BTreeSet;
+    let mut uses = vec![Vec::new(); prog.kinds.len()];
+    for func in &prog.funcs {
+        let mut block_in: Vec<BTreeSet<Def>> = vec![BTreeSet::new(); func.blocks.len()];
+        block_in[0] = (0..11).map(Def::Entry).collect();
+        let through = |set: &mut BTreeSet<Def>, i: usize| {
+            for r in live.effects[i].defs.iter() {
+                set.retain(|d| d.reg() != r);
+                set.insert(Def::Insn(InsnId(i as u32), r));
+            }
+        };
+        let order = func.reverse_postorder();
+        loop {
+            let before = block_in.clone();
+            for &b in &order {
+                let mut set = block_in[b.index()].clone();
+                func.block(b)
+                    .insns()
+                    .for_each(|i| through(&mut set, i.index()));
+                for (s, _) in &func.block(b).succs {
+                    block_in[s.index()].extend(set.iter().copied());
+                }
+            }
+            if block_in == before {
+                break;
+            }
+        }
+        for &b in &order {
+            let mut set = block_in[b.index()].clone();
+            for i in func.block(b).insns().map(|i| i.index()) {
+                uses[i] = live.effects[i]
+                    .uses
+                    .iter()
+                    .map(|r| (r, set.iter().filter(|d| d.reg() == r).copied().collect()))
+                    .collect();
+                through(&mut set, i);
+            }
+        }
+    }
+    uses
+}
+
+#[test]
+fn reaching_definitions_match_the_per_instruction_fixpoint_on_random_loops() {
+    use hwxdp_ebpf::Insn;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    for _ in 0..60 {
+        let len = 40;
+        let mut insns = vec![Insn::new(0xb7, 6, 0, 0, 3)];
+        for at in 1..len as i64 {
+            let (dst, src) = (5 + next(5) as u8, 5 + next(5) as u8);
+            // Jumps anywhere in the program (backward ones make loops), calls clobbering r0-r5.
+            let off = (next(len) as i64 - at - 1) as i16;
+            insns.push(match next(6) {
+                0 => Insn::new(0x0f, dst, src, 0, 0),
+                1 => Insn::new(0xb7, next(10) as u8, 0, 0, 1),
+                2 => Insn::new(0x25, dst, 0, off, 4),
+                3 => Insn::new(0x85, 0, 0, 0, 5),
+                4 if off != -1 => Insn::new(0x05, 0, 0, off, 0),
+                _ => Insn::new(0xbf, next(10) as u8, src, 0, 0),
+            });
+        }
+        insns.push(Insn::new(0x95, 0, 0, 0, 0));
+        let spec = hwxdp_object::ProgramSpec::standalone("random", "xdp", insns);
+        let prog =
+            hwxdp_analysis::ProgramCfg::build(&spec).expect("the program has a control-flow graph");
+        let live = Liveness::compute(&prog);
+        assert_eq!(
+            ReachingDefs::compute(&prog, &live).uses,
+            reaching_by_instruction(&prog, &live)
+        );
+    }
+}

@@ -110,6 +110,7 @@ fn checked(arch: Arch, tag_width: u32) -> Checked {
         default_action: (1, vec![]),
         default_is_const: false,
         entries: vec![],
+        bindings: vec![],
         size,
         implementation: TableImpl::Default,
         annotated: None,

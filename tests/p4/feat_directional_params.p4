@@ -1,6 +1,7 @@
 /* Directional action parameters: an action with `in`, `inout` and `out` parameters before its action data, called
  * from the control's apply block and from another action with arguments; the `out` and `inout` arguments are
- * written back after the call, `in` is read-only inside. A table runs an action that calls it. */
+ * written back after the call, `in` is read-only inside. A table runs an action that calls it, and another table
+ * binds the directional arguments in its `actions` list, the control plane giving the action data. */
 #include <xdp_model.p4>
 
 header eth_h { bit<48> dst; bit<48> src; bit<16> type_; }
@@ -23,6 +24,11 @@ control sw(inout hdrs_t h, in xdp_input xin, out xdp_output xout) {
         actions = { from_table; NoAction; }
         default_action = NoAction();
     }
+    table bound {
+        key = { h.eth.type_ : exact; }
+        actions = { combine(h.val.b, h.val.c, h.val.d); NoAction; }
+        default_action = NoAction();
+    }
     apply {
         xout.output_port = 0;
         xout.output_action = xdp_action.XDP_TX;
@@ -30,6 +36,7 @@ control sw(inout hdrs_t h, in xdp_input xin, out xdp_output xout) {
             combine(h.val.a, h.val.b, h.val.c, 1);
             spare = h.val.b;
             t.apply();
+            bound.apply();
         }
     }
 }
@@ -40,6 +47,7 @@ parser prs(packet_in p, out hdrs_t h) {
         transition select(h.eth.type_) {
             0x88b5: val;
             0x88b6: val;
+            0x88b7: val;
             default: accept;
         }
     }

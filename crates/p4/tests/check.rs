@@ -587,8 +587,27 @@ fn unsupported_constructs() {
     );
     assert_eq!(
         ctl_err("action a(in bit<8> v) { } table t { key = { h.e.t : exact; } actions = { a; } } apply { }"),
-        "t.p4:8:74: unsupported construct: an action with directional parameters in `actions`"
+        "t.p4:8:74: `a` in `actions` takes its 1 directional arguments, by position"
     );
+    assert_eq!(
+        ctl_err(
+            "action b() { } table t { key = { h.e.t : exact; } actions = { b(h.e.t); } } apply { }"
+        ),
+        "t.p4:8:63: `b` has no directional parameters to bind in `actions`"
+    );
+    let bound = ok(&control(
+        "action a(inout bit<16> v, bit<8> k) { v = v + 1; } table t { key = { h.e.t : exact; } actions = { a(h.e.t); } default_action = a(h.e.t, 7); } apply { t.apply(); }",
+    ));
+    let t = &bound.control.tables[0];
+    assert_eq!(
+        (
+            t.bindings.len(),
+            t.bindings[0].1.len(),
+            t.bindings[0].2.len()
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(t.default_action.1, vec![7]);
     assert_eq!(
         ctl_err("action a(in bit<8> v, bit<8> k) { } apply { a(v = 1, k = 2); }"),
         "t.p4:8:45: `a` takes its 1 directional arguments first, by position"

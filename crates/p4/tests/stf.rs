@@ -44,6 +44,7 @@ fn table(
         default_action: (0, vec![]),
         default_is_const: false,
         entries: vec![],
+        bindings: vec![],
         size,
         implementation,
         annotated: None,

@@ -262,7 +262,7 @@ impl Checker<'_> {
 
     /// The copy-in (`in`, `inout`) and copy-out (`out`, `inout`) assignments of a call's directional arguments;
     /// an `out` or `inout` argument must be assignable.
-    fn bind_directional(
+    pub(super) fn bind_directional(
         &mut self,
         dirs: &[DirParam],
         args: &[Argument],

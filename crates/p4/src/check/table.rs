@@ -35,8 +35,57 @@ impl Checker<'_> {
                 ),
             );
         }
-        let args = self.const_args(id, r.args.as_deref().unwrap_or(&[]), r.span)?;
+        // The directional arguments come first; the table binds them as its `actions` list does.
+        let dirs = self.action_dirs.get(&id).map_or(0, Vec::len);
+        let given = r.args.as_deref().unwrap_or(&[]);
+        if given.len() < dirs {
+            return err(
+                r.span,
+                format!(
+                    "`{}` takes its {dirs} directional arguments first",
+                    r.name.name
+                ),
+            );
+        }
+        let args = self.const_args(id, &given[dirs..], r.span)?;
         Ok((id, args))
+    }
+
+    /// The directional arguments an `actions` list gives action `id` (`a(h.f)`), as the table's copy-in and
+    /// copy-out statements; an action without directional parameters takes none there.
+    fn bind_table_action(
+        &mut self,
+        id: ActionId,
+        r: &ast::ActionRef,
+        t: &mut Table,
+    ) -> CResult<()> {
+        let dirs = self.action_dirs.get(&id).cloned().unwrap_or_default();
+        let given = r.args.as_deref().unwrap_or(&[]);
+        if dirs.is_empty() {
+            if !given.is_empty() {
+                return err(
+                    r.span,
+                    format!(
+                        "`{}` has no directional parameters to bind in `actions`",
+                        r.name.name
+                    ),
+                );
+            }
+            return Ok(());
+        }
+        if given.len() != dirs.len() || given.iter().any(|a| a.name.is_some()) {
+            return err(
+                r.span,
+                format!(
+                    "`{}` in `actions` takes its {} directional arguments, by position",
+                    r.name.name,
+                    dirs.len()
+                ),
+            );
+        }
+        let (copy_in, copy_out) = self.bind_directional(&dirs, given)?;
+        t.bindings.push((id, copy_in, copy_out));
+        Ok(())
     }
 
     pub(super) fn lower_table(
@@ -51,6 +100,7 @@ impl Checker<'_> {
             default_action: (0, Vec::new()),
             default_is_const: false,
             entries: Vec::new(),
+            bindings: Vec::new(),
             size: 1024,
             implementation: TableImpl::Default,
             annotated: None,
@@ -79,19 +129,8 @@ impl Checker<'_> {
                 TablePropertyKind::Actions(refs) => {
                     has_actions = true;
                     for r in refs {
-                        if r.args.as_ref().is_some_and(|a| !a.is_empty()) {
-                            return err(
-                                r.span,
-                                "unsupported construct: action arguments in `actions`",
-                            );
-                        }
                         let id = self.find_action(&r.name)?;
-                        if self.action_dirs.get(&id).is_some_and(|d| !d.is_empty()) {
-                            return err(
-                                r.span,
-                                "unsupported construct: an action with directional parameters in `actions`",
-                            );
-                        }
+                        self.bind_table_action(id, r, &mut t)?;
                         if t.actions.contains(&id) {
                             return err(r.name.span, format!("duplicate action `{}`", r.name.name));
                         }

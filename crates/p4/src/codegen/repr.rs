@@ -183,6 +183,10 @@ impl Analysis<'_> {
             for key in &table.keys {
                 self.expr(&key.expr, Need::Bytes);
             }
+            for (_, copy_in, copy_out) in &table.bindings {
+                self.stmts(copy_in);
+                self.stmts(copy_out);
+            }
         }
         self.stmts(&program.control.apply);
         self.stmts(&program.deparser);

@@ -234,7 +234,14 @@ impl Gen<'_> {
         for a in actions {
             self.line(&format!("case {}: {{", self.action_pos(id, a)));
             self.params_from_bytes(a);
+            let bound = table.bindings.iter().find(|b| b.0 == a).cloned();
+            if let Some((_, copy_in, _)) = &bound {
+                self.stmts(copy_in)?;
+            }
             self.action_body(a)?;
+            if let Some((_, _, copy_out)) = &bound {
+                self.stmts(copy_out)?;
+            }
             self.line("} break;");
         }
         self.line("}");

@@ -194,6 +194,9 @@ pub struct Table {
     pub default_is_const: bool,
     /// `const entries`, in priority order (the first that matches wins).
     pub entries: Vec<ConstEntry>,
+    /// The actions of `actions` with directional parameters, bound there (`a(h.f)`): whenever the table runs the
+    /// action, the copy-in statements run before its body and the copy-out ones after it.
+    pub bindings: Vec<(ActionId, Vec<Stmt>, Vec<Stmt>)>,
     /// `size`, default 1024.
     pub size: u32,
     /// `implementation`.

@@ -962,13 +962,19 @@ pub fn fuse_byte_loads(prog: &mut IrProgram) -> usize {
 /// Indices `[lo, hi, shift, or]` of the first two-byte read in `ops` that [`fuse_byte_loads`] can fuse.
 fn byte_pair(ops: &[IrOp], live: &[u16]) -> Option<[usize; 4]> {
     let byte = |o: &Op| (o.code == CLASS_LDX | SIZE_B | MODE_MEM).then_some((o.src, o.off));
+    // The first byte load of each base and offset: looking the partner up instead of scanning the block for it
+    // keeps a long block linear.
+    let mut first_load = std::collections::HashMap::new();
+    for (j, op) in ops.iter().enumerate() {
+        if let Some(at) = byte(&op.op) {
+            first_load.entry(at).or_insert(j);
+        }
+    }
     for lo in 0..ops.len() {
         let Some((b, o)) = byte(&ops[lo].op) else {
             continue;
         };
-        let Some(hi) =
-            (0..ops.len()).find(|&j| j != lo && byte(&ops[j].op) == Some((b, o.wrapping_add(1))))
-        else {
+        let Some(&hi) = first_load.get(&(b, o.wrapping_add(1))) else {
             continue;
         };
         let (l, h) = (ops[lo].op.dst, ops[hi].op.dst);

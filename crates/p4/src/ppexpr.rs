@@ -167,7 +167,19 @@ impl Eval {
         }
     }
 
+    /// A conditional expression; its branches nest (`1 ? 1 ? ... : 0 : 0`), so each counts one level as a
+    /// parenthesis does.
     fn ternary(&mut self) -> Result<i128, String> {
+        if self.depth >= MAX_NESTING {
+            return Err(format!("nesting deeper than {MAX_NESTING} levels"));
+        }
+        self.depth += 1;
+        let v = self.conditional();
+        self.depth -= 1;
+        v
+    }
+
+    fn conditional(&mut self) -> Result<i128, String> {
         let cond = self.binary(0)?;
         if self.peek_op() != Some("?") {
             return Ok(cond);
@@ -220,7 +232,8 @@ impl Eval {
             }
             Some("(") => {
                 self.at += 1;
-                let v = self.ternary()?;
+                // `unary` counted this level.
+                let v = self.conditional()?;
                 if !self.eat(")") {
                     return Err("missing `)` in `#if` expression".into());
                 }

@@ -290,3 +290,38 @@ fn a_long_chain_of_copies_compiles_in_time_proportional_to_it() {
         50,
     );
 }
+
+/// `#if` conditions nest through `?:` as through parentheses (`1 ? 1 ? ... : 0 : 0` recursed once per `?` without
+/// a bound and overflowed the stack, at 20,000 in a test, 200,000 in the release build): both count toward the 128
+/// levels.
+#[test]
+fn a_chain_of_conditional_operators_in_if_is_one_located_error() {
+    let _serial = serial();
+    let nested = |n: usize| {
+        format!(
+            "#if {}1{}\n#endif\n{}",
+            "1 ? ".repeat(n),
+            " : 0".repeat(n),
+            program("")
+        )
+    };
+    let e = error_of(&nested(20_000));
+    assert!(
+        e.starts_with("hostile.p4:1:") && e.ends_with("nesting deeper than 128 levels"),
+        "{e}"
+    );
+    let chained = format!(
+        "#if {}1\n#endif\n{}",
+        "0 ? 0 : ".repeat(20_000),
+        program("")
+    );
+    assert!(error_of(&chained).ends_with("nesting deeper than 128 levels"));
+    front(&nested(100)).expect("100 nested conditions compile");
+    let parens = format!(
+        "#if {}1{}\n#endif\n{}",
+        "(".repeat(120),
+        ")".repeat(120),
+        program("")
+    );
+    front(&parens).expect("120 parentheses compile");
+}

@@ -28,7 +28,7 @@ pub enum DpiError {
     Pattern {
         /// The rule's line.
         line: usize,
-        /// The pattern as written.
+        /// The pattern as written, its first 80 characters and its length when longer.
         pattern: String,
         /// Why it is refused.
         reason: String,

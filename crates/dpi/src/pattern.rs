@@ -14,7 +14,7 @@ pub fn scoped_hir(rule: &Rule, pattern: &Pattern) -> Result<Hir, DpiError> {
     let hir = parse(rule.line, pattern)?;
     let refuse = |reason: &str| DpiError::Pattern {
         line: rule.line,
-        pattern: pattern.to_regex(),
+        pattern: excerpt(&pattern.to_regex()),
         reason: reason.to_string(),
     };
     if hir.properties().minimum_len() == Some(0) {
@@ -51,9 +51,23 @@ fn parse(line: usize, pattern: &Pattern) -> Result<Hir, DpiError> {
         .parse(&text)
         .map_err(|e| DpiError::Pattern {
             line,
-            pattern: text.clone(),
+            pattern: excerpt(&text),
             reason: first_line(&e.to_string()),
         })
+}
+
+/// The most characters of a pattern an error quotes.
+const EXCERPT_CHARS: usize = 80;
+
+/// `pattern` as an error quotes it: whole up to [`EXCERPT_CHARS`] characters, else its start and its length (a
+/// refused pattern may be a megabyte long).
+fn excerpt(pattern: &str) -> String {
+    let count = pattern.chars().count();
+    if count <= EXCERPT_CHARS {
+        return pattern.to_string();
+    }
+    let head: String = pattern.chars().take(EXCERPT_CHARS).collect();
+    format!("{head}... ({count} characters)")
 }
 
 /// regex-syntax's messages draw the pattern over several lines: the last line says what is wrong.

@@ -187,3 +187,21 @@ fn an_empty_file_is_refused() {
         "no rules: the file has only comments and blank lines"
     );
 }
+
+/// Patterns nested past regex-syntax's 250 levels (its parser's bound, so nothing downstream recurses deeper) are
+/// one error that quotes the pattern's start, not the whole 200 KB of it.
+#[test]
+fn a_pattern_nested_a_hundred_thousand_deep_is_refused_by_an_excerpt() {
+    let deep = format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000));
+    for rules in [
+        format!("drop tcp regex \"{deep}\""),
+        format!("alert tcp any any -> any any (pcre:\"/{deep}/\";)"),
+    ] {
+        let text = message(&rules);
+        assert!(text.contains("nested parentheses"), "{:.300}", text);
+        assert!(text.contains("... (200001 characters)"), "{:.300}", text);
+        assert!(text.len() < 300, "{} bytes: {:.300}", text.len(), text);
+    }
+    let short = message("drop tcp regex \"a*\"");
+    assert!(short.contains("pattern `a*`"), "{short}");
+}

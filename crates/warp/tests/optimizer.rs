@@ -572,3 +572,19 @@ fn bpf_xdp_load_bytes_of_unproven_bytes_stays_in_the_processor() {
     assert_eq!(stops(&w), vec![(Stop::Helper, 5)]);
     equivalent(&spec, &w);
 }
+
+#[test]
+fn the_engine_makes_bpf_xdp_get_buff_len_itself() {
+    let spec = asm("call 188\nif r0 > 100 goto drop\nr0 = 2\nexit\ndrop:\nr0 = 1\nexit");
+    let w = warp(&spec, &Params::default());
+    assert!(
+        stops(&w).is_empty(),
+        "{}",
+        hwxdp_warp::render::rules_table(&w)
+    );
+    assert!(w
+        .rules
+        .iter()
+        .all(|r| matches!(r.action, Action::Verdict { .. })));
+    assert!(equivalent(&spec, &w) > 0);
+}

@@ -75,6 +75,7 @@ pub fn flatten(spec: &ProgramSpec, maps: &[MapSpec], max_insns: usize) -> Result
         writes: callee_saved_writes(&prog, &live),
         live: &live,
         inlined: &mut inlined,
+        max_insns,
     }
     .run()?;
     let (mut cur, mut origin) = encode(spec, &items, max_insns)?;
@@ -291,7 +292,13 @@ struct Inliner<'a> {
     /// Each function's writes of r6-r9 ([`callee_saved_writes`]).
     writes: Vec<RegSet>,
     inlined: &'a mut Vec<(u32, String)>,
+    /// The instruction limit: inlining stops once past it (calls that double per level grow exponentially).
+    max_insns: usize,
 }
+
+/// Call frames the kernel's verifier allows (`MAX_CALL_FRAMES`): a deeper chain is refused before it is inlined,
+/// which recurses once per frame.
+const MAX_CALL_FRAMES: usize = 8;
 
 impl Inliner<'_> {
     fn run(mut self) -> Result<Vec<Item>, EhdlError> {
@@ -389,6 +396,19 @@ impl Inliner<'_> {
         let callee = self.prog.callee_at(call).expect("local call");
         if chain.contains(&callee) {
             return Err(self.refuse(call, "recursive call".into()));
+        }
+        if chain.len() >= MAX_CALL_FRAMES {
+            return Err(self.refuse(
+                call,
+                format!("calls nested deeper than {MAX_CALL_FRAMES} frames (the kernel's limit)"),
+            ));
+        }
+        if items.len() > self.max_insns {
+            return Err(EhdlError::TooLarge {
+                program: self.spec.name.clone(),
+                insns: items.len(),
+                limit: self.max_insns,
+            });
         }
         let entry = self.live.block_in[callee.index()][0].intersect(CALLEE_SAVED);
         if let Some(r) = entry.iter().next() {

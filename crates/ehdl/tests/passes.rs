@@ -560,3 +560,56 @@ fn tail_calls_that_cannot_be_inlined_are_refused_naming_the_call() {
         "{err}"
     );
 }
+
+/// `levels` functions after the program, each calling the next `calls` times (the last returns 2): the program
+/// calls the first.
+fn call_chain(levels: usize, calls: usize) -> ProgramSpec {
+    use hwxdp_ebpf::Insn;
+    let per = calls + 2;
+    let mut insns = vec![Insn::new(0x85, 0, 1, 0, 1), Insn::new(0x95, 0, 0, 0, 0)];
+    for level in 1..=levels {
+        let next = 2 + level * per;
+        for _ in 0..calls {
+            let at = insns.len();
+            insns.push(if level < levels {
+                Insn::new(0x85, 0, 1, 0, (next - at - 1) as i64)
+            } else {
+                Insn::new(0xb7, 0, 0, 0, 2)
+            });
+        }
+        insns.push(Insn::new(0xb7, 0, 0, 0, 2));
+        insns.push(Insn::new(0x95, 0, 0, 0, 0));
+    }
+    ProgramSpec::standalone("chain", "xdp", insns)
+}
+
+/// Inlining recursed once per call frame without a bound (a chain of 20,000 functions overflowed the stack; 100
+/// here) and copied a callee once per call (30 calls a level, 7 levels: 30^6 copies, an allocation failure): calls
+/// nest at most the kernel's 8 frames, and inlining stops at the instruction limit.
+#[test]
+fn deep_and_doubling_call_chains_are_refused_by_name() {
+    flatten(&call_chain(7, 1), &[], 16384).expect("eight frames inline");
+    match flatten(&call_chain(100, 1), &[], 16384) {
+        Err(EhdlError::Inline { why, callee, .. }) => {
+            assert_eq!(
+                why,
+                "calls nested deeper than 8 frames (the kernel's limit)"
+            );
+            assert!(callee.starts_with("sub_"), "{callee}");
+        }
+        other => panic!(
+            "not refused as too deep: {:?}",
+            other.map(|f| f.spec.insns.len())
+        ),
+    }
+    match flatten(&call_chain(7, 30), &[], 16384) {
+        Err(EhdlError::TooLarge { insns, limit, .. }) => {
+            assert_eq!(limit, 16384);
+            assert!(insns > limit && insns < 2 * limit, "{insns}");
+        }
+        other => panic!(
+            "not refused as too large: {:?}",
+            other.map(|f| f.spec.insns.len())
+        ),
+    }
+}

@@ -94,7 +94,7 @@ print(f'{(t / p) ** (math.log(4) / math.log($n / $prev_n)):.1f} x')")
             case $code in
                 0) status=0 ;;
                 124) status="timeout after ${TIMEOUT} s" ;;
-                *) status="$code: $(grep -v '^Command exited' "$work/stderr" | head -1 | cut -c1-160)" ;;
+                *) status="$code: $(grep -v '^Command exited' "$work/stderr" | head -1 | sed "s|^hwxdp: ||; s|$work/||" | cut -c1-200)" ;;
             esac
             note=$(grep "large program" "$work/stdout" | head -2 | sed 's/^[^:]*: large program: //' | paste -sd ';' -)
             [ -n "$note" ] && status="$status ($note)"

@@ -228,7 +228,10 @@ impl Preprocessor {
         if depth >= MAX_EXPANSION_DEPTH {
             return Err(SpanError::new(
                 tok.span,
-                format!("macro `{name}` expands without end"),
+                // A macro that names itself, or a chain of macros longer than the bound: the message covers both.
+                format!(
+                    "macro `{name}` expands without end (macros inside macros deeper than {MAX_EXPANSION_DEPTH} levels)"
+                ),
             ));
         }
         let used = used.unwrap_or(&name);

@@ -325,3 +325,22 @@ fn a_chain_of_conditional_operators_in_if_is_one_located_error() {
     );
     front(&parens).expect("120 parentheses compile");
 }
+
+/// A chain of macros each naming the one before is refused at the expansion depth, and the error says so (it said
+/// only "expands without end", as for a macro that names itself).
+#[test]
+fn a_chain_of_macros_past_the_expansion_depth_names_the_depth() {
+    let _serial = serial();
+    let mut text = "#define M0 16w1\n".to_string();
+    for i in 1..40 {
+        text.push_str(&format!("#define M{i} M{}\n", i - 1));
+    }
+    text.push_str(&program("hd.eth.type_ = M39;"));
+    let e = error_of(&text);
+    assert!(
+        e.ends_with("expands without end (macros inside macros deeper than 32 levels)"),
+        "{e}"
+    );
+    let short: String = text.replace("M39;", "M20;");
+    front(&short).expect("a chain of 21 macros expands");
+}

@@ -189,76 +189,106 @@ impl DomTree {
     }
 }
 
-/// Cooper-Harvey-Kennedy over a graph of `n` nodes; `None` for nodes `entry` does not reach, `Some(entry)` for it.
+/// Immediate dominators of a graph of `n` nodes (Lengauer-Tarjan with path compression, near-linear: the iterative
+/// Cooper-Harvey-Kennedy algorithm walked the whole depth of the tree per join, quadratic on a ladder of jumps);
+/// `None` for nodes `entry` does not reach, `Some(entry)` for it.
 pub fn immediate_dominators(
     n: usize,
     entry: usize,
     succs: &[Vec<usize>],
     preds: &[Vec<usize>],
 ) -> Vec<Option<usize>> {
-    let order = postorder(n, entry, succs);
-    let mut po_number = vec![usize::MAX; n];
-    for (i, &b) in order.iter().enumerate() {
-        po_number[b] = i;
+    // Depth-first preorder numbers; everything below works on them.
+    let (vertex, parent) = preorder(n, entry, succs);
+    let m = vertex.len();
+    let mut number = vec![usize::MAX; n];
+    for (k, &v) in vertex.iter().enumerate() {
+        number[v] = k;
     }
-    let mut idom: Vec<Option<usize>> = vec![None; n];
-    idom[entry] = Some(entry);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in order.iter().rev() {
-            if b == entry {
+    let mut semi: Vec<usize> = (0..m).collect();
+    let mut label: Vec<usize> = (0..m).collect();
+    let mut ancestor = vec![usize::MAX; m];
+    let mut idom = vec![0usize; m];
+    let mut bucket: Vec<Vec<usize>> = vec![Vec::new(); m];
+    let mut path = Vec::new();
+    for w in (1..m).rev() {
+        for &p in &preds[vertex[w]] {
+            let v = number[p];
+            if v == usize::MAX {
                 continue;
             }
-            let mut new_idom: Option<usize> = None;
-            for &p in &preds[b] {
-                if idom[p].is_none() {
-                    continue;
-                }
-                new_idom = Some(match new_idom {
-                    None => p,
-                    Some(cur) => intersect(&idom, &po_number, p, cur),
-                });
-            }
-            if new_idom.is_some() && idom[b] != new_idom {
-                idom[b] = new_idom;
-                changed = true;
-            }
+            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+            semi[w] = semi[w].min(semi[u]);
+        }
+        bucket[semi[w]].push(w);
+        ancestor[w] = parent[w];
+        for v in std::mem::take(&mut bucket[parent[w]]) {
+            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+            idom[v] = if semi[u] < semi[v] { u } else { parent[w] };
         }
     }
-    idom
-}
-
-fn intersect(idom: &[Option<usize>], po: &[usize], mut a: usize, mut b: usize) -> usize {
-    while a != b {
-        while po[a] < po[b] {
-            a = idom[a].unwrap_or(b);
-        }
-        while po[b] < po[a] {
-            b = idom[b].unwrap_or(a);
+    for w in 1..m {
+        if idom[w] != semi[w] {
+            idom[w] = idom[idom[w]];
         }
     }
-    a
+    let mut out = vec![None; n];
+    out[entry] = Some(entry);
+    for w in 1..m {
+        out[vertex[w]] = Some(vertex[idom[w]]);
+    }
+    out
 }
 
-fn postorder(n: usize, entry: usize, succs: &[Vec<usize>]) -> Vec<usize> {
-    let mut visited = vec![false; n];
-    let mut post = Vec::with_capacity(n);
+/// The node of least semidominator on `v`'s path to its forest root (`v` itself at a root), compressing the path
+/// without recursion.
+fn eval(
+    v: usize,
+    ancestor: &mut [usize],
+    label: &mut [usize],
+    semi: &[usize],
+    path: &mut Vec<usize>,
+) -> usize {
+    if ancestor[v] == usize::MAX {
+        return v;
+    }
+    path.clear();
+    let mut x = v;
+    while ancestor[ancestor[x]] != usize::MAX {
+        path.push(x);
+        x = ancestor[x];
+    }
+    for &y in path.iter().rev() {
+        let a = ancestor[y];
+        if semi[label[a]] < semi[label[y]] {
+            label[y] = label[a];
+        }
+        ancestor[y] = ancestor[a];
+    }
+    label[v]
+}
+
+/// Depth-first preorder of the nodes `entry` reaches, and each one's parent in the search tree (by preorder number).
+fn preorder(n: usize, entry: usize, succs: &[Vec<usize>]) -> (Vec<usize>, Vec<usize>) {
+    let mut number = vec![usize::MAX; n];
+    let mut vertex = vec![entry];
+    let mut parent = vec![0];
+    number[entry] = 0;
     let mut stack = vec![(entry, 0usize)];
-    visited[entry] = true;
     while let Some((node, next)) = stack.last_mut() {
         if let Some(&s) = succs[*node].get(*next) {
             *next += 1;
-            if !visited[s] {
-                visited[s] = true;
+            if number[s] == usize::MAX {
+                number[s] = vertex.len();
+                parent.push(number[*node]);
+                vertex.push(s);
                 stack.push((s, 0));
             }
         } else {
-            post.push(*node);
             stack.pop();
         }
     }
-    post
+    (vertex, parent)
 }
 
 /// Depth-first entry and exit times of a [`DomTree`]'s blocks: `a` is an ancestor of `b` (or `b` itself) exactly

@@ -248,3 +248,99 @@ fn errors_name_instructions_by_slot() {
         Err(AnalysisError::Invalid { insn: 2, .. })
     ));
 }
+
+/// Immediate dominators from dominator sets: each node's dominators to a fixpoint, the immediate one the strict
+/// dominator that every other strict dominator dominates.
+fn idoms_from_sets(n: usize, entry: usize, preds: &[Vec<usize>]) -> Vec<Option<usize>> {
+    let reach = {
+        let mut seen = vec![false; n];
+        let mut work = vec![entry];
+        seen[entry] = true;
+        while let Some(v) = work.pop() {
+            for w in (0..n).filter(|&w| preds[w].contains(&v)) {
+                if !seen[w] {
+                    seen[w] = true;
+                    work.push(w);
+                }
+            }
+        }
+        seen
+    };
+    let mut dom: Vec<Vec<bool>> = (0..n)
+        .map(|v| (0..n).map(|d| v != entry || d == entry).collect())
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for v in (0..n).filter(|&v| v != entry && reach[v]) {
+            let mut set = vec![true; n];
+            for &p in preds[v].iter().filter(|&&p| reach[p]) {
+                for d in 0..n {
+                    set[d] &= dom[p][d];
+                }
+            }
+            set[v] = true;
+            if set != dom[v] {
+                dom[v] = set;
+                changed = true;
+            }
+        }
+    }
+    (0..n)
+        .map(|v| {
+            if !reach[v] {
+                return None;
+            }
+            if v == entry {
+                return Some(entry);
+            }
+            (0..n)
+                .find(|&d| d != v && dom[v][d] && (0..n).all(|e| e == v || !dom[v][e] || dom[d][e]))
+        })
+        .collect()
+}
+
+#[test]
+fn immediate_dominators_match_the_dominator_sets_on_random_graphs_and_a_ladder() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    let mut graphs: Vec<(usize, Vec<Vec<usize>>)> = (0..300)
+        .map(|_| {
+            let n = 1 + next(24) as usize;
+            let succs = (0..n)
+                .map(|_| (0..next(4)).map(|_| next(n as u64) as usize).collect())
+                .collect();
+            (n, succs)
+        })
+        .collect();
+    // The ladder that made the iterative algorithm quadratic: jumps j_i to j_{i+1} and to d_i, d_i to d_{i+1}.
+    let k = 40;
+    let ladder = (0..2 * k)
+        .map(|v| match v {
+            v if v < k - 1 => vec![v + 1, k + v],
+            v if v == k - 1 => vec![2 * k - 1],
+            v if v < 2 * k - 1 => vec![v + 1],
+            _ => vec![],
+        })
+        .collect();
+    graphs.push((2 * k, ladder));
+    for (n, succs) in graphs {
+        let mut preds = vec![Vec::new(); n];
+        for (v, out) in succs.iter().enumerate() {
+            for &w in out {
+                preds[w].push(v);
+            }
+        }
+        let entry = 0;
+        assert_eq!(
+            hwxdp_analysis::immediate_dominators(n, entry, &succs, &preds),
+            idoms_from_sets(n, entry, &preds),
+            "{succs:?}"
+        );
+    }
+}

@@ -2,7 +2,9 @@
 //! jump goes forward and instruction order is a topological order of the control-flow graph.
 //!
 //! A loop is unrolled when its trip count follows from an induction register: one conditional jump that leaves the
-//! loop, runs on every iteration (its block dominates every latch) and compares the register with a constant; the
+//! loop, runs on every iteration (its block dominates every latch) and compares the register (or a copy of it made
+//! in the test's block: `rT = rI`, `wT = wI`, or a copy zero-extended by `<<= 32; >>= 32`) with a constant (an
+//! immediate, or a register constant at the test, on either side); the
 //! register is set to the same constant on every entry and changed inside the loop only by one `+=`/`-=` of a
 //! constant, also on every iteration. The loop body is copied once per iteration; the last copy's jump back goes to
 //! a trap block (`r0 = 0; exit`) that the bound proves unreachable.
@@ -792,6 +794,30 @@ impl Graph {
     }
 }
 
+/// A loop's exit test.
+#[derive(Clone, Copy)]
+struct Test {
+    insn: InsnId,
+    wide: bool,
+    cond: JmpCond,
+    /// Whether the taken edge leaves the loop.
+    exit_when_taken: bool,
+}
+
+/// What an exit test compares, resolved ([`LoopCtx::compared`]).
+struct Compared {
+    /// The register stepped on every iteration.
+    induction: u8,
+    /// The constant it is compared with.
+    limit: u64,
+    /// Whether the constant is the test's first operand.
+    swapped: bool,
+    /// Where the compared value is taken: the copy of the induction register, or the test.
+    point: InsnId,
+    /// Whether the compared value is the induction register's low 32 bits.
+    zext: bool,
+}
+
 /// One loop while its trip count is worked out.
 struct LoopCtx<'a> {
     prog: &'a ProgramCfg,
@@ -835,35 +861,103 @@ impl LoopCtx<'_> {
                 continue;
             }
             let exit_when_taken = outside[0].1 == EdgeKind::Taken;
-            match self.bound(last, wide, cond, dst, src, exit_when_taken) {
-                Ok(trips) => return Ok((dst, trips)),
+            let test = Test {
+                insn: last,
+                wide,
+                cond,
+                exit_when_taken,
+            };
+            match self
+                .compared(test, dst, src)
+                .and_then(|c| Ok((c.induction, self.bound(test, &c)?)))
+            {
+                Ok(found) => return Ok(found),
                 Err(e) => why = e,
             }
         }
         Err(why)
     }
 
-    fn bound(
-        &self,
-        test: InsnId,
-        wide: bool,
-        cond: JmpCond,
-        reg: u8,
-        src: Source,
-        exit_when_taken: bool,
-    ) -> Result<u64, String> {
-        let cfg = self.prog.func(FuncId(0));
+    /// What the exit test compares: the induction register (the test's own, or the register it is a copy of),
+    /// and the constant it is compared with (an immediate, or a register constant at the test, on either side).
+    fn compared(&self, test: Test, dst: u8, src: Source) -> Result<Compared, String> {
         let state = self
             .regions
-            .state_before(test)
+            .state_before(test.insn)
             .ok_or("the exit test is unreachable")?;
-        let limit = match src {
-            Source::Imm(k) => k as i64 as u64,
-            Source::Reg(r) => match state.reg(r) {
-                Value::Scalar(Some(k)) => k as u64,
-                _ => return Err(format!("r{r} compared with r{reg} is not a constant")),
+        let constant = |r: u8| match state.reg(r) {
+            Value::Scalar(Some(k)) => Some(k as u64),
+            _ => None,
+        };
+        let (reg, limit, swapped) = match src {
+            Source::Imm(k) => (dst, k as i64 as u64, false),
+            Source::Reg(r) => match (constant(r), constant(dst)) {
+                (Some(k), _) => (dst, k, false),
+                // `if rK > rI`: clang puts a constant on the left in a register.
+                (None, Some(k)) => (r, k, true),
+                (None, None) => {
+                    return Err(format!(
+                        "r{dst} and r{r} of the exit test: neither is a constant"
+                    ))
+                }
             },
         };
+        let (induction, copy, zext) = self.copied_from(test.insn, reg)?;
+        Ok(Compared {
+            induction,
+            limit,
+            swapped,
+            point: copy.unwrap_or(test.insn),
+            zext,
+        })
+    }
+
+    /// When the test's register `reg` is, on every iteration, a copy of another register made in the test's block
+    /// (`rT = rI`, `wT = wI`, or `rT = rI; rT <<= 32; rT >>= 32`, the copy clang zero-extends a 32-bit counter
+    /// with) and written nowhere else in the loop: that register, the copy and whether it is zero-extended.
+    /// Otherwise `reg` itself.
+    fn copied_from(&self, test: InsnId, reg: u8) -> Result<(u8, Option<InsnId>, bool), String> {
+        let cfg = self.prog.func(FuncId(0));
+        let defs: Vec<InsnId> = self
+            .body
+            .iter()
+            .flat_map(|&b| cfg.block(b).insns())
+            .filter(|i| self.live.effects[i.index()].defs.contains(reg))
+            .collect();
+        let block = cfg.block_of(test).expect("own instruction");
+        let mov = |i: InsnId| match self.prog.kinds[i.index()] {
+            InsnKind::Alu {
+                op: AluOp::Mov,
+                src: Source::Reg(from),
+                wide,
+                dst,
+            } if from != reg && dst == reg => Some((from, wide)),
+            _ => None,
+        };
+        let shift = |i: InsnId, want: AluOp| matches!(self.prog.kinds[i.index()], InsnKind::Alu { wide: true, op, src: Source::Imm(32), .. } if op == want);
+        let (copy, zext) = match defs[..] {
+            [c] if mov(c).is_some() => (c, !mov(c).expect("a copy").1),
+            [c, l, r]
+                if mov(c).is_some_and(|m| m.1) && shift(l, AluOp::Lsh) && shift(r, AluOp::Rsh) =>
+            {
+                (c, true)
+            }
+            _ => return Ok((reg, None, false)),
+        };
+        let (from, _) = mov(copy).expect("a copy");
+        // The copy may come before or after the counter's step: the trip count takes the value where it is copied.
+        let in_block = defs
+            .iter()
+            .all(|&d| cfg.block_of(d) == Some(block) && d < test);
+        if !in_block {
+            return Ok((reg, None, false));
+        }
+        Ok((from, Some(copy), zext))
+    }
+
+    fn bound(&self, test: Test, c: &Compared) -> Result<u64, String> {
+        let cfg = self.prog.func(FuncId(0));
+        let reg = c.induction;
         let defs: Vec<InsnId> = self
             .body
             .iter()
@@ -893,11 +987,11 @@ impl LoopCtx<'_> {
                 "the step of r{reg} does not run on every iteration"
             ));
         }
-        let test_block = cfg.block_of(test).expect("own instruction");
-        let step_first = if def_block == test_block {
-            def < test
+        let point_block = cfg.block_of(c.point).expect("own instruction");
+        let step_first = if def_block == point_block {
+            def < c.point
         } else {
-            self.dom.dominates(def_block, test_block)
+            self.dom.dominates(def_block, point_block)
         };
         let mut init = None;
         for &p in &cfg.block(self.header).preds {
@@ -948,7 +1042,13 @@ impl LoopCtx<'_> {
             if step_first {
                 v = step_once(v);
             }
-            if holds(cond, wide, v, limit) == exit_when_taken {
+            let seen = if c.zext { v as u32 as u64 } else { v };
+            let (a, b) = if c.swapped {
+                (c.limit, seen)
+            } else {
+                (seen, c.limit)
+            };
+            if holds(test.cond, test.wide, a, b) == test.exit_when_taken {
                 return Ok(k + 1);
             }
             if !step_first {

@@ -117,6 +117,15 @@ fn unrolled_loops_compute_what_the_loops_did() {
          r1 += 1\nif r1 < 3 goto outer\nexit",
         // A call inlined.
         "r1 = 5\ncall double\nexit\ndouble: r0 = r1\nr0 += r1\nexit",
+        // The test compares a copy of the counter: 64-bit, 32-bit (zero-extending), zero-extended by shifts, made
+        // before the step.
+        "r0 = 0\nr9 = 0\ntop: r0 += 3\nr9 += 1\nr1 = r9\nif r1 < 4 goto top\nexit",
+        "r0 = 0\nr9 = -2\ntop: r0 += 3\nr9 += 1\nw1 = w9\nif w1 < 4 goto top\nexit",
+        "r0 = 0\nr9 = 0\ntop: r0 += 3\nr9 += 1\nr1 = r9\nr1 <<= 32\nr1 >>= 32\nif r1 != 5 goto top\nexit",
+        "r0 = 0\nr9 = 0\ntop: r1 = r9\nr0 += 3\nr9 += 1\nif r1 < 4 goto top\nexit",
+        // A register constant at the loop's entry on either side of the test.
+        "r0 = 0\nr9 = 0\nr2 = 5\ntop: r0 += 3\nr9 += 1\nif r9 < r2 goto top\nexit",
+        "r0 = 0\nr9 = 0\nr2 = 4\ntop: r0 += 3\nr1 = r9\nr9 += 1\nif r2 > r1 goto top\nexit",
     ] {
         let insns = hwxdp_ebpf::assemble(text).expect("assembles");
         let object = ObjectSpec::single(ProgramSpec::standalone("t", "xdp", insns));
@@ -141,6 +150,27 @@ fn unrolled_loops_compute_what_the_loops_did() {
         .expect("flattens");
     let trips: Vec<u64> = flat.loops.iter().map(|l| l.trips).collect();
     assert_eq!(trips, vec![2, 3], "inner loop first");
+    // The trip counts through copies and swapped operands, and the register each loop was bounded by.
+    for (text, trips) in [
+        (
+            "r0 = 0\nr9 = -2\ntop: r0 += 3\nr9 += 1\nw1 = w9\nif w1 s< 4 goto top\nexit",
+            6,
+        ),
+        (
+            "r0 = 0\nr9 = 0\ntop: r1 = r9\nr0 += 3\nr9 += 1\nif r1 < 4 goto top\nexit",
+            5,
+        ),
+        (
+            "r0 = 0\nr9 = 0\nr2 = 4\ntop: r0 += 3\nr9 += 1\nif r2 > r9 goto top\nexit",
+            4,
+        ),
+    ] {
+        let insns = hwxdp_ebpf::assemble(text).expect("assembles");
+        let flat = hwxdp_ehdl::flatten(&ProgramSpec::standalone("t", "xdp", insns), &[], 16384)
+            .expect("flattens");
+        let got: Vec<(u8, u64)> = flat.loops.iter().map(|l| (l.induction, l.trips)).collect();
+        assert_eq!(got, vec![(9, trips)], "{text}");
+    }
 }
 
 #[test]

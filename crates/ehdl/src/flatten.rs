@@ -252,7 +252,10 @@ fn frame_depths(prog: &ProgramCfg, regions: &Regions, live: &Liveness) -> Vec<i6
                         continue;
                     }
                     let extra = displacement.filter(|d| d.0 == r).map_or(0, |d| d.1);
-                    depth = depth.max(off.constant().map_or(whole, |k| -(k + extra)));
+                    depth = depth.max(
+                        off.constant()
+                            .map_or(whole, |k| k.saturating_add(extra).saturating_neg()),
+                    );
                 }
             }
             depth.clamp(0, whole)

@@ -1,11 +1,14 @@
 `default_nettype none
-// hXDP maps module: ARRAY, PERCPU_ARRAY, HASH, PERCPU_HASH, LRU_HASH, LPM_TRIE, PROG_ARRAY and DEVMAP maps shaped at
-// load time, with crates/maps' kernel semantics; RINGBUF maps are accepted without storage (the helper module serves
-// them).
+// hXDP maps module: ARRAY, PERCPU_ARRAY, HASH, PERCPU_HASH, LRU_HASH, LPM_TRIE, PROG_ARRAY, DEVMAP, ARRAY_OF_MAPS and
+// HASH_OF_MAPS maps shaped at load time, with crates/maps' kernel semantics; RINGBUF maps are accepted without storage
+// (the helper module serves them). Maps of maps hold the inner map's index among the program's maps (its map table
+// row) as their 4-byte value: ARRAY_OF_MAPS is laid out as a PROG_ARRAY (present entries, the host's fd-array rules;
+// the helper module looks it up with a get), HASH_OF_MAPS as a HASH whose program lookups read the value (rsp_value_o)
+// and whose program updates and deletes give -EINVAL; the helper module turns the index into the map handle.
 //
 // Load time: cfg_we_i writes one map's definition (the image's map table row); cfg_done_i lays every written map out
 // (one cycle), flags cfg_error_o when a definition is invalid for the kernel (crates/maps/src/create.rs checks) or
-// does not fit (type other than 1, 2, 3, 5, 6, 9, 11, 14, 27; key_size above KEY_BYTES; value_size above VALUE_BYTES
+// does not fit (type other than 1, 2, 3, 5, 6, 9, 11, 12, 13, 14, 27; key_size above KEY_BYTES; value_size above VALUE_BYTES
 // (PROG_ARRAY, DEVMAP: at or above); more CAM entries, value rows, bucket slots, bucket rows or LRU nodes than
 // ENTRIES / MEM_WORDS / HASH_SLOTS / HASH_ROWS / LRU_NODES; LRU_HASH with BPF_F_NO_COMMON_LRU, the per-CPU LRU, which
 // is not built), then zeroes the value memory and builds the LRU lists (max(MEM_WORDS, LRU_NODES + 5 * MAPS,
@@ -37,8 +40,8 @@
 //   range; entry base + s holds the key of slot s. Lookups compare every entry of the map in one cycle. A free-slot
 //   stack per map (in the same ENTRIES-entry range) reuses slots last in, first out. Without LPM maps the CAM is
 //   unused: build it with ENTRIES 2.
-// - LRU lists: next/prev links of LRU_NODES nodes plus five list heads per map, node kinds, reference bits and
-//   in-table bits, in flip-flops (not yet block RAM).
+// - LRU lists: the five list heads of each map in registers; per node (LRU_NODES) its next link, prev link, a
+//   first-in-its-list bit and its kind, reference and in-table bits as rows of four true dual-port block RAMs.
 // Slots (what lookups return, rsp_slot_o) are numbered exactly as hwxdp_maps numbers them (one CPU):
 // - ARRAY: the index; max_entries slots.
 // - HASH: element numbers from a LIFO free list, then never-used ones; replacing a key's value moves it to the map's
@@ -80,15 +83,18 @@
 // comes in cycle:
 // - t + 2: lookups, deletes and every error found before a value is written (compare the hXDP model's 2 extra cycles
 //   per map helper, crates/hxdp/src/timing.rs MAP_HELPER_CYCLES);
+// - HASH_OF_MAPS program lookups that hit: t + 4 (the value's row read back, as a host lookup), plus the probe's
+//   rows as HASH; its program updates and deletes: -EINVAL after the probe;
 // - HASH and PERCPU_HASH lookups, updates and deletes (program or host) whose probe reads k bucket rows: k - 1 cycles
 //   more than the figures here; a delete that removes a key with k > 1 a further k (k - 1 rows read again, one cycle
 //   to clear the last hole);
 // - t + 2 + R, R = ceil(value_size / 8): successful ARRAY/HASH updates (the value is written one row per cycle), and
 //   every LPM update that gets past the -EINVAL checks;
-// - LRU_HASH: lookups and deletes probe the buckets as HASH ones do (a delete t + 3 plus the probe's and shift's
-//   cycles); update t + 5 + R when the CPU's local free list has a node and the key's home row is not full (k rows:
-//   k - 1 more), else the kernel's refill adds 4 cycles plus one per pending node flushed, per node (or head) rotated
-//   or scanned and per node moved to the local free list (an empty map's first update: 4 + target_free), and each
+// - LRU_HASH: lookups and deletes probe the buckets as HASH ones do (a delete t + 4 plus the probe's and shift's
+//   cycles); update t + 7 + R when the CPU's local free list has a node and the key's home row is not full (k rows:
+//   k - 1 more), else the kernel's refill adds 4 steps plus one per pending node flushed, per node (or head) rotated
+//   or scanned and per node moved to the local free list (an empty map's first update: 4 + target_free), two cycles
+//   a step (crates/hxdp/src/timing/buckets.rs LRU_STEP_CYCLES: the step's node row fetched, then the step), and each
 //   node evicted 1 + k cycles more for its key's bucket delete (2k + 1 when k > 1: the shift); -EEXIST/-ENOENT
 //   without the R;
 // - host lookup hit and host slot read: t + 2 + 2R (the value is read back one row per two cycles);
@@ -108,8 +114,8 @@
 // bytes is not 1..8, or the bytes do not lie wholly inside value_size.
 //
 // Yosys 0.23 synth_xilinx -family xcup: see docs/hxdp-module.md (Area) for the figures with and without LRU keys in
-// the CAM. The CAM (keys, masks and lengths in flip-flops, compared in parallel, LPM maps only now), the LRU links
-// and the per-map multiplexers dominate; the DSPs are the slot * rows-per-value products (one per value port and one
+// the CAM (measured before the LRU lists moved to block RAM). The CAM (keys, masks and lengths in flip-flops,
+// compared in parallel, LPM maps only now) and the per-map multiplexers dominate; the DSPs are the slot * rows-per-value products (one per value port and one
 // for the engine).
 module maps #(
   parameter integer MAPS        = 8,    // maps of one program (2 or more)
@@ -343,21 +349,23 @@ module maps #(
         // check_access
         if ((fl & FRdonlyProg) != 0 && (fl & FWronlyProg) != 0) bad = 1'b1;
         if ((fl & FRdonly) != 0 && (fl & FWronly) != 0) bad = 1'b1;
-        if (t == 32'd2 || t == 32'd6 || t == 32'd3) begin
-          // array_map_alloc_check (fd_array_map_alloc_check for PROG_ARRAY: 4-byte values, no program flags)
+        if (t == 32'd2 || t == 32'd6 || t == 32'd3 || t == 32'd12) begin
+          // array_map_alloc_check (fd_array_map_alloc_check for PROG_ARRAY and ARRAY_OF_MAPS: 4-byte values, no
+          // program flags)
           if (mx == 0 || ks != 32'd4 || vs == 0 || (fl & ~ArrayFlags) != 0 || (fl & FPreserve) != 0) bad = 1'b1;
           if (t == 32'd6 && (fl & FNumaNode) != 0) bad = 1'b1;
           if (t != 32'd2 && (fl & (FMmapable | FInnerMap)) != 0) bad = 1'b1;
-          if (t == 32'd3 && (vs != 32'd4 || (fl & (FRdonlyProg | FWronlyProg)) != 0)) bad = 1'b1;
+          if ((t == 32'd3 || t == 32'd12) && (vs != 32'd4 || (fl & (FRdonlyProg | FWronlyProg)) != 0)) bad = 1'b1;
           slots = {9'd0, mx};
-          if (t == 32'd3) begin
+          if (t == 32'd3 || t == 32'd12) begin
             // the presence byte follows the value
             lay_kind[m] = KindSlots;
             stride      = 5'((vs + 32'd8) >> 3);
           end
-        end else if (t == 32'd1 || t == 32'd5 || t == 32'd9) begin
-          // htab_map_alloc_check
+        end else if (t == 32'd1 || t == 32'd5 || t == 32'd9 || t == 32'd13) begin
+          // htab_map_alloc_check (fd_htab_map_alloc_check for HASH_OF_MAPS: 4-byte values, no program flags)
           if ((fl & ~HashFlags) != 0 || mx == 0 || ks == 0 || vs == 0) bad = 1'b1;
+          if (t == 32'd13 && (vs != 32'd4 || (fl & (FRdonlyProg | FWronlyProg)) != 0)) bad = 1'b1;
           if (t != 32'd9 && (fl & FNoCommonLru) != 0) bad = 1'b1;
           if (t == 32'd5 && (fl & FNumaNode) != 0) bad = 1'b1;
           // LRU maps are preallocated; the per-CPU LRU variant (BPF_F_NO_COMMON_LRU) is not built in hardware
@@ -387,7 +395,7 @@ module maps #(
         end
         if (t != 32'd27) begin
           if (ks > KEY_BYTES || vs > VALUE_BYTES) bad = 1'b1;
-          if (t == 32'd3 || t == 32'd14) begin
+          if (t == 32'd3 || t == 32'd12 || t == 32'd14) begin
             if (vs >= VALUE_BYTES) bad = 1'b1;  // the presence byte must fit the engine's value register
           end
           if (mx > MEM_WORDS) bad = 1'b1;
@@ -1056,6 +1064,11 @@ module maps #(
     end
   end
 
+  // HASH_OF_MAPS (a HASH of 4-byte inner map indices): a program's lookup reads the value, its updates and deletes
+  // give -EINVAL (the verifier allows programs only lookups of maps of maps)
+  logic outer_hash;
+  assign outer_hash = def_type_q[map_q] == 32'd13;
+
   always_comb begin : exec
     logic [2:0]  kind;
     logic [31:0] index;
@@ -1167,12 +1180,13 @@ module maps #(
         x_slot = best_slot;
         x_lref = xb_v && !host_q && kind == KindLru;
       end
-      if (x_hit && host_q) x_next = 2'd2;
+      // a HASH_OF_MAPS lookup reads its value (the inner map's index) for the helper module, as a host lookup does
+      if (x_hit && (host_q || outer_hash)) x_next = 2'd2;
     end else if (op_q == OpDelete) begin
       if (host_ro) begin
         x_ret = Eperm;
-      end else if (kind == KindArray) begin
-        x_ret = Einval;
+      end else if (kind == KindArray || (!host_q && outer_hash)) begin
+        x_ret = Einval;                     // programs may only look maps of maps up
       end else if (kind == KindLpm && key_plen > {16'd0, max_plen}) begin
         x_ret = Einval;
       end else if (!xe_v) begin
@@ -1188,7 +1202,7 @@ module maps #(
       // update
       if (host_ro) begin
         x_ret = Eperm;
-      end else if (host_q && flags_q[2]) begin
+      end else if ((host_q && flags_q[2]) || (!host_q && outer_hash)) begin
         x_ret = Einval;
       end else if (kind == KindArray) begin
         if ((flags_q & ~64'd4) > 64'd2) x_ret = Einval;
@@ -1285,8 +1299,13 @@ module maps #(
   // the common LRU: per map the active, inactive and free lists, the CPU's local free and pending lists, the
   // active/inactive counts and the inactive rotation cursor, over doubly linked nodes with the list heads as
   // sentinels. Node n of a map is list node lbase + n (its slot is n; its key in the buckets and the slot keys, as a
-  // HASH map's). Every step of the kernel's loops is one cycle here, each moving at most one node (lnext/lprev in
-  // flip-flops, a move is one cycle). An eviction (del_from_htab) then deletes the node's key from the buckets
+  // HASH map's). The list heads' links are registers; the nodes' are block RAM rows (rtl/common/ram_tdp): next links,
+  // prev links, a first-in-its-list bit (set, the prev link is the head of the node's kind: a move writes three prev
+  // links, x's own among them, and a true dual-port RAM takes two a cycle) and the node's kind, reference and
+  // in-table bits. Every step of the kernel's loops is two cycles here: the fetch reads the step's one node (its
+  // subject: the node it examines or moves) on every RAM's port A, the execution decides with that row and the
+  // heads and moves at most one node, its writes spread over both ports (next[prev x] and prev[next x] on A,
+  // next[x] and prev[the head's old first] on B; the node's kind row on A, the taken node's on B). An eviction (del_from_htab) then deletes the node's key from the buckets
   // (StEvict reads the slot key and asks its home row, then the HASH delete's probe and backward shift, then the
   // steps go on: 1 + k cycles, 2k + 1 when the k rows read are more than one); once a node is taken the update probes
   // its own key's rows (StLProbe, k cycles) before LDecide settles it.
@@ -1325,11 +1344,15 @@ module maps #(
 
   localparam [7:0] NrScans = 8'd128;     // LOCAL_NR_SCANS
 
-  logic [LW-1:0]      lnext_q  [LN];
-  logic [LW-1:0]      lprev_q  [LN];
-  logic [2:0]         lkind_q  [LRU_NODES];
-  logic [LRU_NODES-1:0] lref_q;
-  logic [LRU_NODES-1:0] lval_q;             // the node holds a key (in the buckets)
+  localparam integer HN = 5 * MAPS;         // list heads
+  localparam integer LW8 = 8 * ((LW + 7) / 8);  // a link's RAM width
+  localparam integer HW  = $clog2(HN);      // head numbers
+
+  logic [LW-1:0]      hnext_q  [HN];        // the heads' links (head k of map m: list node LRU_NODES + 5m + k)
+  logic [LW-1:0]      hprev_q  [HN];
+  logic               lph_q;                // StLru: 0 the step's fetch, 1 its execution
+  logic [LW-1:0]      subj_q;               // the step's subject (a node, or a head: then no row is used)
+  logic               l_go;                 // the step's execution cycle
   logic [SW-1:0]      lact_q   [MAPS];
   logic [SW-1:0]      linact_q [MAPS];
   logic [LW-1:0]      lcur_q   [MAPS];      // next_inactive_rotation
@@ -1366,6 +1389,49 @@ module maps #(
     ltarget = half[7:0];
   end
 
+  // The current map's heads' links, by kind.
+  logic [LW-1:0] hn [5];
+  logic [LW-1:0] hp [5];
+
+  always_comb begin
+    for (integer k = 0; k < 5; k = k + 1) begin
+      hn[k] = hnext_q[32'(map_q) * 5 + k];
+      hp[k] = hprev_q[32'(map_q) * 5 + k];
+    end
+  end
+
+  // The node rows (port A reads in the fetch cycle, the row out in the execution cycle) and the subject's links and
+  // bits as the execution sees them: a head's from its registers.
+  /* verilator lint_off UNUSEDSIGNAL */      // the rows' padding bits
+  logic [LW8-1:0] nx_rd;                    // next link
+  logic [LW8-1:0] pv_rd;                    // prev link (when the first bit is clear)
+  logic [7:0]     fs_rd;                    // first in its list: the prev link is the head of its kind
+  logic [23:0]    at_rd;                    // kind, reference bit, in-table bit (a byte each)
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic           subj_head;
+  logic [HW-1:0]  subj_hidx;
+  logic [LW-1:0]  rec_next;
+  logic [LW-1:0]  rec_prev;
+  logic [2:0]     rec_kind;
+  logic           rec_ref;
+  logic           rec_val;                  // the node holds a key (in the buckets)
+
+  assign l_go      = state_q == StLru && lph_q;
+  assign subj_head = 32'(subj_q) >= LRU_NODES;
+  assign subj_hidx = HW'(subj_q - LW'(LRU_NODES));
+  assign rec_kind  = at_rd[2:0];
+  assign rec_ref   = at_rd[8];
+  assign rec_val   = at_rd[16];
+
+  always_comb begin
+    rec_next = nx_rd[LW-1:0];
+    rec_prev = fs_rd[0] ? hbase + LW'(rec_kind) : pv_rd[LW-1:0];
+    if (subj_head) begin
+      rec_next = hnext_q[subj_hidx];
+      rec_prev = hprev_q[subj_hidx];
+    end
+  end
+
   // One step: which node moves how, and what the step settles.
   logic [2:0]    a_op;
   logic [NW-1:0] a_node;
@@ -1392,7 +1458,6 @@ module maps #(
   always_comb begin : lru_step
     logic [LW-1:0] n;
     logic [LW-1:0] n1;
-    logic [NW-1:0] e;
     n         = '0;
     n1        = '0;
     a_op      = ANone;
@@ -1415,10 +1480,9 @@ module maps #(
     li_d      = li_q;
     lmoved_d  = lmoved_q;
     lshrunk_d = lshrunk_q;
-    e         = lnode_q[NW-1:0];
     case (lst_q)
       LStart, LPop: begin
-        n = lnext_q[h_lfree];
+        n = hn[KLocalFree];
         if (n != h_lfree) begin
           a_op   = APending;
           a_node = n[NW-1:0];
@@ -1434,19 +1498,19 @@ module maps #(
         end
       end
       LFlush: begin
-        n = lprev_q[h_lpend];
+        n = hp[KLocalPending];
         if (n != h_lpend) begin
           a_op   = AMoveIn;
           a_node = n[NW-1:0];
-          a_to   = lref_q[n[NW-1:0]] ? KActive : KInactive;
+          a_to   = rec_ref ? KActive : KInactive;
         end else begin
           lst_d = LRot;
         end
       end
       LRot: begin
         if (linact_q[map_q] < lact_q[map_q]) begin
-          lfirst_d = lnext_q[h_act];
-          lnode_d  = lprev_q[h_act];
+          lfirst_d = hn[KActive];
+          lnode_d  = hp[KActive];
           li_d     = 8'd0;
           lst_d    = LRotA;
         end else begin
@@ -1458,18 +1522,18 @@ module maps #(
           lst_d = LRotIInit;
         end else begin
           a_op    = AMove;
-          a_to    = lref_q[e] ? KActive : KInactive;
+          a_to    = rec_ref ? KActive : KInactive;
           li_d    = li_q + 8'd1;
-          lnode_d = lprev_q[lnode_q];
+          lnode_d = rec_prev;
           if (li_q + 8'd1 == NrScans || lnode_q == lfirst_q) lst_d = LRotIInit;
         end
       end
       LRotIInit: begin
-        if (lnext_q[h_inact] == h_inact) begin
+        if (hn[KInactive] == h_inact) begin
           lst_d = LFill;
         end else begin
-          n1      = lnext_q[lcur_q[map_q]];
-          llast_d = (n1 == h_inact) ? lnext_q[n1] : n1;
+          n1      = rec_next;                  // the subject: the cursor
+          llast_d = (n1 == h_inact) ? hn[KInactive] : n1;
           lnode_d = lcur_q[map_q];
           lnxt_d  = h_inact;
           li_d    = 8'd0;
@@ -1482,25 +1546,25 @@ module maps #(
           l_cur     = lnxt_q;
           lst_d     = LFill;
         end else if (lnode_q == h_inact) begin
-          lnode_d = lprev_q[lnode_q];
+          lnode_d = rec_prev;
         end else begin
-          lnxt_d = lprev_q[lnode_q];
-          if (lref_q[e]) begin
+          lnxt_d = rec_prev;
+          if (rec_ref) begin
             a_op = AMove;
             a_to = KActive;
           end
           if (lnode_q == llast_q) begin
             l_cur_set = 1'b1;
-            l_cur     = lprev_q[lnode_q];
+            l_cur     = rec_prev;
             lst_d     = LFill;
           end else begin
-            lnode_d = lprev_q[lnode_q];
+            lnode_d = rec_prev;
             li_d    = li_q + 8'd1;
           end
         end
       end
       LFill: begin
-        n = lnext_q[h_free];
+        n = hn[KFree];
         if (n == h_free) begin
           lst_d = (lmoved_q < ltarget) ? LShrinkInit : LPop;
         end else begin
@@ -1511,7 +1575,7 @@ module maps #(
         end
       end
       LShrinkInit: begin
-        lnode_d   = lprev_q[h_inact];
+        lnode_d   = hp[KInactive];
         lshrunk_d = 8'd0;
         li_d      = 8'd0;
         lst_d     = LShrink;
@@ -1520,13 +1584,13 @@ module maps #(
         if (lnode_q == h_inact) begin
           lst_d = LShrinkDone;
         end else begin
-          lnode_d = lprev_q[lnode_q];
+          lnode_d = rec_prev;
           li_d    = li_q + 8'd1;
           if (li_q + 8'd1 == NrScans) lst_d = LShrinkDone;
-          if (lref_q[e]) begin
+          if (rec_ref) begin
             a_op = AMove;
             a_to = KActive;
-          end else if (lval_q[e]) begin
+          end else if (rec_val) begin
             l_evict   = 1'b1;
             a_op      = AToLocalFree;
             lshrunk_d = lshrunk_q + 8'd1;
@@ -1538,20 +1602,20 @@ module maps #(
         if (lshrunk_q != 8'd0) begin
           lst_d = LPop;
         end else begin
-          llist_d = (lnext_q[h_inact] == h_inact) ? h_act : h_inact;
-          lnode_d = (lnext_q[h_inact] == h_inact) ? lprev_q[h_act] : lprev_q[h_inact];
+          llist_d = (hn[KInactive] == h_inact) ? h_act : h_inact;
+          lnode_d = (hn[KInactive] == h_inact) ? hp[KActive] : hp[KInactive];
           lst_d   = LForce;
         end
       end
       LForce: begin
         if (lnode_q == llist_q) begin
           lst_d = LPop;
-        end else if (lval_q[e]) begin
+        end else if (rec_val) begin
           l_evict = 1'b1;
           a_op    = AToLocalFree;
           lst_d   = LPop;
         end else begin
-          lnode_d = lprev_q[lnode_q];
+          lnode_d = rec_prev;
         end
       end
       LDecide: begin
@@ -1586,9 +1650,9 @@ module maps #(
   assign got_rel  = lgot_q - lbase_q[map_q][NW-1:0];
   assign l_slot   = SW'(got_rel);
   assign x_node   = lbase_q[map_q][NW-1:0] + NW'(exact_slot);
-  assign l_ins    = state_q == StLru && l_write;
-  assign ev_start = state_q == StLru && l_evict;
-  assign lp_start = state_q == StLru && a_op == APending;
+  assign l_ins    = l_go && l_write;
+  assign ev_start = l_go && l_evict;
+  assign lp_start = l_go && a_op == APending;
   assign ev_end   = ev_q && ((state_q == StExec && exec_go && !h_shift) || state_q == StHClear);
 
   // The move's effect on kinds, reference bits, counts and the cursor.
@@ -1607,7 +1671,7 @@ module maps #(
   always_comb begin : lru_apply
     logic [2:0] from;
     logic [2:0] to;
-    from      = lkind_q[a_node];
+    from      = rec_kind;
     to        = (a_op == APushFree) ? KFree : a_to;
     mv_en     = 1'b0;
     mv_x      = LW'(a_node);
@@ -1703,15 +1767,207 @@ module maps #(
     end
   end
 
+  // A move's links (list_move(x, h): list_del, then list_add right after h). p and n are x's neighbours, f the node
+  // after h once x is out of its list (n when x already follows h), each a node row or a head register.
+  logic [LW-1:0] mv_p;
+  logic [LW-1:0] mv_n;
+  logic [LW-1:0] mv_f;
+  logic          mv_same;                   // x already follows h: only n's prev link changes (to x)
+
+  logic          p_is_node;
+  logic          n_is_node;
+  logic          f_is_node;
+
+  assign mv_p    = rec_prev;
+  assign mv_n    = rec_next;
+  assign mv_same = mv_h == mv_p;
+  assign mv_f    = mv_same ? mv_n : hnext_q[HW'(mv_h - LW'(LRU_NODES))];
+  assign p_is_node = 32'(mv_p) < LRU_NODES;
+  assign n_is_node = 32'(mv_n) < LRU_NODES;
+  assign f_is_node = 32'(mv_f) < LRU_NODES;
+
+  // The subject of the step about to run: the node it reads or moves (its row is read in the fetch cycle).
+  logic [LW-1:0] subj_d;
+
+  always_comb begin
+    case (lst_q)
+      LStart, LPop: subj_d = hn[KLocalFree];
+      LFlush:       subj_d = hp[KLocalPending];
+      LRotIInit:    subj_d = lcur_q[map_q];
+      LFill:        subj_d = hn[KFree];
+      LDecide:      subj_d = (h_exact_v && flags_q != 64'd1) ? LW'(l_exact) : LW'(lgot_q);
+      default:      subj_d = lnode_q;
+    endcase
+  end
+
+  // Node-row ports. Port A: the sweep's writes, the fetch's read, the execution's writes of next[p], prev[n] (x
+  // when x already follows h), x's first bit and x's kind row. Port B: next[x], prev[f] and f's first bit cleared,
+  // the taken node's kind row (LDecide) and a request's reference and in-table bits (StExec).
+  logic          ra_en;
+  logic          ra_we;
+  logic [NW-1:0] ra_addr;
+  logic          nxa_we;
+  logic [NW-1:0] nxa_addr;
+  logic [LW-1:0] nxa_data;
+  logic          pva_we;
+  logic [NW-1:0] pva_addr;
+  logic [LW-1:0] pva_data;
+  logic          fsa_we;
+  logic          fsa_data;
+  logic [2:0]    ata_be;
+  logic [23:0]   ata_data;
+  logic          nxb_we;
+  logic          pvb_we;
+  logic          atb_we;
+  logic [NW-1:0] atb_addr;
+  logic [2:0]    atb_be;
+  logic [23:0]   atb_data;
+  logic          lsweep;                    // the sweep is at a node
+
+  assign lsweep = state_q == StClear && 32'(clear_q) < LRU_NODES;
+
+ always_comb begin : lru_ports
+    ra_en    = 1'b0;
+    ra_we    = 1'b0;
+    ra_addr  = subj_d[NW-1:0];
+    nxa_we   = 1'b0;
+    nxa_addr = mv_p[NW-1:0];
+    nxa_data = mv_n;
+    pva_we   = 1'b0;
+    pva_addr = mv_n[NW-1:0];
+    pva_data = mv_same ? mv_x : mv_p;
+    fsa_we   = 1'b0;
+    fsa_data = 1'b1;
+    ata_be   = 3'b000;
+    ata_data = {7'd0, 1'b0, 7'd0, 1'b0, 5'd0, k_val};
+    nxb_we   = l_go && mv_en;
+    pvb_we   = l_go && mv_en && !mv_same && f_is_node;
+    atb_we   = 1'b0;
+    atb_addr = x_node;
+    atb_be   = 3'b000;
+    atb_data = {7'd0, 1'b1, 7'd0, 1'b1, 8'd0};
+    if (lsweep) begin
+      // bpf_lru_populate: links as lru_populate says, kind free, bits clear
+      ra_en    = 1'b1;
+      ra_we    = 1'b1;
+      ra_addr  = clear_q[NW-1:0];
+      nxa_we   = 1'b1;
+      nxa_addr = clear_q[NW-1:0];
+      nxa_data = init_next;
+      pva_we   = 1'b1;
+      pva_addr = clear_q[NW-1:0];
+      pva_data = init_prev;
+      fsa_we   = 1'b1;
+      fsa_data = 1'b0;
+      ata_be   = 3'b111;
+      ata_data = {21'd0, KFree};
+    end else if (state_q == StLru && !lph_q) begin
+      ra_en = 1'b1;
+    end else if (l_go) begin
+      ra_en    = 1'b1;
+      ra_we    = 1'b1;
+      ra_addr  = a_node;
+      nxa_we   = mv_en && p_is_node;
+      pva_we   = mv_en && n_is_node;
+      fsa_we   = mv_en;
+      ata_be   = {l_evict || (l_write && l_old), r_clr, k_en};
+      atb_we   = l_write;
+      atb_addr = lgot_q;
+      // the taken node holds the key; replacing an element sets its reference bit (set_ref)
+      atb_be   = {1'b1, l_old, 1'b0};
+    end else if (exec_go) begin
+      // a lookup's hit sets the reference bit; a delete's found node leaves the table
+      atb_we   = x_lref || (x_clr && !ev_q && kind_q[map_q] == KindLru);
+      atb_be   = {x_clr && !ev_q && kind_q[map_q] == KindLru, x_lref, 1'b0};
+      atb_data = {7'd0, 1'b0, 7'd0, 1'b1, 8'd0};
+    end
+  end
+
+  /* verilator lint_off PINCONNECTEMPTY */
+  ram_tdp #(
+    .WIDTH (LW8),
+    .DEPTH (LRU_NODES)
+  ) u_lnext (
+    .clk_i     (clk_i),
+    .a_en_i    (ra_en),
+    .a_we_i    (ra_we && nxa_we),
+    .a_addr_i  (ra_we ? nxa_addr : ra_addr),
+    .a_wdata_i (LW8'(nxa_data)),
+    .a_be_i    ('1),
+    .a_rdata_o (nx_rd),
+    .b_en_i    (nxb_we),
+    .b_we_i    (1'b1),
+    .b_addr_i  (mv_x[NW-1:0]),
+    .b_wdata_i (LW8'(mv_f)),
+    .b_be_i    ('1),
+    .b_rdata_o ()
+  );
+
+  ram_tdp #(
+    .WIDTH (LW8),
+    .DEPTH (LRU_NODES)
+  ) u_lprev (
+    .clk_i     (clk_i),
+    .a_en_i    (ra_en),
+    .a_we_i    (ra_we && pva_we),
+    .a_addr_i  (ra_we ? pva_addr : ra_addr),
+    .a_wdata_i (LW8'(pva_data)),
+    .a_be_i    ('1),
+    .a_rdata_o (pv_rd),
+    .b_en_i    (pvb_we),
+    .b_we_i    (1'b1),
+    .b_addr_i  (mv_f[NW-1:0]),
+    .b_wdata_i (LW8'(mv_x)),
+    .b_be_i    ('1),
+    .b_rdata_o ()
+  );
+
+  ram_tdp #(
+    .WIDTH (8),
+    .DEPTH (LRU_NODES)
+  ) u_lfirst (
+    .clk_i     (clk_i),
+    .a_en_i    (ra_en),
+    .a_we_i    (ra_we && fsa_we),
+    .a_addr_i  (ra_addr),
+    .a_wdata_i ({7'd0, fsa_data}),
+    .a_be_i    ('1),
+    .a_rdata_o (fs_rd),
+    .b_en_i    (pvb_we),
+    .b_we_i    (1'b1),
+    .b_addr_i  (mv_f[NW-1:0]),
+    .b_wdata_i (8'd0),
+    .b_be_i    ('1),
+    .b_rdata_o ()
+  );
+
+  ram_tdp #(
+    .WIDTH (24),
+    .DEPTH (LRU_NODES)
+  ) u_lattr (
+    .clk_i     (clk_i),
+    .a_en_i    (ra_en),
+    .a_we_i    (ra_we && ata_be != 3'b000),
+    .a_addr_i  (ra_addr),
+    .a_wdata_i (ata_data),
+    .a_be_i    (ata_be),
+    .a_rdata_o (at_rd),
+    .b_en_i    (atb_we),
+    .b_we_i    (1'b1),
+    .b_addr_i  (atb_addr),
+    .b_wdata_i (atb_data),
+    .b_be_i    (atb_be),
+    .b_rdata_o ()
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
+
   // LRU registers (no reset: StClear builds the lists when a configuration is laid out).
   always_ff @(posedge clk_i) begin
-    if (state_q == StClear && 32'(clear_q) < LN) begin
-      lnext_q[clear_q[LW-1:0]] <= init_next;
-      lprev_q[clear_q[LW-1:0]] <= init_prev;
-      if (32'(clear_q) < LRU_NODES) begin
-        lkind_q[clear_q[NW-1:0]] <= KFree;
-        lref_q[clear_q[NW-1:0]]  <= 1'b0;
-      end
+    lph_q <= state_q == StLru && !lph_q;
+    if (state_q == StLru && !lph_q) subj_q <= subj_d;
+    if (state_q == StClear && 32'(clear_q) >= LRU_NODES && 32'(clear_q) < LN) begin
+      hnext_q[HW'(clear_q[LW-1:0] - LW'(LRU_NODES))] <= init_next;
+      hprev_q[HW'(clear_q[LW-1:0] - LW'(LRU_NODES))] <= init_prev;
     end
     if (state_q == StClear && clear_q == '0) begin
       for (integer m = 0; m < MAPS; m = m + 1) begin
@@ -1720,14 +1976,11 @@ module maps #(
         lcur_q[m]   <= LW'(LRU_NODES + 5 * m + 1);
       end
     end
-    if (exec_go && x_lref) begin
-      lref_q[x_node] <= 1'b1;
-    end
     if (exec_go && !ev_q) begin
       lst_q   <= (op_q == OpDelete) ? LPush : LStart;
       lnode_q <= LW'(x_node);
     end
-    if (state_q == StLru) begin
+    if (l_go) begin
       lst_q     <= lst_d;
       lnode_q   <= lnode_d;
       lfirst_q  <= lfirst_d;
@@ -1739,22 +1992,17 @@ module maps #(
       lmoved_q  <= lmoved_d;
       lshrunk_q <= lshrunk_d;
       if (mv_en) begin
-        // list_move(x, h): list_del then list_add right after h, as one update
-        lnext_q[lprev_q[mv_x]] <= lnext_q[mv_x];
-        lprev_q[lnext_q[mv_x]] <= lprev_q[mv_x];
-        lprev_q[mv_x]          <= mv_h;
-        lnext_q[mv_x]          <= (mv_h == lprev_q[mv_x]) ? lnext_q[mv_x] : lnext_q[mv_h];
-        lprev_q[(mv_h == lprev_q[mv_x]) ? lnext_q[mv_x] : lnext_q[mv_h]] <= mv_x;
-        lnext_q[mv_h]          <= mv_x;
+        // the head registers' part of the move (the node rows': lru_ports), in list_move's order
+        if (!p_is_node) hnext_q[HW'(mv_p - LW'(LRU_NODES))] <= mv_n;
+        if (!n_is_node) hprev_q[HW'(mv_n - LW'(LRU_NODES))] <= mv_same ? mv_x : mv_p;
+        if (!mv_same && !f_is_node) hprev_q[HW'(mv_f - LW'(LRU_NODES))] <= mv_x;
+        hnext_q[HW'(mv_h - LW'(LRU_NODES))] <= mv_x;
       end
-      if (k_en) lkind_q[a_node] <= k_val;
-      if (r_clr) lref_q[a_node] <= 1'b0;
-      if (l_write && l_old) lref_q[lgot_q] <= 1'b1;  // set_ref of the node replacing an element
       if (inc_act) lact_q[map_q] <= lact_q[map_q] + SW'(1);
       if (dec_act && lact_q[map_q] != '0) lact_q[map_q] <= lact_q[map_q] - SW'(1);
       if (inc_inact) linact_q[map_q] <= linact_q[map_q] + SW'(1);
       if (dec_inact && linact_q[map_q] != '0) linact_q[map_q] <= linact_q[map_q] - SW'(1);
-      if (c_step && lcur_q[map_q] == mv_x) lcur_q[map_q] <= lprev_q[mv_x];
+      if (c_step && lcur_q[map_q] == mv_x) lcur_q[map_q] <= mv_p;
       if (l_cur_set) lcur_q[map_q] <= l_cur;
     end
   end
@@ -1776,7 +2024,6 @@ module maps #(
       wronly_q    <= '0;
       cfg_error_q <= 1'b0;
       ent_valid_q <= '0;
-      lval_q      <= '0;
       ev_q        <= 1'b0;
       ldel_q      <= 1'b0;
       spare_v_q   <= '0;
@@ -1857,14 +2104,13 @@ module maps #(
             hmask_q[m]  <= lay_hmask[m];
             hsbase_q[m] <= lay_hsbase[m];
             rdonly_q[m] <= (def_flags_q[m] & FRdonly) != 0;
-            progarr_q[m] <= def_type_q[m] == 32'd3;
+            progarr_q[m] <= def_type_q[m] == 32'd3 || def_type_q[m] == 32'd12;  // fd arrays: the same host rules
             wronly_q[m] <= (def_flags_q[m] & FWronly) != 0;
             sp_q[m]     <= '0;
             fresh_q[m]  <= '0;
             count_q[m]  <= '0;
           end
           ent_valid_q <= '0;
-          lval_q      <= '0;
           spare_v_q   <= '0;
           clear_q     <= '0;
           state_q     <= StClear;
@@ -1898,7 +2144,6 @@ module maps #(
           if (x_clr && !is_bkt && !(x_set && x_old == x_slot)) begin
             ent_valid_q[ebase_q[map_q][EW-1:0] + x_old[EW-1:0]] <= 1'b0;
           end
-          if (x_clr && kind_q[map_q] == KindLru) lval_q[x_node] <= 1'b0;
           if (x_pop || x_push) begin
             sp_q[map_q] <= sp_q[map_q] - SW'(x_pop) + SW'(x_push);
           end
@@ -1959,11 +2204,10 @@ module maps #(
             end
           end
         end
-        StLru: begin
+        StLru: if (lph_q) begin
           if (l_evict) begin
-            lval_q[a_node] <= 1'b0;
-            ev_q           <= 1'b1;
-            state_q        <= StEvict;
+            ev_q    <= 1'b1;
+            state_q <= StEvict;
           end
           if (lp_start) state_q <= StLProbe;
           if (l_done) begin
@@ -1971,8 +2215,6 @@ module maps #(
             state_q <= StResp;
           end
           if (l_write) begin
-            lval_q[lgot_q] <= 1'b1;
-            if (l_old) lval_q[l_exact] <= 1'b0;
             slot_q  <= l_slot;
             row_q   <= vbase_q[map_q] + AW'(l_slot * SW'(stride_q[map_q]));
             state_q <= StWrite;
@@ -2042,7 +2284,7 @@ module maps #(
     rsp_hit_o        = hit_q;
     host_rsp_hit_o   = hit_q;
     rsp_slot_o       = hit_q ? {{(28 - SW) {1'b0}}, slot_q} : 28'd0;
-    rsp_value_o      = (hit_q && op_q == OpRead) ? value[63:0] : 64'd0;
+    rsp_value_o      = (hit_q && (op_q == OpRead || (op_q == OpLookup && outer_hash))) ? value[63:0] : 64'd0;
     host_rsp_key_o   = key;
     host_rsp_value_o = hit_q ? value : '0;
   end

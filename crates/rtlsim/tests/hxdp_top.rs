@@ -37,6 +37,7 @@ const SOURCES: &[&str] = &[
     "sephirot/maps.sv",
     "sephirot/maps_values.sv",
     "common/ram_sdp.sv",
+    "common/ram_tdp.sv",
     "common/hash32.sv",
     "sephirot/fib.sv",
     "sephirot/helpers.sv",

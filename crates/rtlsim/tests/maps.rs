@@ -113,6 +113,7 @@ struct Output {
 fn simulate(lines: &[String], params: &Params) -> Vec<Output> {
     let mut spec = common::unit_spec("maps")
         .source("common/ram_sdp.sv")
+        .source("common/ram_tdp.sv")
         .source("common/hash32.sv")
         .source("sephirot/maps_values.sv")
         .source("sephirot/maps.sv");
@@ -1239,14 +1240,21 @@ fn latencies_are_as_documented() {
     // The testbench counts clock edges after the accepting one until the response pulse: a response in cycle t + 2
     // counts 1.
     assert_eq!(cycles, [1, 1 + 3, 1, 1, 1 + 3, 1 + 2 * 3]);
-    // LRU_HASH, max_entries 4 (target_free 2): the first update refills the local free list (4 + 2 cycles more), the
-    // second takes the node left there; the third (-EEXIST, no value written) refills again: 2 pending nodes
-    // flushed, the inactive rotation steps over its head and 2 nodes, 2 free nodes moved; each update then probes
-    // its key's home row (a cycle: the rows are not full); a delete takes one step.
+    // LRU_HASH, max_entries 4 (target_free 2), two cycles an LRU step (the node row's fetch, then the step): an
+    // update takes LStart and LDecide (2 steps), probes its key's home row (a cycle: the rows are not full) and
+    // writes its 3 value rows. The first refills the local free list (4 + 2 steps more), the second takes the node
+    // left there; the third (-EEXIST, no value written) refills again: 4 steps, 2 pending nodes flushed, the inactive
+    // rotation steps over its head and 2 nodes, 2 free nodes moved; a delete takes one step.
     let lru: Vec<u64> = out[11..15].iter().map(|o| field_u64(o, 5)).collect();
+    let step = 2;
     assert_eq!(
         lru,
-        [3 + 3 + 4 + 2 + 1, 3 + 3 + 1, 3 + 4 + 2 + 3 + 2 + 1, 2]
+        [
+            1 + 2 * step + 1 + 3 + (4 + 2) * step,
+            1 + 2 * step + 1 + 3,
+            1 + 2 * step + 1 + (4 + 2 + 3 + 2) * step,
+            1 + step
+        ]
     );
     // DEVMAP and PROG_ARRAY with 4-byte values (one row each, the presence byte after the value): a host update
     // writes the row (1 + 1); a get and a DEVMAP lookup read it (1 + 2); a DEVMAP delete writes the presence byte
@@ -1325,6 +1333,7 @@ fn maps_synthesizes_for_ultrascale_plus() {
     std::fs::write(&wrapper, text).expect("write wrapper");
     let sources = [
         root.join("rtl/common/ram_sdp.sv"),
+        root.join("rtl/common/ram_tdp.sv"),
         root.join("rtl/common/hash32.sv"),
         root.join("rtl/sephirot/maps_values.sv"),
         root.join("rtl/sephirot/maps.sv"),

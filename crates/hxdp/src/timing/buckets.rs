@@ -120,9 +120,13 @@ pub fn delete_cycles(rows: u64) -> u64 {
     rows + if rows > 1 { rows } else { 0 }
 }
 
+/// Cycles of one step of the maps module's LRU engine: the fetch of the node row it examines or moves (the lists are
+/// block RAM), then its execution.
+pub const LRU_STEP_CYCLES: u64 = 2;
+
 /// The cycles the maps module's LRU engine takes for an LRU_HASH update of `key` on `buckets` (the map's keys before
 /// the update), from the `steps` of `bpf_lru_pop_free` the reference LRU took (`hwxdp_maps::Maps::lru_pop_steps`,
-/// one a cycle, `LDecide` included) and the keys it `evicted` in order (`hwxdp_maps::Maps::lru_evicted`): each
+/// [`LRU_STEP_CYCLES`] each, `LDecide` included) and the keys it `evicted` in order (`hwxdp_maps::Maps::lru_evicted`): each
 /// eviction reads the node's slot key (a cycle), then deletes the key from the buckets ([`delete_cycles`]); once a
 /// node is taken (`taken`: not -ENOMEM) the key's own rows are probed, one a cycle. Leaves `buckets` holding the
 /// keys after the update: the evicted ones gone, `key` in when `stored` (the update succeeded).
@@ -134,7 +138,7 @@ pub fn lru_update_cycles(
     taken: bool,
     stored: bool,
 ) -> u64 {
-    let mut cycles = steps;
+    let mut cycles = LRU_STEP_CYCLES * steps;
     for k in evicted {
         cycles += 1 + delete_cycles(buckets.rows(k));
         buckets.remove(k);

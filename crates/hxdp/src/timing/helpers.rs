@@ -216,7 +216,7 @@ pub fn maps_latency(
 }
 
 /// An LRU_HASH update whose node was taken and settled in `steps` cycles of the LRU engine (rtl/sephirot/maps.sv:
-/// `LStart`, on a refill the flush, rotations, fill and shrink one node or list end a cycle with each eviction's
+/// `LStart`, on a refill the flush, rotations, fill and shrink one node or list end a step with each eviction's
 /// bucket delete, then `LPop`, the key's probe and `LDecide`: [`crate::timing::lru_update_cycles`]): a success
 /// writes the value a row a cycle, -EEXIST and -ENOENT give the node back at once, and -ENOMEM (no node at all)
 /// answers from the last step.
@@ -248,11 +248,11 @@ fn maps_base_latency(op: u8, m: &MapShape, r0: u64, key_index: Option<u32>) -> u
         }
         0 => MAPS_CYCLES,
         // Successful updates write the value one row per cycle; LRU maps first take a node from the local free
-        // list and probe the key's home row (3 cycles more; a refill of that list and fuller rows cost more,
-        // `lru_update_latency`).
+        // list and probe the key's home row (two LRU steps and the probe's cycle; a refill of that list and fuller
+        // rows cost more, `lru_update_latency`).
         1 if is_lru(t) => match r0 {
-            0 => MAPS_CYCLES + 3 + r,
-            EEXIST | ENOENT => MAPS_CYCLES + 3,
+            0 => MAPS_CYCLES + 2 * crate::timing::LRU_STEP_CYCLES + 1 + r,
+            EEXIST | ENOENT => MAPS_CYCLES + 2 * crate::timing::LRU_STEP_CYCLES + 1,
             _ => MAPS_CYCLES,
         },
         1 if matches!(
@@ -263,9 +263,10 @@ fn maps_base_latency(op: u8, m: &MapShape, r0: u64, key_index: Option<u32>) -> u
             MAPS_CYCLES + r
         }
         1 if t == map_type::LPM_TRIE && r0 != EINVAL => MAPS_CYCLES + r,
-        // A delete that found its LRU element gives the node back (a cycle, after the bucket's shift); -ENOENT
-        // answers at once.
-        2 if (is_lru(t) || t == map_type::DEVMAP) && r0 == 0 => MAPS_CYCLES + 1,
+        // A delete that found its LRU element gives the node back (an LRU step, after the bucket's shift); a
+        // DEVMAP delete writes the presence byte (a cycle); -ENOENT answers at once.
+        2 if is_lru(t) && r0 == 0 => MAPS_CYCLES + crate::timing::LRU_STEP_CYCLES,
+        2 if t == map_type::DEVMAP && r0 == 0 => MAPS_CYCLES + 1,
         _ => MAPS_CYCLES,
     }
 }
